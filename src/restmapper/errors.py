@@ -1,0 +1,271 @@
+"""The exception hierarchy of restmapper, rooted at :class:`RestMapperError`.
+
+Mapping errors mirror apimachinery ``pkg/api/meta/errors.go`` (messages included), so that code ported from
+Go reads the same; :func:`is_no_match` and :func:`is_ambiguous` see through ``raise ... from``, implicit
+chaining, ``ExceptionGroup`` and :class:`DiscoveryError` aggregates, as ``meta.IsNoMatchError`` sees through
+``%w``. No error message ever carries a credential.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from restmapper.model import (
+        GroupKind,
+        GroupVersion,
+        GroupVersionKind,
+        GroupVersionResource,
+    )
+
+__all__ = [
+    "APIStatusError",
+    "AmbiguousKindError",
+    "AmbiguousResourceError",
+    "DiscoveryError",
+    "GroupDiscoveryError",
+    "InvalidArgumentError",
+    "MalformedDiscoveryError",
+    "MappingError",
+    "NoKindMatchError",
+    "NoResourceMatchError",
+    "ResponseTooLargeError",
+    "RestMapperError",
+    "TransportError",
+    "is_ambiguous",
+    "is_no_match",
+]
+
+
+class RestMapperError(Exception):
+    """Base of every error raised by restmapper."""
+
+
+class InvalidArgumentError(RestMapperError, ValueError):
+    """A caller passed a value that cannot be parsed (e.g. ``a/b/c`` as a GroupVersion)."""
+
+
+# --- transport -------------------------------------------------------------------------------------------
+
+
+class TransportError(RestMapperError):
+    """The request could not be completed: connection refused or reset, timeout, TLS failure, retries exhausted.
+
+    Attributes:
+        path: the request path (never the query string or any header).
+        transient: True when retrying later may succeed (timeouts, connection errors).
+    """
+
+    def __init__(self, message: str, *, path: str = "", transient: bool = True) -> None:
+        super().__init__(message)
+        self.path = path
+        self.transient = transient
+
+
+class ResponseTooLargeError(TransportError):
+    """The response body exceeded the configured size cap (bytes)."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(f"response from {path} exceeds the size limit of {limit} bytes", path=path,
+                         transient=False)
+        self.limit = limit
+
+
+class APIStatusError(TransportError):
+    """The server answered with a non-success HTTP status.
+
+    Attributes:
+        status: the HTTP status code (404, 403, 503, ...).
+        reason: a short, credential-free description (the ``Status.message`` or the first line of the body).
+        retry_after: seconds from a ``Retry-After`` header, if any.
+    """
+
+    def __init__(self, path: str, status: int, reason: str = "", *, retry_after: float | None = None) -> None:
+        text = f"{path}: HTTP {status}"
+        if reason:
+            text += f": {reason}"
+        super().__init__(text, path=path, transient=status == 429 or status >= 500)
+        self.status = status
+        self.reason = reason
+        self.retry_after = retry_after
+
+    @property
+    def not_found(self) -> bool:
+        """True for 404 Not Found (the group version, or the whole group, is gone)."""
+        return self.status == 404
+
+
+# --- discovery -------------------------------------------------------------------------------------------
+
+
+class DiscoveryError(RestMapperError):
+    """Discovery failed, wholly or for some group versions.
+
+    Attributes:
+        failed: each group version that could not be discovered, with its cause. Empty when the failure is
+            not tied to a group version (e.g. ``/apis`` itself failed).
+        partial: what was discovered despite the failures (the shape depends on the raising call; e.g.
+            ``server_groups_and_resources`` puts ``(groups, resources)`` here), or None.
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        failed: Mapping[GroupVersion, BaseException] | None = None,
+        partial: Any = None,
+    ) -> None:
+        self.failed: dict[GroupVersion, BaseException] = dict(failed or {})
+        self.partial = partial
+        if message is None:
+            message = self.describe_failures(self.failed)
+        super().__init__(message)
+
+    @staticmethod
+    def describe_failures(failed: Mapping[GroupVersion, BaseException]) -> str:
+        """The message client-go prints for partial failures, group versions sorted.
+
+        e.g. ``unable to retrieve the complete list of server APIs: metrics.k8s.io/v1beta1: HTTP 503``.
+        """
+        parts = [f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0]))]
+        return "unable to retrieve the complete list of server APIs: " + ", ".join(parts)
+
+
+class GroupDiscoveryError(DiscoveryError):
+    """The group (version) a lookup needs could not be discovered; other groups may be fine.
+
+    Attributes:
+        group: the API group name.
+    """
+
+    def __init__(self, group: str, failed: Mapping[GroupVersion, BaseException]) -> None:
+        super().__init__(failed=failed)
+        self.group = group
+
+
+class MalformedDiscoveryError(DiscoveryError):
+    """A discovery document could not be parsed.
+
+    Attributes:
+        document: what was being parsed (a path such as ``/apis/apps/v1`` or a document kind).
+        field: the JSON path of the offending field (``items[3].versions[0].resources``), or "" for the body.
+        reason: what was wrong.
+    """
+
+    def __init__(self, document: str, field: str, reason: str) -> None:
+        where = f"{document}: {field}" if field else document
+        super().__init__(f"malformed discovery document {where}: {reason}")
+        self.document = document
+        self.field = field
+        self.reason = reason
+
+
+# --- mapping ---------------------------------------------------------------------------------------------
+
+
+class MappingError(RestMapperError):
+    """Base of the four REST-mapping errors."""
+
+
+class NoResourceMatchError(MappingError, LookupError):
+    """No resource matched (``meta.NoResourceMatchError``); message ``no matches for <gvr>``."""
+
+    def __init__(self, partial_resource: GroupVersionResource) -> None:
+        super().__init__(f"no matches for {partial_resource}")
+        self.partial_resource = partial_resource
+
+
+class NoKindMatchError(MappingError, LookupError):
+    """No kind matched (``meta.NoKindMatchError``).
+
+    The message is ``no matches for kind "Foo" in group "bar"`` without versions, ``... in version
+    "bar/v1"`` with one, and ``... in versions ["bar/v1" "bar/v2"]`` with several, as apimachinery.
+    """
+
+    def __init__(self, group_kind: GroupKind, searched_versions: Sequence[str] = ()) -> None:
+        self.group_kind = group_kind
+        self.searched_versions = tuple(searched_versions)
+        kind, group = group_kind.kind, group_kind.group
+        gvs = sorted({f"{group}/{v}" if group else v for v in self.searched_versions})
+        if not gvs:
+            msg = f'no matches for kind "{kind}" in group "{group}"'
+        elif len(gvs) == 1:
+            msg = f'no matches for kind "{kind}" in version "{gvs[0]}"'
+        else:
+            msg = f'no matches for kind "{kind}" in versions [' + " ".join(f'"{g}"' for g in gvs) + "]"
+        super().__init__(msg)
+
+
+class AmbiguousResourceError(MappingError):
+    """Several resources matched at the same priority (``meta.AmbiguousResourceError``)."""
+
+    def __init__(
+        self,
+        partial_resource: GroupVersionResource,
+        matching_resources: Iterable[GroupVersionResource] = (),
+        matching_kinds: Iterable[GroupVersionKind] = (),
+    ) -> None:
+        self.partial_resource = partial_resource
+        self.matching_resources = tuple(matching_resources)
+        self.matching_kinds = tuple(matching_kinds)
+        super().__init__(_ambiguous_message(str(partial_resource), self.matching_resources, self.matching_kinds))
+
+
+class AmbiguousKindError(MappingError):
+    """Several kinds matched at the same priority (``meta.AmbiguousKindError``)."""
+
+    def __init__(
+        self,
+        partial_kind: GroupVersionKind,
+        matching_resources: Iterable[GroupVersionResource] = (),
+        matching_kinds: Iterable[GroupVersionKind] = (),
+    ) -> None:
+        self.partial_kind = partial_kind
+        self.matching_resources = tuple(matching_resources)
+        self.matching_kinds = tuple(matching_kinds)
+        super().__init__(_ambiguous_message(str(partial_kind), self.matching_resources, self.matching_kinds))
+
+
+def _ambiguous_message(
+    what: str, resources: tuple[GroupVersionResource, ...], kinds: tuple[GroupVersionKind, ...]
+) -> str:
+    if resources and kinds:
+        return (f"{what} matches multiple resources [{', '.join(map(str, resources))}] "
+                f"and kinds [{', '.join(map(str, kinds))}]")
+    if kinds:
+        return f"{what} matches multiple kinds [{', '.join(map(str, kinds))}]"
+    return f"{what} matches multiple resources [{', '.join(map(str, resources))}]"
+
+
+_EXCEPTION_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
+
+
+def _walk(exc: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        if e.__cause__ is not None:
+            stack.append(e.__cause__)
+        if e.__context__ is not None and not e.__suppress_context__:
+            stack.append(e.__context__)
+        if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
+            stack.extend(e.exceptions)
+        if isinstance(e, DiscoveryError):
+            stack.extend(e.failed.values())
+
+
+def is_no_match(exc: BaseException) -> bool:
+    """True when ``exc`` is, wraps or aggregates a no-match error (``meta.IsNoMatchError``)."""
+    return any(isinstance(e, (NoResourceMatchError, NoKindMatchError)) for e in _walk(exc))
+
+
+def is_ambiguous(exc: BaseException) -> bool:
+    """True when ``exc`` is, wraps or aggregates an ambiguity error (``meta.IsAmbiguousError``)."""
+    return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc))
