@@ -1,0 +1,301 @@
+"""Aggregated discovery (``apidiscovery.k8s.io`` v2 and v2beta1 ``APIGroupDiscoveryList``).
+
+The conversion to groups and resource lists follows client-go ``discovery.SplitGroupsAndResources``: stale group
+versions are skipped (and reported), the first non-stale version is the preferred one, subresources become
+``parent/sub`` entries with the parent's scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
+from restmapper.wire._json import Reader, decode_json
+from restmapper.wire.legacy import cross_group_version
+from restmapper.wire.media import DocumentFormat
+
+__all__ = ["AggregatedDiscovery", "encode_aggregated", "parse_aggregated"]
+
+_KIND = "APIGroupDiscoveryList"
+_SCOPES = {"Namespaced": True, "Cluster": False}
+_STALE = "Stale"
+_CURRENT = "Current"
+
+
+def _empty_mapping() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class AggregatedDiscovery:
+    """What one ``APIGroupDiscoveryList`` says, converted to the legacy model.
+
+    Attributes:
+        groups: every group in server order. A group's ``versions`` are its non-stale versions in listed order
+            and ``preferred_version`` is the first of them; a group whose versions are all stale is still here,
+            with ``versions == ()``, so callers know it exists.
+        resources: the resource list of every non-stale group version, in document order.
+        stale: the group versions whose freshness is ``Stale`` (the aggregator could not refresh them: a partial
+            failure, not an absence), in document order.
+        format: the document's format (v2 or v2beta1).
+        listed_versions: every version of every group as listed, stale ones included, by group name.
+    """
+
+    groups: tuple[APIGroup, ...]
+    resources: Mapping[GroupVersion, APIResourceList]
+    stale: tuple[GroupVersion, ...] = ()
+    format: DocumentFormat = DocumentFormat.AGGREGATED_V2
+    listed_versions: Mapping[str, tuple[str, ...]] = field(default_factory=_empty_mapping)
+
+    def group(self, name: str) -> APIGroup | None:
+        """The group named ``name`` (``""`` for core), or None when the document does not list it."""
+        for group in self.groups:
+            if group.name == name:
+                return group
+        return None
+
+    def listed_group_versions(self, group: str) -> tuple[GroupVersion, ...]:
+        """Every listed version of ``group``, stale ones included, in server order (``()`` if not listed)."""
+        versions = self.listed_versions.get(group)
+        if versions is None:
+            found = self.group(group)
+            versions = found.versions if found is not None else ()
+        return tuple(GroupVersion(group, v) for v in versions)
+
+    def is_stale(self, gv: GroupVersion) -> bool:
+        """True when ``gv`` is listed with freshness ``Stale``."""
+        return gv in self.stale
+
+
+def _format_of(root: Reader, fmt: DocumentFormat) -> DocumentFormat:
+    if not fmt.aggregated:
+        raise InvalidArgumentError("parse_aggregated needs an aggregated DocumentFormat, not LEGACY")
+    kind = root.get_str("kind", required=True)
+    if kind != _KIND:
+        root.check_kind(_KIND)
+        root.fail("kind", f"expected {_KIND}, got an empty kind")
+    api_version = root.get_str("apiVersion")
+    if api_version:
+        if api_version not in (DocumentFormat.AGGREGATED_V2.value, DocumentFormat.AGGREGATED_V2BETA1.value):
+            root.fail("apiVersion", f"unsupported aggregated discovery version {api_version[:100]!r}")
+        if api_version != fmt.api_version:
+            root.fail("apiVersion", f"{api_version!r} does not match the Content-Type ({fmt.api_version})")
+    return fmt
+
+
+def _response_kind(
+    entry: Reader, owner: GroupVersion
+) -> tuple[str, str | None, str | None] | None:
+    rk = entry.get_object("responseKind")
+    if rk is None:
+        return None
+    kind = rk.get_str("kind")
+    group, version = rk.get_str("group"), rk.get_str("version")
+    # client-go drops only an all-empty responseKind; an entry with no kind cannot be mapped either.
+    if not kind:
+        return None
+    group_out, version_out = cross_group_version(group, version, owner)
+    return kind, group_out, version_out
+
+
+def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
+    out: list[APIResource] = []
+    for entry in version.get_objects("resources"):
+        name = entry.get_str("resource", required=True, non_empty=True)
+        scope = entry.get_str("scope", required=True)
+        if scope not in _SCOPES:
+            entry.fail("scope", f"must be 'Namespaced' or 'Cluster', got {scope[:100]!r}")
+        namespaced = _SCOPES[scope]
+        verbs = entry.get_str_list("verbs")
+        short_names = entry.get_str_list("shortNames")
+        categories = entry.get_str_list("categories")
+        singular = entry.get_str("singularResource")
+        parent_kind = _response_kind(entry, gv)
+        if parent_kind is not None:
+            kind, group, ver = parent_kind
+            out.append(APIResource(name=name, singular_name=singular, namespaced=namespaced, kind=kind,
+                                   verbs=verbs, short_names=short_names, categories=categories,
+                                   group=group, version=ver))
+        # Subresources of a parent without a responseKind are kept, as client-go keeps them.
+        for sub in entry.get_objects("subresources"):
+            sub_name = sub.get_str("subresource", required=True, non_empty=True)
+            sub_verbs = sub.get_str_list("verbs")
+            sub_kind = _response_kind(sub, gv)
+            if sub_kind is None:
+                continue
+            kind, group, ver = sub_kind
+            # singular_name stays "" as in legacy lists (client-go copies the parent's; nothing maps by it).
+            out.append(APIResource(name=f"{name}/{sub_name}", singular_name="", namespaced=namespaced, kind=kind,
+                                   verbs=sub_verbs, group=group, version=ver))
+    return out
+
+
+def parse_aggregated(
+    body: bytes, *, document: str, format: DocumentFormat = DocumentFormat.AGGREGATED_V2
+) -> AggregatedDiscovery:
+    """Parse an aggregated discovery document (``APIGroupDiscoveryList``) from ``/api`` or ``/apis``.
+
+    Args:
+        body: the response body.
+        document: the path, for error messages.
+        format: the format the Content-Type announced (see :func:`~restmapper.wire.detect_format`); the
+            document's ``apiVersion``, when present, must agree.
+
+    Returns:
+        Groups (server order; ``""`` is the core group at ``/api``), resource lists of the non-stale group
+        versions, and the stale group versions.
+
+    Raises:
+        MalformedDiscoveryError: undecodable body, ``kind`` other than ``APIGroupDiscoveryList``, an
+            ``apiVersion`` that is unknown or disagrees with ``format``, a duplicate group or version, a version or
+            resource without its name, a ``scope`` other than ``Namespaced``/``Cluster``, or any field of the
+            wrong JSON type. The error names the JSON path (``items[3].versions[0].resources[2].scope``).
+        InvalidArgumentError: ``format`` is ``LEGACY``.
+
+    Mirrors client-go ``discovery.SplitGroupsAndResources``: stale versions skipped, first non-stale version
+    preferred, ``namespaced = scope == "Namespaced"``, subresources as ``parent/sub`` with the parent's scope and
+    their own responseKind and verbs; entries without a responseKind dropped (a parent's subresources kept).
+    """
+    root = Reader(decode_json(body, document=document), document=document, path="")
+    fmt = _format_of(root, format)
+    groups: list[APIGroup] = []
+    resources: dict[GroupVersion, APIResourceList] = {}
+    stale: list[GroupVersion] = []
+    listed: dict[str, tuple[str, ...]] = {}
+    for item in root.get_objects("items"):
+        meta = item.get_object("metadata")
+        name = meta.get_str("name") if meta is not None else ""
+        if name in listed:
+            (meta or item).fail("name" if meta else None, f"duplicate group {name!r}")
+        fresh: list[str] = []
+        all_versions: list[str] = []
+        for version in item.get_objects("versions"):
+            v = version.get_str("version", required=True, non_empty=True)
+            if v in all_versions:
+                version.fail("version", f"duplicate version {v!r} of group {name!r}")
+            all_versions.append(v)
+            gv = GroupVersion(name, v)
+            # client-go treats every freshness other than Stale (missing included) as current.
+            if version.get_str("freshness") == _STALE:
+                stale.append(gv)
+                continue
+            fresh.append(v)
+            resources[gv] = APIResourceList(group_version=gv, resources=tuple(_read_resources(version, gv)))
+        listed[name] = tuple(all_versions)
+        groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
+    return AggregatedDiscovery(groups=tuple(groups), resources=MappingProxyType(resources), stale=tuple(stale),
+                               format=fmt, listed_versions=MappingProxyType(listed))
+
+
+# --- encoder -----------------------------------------------------------------------------------------------
+
+
+def _response_kind_json(resource: APIResource, owner: GroupVersion) -> dict[str, str]:
+    if resource.group is None and resource.version is None:
+        group, version = owner.group, owner.version
+    else:
+        group, version = resource.group or "", resource.version or ""
+    return {"group": group, "kind": resource.kind, "version": version}
+
+
+def _encode_resources(lst: APIResourceList) -> list[dict[str, Any]]:
+    gv = lst.group_version
+    parents: dict[str, dict[str, Any]] = {}
+    for resource in lst.resources:
+        if not resource.is_subresource:
+            parents[resource.name] = {
+                "resource": resource.name,
+                "responseKind": _response_kind_json(resource, gv),
+                "scope": resource.scope.value,
+                "singularResource": resource.singular_name,
+                "verbs": list(resource.verbs),
+            }
+            if resource.short_names:
+                parents[resource.name]["shortNames"] = list(resource.short_names)
+            if resource.categories:
+                parents[resource.name]["categories"] = list(resource.categories)
+    for resource in lst.resources:
+        if not resource.is_subresource:
+            continue
+        parent = parents.get(resource.parent)
+        if parent is None:
+            # A subresource whose parent has no kind: kube-apiserver sends the parent with an empty responseKind.
+            parent = parents[resource.parent] = {
+                "resource": resource.parent,
+                "responseKind": {"group": "", "kind": "", "version": ""},
+                "scope": resource.scope.value,
+                "singularResource": "",
+                "verbs": [],
+            }
+        parent.setdefault("subresources", []).append({
+            "responseKind": _response_kind_json(resource, gv),
+            "subresource": resource.subresource,
+            "verbs": list(resource.verbs),
+        })
+    return list(parents.values())
+
+
+def encode_aggregated(
+    groups: Sequence[APIGroup],
+    resources: Mapping[GroupVersion, APIResourceList],
+    *,
+    stale: Collection[GroupVersion] = (),
+    format: DocumentFormat = DocumentFormat.AGGREGATED_V2,
+) -> dict[str, Any]:
+    """The ``APIGroupDiscoveryList`` kube-apiserver serves at ``/api`` or ``/apis`` for these groups.
+
+    The inverse of :func:`parse_aggregated`: each group's preferred version first, then its other versions in
+    order, then its ``stale`` versions with freshness ``Stale`` (a stale version of a group missing from
+    ``groups`` adds that group at the end); subresources nested under their parent, with the parent's scope
+    (a subresource whose parent is not in the list gets a parent entry with an empty responseKind).
+
+    Args:
+        groups: the groups in priority order (the core group is named ``""``).
+        resources: the resource list of each served group version; a listed version without one is served
+            empty.
+        stale: group versions to list as ``Stale``.
+        format: ``AGGREGATED_V2`` or ``AGGREGATED_V2BETA1`` (sets ``apiVersion``).
+
+    Returns:
+        A JSON-ready dict shaped like kube-apiserver's (``responseKind`` always carries group and version).
+
+    Raises:
+        InvalidArgumentError: ``format`` is ``LEGACY``, or ``resources`` holds a group version that no group
+            lists.
+    """
+    if not format.aggregated:
+        raise InvalidArgumentError("encode_aggregated needs an aggregated DocumentFormat, not LEGACY")
+    stale_by_group: dict[str, list[str]] = {}
+    for gv in stale:
+        stale_by_group.setdefault(gv.group, []).append(gv.version)
+    items: list[dict[str, Any]] = []
+    used: set[GroupVersion] = set()
+    names: list[str] = [g.name for g in groups]
+    by_name = {g.name: g for g in groups}
+    names += [n for n in stale_by_group if n not in by_name]
+    for name in names:
+        group = by_name.get(name, APIGroup(name=name, versions=()))
+        ordered = list(group.versions)
+        if group.preferred_version in ordered:
+            ordered.remove(group.preferred_version)
+            ordered.insert(0, group.preferred_version)
+        versions: list[dict[str, Any]] = []
+        for v in ordered:
+            gv = GroupVersion(name, v)
+            used.add(gv)
+            entry: dict[str, Any] = {"freshness": _CURRENT, "version": v}
+            lst = resources.get(gv)
+            if lst is not None and lst.resources:
+                entry["resources"] = _encode_resources(lst)
+            versions.append(entry)
+        versions += [{"freshness": _STALE, "version": v}
+                     for v in stale_by_group.get(name, ()) if v not in group.versions]
+        items.append({"metadata": {"name": name}, "versions": versions})
+    extra = [str(gv) for gv in resources if gv not in used]
+    if extra:
+        raise InvalidArgumentError(f"resources given for group versions no group lists: {', '.join(extra)}")
+    return {"apiVersion": format.value, "items": items, "kind": _KIND, "metadata": {}}
