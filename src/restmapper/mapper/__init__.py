@@ -1,0 +1,56 @@
+"""The mapper layer: REST mapping over discovery data, short names, categories and kubectl-style resolution.
+
+Pure parts (no I/O, no cache): :class:`GroupIndex` (one group's lookup tables), :class:`StaticRESTMapper`
+(client-go ``NewDiscoveryRESTMapper`` semantics over a set of indexes), :func:`expand_resource_shortcut`,
+:func:`expand_category`, :func:`mapping_for` and :func:`resolve` (kubectl's argument resolution).
+"""
+
+from __future__ import annotations
+
+from restmapper.mapper.index import GroupIndex, ResourceEntry, VersionIndex, unsafe_guess_kind_to_resource
+from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.mapper.priority import (
+    ANY,
+    discovery_priorities,
+    kind_matches,
+    narrow_by_priority,
+    resource_matches,
+)
+from restmapper.mapper.resolve import (
+    ResolveResult,
+    ResourceTypeNotFoundError,
+    kind_for_expanded,
+    mapping_for,
+    resolve,
+)
+from restmapper.mapper.shortcut import (
+    ShortNameConflictWarning,
+    expand_category,
+    expand_resource_shortcut,
+    short_name_warning,
+)
+from restmapper.mapper.static import API_VERSION_INTERNAL, StaticRESTMapper
+
+__all__ = [
+    "ANY",
+    "API_VERSION_INTERNAL",
+    "GroupIndex",
+    "LazyRESTMapper",
+    "ResolveResult",
+    "ResourceEntry",
+    "ResourceTypeNotFoundError",
+    "ShortNameConflictWarning",
+    "StaticRESTMapper",
+    "VersionIndex",
+    "discovery_priorities",
+    "expand_category",
+    "expand_resource_shortcut",
+    "kind_for_expanded",
+    "kind_matches",
+    "mapping_for",
+    "narrow_by_priority",
+    "resolve",
+    "resource_matches",
+    "short_name_warning",
+    "unsafe_guess_kind_to_resource",
+]

@@ -1,0 +1,429 @@
+"""The lazy, self-healing REST mapper: :class:`LazyRESTMapper`.
+
+State: a :class:`~restmapper.cache.DiscoveryCache` (what the server said, with TTLs and eviction), one
+:class:`~restmapper.mapper.index.GroupIndex` per cached group entry (rebuilt only when the entry's generation
+changes), and a memo of answers keyed by the question, valid while the cache generation is unchanged and the
+entries it was computed from are fresh. One path computes an answer (:meth:`LazyRESTMapper._answer`): load only
+the groups the question needs, ask a :class:`~restmapper.mapper.static.StaticRESTMapper` over them, and on a
+no-match ask the cache to revalidate (rate-limited) and try once more.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
+from restmapper.mapper.index import GroupIndex
+from restmapper.mapper.resolve import ResolveResult, resolve
+from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
+from restmapper.mapper.static import StaticRESTMapper
+from restmapper.model import (
+    GroupKind,
+    GroupResource,
+    GroupVersion,
+    GroupVersionKind,
+    GroupVersionResource,
+    RESTMapping,
+    parse_resource_arg,
+)
+
+__all__ = ["LazyRESTMapper"]
+
+T = TypeVar("T")
+
+_MEMO_LIMIT = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    generation: int
+    valid_until: float
+    value: Any
+    error: BaseException | None
+
+
+class LazyRESTMapper:
+    """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
+
+    The ``meta.RESTMapper`` contract in Python names (``kind_for``, ``kinds_for``, ``resource_for``,
+    ``resources_for``, ``rest_mapping``, ``rest_mappings``, ``resource_singularizer``, plus ``is_namespaced``),
+    with the priority and matching rules of client-go ``restmapper.NewDiscoveryRESTMapper`` over apimachinery's
+    ``DefaultRESTMapper``/``PriorityRESTMapper``, and kubectl's resolution of what a user types
+    (:meth:`resolve`, :meth:`expand_category`). Thread-safe; answers are memoized per cache generation.
+
+    Healing: each group is cached with a TTL; a 404 on a cached group version evicts the group and the lookup
+    retries once after refetching; a lookup that finds nothing revalidates (at most once per
+    ``miss_refresh_interval``) before raising, so new CRDs, versions and kinds are found without waiting for the
+    TTL; a failing group fails only the lookups that need it.
+    """
+
+    def __init__(
+        self,
+        discovery: DiscoveryClient | DiscoveryCache,
+        *,
+        ttl: float | None = 300.0,
+        miss_refresh_interval: float = 1.0,
+        max_stale: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Create a mapper.
+
+        Args:
+            discovery: a discovery client (a cache is built over it with the options below) or a ready cache
+                (the options are then ignored).
+            ttl: seconds a group stays fresh; 0 revalidates on every lookup; None never expires.
+            miss_refresh_interval: at most one revalidation per this many seconds is caused by misses.
+            max_stale: seconds a group may be served after a transient refresh failure.
+            clock: a monotonic clock in seconds.
+
+        Raises:
+            ValueError: a negative ttl, interval or max_stale.
+        """
+        if isinstance(discovery, DiscoveryCache):
+            self.cache = discovery
+        else:
+            self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
+                                        max_stale=max_stale, clock=clock)
+        self._clock = self.cache.clock
+        self._memo: dict[tuple[Any, ...], _Memo] = {}
+        # Guards _indexes; an index is built outside the lock and installed if still current.
+        self._lock = threading.Lock()
+        self._indexes: dict[str, tuple[int, GroupIndex]] = {}
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
+                        **options: Any) -> LazyRESTMapper:
+        """Build a mapper for a kubeconfig cluster (usual lookup: ``KUBECONFIG``, then ``~/.kube/config``).
+
+        Args:
+            path: the kubeconfig file, or None.
+            context: the context, or None for the current one.
+            **options: mapper options (``ttl``, ``miss_refresh_interval``, ``max_stale``, ``clock``); any other
+                keyword goes to the transport (timeouts, retry, ``max_body_bytes``).
+
+        Raises:
+            ConfigError: the kubeconfig is missing or invalid.
+        """
+        mine = {k: options.pop(k) for k in ("ttl", "miss_refresh_interval", "max_stale", "clock") if k in options}
+        return cls(DiscoveryClient.from_kubeconfig(path, context, **options), **mine)
+
+    @property
+    def stats(self) -> CacheStats:
+        """The cache's counters (hits, misses, fetches by endpoint, not-modified, evictions, errors)."""
+        return self.cache.stats
+
+    # --- invalidation -----------------------------------------------------------------------------------
+
+    def invalidate_group(self, group: str) -> None:
+        """Drop one group from the cache; the next lookup that needs it refetches."""
+        self.cache.invalidate_group(group)
+
+    def invalidate_group_version(self, gv: GroupVersion) -> None:
+        """Drop the group of ``gv`` from the cache."""
+        self.cache.invalidate_group_version(gv)
+
+    def invalidate_all(self) -> None:
+        """Drop everything from the cache."""
+        self.cache.invalidate_all()
+
+    def report_not_found(self, gv: GroupVersion) -> None:
+        """Tell the mapper a request under ``gv`` answered 404 for the resource type: evicts the group."""
+        self.cache.report_not_found(gv)
+
+    # --- the one answering path ---------------------------------------------------------------------------
+
+    def _index(self, entry: GroupEntry) -> GroupIndex:
+        with self._lock:
+            cached = self._indexes.get(entry.name)
+        if cached is not None and cached[0] == entry.generation:
+            return cached[1]
+        index = GroupIndex(entry.group, entry.resources)
+        with self._lock:
+            self._indexes[entry.name] = (entry.generation, index)
+        return index
+
+    def _static(self, names: Collection[str] | None) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
+        view = self.cache.groups(names)
+        return StaticRESTMapper([self._index(e) for e in view.entries]), view.entries, view.valid_until
+
+    def _answer(self, key: tuple[Any, ...], names: Callable[[], Collection[str] | None],
+                compute: Callable[[StaticRESTMapper], T], *, core_first: Callable[[StaticRESTMapper], T | None]
+                | None = None) -> T:
+        memo = self._memo.get(key)
+        if memo is not None and memo.generation == self.cache.generation and self._clock() < memo.valid_until:
+            return self._replay(memo)  # type: ignore[no-any-return]
+        generation = self.cache.generation
+        value: Any = None
+        error: BaseException | None = None
+        until = float("inf")
+        try:
+            value, until = self._compute(names, compute, core_first)
+        except MappingError as exc:
+            error, until = exc, self._clock() + self.cache.miss_refresh_interval
+        except GroupDiscoveryError as exc:
+            error, until = exc, self._clock()
+        memo = _Memo(generation, until, value, error)
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = memo
+        return self._replay(memo)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _replay(memo: _Memo) -> Any:
+        if memo.error is not None:
+            raise memo.error.with_traceback(None)
+        return memo.value
+
+    def _compute(self, names: Callable[[], Collection[str] | None], compute: Callable[[StaticRESTMapper], T],
+                 core_first: Callable[[StaticRESTMapper], T | None] | None) -> tuple[T, float]:
+        if core_first is not None:
+            static, _, until = self._static({""})
+            found = core_first(static)
+            if found is not None:
+                return found, until
+        wanted = names()
+        static, entries, until = self._static(wanted)
+        try:
+            return compute(static), until
+        except MappingError as exc:
+            if not is_no_match(exc):
+                raise
+            first = exc
+        if self.cache.revalidate_on_miss(wanted):
+            wanted = names()
+            static, entries, until = self._static(wanted)
+            try:
+                return compute(static), until
+            except MappingError as exc:
+                if not is_no_match(exc):
+                    raise
+                first = exc
+        failures = {gv: err for e in entries for gv, err in e.failed.items()}
+        if failures:
+            # The answer may live in a version we could not read: say so instead of "no match".
+            group = next(iter(failures)).group
+            raise GroupDiscoveryError(group, failures) from first
+        raise first
+
+    def _groups_for(self, group: str) -> Collection[str] | None:
+        """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
+        if not group:
+            return None
+        listed = self.cache.group_names()
+        if group in listed:
+            return {group}
+        return {n for n in listed if n.startswith(group)} or {group}
+
+    # --- meta.RESTMapper -------------------------------------------------------------------------------------
+
+    def kind_for(self, resource: GroupVersionResource) -> GroupVersionKind:
+        """Return the one kind a partial resource maps to.
+
+        Args:
+            resource: a partial GVR; empty parts match anything; the resource name is matched lowercased
+                against plural and singular names; a group matches exactly, else by prefix.
+
+        Returns:
+            The GroupVersionKind chosen by priority (core ``v1`` first, then groups in server order, preferred
+            version first).
+
+        Raises:
+            NoResourceMatchError: nothing matches, also after revalidating.
+            AmbiguousResourceError: several groups match at the same priority.
+            GroupDiscoveryError: a group the lookup needs could not be discovered and nothing matched.
+            DiscoveryError: the server's group list could not be read.
+
+        Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
+        """
+        return self._answer(("kind_for", resource), lambda: self._groups_for(resource.group),
+                            lambda m: m.kind_for(resource),
+                            core_first=self._core_first(resource, lambda m: m.kind_for(resource)))
+
+    def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
+        """Return every kind a partial resource matches, in priority order.
+
+        Raises:
+            NoResourceMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+
+        Mirrors ``PriorityRESTMapper.KindsFor``.
+        """
+        return list(self._answer(("kinds_for", resource), lambda: self._groups_for(resource.group),
+                                 lambda m: tuple(m.kinds_for(resource))))
+
+    def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
+        """Return the one fully specified (plural) resource a partial resource maps to.
+
+        Raises:
+            NoResourceMatchError, AmbiguousResourceError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+
+        Mirrors ``PriorityRESTMapper.ResourceFor``.
+        """
+        return self._answer(("resource_for", resource), lambda: self._groups_for(resource.group),
+                            lambda m: m.resource_for(resource),
+                            core_first=self._core_first(resource, lambda m: m.resource_for(resource)))
+
+    def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
+        """Return every fully specified resource a partial resource matches, in priority order.
+
+        Raises:
+            NoResourceMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+
+        Mirrors ``PriorityRESTMapper.ResourcesFor``.
+        """
+        return list(self._answer(("resources_for", resource), lambda: self._groups_for(resource.group),
+                                 lambda m: tuple(m.resources_for(resource))))
+
+    def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
+        """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
+
+        Args:
+            group_kind: the group (exact; ``""`` is core only) and kind (exact or lowercase spelling).
+            *versions: versions to try in order; none means the group's preferred version first.
+
+        Returns:
+            The RESTMapping (GVR, GVK, scope).
+
+        Raises:
+            NoKindMatchError: the kind is not served (in those versions), also after revalidating.
+            AmbiguousKindError: several resources match at the same priority.
+            GroupDiscoveryError: the group could not be discovered and nothing matched.
+            DiscoveryError: the server's group list could not be read.
+
+        Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
+        the preferred version.
+        """
+        return self._answer(("rest_mapping", group_kind, versions), lambda: {group_kind.group},
+                            lambda m: m.rest_mapping(group_kind, *versions))
+
+    def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
+        """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
+
+        Raises:
+            NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
+        """
+        return list(self._answer(("rest_mappings", group_kind, versions), lambda: {group_kind.group},
+                                 lambda m: tuple(m.rest_mappings(group_kind, *versions))))
+
+    def resource_singularizer(self, resource: str) -> str:
+        """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).
+
+        Raises:
+            NoResourceMatchError: no resource has that name.
+            AmbiguousResourceError: resources of several groups have that name with different singulars.
+        """
+        return self._answer(("resource_singularizer", resource), lambda: None,
+                            lambda m: m.resource_singularizer(resource))
+
+    def is_namespaced(self, kind: GroupVersionKind) -> bool:
+        """Return True when the kind's resource is namespaced.
+
+        Raises:
+            NoKindMatchError, AmbiguousKindError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
+        """
+        return self.rest_mapping(kind.group_kind, kind.version).namespaced
+
+    # --- kubectl resolution -----------------------------------------------------------------------------------
+
+    def resolve(self, arg: str) -> RESTMapping:
+        """Return the RESTMapping ``kubectl get ARG`` would use for one resource type.
+
+        Args:
+            arg: a plural, singular, kind (any case), short name, ``resource.group``, ``resource.version.group``
+                or a group prefix form (``hpa.autoscal``); no subresources, no commas, no categories (see
+                :meth:`resolve_all`).
+
+        Returns:
+            The RESTMapping. A short name claimed by several groups resolves as kubectl does and emits a
+            :class:`~restmapper.mapper.ShortNameConflictWarning` naming the other candidates.
+
+        Raises:
+            NoResourceMatchError: nothing matches any reading, also after revalidating (the subclass
+                ``ResourceTypeNotFoundError`` carries kubectl's message).
+            AmbiguousResourceError, AmbiguousKindError: several groups match at the same priority.
+            GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+            InvalidArgumentError: ``arg`` is empty.
+
+        Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
+        Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
+        """
+        result = self._resolve(arg, expand_categories=False)
+        return result.mapping
+
+    def resolve_all(self, args: str) -> list[RESTMapping]:
+        """Resolve what ``kubectl get ARGS`` names: comma lists and categories (``all,deploy``) included.
+
+        Returns:
+            The mappings in kubectl's order, de-duplicated by GroupVersionKind.
+
+        Raises:
+            As :meth:`resolve`, for the first argument that fails.
+        """
+        out: dict[GroupVersionKind, RESTMapping] = {}
+        for arg in args.split(","):
+            for mapping in self._resolve(arg.strip(), expand_categories=True).mappings:
+                out.setdefault(mapping.group_version_kind, mapping)
+        return list(out.values())
+
+    def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
+        lowered = arg.lower()
+
+        def compute(m: StaticRESTMapper) -> ResolveResult:
+            return resolve(arg, m, expand_categories=expand_categories)
+
+        def core_first(m: StaticRESTMapper) -> ResolveResult | None:
+            core = m.group("")
+            # A real core name wins by priority; a core *short* name may lose to another group's real name,
+            # and a category may span groups.
+            if expand_categories or "." in arg or core is None or lowered not in core.names:
+                return None
+            return compute(m)
+
+        result = self._answer(("resolve", arg, expand_categories), lambda: self._groups_for_arg(arg), compute,
+                              core_first=core_first)
+        for text in result.warnings:
+            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
+        return result
+
+    def expand_category(self, name: str) -> list[GroupResource]:
+        """Return the resources in a category (``all``), deduplicated, in priority order (kubectl's expander).
+
+        Raises:
+            GroupDiscoveryError, DiscoveryError: discovery failed.
+        """
+        return list(self._answer(("expand_category", name), lambda: None,
+                                 lambda m: tuple(expand_category(name, m))))
+
+    def _groups_for_arg(self, arg: str) -> Collection[str] | None:
+        if "." not in arg:
+            return None
+        gvr, gr = parse_resource_arg(arg)
+        names: set[str] = set()
+        for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
+            found = self._groups_for(group)
+            if found is None:
+                return None
+            names.update(found)
+        return names
+
+    @staticmethod
+    def _core_first(resource: GroupVersionResource,
+                    compute: Callable[[StaticRESTMapper], T]) -> Callable[[StaticRESTMapper], T | None] | None:
+        if resource.group or resource.version not in ("", "v1"):
+            return None
+
+        def attempt(m: StaticRESTMapper) -> T | None:
+            core = m.group("")
+            v1 = core.version("v1") if core is not None else None
+            if v1 is None or not v1.match_resource(resource.resource.lower()):
+                return None
+            # Core v1 is the first priority pattern: a match there wins over every other group.
+            return compute(m)
+
+        return attempt

@@ -1,0 +1,201 @@
+"""kubectl-style resolution of what a user types (``deploy``, ``deployments.v1.apps``, ``Deployment``, ``all``).
+
+:func:`mapping_for` is kubectl's resource builder ``mappingFor`` over a :class:`StaticRESTMapper` wrapped in
+client-go's shortcut expander; :func:`resolve` adds kubectl's category expansion (``ReplaceAliases``) in front.
+
+Order of readings for ``mapping_for(arg)``:
+
+1. ``arg`` as ``resource.version.group`` (only with two or more dots): short name expanded, then ``kind_for``;
+2. ``arg`` as ``resource.group`` (or a bare resource): short name expanded, then ``kind_for``;
+3. if a reading found a kind: the mapping of that kind at the found version;
+4. else ``arg`` as ``Kind.version.group`` (two or more dots), then as ``Kind.group``/``Kind``, via
+   ``rest_mapping`` (kind spelled exactly or in lowercase).
+
+Laziness: everything here works on whatever groups the mapper holds, so a lazy caller can try a subset first.
+Which answers are already final on a subset:
+
+- a real plural or singular name served by core ``v1`` (``pods``, ``pod``, ``Pod``): core ``v1`` has the highest
+  priority and a real name is never replaced by a short name, so no other group can change the answer;
+- a reading with an explicit group (``deployments.apps``, ``Deployment.apps``) once that group is loaded, if it
+  matched; when it matched nothing, groups *starting with* the group are consulted, so load all groups;
+- a kind of a given group (``rest_mapping``) once that group is loaded.
+
+Not final on a subset: short names (a CRD's real name beats a core short name, the first claimant in server
+order wins, and warnings list every other claimant), names not served by core ``v1`` (a group listed earlier may
+serve them too), misses, and categories. Resolve those against all groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from restmapper.errors import (
+    AmbiguousKindError,
+    AmbiguousResourceError,
+    InvalidArgumentError,
+    MappingError,
+    NoResourceMatchError,
+    RestMapperError,
+    is_no_match,
+)
+from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category, expand_resource_shortcut
+from restmapper.mapper.static import StaticRESTMapper
+from restmapper.model import (
+    GroupResource,
+    GroupVersionKind,
+    GroupVersionResource,
+    RESTMapping,
+    parse_kind_arg,
+    parse_resource_arg,
+)
+
+__all__ = [
+    "ResolveResult",
+    "ResourceTypeNotFoundError",
+    "ShortNameConflictWarning",
+    "expand_category",
+    "kind_for_expanded",
+    "mapping_for",
+    "resolve",
+]
+
+
+class ResourceTypeNotFoundError(NoResourceMatchError):
+    """No resource or kind matches the argument; message as kubectl's ``the server doesn't have a resource type``.
+
+    Attributes:
+        argument: what the user typed.
+        partial_resource: the GroupResource reading of it (version empty).
+    """
+
+    def __init__(self, argument: str, group_resource: GroupResource) -> None:
+        super().__init__(group_resource.with_version(""))
+        self.argument = argument
+        self.args = (f'the server doesn\'t have a resource type "{group_resource.resource}"',)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveResult:
+    """What an argument resolved to.
+
+    Attributes:
+        mappings: one mapping for a resource or kind; one per member (de-duplicated by GVK, in discovery order)
+            for a category.
+        warnings: short-name conflict messages (for :class:`~restmapper.mapper.shortcut.ShortNameConflictWarning`).
+        category: the category name when the argument was expanded as a category, else None.
+    """
+
+    mappings: tuple[RESTMapping, ...]
+    warnings: tuple[str, ...] = ()
+    category: str | None = None
+
+    @property
+    def mapping(self) -> RESTMapping:
+        """The first mapping (the only one unless the argument was a category)."""
+        return self.mappings[0]
+
+
+def kind_for_expanded(
+    mapper: StaticRESTMapper, resource: GroupVersionResource
+) -> tuple[GroupVersionKind, list[str]]:
+    """Return ``mapper.kind_for`` of the short-name expansion of ``resource``, with the expansion's warnings.
+
+    Raises:
+        NoResourceMatchError: nothing matches (the error names the expanded resource).
+        AmbiguousResourceError: several kinds match at the same priority.
+        InvalidArgumentError: the resource name is empty.
+
+    Mirrors client-go ``shortcutExpander.KindFor``.
+    """
+    expanded, warnings = expand_resource_shortcut(resource, mapper.indexes)
+    return mapper.kind_for(expanded), warnings
+
+
+def mapping_for(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[str, ...]]:
+    """Return the RESTMapping ``kubectl get ARG`` would use, and the short-name warnings kubectl would print.
+
+    Args:
+        arg: one resource or kind argument, e.g. ``deploy``, ``deployments.v1.apps``, ``Deployment.apps``.
+        mapper: the mapper over the groups to search.
+
+    Returns:
+        ``(mapping, warnings)``.
+
+    Raises:
+        ResourceTypeNotFoundError: no resource or kind matches (a :class:`NoResourceMatchError`).
+        AmbiguousResourceError: the only matching reading is ambiguous (kubectl would report "no resource type";
+            the ambiguity is more useful).
+        AmbiguousKindError: the kind reading is ambiguous.
+        InvalidArgumentError: ``arg`` is empty.
+
+    Mirrors kubectl (cli-runtime) ``resource.Builder.mappingFor`` over client-go's shortcut expander.
+    """
+    if not arg:
+        raise InvalidArgumentError("a resource or kind must be given")
+    full_gvr, group_resource = parse_resource_arg(arg)
+    warnings: list[str] = []
+    ambiguity: AmbiguousResourceError | None = None
+    readings = [full_gvr] if full_gvr is not None else []
+    readings.append(group_resource.with_version(""))
+    for reading in readings:
+        expanded, found = expand_resource_shortcut(reading, mapper.indexes)
+        warnings.extend(w for w in found if w not in warnings)
+        try:
+            gvk = mapper.kind_for(expanded)
+        except AmbiguousResourceError as exc:
+            ambiguity = ambiguity or exc
+            continue
+        except (MappingError, InvalidArgumentError):
+            # kubectl ignores a failed reading and tries the next one.
+            continue
+        return mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings)
+
+    full_gvk, group_kind = parse_kind_arg(arg)
+    if full_gvk is not None:
+        try:
+            return mapper.rest_mapping(full_gvk.group_kind, full_gvk.version), tuple(warnings)
+        except (MappingError, InvalidArgumentError):
+            pass
+    try:
+        return mapper.rest_mapping(group_kind), tuple(warnings)
+    except AmbiguousKindError:
+        raise
+    except RestMapperError as exc:
+        if not is_no_match(exc):
+            raise
+        if ambiguity is not None:
+            raise ambiguity from exc
+        raise ResourceTypeNotFoundError(arg, group_resource) from exc
+
+
+def resolve(arg: str, mapper: StaticRESTMapper, *, expand_categories: bool = True) -> ResolveResult:
+    """Resolve a ``kubectl get`` argument: a category, a resource (short, plural, singular, dotted) or a kind.
+
+    Args:
+        arg: one argument (no commas), e.g. ``all``, ``hpa``, ``deployments.apps``, ``Deployment``.
+        mapper: the mapper over the groups to search.
+        expand_categories: try ``arg`` as a category first, as kubectl does.
+
+    Returns:
+        A :class:`ResolveResult`.
+
+    Raises:
+        ResourceTypeNotFoundError: nothing matches.
+        AmbiguousResourceError: the argument is ambiguous as a resource.
+        AmbiguousKindError: the argument is ambiguous as a kind.
+        NoResourceMatchError: a category member cannot be mapped (cannot happen with a consistent snapshot).
+        InvalidArgumentError: ``arg`` is empty.
+
+    Mirrors kubectl's ``Builder.ReplaceAliases`` (category expansion first) then ``mappingFor``.
+    """
+    if expand_categories and arg:
+        members = expand_category(arg, mapper.indexes)
+        if members:
+            mappings: dict[GroupVersionKind, RESTMapping] = {}
+            for member in members:
+                gvk = mapper.kind_for(member.with_version(""))
+                mapping = mapper.rest_mapping(gvk.group_kind, gvk.version)
+                mappings.setdefault(mapping.group_version_kind, mapping)
+            return ResolveResult(tuple(mappings.values()), (), arg)
+    mapping, warnings = mapping_for(arg, mapper)
+    return ResolveResult((mapping,), warnings, None)
