@@ -1,0 +1,230 @@
+"""The routes of the fake cluster: ``/version``, discovery endpoints and (empty) resource endpoints.
+
+Resource endpoints answer as an API server with no objects: a collection ``GET`` gives an empty ``<Kind>List``,
+a named ``GET`` a 404 ``Status``; other methods and watches are answered 405 until object storage is added.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from restmapper.model import GroupVersion
+from restmapper.testing import _documents as docs
+from restmapper.testing._router import Reply, Request, Router
+from restmapper.testing.profile import ResourceSpec
+
+if TYPE_CHECKING:
+    from restmapper.testing.cluster import FakeCluster
+
+_ANY_METHOD: tuple[str, ...] = ()
+
+
+def install(cluster: FakeCluster, router: Router) -> None:
+    """Register every route of ``cluster`` on ``router`` (discovery first, then resource endpoints)."""
+    h = _Handlers(cluster)
+    router.add("/version", h.version)
+    router.add("/api", h.api)
+    router.add("/apis", h.apis)
+    router.add("/api/{version}", h.core_version)
+    router.add("/apis/{group}", h.group)
+    router.add("/apis/{group}/{version}", h.group_version)
+    router.add("/api/{version}/{rest*}", h.core_resource, _ANY_METHOD)
+    router.add("/apis/{group}/{version}/{rest*}", h.group_resource, _ANY_METHOD)
+
+
+class _Handlers:
+    def __init__(self, cluster: FakeCluster) -> None:
+        self.c = cluster
+
+    # --- /version --------------------------------------------------------------------------------------------
+
+    def version(self, _req: Request, _p: dict[str, str]) -> Reply:
+        c = self.c
+        return docs.json_reply(200, {
+            "major": c._major,
+            "minor": c._minor,
+            "gitVersion": c.git_version,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2026-01-01T00:00:00Z",
+            "goVersion": "go1.25.0",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        })
+
+    # --- /api and /apis ----------------------------------------------------------------------------------------
+
+    def _server_address(self, req: Request) -> str:
+        return req.header("Host") or _host_port(self.c.base_url)
+
+    def api(self, req: Request, _p: dict[str, str]) -> Reply:
+        c = self.c
+        with c._lock:
+            choice = docs.negotiate(req.header("Accept"), _aggregated_versions(c))
+            if choice is None:
+                return docs.not_acceptable()
+            core = c._core_versions()
+            if choice:
+                body = self._cached("api", choice, lambda: docs.aggregated_list(
+                    [self._aggregated_group("", core)] if core else [], choice))
+                return self._aggregated_reply(req, choice, body)
+            return docs.json_reply(200, {
+                "kind": "APIVersions",
+                "versions": [v for v, _ in core],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
+                                                "serverAddress": self._server_address(req)}],
+            })
+
+    def apis(self, req: Request, _p: dict[str, str]) -> Reply:
+        c = self.c
+        with c._lock:
+            choice = docs.negotiate(req.header("Accept"), _aggregated_versions(c))
+            if choice is None:
+                return docs.not_acceptable()
+            view = c._view()
+            if choice:
+                body = self._cached("apis", choice, lambda: docs.aggregated_list(
+                    [self._aggregated_group(g.name, [(v, r) for v, r, _ in g.versions], crd_flags=[
+                        f for _, _, f in g.versions]) for g in view], choice))
+                return self._aggregated_reply(req, choice, body)
+            body = self._cached("apis", "legacy", lambda: {
+                "kind": "APIGroupList",
+                "apiVersion": "v1",
+                "groups": [docs.api_group(g.name, [v for v, _, _ in g.versions]) for g in view],
+            })
+            return 200, {"Content-Type": docs.JSON}, body
+
+    def _cached(self, doc: str, flavour: str, build: Any) -> bytes:
+        key = (self.c._revision, doc, flavour)
+        body = self.c._body_cache.get(key)
+        if body is None:
+            body = docs.dumps(build())
+            self.c._body_cache[key] = body
+        return body
+
+    def _aggregated_group(self, name: str, versions: list[tuple[str, tuple[ResourceSpec, ...]]],
+                          crd_flags: list[bool] | None = None) -> dict[str, Any]:
+        out = []
+        for i, (version, resources) in enumerate(versions):
+            if GroupVersion(name, version) in self.c._stale:
+                out.append({"version": version, "freshness": "Stale"})
+                continue
+            ordered = list(resources)
+            if crd_flags and crd_flags[i]:
+                # The CRD discovery controller sorts a CRD group version's resources by name.
+                ordered.sort(key=lambda r: r.name)
+            entry: dict[str, Any] = {"version": version}
+            if ordered:
+                entry["resources"] = [docs.aggregated_resource(r) for r in ordered]
+            entry["freshness"] = "Current"
+            out.append(entry)
+        return {"metadata": {"name": name} if name else {}, "versions": out}
+
+    def _aggregated_reply(self, req: Request, version: str, body: bytes) -> Reply:
+        headers = docs.aggregated_headers(version, body)
+        inm = req.header("If-None-Match")
+        if inm and headers["ETag"] in [t.strip() for t in inm.split(",")]:
+            del headers["Content-Type"]
+            return 304, headers, b""
+        return 200, headers, body
+
+    # --- /apis/<group> and group versions ------------------------------------------------------------------------
+
+    def group(self, req: Request, p: dict[str, str]) -> Reply:
+        c = self.c
+        if docs.negotiate(req.header("Accept"), ()) is None:
+            return docs.not_acceptable()
+        with c._lock:
+            for g in c._view():
+                if g.name == p["group"]:
+                    doc = {"kind": "APIGroup", "apiVersion": "v1",
+                           **docs.api_group(g.name, [v for v, _, _ in g.versions])}
+                    return docs.json_reply(200, doc)
+        return docs.not_found()
+
+    def _lookup(self, gv: GroupVersion) -> tuple[Reply | None, tuple[ResourceSpec, ...]]:
+        """Return (error reply, ()) or (None, resources) for a group version's own path (lock held)."""
+        c = self.c
+        if gv in c._gone:
+            return docs.not_found(), ()
+        if gv.group == "":
+            versions = dict(c._core_versions())
+            resources = versions.get(gv.version)
+        else:
+            resources = None
+            for g in c._view():
+                if g.name == gv.group:
+                    resources = next((r for v, r, _ in g.versions if v == gv.version), None)
+        if resources is None:
+            return docs.not_found(), ()
+        if gv in c._stale:
+            return docs.text_reply(503, "the server is currently unable to handle the request"), ()
+        return None, resources
+
+    def _resource_list(self, req: Request, gv: GroupVersion) -> Reply:
+        if docs.negotiate(req.header("Accept"), ()) is None:
+            return docs.not_acceptable()
+        with self.c._lock:
+            error, resources = self._lookup(gv)
+            if error is not None:
+                return error
+            return docs.json_reply(200, docs.resource_list(str(gv), resources, core=gv.group == ""))
+
+    def core_version(self, req: Request, p: dict[str, str]) -> Reply:
+        return self._resource_list(req, GroupVersion("", p["version"]))
+
+    def group_version(self, req: Request, p: dict[str, str]) -> Reply:
+        return self._resource_list(req, GroupVersion(p["group"], p["version"]))
+
+    # --- resource endpoints ---------------------------------------------------------------------------------------
+
+    def core_resource(self, req: Request, p: dict[str, str]) -> Reply:
+        return self._resource(req, GroupVersion("", p["version"]), p["rest"])
+
+    def group_resource(self, req: Request, p: dict[str, str]) -> Reply:
+        return self._resource(req, GroupVersion(p["group"], p["version"]), p["rest"])
+
+    def _resource(self, req: Request, gv: GroupVersion, rest: str) -> Reply:
+        parts = [s for s in rest.split("/") if s]
+        namespace = None
+        if len(parts) >= 3 and parts[0] == "namespaces":
+            namespace, parts = parts[1], parts[2:]
+        if not parts:
+            return docs.not_found()
+        with self.c._lock:
+            error, resources = self._lookup(gv)
+            if error is not None:
+                return error
+            spec = next((r for r in resources if r.name == parts[0]), None)
+        if spec is None or (namespace is not None and not spec.namespaced):
+            return docs.not_found()
+        if req.method != "GET" or req.query.get("watch") in ("1", "true"):
+            return docs.method_not_allowed()
+        if docs.negotiate(req.header("Accept"), ()) is None:
+            return docs.not_acceptable()
+        if len(parts) == 1:
+            if "list" not in spec.verbs:
+                return docs.method_not_allowed()
+            return docs.json_reply(200, {
+                "kind": spec.kind + "List",
+                "apiVersion": str(gv),
+                "metadata": {"resourceVersion": str(self.c._revision + 1)},
+                "items": [],
+            })
+        name = parts[1]
+        qualified = f"{spec.name}.{gv.group}" if gv.group else spec.name
+        return docs.json_reply(404, docs.status_doc(404, "NotFound", f'{qualified} "{name}" not found', {
+            "name": name, **({"group": gv.group} if gv.group else {}), "kind": spec.name}))
+
+
+def _aggregated_versions(cluster: FakeCluster) -> tuple[str, ...]:
+    return {"aggregated": ("v2", "v2beta1"), "aggregated-v2beta1": ("v2beta1",)}.get(cluster.mode, ())
+
+
+def _host_port(base_url: str) -> str:
+    """Return ``host:port`` of ``base_url`` (default ports filled in)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"

@@ -1,0 +1,553 @@
+"""An in-memory Kubernetes API server that serves discovery exactly as kube-apiserver does.
+
+:class:`FakeCluster` holds the served API (the built-in profile, CRDs, aggregated APIs), failure modes, injected
+faults and a request log. :meth:`FakeCluster.handle` is the single HTTP entry point; the front ends in
+:mod:`restmapper.testing.server` (``responses`` mock and loopback server) only translate to and from it.
+
+Ordering mirrors kube-apiserver's aggregator: core first at ``/api``; ``/apis`` groups by group priority, highest
+first, ties by name (built-in groups keep the profile's order above everything else, CRD groups have priority
+1000, aggregated APIs added with :meth:`FakeCluster.add_api_resources` 100 by default); a group's priority is the
+highest of its versions'. Versions within a group by version priority, ties by Kubernetes version order
+(``version.CompareKubeAwareVersionStrings``); the first is the preferred version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.model import APIResource, GroupVersion, version_priority_key
+from restmapper.testing import _documents as docs
+from restmapper.testing._router import Request, Router
+from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource, parse_crd
+from restmapper.testing.profile import (
+    ResourceSpec,
+    SubresourceSpec,
+    embedded_crd_manifests,
+    load_builtin_profile,
+)
+
+if TYPE_CHECKING:
+    import os
+
+    from restmapper.testing.server import ServedCluster
+
+__all__ = ["MODES", "FakeCluster", "Fault", "RecordedRequest"]
+
+MODES = ("aggregated", "aggregated-v2beta1", "legacy")
+_REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+_BUILTIN_GROUP_PRIORITY = 20000  # above CRDs (1000) and aggregated APIs (100), as kube-apiserver's own groups
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the fake cluster received (credentials redacted).
+
+    Attributes:
+        method: the HTTP method, upper case.
+        path: the path without query string.
+        query: the query parameters (last value wins).
+        headers: the request headers; ``Authorization``, ``Proxy-Authorization`` and ``Cookie`` read
+            ``<redacted>``.
+    """
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+
+
+@dataclass(eq=False)
+class Fault:
+    """A fault injected on a path by :meth:`FakeCluster.inject`; ``remove()`` takes it out.
+
+    Attributes:
+        path: exact path, or a prefix followed by ``*``.
+        hits: how many requests it applied to so far.
+    """
+
+    path: str
+    status: int | None = None
+    body: bytes = b""
+    content_type: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    latency: float = 0.0
+    reset: bool = False
+    times: int | None = None
+    hits: int = 0
+    _owner: FakeCluster | None = field(default=None, repr=False)
+
+    def matches(self, path: str) -> bool:
+        """True when this fault applies to ``path``."""
+        if self.path.endswith("*"):
+            return path.startswith(self.path[:-1])
+        return path == self.path
+
+    def remove(self) -> None:
+        """Stop applying this fault (idempotent)."""
+        if self._owner is not None:
+            self._owner._remove_fault(self)
+
+    @property
+    def exhausted(self) -> bool:
+        """True when ``times`` requests have been served by this fault."""
+        return self.times is not None and self.hits >= self.times
+
+
+@dataclass
+class _StaticVersion:
+    resources: tuple[ResourceSpec, ...]
+    group_priority: int
+    version_priority: int
+
+
+@dataclass(frozen=True)
+class _ServedGroup:
+    name: str
+    versions: tuple[tuple[str, tuple[ResourceSpec, ...], bool], ...]  # (version, resources, from CRDs)
+
+
+def _spec_from_api_resource(group_version: GroupVersion, parent: APIResource,
+                            subs: Sequence[APIResource]) -> ResourceSpec:
+    return ResourceSpec(
+        name=parent.name,
+        singular_name=parent.singular_name,
+        kind=parent.kind,
+        namespaced=parent.namespaced,
+        verbs=tuple(parent.verbs),
+        short_names=tuple(parent.short_names),
+        categories=tuple(parent.categories),
+        storage_version_hash=parent.storage_version_hash or "",
+        subresources=tuple(
+            SubresourceSpec(s.subresource or "", s.kind, tuple(s.verbs), s.group or "", s.version or "")
+            for s in subs
+        ),
+        response_group=group_version.group,
+        response_version=group_version.version,
+    )
+
+
+class FakeCluster:
+    """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
+
+    Example:
+        >>> cluster = FakeCluster.embedded()
+        >>> status, headers, body = cluster.handle("GET", "/apis/apps", {}, {})
+        >>> status
+        200
+
+    Serves what kube-apiserver 1.30+ serves (``mode="aggregated"``), a 1.27 server (``"aggregated-v2beta1"``)
+    or a pre-1.26 server (``"legacy"``); ``mode`` may be changed at any time.
+    """
+
+    def __init__(
+        self,
+        *,
+        builtin: bool = True,
+        crds: Iterable[Mapping[str, Any] | str] = (),
+        mode: str = "aggregated",
+        base_url: str = "https://kube.restmapper.test",
+        git_version: str = "v1.35.0",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Create a cluster.
+
+        Args:
+            builtin: serve the built-in API profile (core v1 and the named groups of a recent release).
+            crds: CRD manifests (dicts or YAML text) installed at once.
+            mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring).
+            base_url: the URL the ``responses`` front end intercepts (no trailing slash needed).
+            git_version: what ``/version`` reports, e.g. ``v1.35.0``.
+            sleep: called with seconds for injected latency (inject a fake to keep tests fast).
+
+        Raises:
+            InvalidArgumentError: for an unknown mode, a malformed ``git_version`` or an invalid CRD.
+        """
+        self._lock = threading.RLock()  # guards everything below; never held while sleeping
+        self._mode = ""
+        self.mode = mode
+        self.base_url = base_url.rstrip("/")
+        self.git_version = git_version
+        major, _, rest = git_version.lstrip("v").partition(".")
+        minor = rest.partition(".")[0]
+        if not (major.isdigit() and minor.isdigit()):
+            raise InvalidArgumentError(f"git_version must look like v1.35.0, got {git_version!r}")
+        self._major, self._minor = major, minor
+        self._sleep = sleep
+        self._static: dict[str, dict[str, _StaticVersion]] = {}
+        self._crds: dict[str, dict[str, Any]] = {}
+        self._stale: set[GroupVersion] = set()
+        self._gone: set[GroupVersion] = set()
+        self._faults: list[Fault] = []
+        self.requests: list[RecordedRequest] = []
+        self._revision = 0
+        self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
+        self._body_cache: dict[tuple[int, str, str], bytes] = {}
+        self._resource_versions = itertools.count(1)
+        if builtin:
+            profile = load_builtin_profile()
+            for gi, group in enumerate(profile.groups):
+                for vi, gv in enumerate(group.versions):
+                    self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
+                        gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
+        for manifest in crds:
+            self.add_crd(manifest)
+        self._router = Router(lambda _r: docs.page_not_found(), lambda _r: docs.method_not_allowed())
+        self._add_routes(self._router)
+
+    # --- construction helpers ----------------------------------------------------------------------------
+
+    @classmethod
+    def embedded(cls, **kwargs: Any) -> FakeCluster:
+        """Return a cluster with the built-in profile and the embedded CRDs (cert-manager, cluster-api, argo-cd,
+        gateway-api, external-snapshotter); keyword arguments as the constructor."""
+        return cls(builtin=True, crds=embedded_crd_manifests(), **kwargs)
+
+    @classmethod
+    def empty(cls, **kwargs: Any) -> FakeCluster:
+        """Return a cluster serving nothing but ``/version`` and empty discovery documents."""
+        return cls(builtin=False, **kwargs)
+
+    @property
+    def mode(self) -> str:
+        """The discovery flavour served: ``aggregated``, ``aggregated-v2beta1`` or ``legacy``."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, got {value!r}")
+        self._mode = value
+
+    def _changed(self) -> None:
+        self._revision += 1
+        self._view_cache = None
+        self._body_cache.clear()
+
+    # --- CRDs ----------------------------------------------------------------------------------------------
+
+    def add_crd(self, manifest: Mapping[str, Any] | str) -> str:
+        """Install or replace a CRD and return its name (``plural.group``).
+
+        The stored object gets ``metadata.uid``/``generation``/``resourceVersion``/``creationTimestamp`` and a
+        status with ``acceptedNames`` and ``Established``/``NamesAccepted`` conditions, as the API server's
+        controllers set them; replacing keeps the UID and bumps ``generation`` when the spec changed.
+
+        Args:
+            manifest: an ``apiextensions.k8s.io/v1`` CRD as a dict or YAML text (one document).
+
+        Returns:
+            The CRD name.
+
+        Raises:
+            InvalidCRDError: (an :class:`InvalidArgumentError`) when a required field is missing or invalid.
+        """
+        crd = parse_crd(manifest)
+        name = crd["metadata"]["name"]
+        with self._lock:
+            old = self._crds.get(name)
+            meta = crd["metadata"]
+            if old is None:
+                meta["uid"] = str(uuid.uuid4())
+                meta["generation"] = 1
+                meta["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            else:
+                meta["uid"] = old["metadata"]["uid"]
+                meta["creationTimestamp"] = old["metadata"]["creationTimestamp"]
+                bump = old["spec"] != crd["spec"]
+                meta["generation"] = old["metadata"]["generation"] + (1 if bump else 0)
+            meta["resourceVersion"] = str(next(self._resource_versions))
+            names = dict(crd["spec"]["names"])
+            crd["status"] = {
+                "acceptedNames": names,
+                "conditions": [
+                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
+                ],
+                "storedVersions": [v["name"] for v in crd["spec"]["versions"] if v["storage"]],
+            }
+            self._crds[name] = crd
+            self._changed()
+        return str(name)
+
+    def remove_crd(self, name: str) -> None:
+        """Delete the CRD called ``name``; its versions leave discovery (the group too, if it was the last).
+
+        Raises:
+            KeyError: when no such CRD exists.
+        """
+        with self._lock:
+            if name not in self._crds:
+                raise KeyError(name)
+            del self._crds[name]
+            self._changed()
+
+    def crds(self) -> list[dict[str, Any]]:
+        """Return deep copies of the stored CRD objects, in creation order."""
+        with self._lock:
+            return [copy.deepcopy(c) for c in self._crds.values()]
+
+    def get_crd(self, name: str) -> dict[str, Any] | None:
+        """Return a deep copy of the stored CRD called ``name``, or None."""
+        with self._lock:
+            crd = self._crds.get(name)
+            return copy.deepcopy(crd) if crd is not None else None
+
+    # --- aggregated APIs and built-in groups --------------------------------------------------------------
+
+    def add_api_resources(self, group_version: str, resources: Sequence[APIResource], *, preferred: bool = False,
+                          priority: int = 100) -> None:
+        """Serve ``resources`` at ``group_version`` (an aggregated API such as ``metrics.k8s.io/v1beta1``).
+
+        Subresources are given as ``parent/sub`` entries (as in a legacy resource list) and attached to their
+        parent; a subresource whose ``group``/``version`` is set answers with that group version's kind.
+
+        Args:
+            group_version: ``group/version`` (``v1`` for core).
+            resources: the resource list entries.
+            preferred: make this the group's preferred version (highest version priority).
+            priority: the group priority (``APIService.spec.groupPriorityMinimum``; 100 sorts after CRDs).
+
+        Raises:
+            InvalidArgumentError: for a malformed group version or a subresource without its parent.
+        """
+        gv = GroupVersion.parse(group_version)
+        if not gv.version:
+            raise InvalidArgumentError(f"group version {group_version!r} has no version")
+        parents = [r for r in resources if not r.is_subresource]
+        specs = []
+        for parent in parents:
+            subs = [r for r in resources if r.is_subresource and r.parent == parent.name]
+            specs.append(_spec_from_api_resource(GroupVersion("", ""), parent, subs))
+        orphans = {r.name for r in resources if r.is_subresource} - {
+            f"{p.name}/{s.subresource}" for p in parents for s in resources if s.parent == p.name}
+        if orphans:
+            raise InvalidArgumentError(f"subresources without a parent resource: {sorted(orphans)}")
+        with self._lock:
+            versions = self._static.setdefault(gv.group, {})
+            if preferred:
+                top = max((v.version_priority for v in versions.values()), default=CRD_VERSION_PRIORITY)
+                version_priority = top + 1
+            else:
+                version_priority = versions[gv.version].version_priority if gv.version in versions \
+                    else CRD_VERSION_PRIORITY
+            versions[gv.version] = _StaticVersion(tuple(specs), priority, version_priority)
+            self._changed()
+
+    def remove_group_version(self, gv: str) -> None:
+        """Stop serving a built-in or added group version (CRD versions go with their CRD).
+
+        Raises:
+            KeyError: when the group version is not served by the built-in profile or ``add_api_resources``.
+        """
+        parsed = GroupVersion.parse(gv)
+        with self._lock:
+            versions = self._static.get(parsed.group, {})
+            if parsed.version not in versions:
+                raise KeyError(gv)
+            del versions[parsed.version]
+            if not versions:
+                self._static.pop(parsed.group, None)
+            self._changed()
+
+    def remove_group(self, group: str) -> None:
+        """Stop serving every built-in or added version of ``group`` (``""`` is core).
+
+        Raises:
+            KeyError: when the group is not served by the built-in profile or ``add_api_resources``.
+        """
+        with self._lock:
+            if group not in self._static:
+                raise KeyError(group)
+            del self._static[group]
+            self._changed()
+
+    # --- failure modes and faults -------------------------------------------------------------------------
+
+    def set_stale(self, gv: str, stale: bool = True) -> None:
+        """Mark a group version as unavailable (its APIService is down).
+
+        Aggregated discovery lists it with ``freshness: Stale`` and no resources; legacy ``/apis/<g>/<v>``
+        answers 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
+        """
+        with self._lock:
+            (self._stale.add if stale else self._stale.discard)(GroupVersion.parse(gv))
+            self._changed()
+
+    def set_listed_but_gone(self, gv: str, on: bool = True) -> None:
+        """Simulate the upgrade race: the group version stays listed everywhere but its own path answers 404."""
+        with self._lock:
+            (self._gone.add if on else self._gone.discard)(GroupVersion.parse(gv))
+            self._changed()
+
+    def inject(self, path: str, *, status: int | None = None, body: bytes | str | None = None,
+               content_type: str | None = None, headers: Mapping[str, str] | None = None, latency: float = 0.0,
+               reset: bool = False, times: int | None = None) -> Fault:
+        """Inject a fault on ``path`` (exact, or a prefix ending in ``*``); the first matching fault applies.
+
+        Args:
+            path: e.g. ``/apis/metrics.k8s.io/v1beta1`` or ``/apis/*``.
+            status: answer with this status instead of the real answer (None: the real answer, delayed).
+            body: the body of that answer (str is UTF-8 encoded).
+            content_type: its ``Content-Type`` (default ``text/plain; charset=utf-8`` when a body is given).
+            headers: extra response headers (e.g. ``Retry-After``).
+            latency: seconds to wait (through the injected ``sleep``) before answering.
+            reset: close the connection without an answer (``requests.ConnectionError`` for clients).
+            times: how many requests it applies to; None until removed.
+
+        Returns:
+            The :class:`Fault`; call ``remove()`` to take it out.
+
+        Raises:
+            InvalidArgumentError: for a negative latency or ``times``.
+        """
+        if latency < 0 or (times is not None and times < 0):
+            raise InvalidArgumentError("latency and times must not be negative")
+        data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+        fault = Fault(path, status, data, content_type, dict(headers or {}), latency, reset, times, _owner=self)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def _remove_fault(self, fault: Fault) -> None:
+        with self._lock:
+            if fault in self._faults:
+                self._faults.remove(fault)
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault."""
+        with self._lock:
+            self._faults.clear()
+
+    # --- request log -----------------------------------------------------------------------------------------
+
+    def request_count(self, path: str | None = None, prefix: str | None = None) -> int:
+        """Return how many requests were received, optionally only for ``path`` or paths starting with ``prefix``."""
+        with self._lock:
+            return sum(1 for r in self.requests
+                       if (path is None or r.path == path) and (prefix is None or r.path.startswith(prefix)))
+
+    def clear_requests(self) -> None:
+        """Forget the recorded requests."""
+        with self._lock:
+            self.requests.clear()
+
+    # --- front ends --------------------------------------------------------------------------------------------
+
+    def mock(self, *, assert_all_requests_are_fired: bool = False) -> contextlib.AbstractContextManager[Any]:
+        """Return a context manager in which every ``requests`` call to ``base_url`` is answered by this cluster.
+
+        See :func:`restmapper.testing.server.mock_cluster`.
+        """
+        from restmapper.testing.server import mock_cluster
+
+        return mock_cluster(self, assert_all_requests_are_fired=assert_all_requests_are_fired)
+
+    def serve(
+        self, *, host: str = "127.0.0.1", port: int = 0, kubeconfig_path: str | os.PathLike[str] | None = None
+    ) -> contextlib.AbstractContextManager[ServedCluster]:
+        """Return a context manager serving this cluster on a loopback HTTP server (for kubectl, urllib3).
+
+        See :func:`restmapper.testing.server.serve_cluster`.
+        """
+        from restmapper.testing.server import serve_cluster
+
+        return serve_cluster(self, host=host, port=port, kubeconfig_path=kubeconfig_path)
+
+    # --- HTTP ------------------------------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
+               body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request as kube-apiserver would: the single entry point of both front ends.
+
+        Args:
+            method: the HTTP method.
+            path: the URL path, without query string.
+            query: the query parameters.
+            headers: the request headers (any case).
+            body: the request body, bytes.
+
+        Returns:
+            ``(status, headers, body)``.
+
+        Raises:
+            ConnectionResetError: when an injected fault asks for a connection reset (front ends turn it into
+                ``requests.ConnectionError`` or a closed socket).
+        """
+        request = Request(method.upper(), path or "/", dict(query), dict(headers), body)
+        fault = self._record_and_find_fault(request)
+        if fault is not None:
+            if fault.latency:
+                self._sleep(fault.latency)
+            if fault.reset:
+                raise ConnectionResetError(f"injected connection reset on {request.path}")
+            if fault.status is not None:
+                reply_headers = dict(fault.headers)
+                if fault.content_type is not None or fault.body:
+                    reply_headers.setdefault("Content-Type", fault.content_type or docs.TEXT)
+                return fault.status, reply_headers, fault.body
+        return self._router.dispatch(request)
+
+    def _record_and_find_fault(self, request: Request) -> Fault | None:
+        recorded = RecordedRequest(
+            request.method, request.path, dict(request.query),
+            {k: ("<redacted>" if k.lower() in _REDACTED_HEADERS else v) for k, v in request.headers.items()},
+        )
+        with self._lock:
+            self.requests.append(recorded)
+            for fault in self._faults:
+                if fault.matches(request.path) and not fault.exhausted:
+                    fault.hits += 1
+                    return fault
+        return None
+
+    def _add_routes(self, router: Router) -> None:
+        from restmapper.testing import _handlers
+
+        _handlers.install(self, router)
+
+    # --- the served view -----------------------------------------------------------------------------------------
+
+    def _view(self) -> tuple[_ServedGroup, ...]:
+        """The named groups in server order, each with its versions in priority order (lock held by caller)."""
+        if self._view_cache is not None and self._view_cache[0] == self._revision:
+            return self._view_cache[1]
+        merged: dict[str, dict[str, tuple[int, int, list[ResourceSpec], bool]]] = {}
+        for group, versions in self._static.items():
+            if group == "":
+                continue
+            for version, sv in versions.items():
+                merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
+                                                         list(sv.resources), False)
+        for crd in self._crds.values():
+            group = crd["spec"]["group"]
+            for v in crd["spec"]["versions"]:
+                res = crd_resource(crd, v["name"])
+                if res is None:
+                    continue
+                entry = merged.setdefault(group, {}).setdefault(
+                    v["name"], (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, [], True))
+                entry[2].append(res)
+        served = []
+        for group, by_version in merged.items():
+            order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
+            group_priority = max(by_version[v][0] for v in order)
+            served.append((group_priority, group,
+                           tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order)))
+        served.sort(key=lambda t: (-t[0], t[1]))
+        view = tuple(_ServedGroup(name, versions) for _, name, versions in served)
+        self._view_cache = (self._revision, view)
+        return view
+
+    def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
+        versions = self._static.get("", {})
+        order = sorted(versions, key=lambda v: (-versions[v].version_priority, version_priority_key(v)))
+        return [(v, versions[v].resources) for v in order]

@@ -1,0 +1,196 @@
+"""CustomResourceDefinition manifests: validation, stored-object bookkeeping and the discovery they produce.
+
+Discovery of CRDs mirrors apiextensions-apiserver's ``DiscoveryController.sync``:
+
+- only served versions are discovered; a group appears while at least one of its CRDs serves a version;
+- resources come from ``status.acceptedNames`` (here: ``spec.names`` with the API server's defaults, the names
+  being accepted at once), verbs are ``delete, deletecollection, get, list, patch, create, update, watch`` in
+  that order (``delete, deletecollection, get, list, watch`` while the CRD is terminating);
+- ``storageVersionHash`` is ``base64(sha256("<group>/<storage version>/<Kind>")[:8])`` on every served version;
+- the ``status`` subresource answers with the CRD's kind, ``scale`` with ``autoscaling/v1 Scale``, both with
+  verbs ``get, patch, update``;
+- the legacy resource list keeps the CRDs' order with each resource followed by its ``/status`` and ``/scale``
+  entries; aggregated discovery sorts resources by name and fills ``responseKind`` with the group version;
+- versions are ordered by ``version.CompareKubeAwareVersionStrings`` (all CRD versions have version priority
+  100), the first served one is the preferred version; every CRD group version has group priority 1000.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.testing.profile import ResourceSpec, SubresourceSpec
+
+__all__ = [
+    "CRD_GROUP_PRIORITY",
+    "CRD_VERSION_PRIORITY",
+    "InvalidCRDError",
+    "crd_resource",
+    "parse_crd",
+    "served_versions",
+    "storage_version_hash",
+]
+
+CRD_GROUP_PRIORITY = 1000
+CRD_VERSION_PRIORITY = 100
+_CRD_VERBS = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
+_TERMINATING_VERBS = ("delete", "deletecollection", "get", "list", "watch")
+_SUB_VERBS = ("get", "patch", "update")
+
+
+class InvalidCRDError(InvalidArgumentError):
+    """A CRD manifest is not a valid ``apiextensions.k8s.io/v1`` CustomResourceDefinition.
+
+    Attributes:
+        field: the JSON path of the offending field (``spec.names.plural``).
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"invalid CustomResourceDefinition: {field}: {reason}")
+        self.field = field
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """Return the ``storageVersionHash`` kube-apiserver publishes (``discovery.StorageVersionHash``)."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode("ascii")
+
+
+def _require(obj: Mapping[str, Any], key: str, path: str, kind: type = str) -> Any:
+    if not isinstance(obj, Mapping):
+        raise InvalidCRDError(path.rsplit(".", 1)[0] or path, "must be an object")
+    value = obj.get(key)
+    if value is None or (kind is str and value == ""):
+        raise InvalidCRDError(f"{path}", "Required value")
+    if not isinstance(value, kind):
+        raise InvalidCRDError(path, f"must be a {kind.__name__}")
+    return value
+
+
+def _string_list(names: Mapping[str, Any], key: str) -> list[str]:
+    value = names.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InvalidCRDError(f"spec.names.{key}", "must be a list of non-empty strings")
+    return list(value)
+
+
+def parse_crd(manifest: Mapping[str, Any] | str) -> dict[str, Any]:
+    """Validate a CRD manifest and return a normalized deep copy.
+
+    The copy has ``metadata.name`` set (``<plural>.<group>``) and ``spec.names`` defaulted as the API server
+    does (``singular`` = lowercase kind, ``listKind`` = kind + ``List``).
+
+    Args:
+        manifest: a CRD as a dict or as YAML/JSON text holding exactly one document.
+
+    Returns:
+        The normalized manifest (never the caller's object).
+
+    Raises:
+        InvalidCRDError: when a required field is missing or has the wrong type, when no version or more than
+            one version is the storage version, or when ``metadata.name`` is not ``<plural>.<group>``.
+    """
+    if isinstance(manifest, str):
+        import yaml  # only YAML input needs it; keeps importing the kit cheap
+
+        try:
+            docs = [d for d in yaml.safe_load_all(manifest) if d is not None]
+        except yaml.YAMLError as exc:
+            raise InvalidCRDError("<document>", f"not valid YAML: {exc.__class__.__name__}") from None
+        if len(docs) != 1:
+            raise InvalidCRDError("<document>", f"expected exactly one YAML document, got {len(docs)}")
+        manifest = docs[0]
+    if not isinstance(manifest, Mapping):
+        raise InvalidCRDError("<document>", "must be an object")
+    crd: dict[str, Any] = copy.deepcopy(dict(manifest))
+    if crd.get("apiVersion") != "apiextensions.k8s.io/v1" or crd.get("kind") != "CustomResourceDefinition":
+        raise InvalidCRDError("apiVersion/kind", "must be apiextensions.k8s.io/v1 CustomResourceDefinition")
+    spec = _require(crd, "spec", "spec", dict)
+    group = _require(spec, "group", "spec.group")
+    names = _require(spec, "names", "spec.names", dict)
+    plural = _require(names, "plural", "spec.names.plural")
+    kind = _require(names, "kind", "spec.names.kind")
+    scope = _require(spec, "scope", "spec.scope")
+    if scope not in ("Namespaced", "Cluster"):
+        raise InvalidCRDError("spec.scope", f"unsupported value {scope!r}: must be Namespaced or Cluster")
+    for key in ("singular", "listKind"):
+        if key in names and not isinstance(names[key], str):
+            raise InvalidCRDError(f"spec.names.{key}", "must be a string")
+    names.setdefault("singular", kind.lower())
+    names.setdefault("listKind", kind + "List")
+    for key in ("shortNames", "categories"):
+        _string_list(names, key)
+    versions = _require(spec, "versions", "spec.versions", list)
+    if not versions:
+        raise InvalidCRDError("spec.versions", "must have at least one version")
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        name = _require(v, "name", f"spec.versions[{i}].name")
+        if name in seen:
+            raise InvalidCRDError(f"spec.versions[{i}].name", f"duplicate version {name!r}")
+        seen.add(name)
+        for flag in ("served", "storage"):
+            _require(v, flag, f"spec.versions[{i}].{flag}", bool)
+        sub = v.get("subresources")
+        if sub is not None and not isinstance(sub, Mapping):
+            raise InvalidCRDError(f"spec.versions[{i}].subresources", "must be an object")
+    if sum(1 for v in versions if v["storage"]) != 1:
+        raise InvalidCRDError("spec.versions", "exactly one version must be the storage version")
+    metadata = crd.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        raise InvalidCRDError("metadata", "must be an object")
+    expected = f"{plural}.{group}"
+    metadata.setdefault("name", expected)
+    if metadata["name"] != expected:
+        raise InvalidCRDError("metadata.name", f"must be spec.names.plural+\".\"+spec.group ({expected!r})")
+    return crd
+
+
+def served_versions(crd: Mapping[str, Any]) -> list[str]:
+    """Return the names of the served versions of a normalized CRD, in manifest order."""
+    return [str(v["name"]) for v in crd["spec"]["versions"] if v["served"]]
+
+
+def _terminating(crd: Mapping[str, Any]) -> bool:
+    conditions: Sequence[Mapping[str, Any]] = crd.get("status", {}).get("conditions", [])
+    return any(c.get("type") == "Terminating" and c.get("status") == "True" for c in conditions)
+
+
+def crd_resource(crd: Mapping[str, Any], version: str) -> ResourceSpec | None:
+    """Return the resource a normalized CRD serves at ``version``, or None when that version is not served.
+
+    Names come from ``status.acceptedNames`` when present, else from ``spec.names``.
+    """
+    spec = crd["spec"]
+    entry = next((v for v in spec["versions"] if v["name"] == version and v["served"]), None)
+    if entry is None:
+        return None
+    names = crd.get("status", {}).get("acceptedNames") or spec["names"]
+    group, kind = spec["group"], names["kind"]
+    storage = next(v["name"] for v in spec["versions"] if v["storage"])
+    sub = entry.get("subresources") or {}
+    subresources = []
+    if sub.get("status") is not None:
+        subresources.append(SubresourceSpec("status", kind, _SUB_VERBS))
+    if sub.get("scale") is not None:
+        subresources.append(SubresourceSpec("scale", "Scale", _SUB_VERBS, "autoscaling", "v1"))
+    return ResourceSpec(
+        name=names["plural"],
+        singular_name=names.get("singular", kind.lower()),
+        kind=kind,
+        namespaced=spec["scope"] == "Namespaced",
+        verbs=_TERMINATING_VERBS if _terminating(crd) else _CRD_VERBS,
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        storage_version_hash=storage_version_hash(group, storage, spec["names"]["kind"]),
+        subresources=tuple(subresources),
+        response_group=group,
+        response_version=version,
+    )

@@ -1,0 +1,192 @@
+"""Front ends of the fake cluster: a ``responses`` mock for ``requests`` and a loopback HTTP server.
+
+Both only translate HTTP to :meth:`FakeCluster.handle` and back, so they answer identically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import struct
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+
+if TYPE_CHECKING:
+    from restmapper.testing.cluster import FakeCluster
+
+__all__ = ["KUBECONFIG_NAME", "ServedCluster", "mock_cluster", "serve_cluster"]
+
+KUBECONFIG_NAME = "restmapper-embedded"
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _split_target(target: str) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(target)
+    return parts.path or "/", dict(parse_qsl(parts.query, keep_blank_values=True))
+
+
+@contextlib.contextmanager
+def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = False) -> Iterator[Any]:
+    """Answer every ``requests`` call to ``cluster.base_url`` (any method) from ``cluster.handle``.
+
+    Args:
+        cluster: the cluster answering.
+        assert_all_requests_are_fired: passed to ``responses.RequestsMock``.
+
+    Yields:
+        The active ``responses.RequestsMock`` (add more mocks to it if needed).
+
+    An injected connection reset raises ``requests.ConnectionError`` in the caller.
+    """
+    import requests
+    import responses
+
+    pattern = re.compile(re.escape(cluster.base_url) + r"(?:[/?#].*)?\Z")
+
+    def callback(request: Any) -> Any:
+        path, query = _split_target(request.path_url)
+        body = request.body or b""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        try:
+            status, headers, data = cluster.handle(request.method, path, query, dict(request.headers), body)
+        except ConnectionResetError as exc:
+            raise requests.ConnectionError(str(exc), request=request) from exc
+        return status, headers, data
+
+    with responses.RequestsMock(assert_all_requests_are_fired=assert_all_requests_are_fired) as rsps:
+        for method in _METHODS:
+            rsps.add_callback(method, pattern, callback=callback, content_type=None)
+        yield rsps
+
+
+@dataclass(frozen=True)
+class ServedCluster:
+    """A running loopback server.
+
+    Attributes:
+        url: ``http://<host>:<port>``.
+        kubeconfig_path: a kubeconfig (mode 0600) whose cluster, context and user are ``restmapper-embedded``
+            and whose server is ``url``; the user has no credentials.
+        cluster: the :class:`FakeCluster` being served.
+    """
+
+    url: str
+    kubeconfig_path: Path
+    cluster: FakeCluster
+
+
+def kubeconfig_text(server: str) -> str:
+    """Return a kubeconfig for ``server`` with cluster/context/user ``restmapper-embedded`` and no credentials."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": KUBECONFIG_NAME, "cluster": {"server": server}}],
+        "contexts": [{"name": KUBECONFIG_NAME, "context": {"cluster": KUBECONFIG_NAME, "user": KUBECONFIG_NAME}}],
+        "current-context": KUBECONFIG_NAME,
+        "users": [{"name": KUBECONFIG_NAME, "user": {}}],
+        "preferences": {},
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _write_private(path: Path, text: str) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(text)
+
+
+def _handler_class(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "restmapper-fake-apiserver"
+        sys_version = ""
+
+        def _dispatch(self) -> None:
+            path, query = _split_target(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length > 0 else b""
+            try:
+                status, headers, data = cluster.handle(self.command, path, query, dict(self.headers.items()), body)
+            except ConnectionResetError:
+                # SO_LINGER 0 makes close() send a TCP RST: the client sees "connection reset by peer".
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+                return
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            if status not in (204, 304):
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD" and status not in (204, 304):
+                self.wfile.write(data)
+
+        do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def finish(self) -> None:
+            with contextlib.suppress(OSError):
+                super().finish()
+
+    return Handler
+
+
+@contextlib.contextmanager
+def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 0,
+                  kubeconfig_path: str | os.PathLike[str] | None = None) -> Iterator[ServedCluster]:
+    """Serve ``cluster`` over plain HTTP on ``host:port`` from a daemon thread until the context exits.
+
+    Args:
+        cluster: the cluster answering.
+        host: the address to bind (loopback by default).
+        port: the port; 0 picks a free one.
+        kubeconfig_path: where to write the kubeconfig; None writes it in a private temporary directory (0700)
+            removed on exit.
+
+    Yields:
+        A :class:`ServedCluster`.
+
+    Raises:
+        OSError: when the address cannot be bound or the kubeconfig cannot be written.
+    """
+    server = ThreadingHTTPServer((host, port), _handler_class(cluster))
+    server.daemon_threads = True
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+    url = f"http://{bound_host}:{bound_port}"
+    tmpdir: str | None = None
+    try:
+        if kubeconfig_path is None:
+            tmpdir = tempfile.mkdtemp(prefix="restmapper-")
+            path = Path(tmpdir) / "kubeconfig"
+        else:
+            path = Path(kubeconfig_path)
+        _write_private(path, kubeconfig_text(url))
+        thread = threading.Thread(target=server.serve_forever, name=f"restmapper-fake-apiserver:{bound_port}",
+                                  daemon=True)
+        thread.start()
+        try:
+            yield ServedCluster(url, path, cluster)
+        finally:
+            server.shutdown()
+            thread.join()
+    finally:
+        server.server_close()
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
