@@ -1,7 +1,29 @@
-"""Transports: the only layer that does network I/O."""
+"""Transports: the only layer that does network I/O.
+
+:class:`RequestsTransport` speaks HTTP with ``requests`` (built from a kubeconfig or a
+``kubernetes.client.Configuration``); :class:`ApiClientTransport` reuses an existing ``kubernetes.client.ApiClient``.
+Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep credentials out of every message.
+"""
 
 from __future__ import annotations
 
+from restmapper.transport.apiclient_transport import ApiClientTransport
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response, StreamResponse, Transport, header
+from restmapper.transport.kubeconfig import ConfigError
+from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
+from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "Response", "StreamResponse", "Transport", "header"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_RETRY_STATUSES",
+    "DEFAULT_USER_AGENT",
+    "ApiClientTransport",
+    "ConfigError",
+    "RequestsTransport",
+    "Response",
+    "RetryPolicy",
+    "StreamResponse",
+    "Transport",
+    "header",
+    "parse_retry_after",
+]

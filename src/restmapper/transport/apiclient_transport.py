@@ -1,0 +1,303 @@
+"""A transport over an existing ``kubernetes.client.ApiClient``: its connection pool, TLS and credentials."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import urllib3
+import urllib3.exceptions
+
+from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
+from restmapper.transport._body import check_content_length, read_capped, split_lines
+from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
+from restmapper.transport.retry import RetryPolicy, run_with_retry
+
+__all__ = ["ApiClientTransport"]
+
+_log = logging.getLogger("restmapper.transport")
+
+_CHUNK = 64 * 1024
+_STREAM_CHUNK = 8 * 1024
+
+
+def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str]) -> TransportError:
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        kind, transient = "TLS error", False
+    elif isinstance(exc, urllib3.exceptions.NewConnectionError):
+        # Checked before ConnectTimeoutError, which urllib3 2 makes its base class.
+        kind, transient = "connection error", True
+    elif isinstance(exc, urllib3.exceptions.ConnectTimeoutError):
+        kind, transient = "connect timeout", True
+    elif isinstance(exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)):
+        kind, transient = "read timeout", True
+    elif isinstance(exc, urllib3.exceptions.ProxyError):
+        kind, transient = "proxy error", True
+    elif isinstance(exc, (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ProtocolError,
+                          urllib3.exceptions.MaxRetryError, OSError)):
+        kind, transient = "connection error", True
+    elif isinstance(exc, (urllib3.exceptions.LocationValueError, urllib3.exceptions.LocationParseError)):
+        kind, transient = "invalid request", False
+    else:
+        kind, transient = type(exc).__name__, True
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return TransportError(f"GET {path}: {kind}: {scrub(text)[:500]}", path=path, transient=transient)
+
+
+class _Urllib3Stream:
+    """A streaming answer over a urllib3 response (implements StreamResponse)."""
+
+    def __init__(self, response: Any, path: str, limit: int, scrub: Callable[[str], str]) -> None:
+        self._response = response
+        self._path = path
+        self._limit = limit
+        self._scrub = scrub
+        self._closed = threading.Event()
+        self.status: int = int(response.status)
+        self.headers: Mapping[str, str] = dict(response.headers)
+
+    def __repr__(self) -> str:
+        return f"<stream GET {self._path} status={self.status}>"
+
+    def iter_lines(self) -> Iterator[bytes]:
+        """Yield the non-empty lines of the body until the server ends it or :meth:`close` is called.
+
+        Raises:
+            TransportError: read timeout or dropped connection (not after close()).
+            ResponseTooLargeError: one line exceeded the size cap.
+        """
+        try:
+            yield from split_lines(self._response.stream(_STREAM_CHUNK, decode_content=True), self._limit,
+                                   self._path)
+        except ResponseTooLargeError:
+            self.close()
+            raise
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
+            if self._closed.is_set():
+                return
+            raise _map_urllib3_error(exc, self._path, self._scrub) from None
+
+    def read(self) -> bytes:
+        """Return the rest of the body, bounded by the size cap.
+
+        Raises:
+            TransportError: the connection failed while reading.
+            ResponseTooLargeError: the body exceeded the size cap.
+        """
+        try:
+            check_content_length(self.headers, self._limit, self._path)
+            return read_capped(self._response.stream(_CHUNK, decode_content=True), self._limit, self._path)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _map_urllib3_error(exc, self._path, self._scrub) from None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the stream; idempotent and callable from another thread (it wakes a blocked reader)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        sock = getattr(getattr(self._response, "_connection", None), "sock", None)
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._response.close()
+        # A half-read response must not go back to the pool.
+        self._response.release_conn()
+
+    def __enter__(self) -> _Urllib3Stream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class ApiClientTransport:
+    """A :class:`~restmapper.transport.Transport` that sends GETs through a ``kubernetes.client.ApiClient``.
+
+    Requests go through the client's own ``rest_client.pool_manager`` with its ``default_headers`` and the auth
+    settings of its Configuration (whose ``refresh_api_key_hook`` runs before every request, so exec-plugin
+    tokens refresh exactly as for the client's own calls); TLS, client certificates and proxies are the pool's.
+
+    Args:
+        api_client: the client; it stays owned by the caller (:meth:`close` does not close it).
+        max_body_bytes: size cap of one body in bytes, enforced while reading.
+        retry: the retry policy for :meth:`get` (default :class:`RetryPolicy`).
+        connect_timeout: seconds to establish a connection.
+        read_timeout: seconds to wait for bytes from the server.
+
+    Raises:
+        InvalidArgumentError: the client's Configuration has no host or ``max_body_bytes`` is not positive.
+
+    Status answers (404, 503, ...) come back as Responses, as the ``kubernetes.dynamic`` client would see them
+    before raising ``ApiException``.
+    """
+
+    def __init__(self, api_client: Any, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 retry: RetryPolicy | None = None, connect_timeout: float = 10.0,
+                 read_timeout: float = 30.0) -> None:
+        if max_body_bytes <= 0:
+            raise InvalidArgumentError(f"max_body_bytes must be positive, got {max_body_bytes}")
+        self._api_client = api_client
+        cfg = api_client.configuration
+        host = getattr(cfg, "host", None)
+        if not host or not isinstance(host, str):
+            raise InvalidArgumentError("the ApiClient's Configuration has no host")
+        self.base_url: str = strip_userinfo(host).rstrip("/")
+        self.max_body_bytes = max_body_bytes
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._timeout = (connect_timeout, read_timeout)
+        self._secrets_lock = threading.Lock()
+        self._secrets: dict[str, None] = {}
+        self.identity: str = self._compute_identity()
+
+    # --- Transport ---------------------------------------------------------------------------------------
+
+    def get(self, path: str, headers: Mapping[str, str] | None = None, *,
+            params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """GET ``path`` through the ApiClient's pool and return the whole answer, retrying per :attr:`retry`.
+
+        Args:
+            path: absolute request path, e.g. ``/apis/apps/v1``.
+            headers: extra request headers (Accept, If-None-Match).
+            params: query parameters.
+            timeout: read timeout in seconds for this call.
+
+        Returns:
+            The Response, whatever its status; after retries of a retried status ran out, the last answer.
+
+        Raises:
+            TransportError: no answer after the retries, a TLS failure, or a failing refresh hook.
+            ResponseTooLargeError: the body exceeded ``max_body_bytes``.
+            InvalidArgumentError: ``path`` does not start with ``/``.
+        """
+        url = self._url(path, params)
+        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, timeout), path=path)
+
+    def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
+               params: Mapping[str, str] | None = None, timeout: float | None = None) -> _Urllib3Stream:
+        """Open a streaming GET (a watch) without retries.
+
+        Args:
+            path: absolute request path.
+            headers: extra request headers.
+            params: query parameters.
+            timeout: read timeout in seconds between bytes.
+
+        Returns:
+            The open stream, whatever its status.
+
+        Raises:
+            TransportError: the connection could not be opened.
+            InvalidArgumentError: ``path`` does not start with ``/``.
+        """
+        url = self._url(path, params)
+        response = self._send(path, url, headers, timeout)
+        _log.debug("GET %s (stream) -> %d", path, response.status)
+        return _Urllib3Stream(response, path, self.max_body_bytes, self._scrub)
+
+    def close(self) -> None:
+        """Nothing to release: the ApiClient and its pool belong to the caller."""
+
+    def __repr__(self) -> str:
+        return f"ApiClientTransport(base_url={self.base_url!r}, identity={self.identity!r})"
+
+    __str__ = __repr__
+
+    # --- internals ---------------------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        with self._secrets_lock:
+            values = list(self._secrets)
+        return sanitize(text, values)
+
+    def _remember(self, value: str) -> None:
+        with self._secrets_lock:
+            self._secrets.pop(value, None)
+            self._secrets[value] = None
+            while len(self._secrets) > 16:
+                self._secrets.pop(next(iter(self._secrets)))
+
+    def _compute_identity(self) -> str:
+        cfg = self._api_client.configuration
+        parts = [self.base_url]
+        try:
+            parts.extend(f"{k}:{v}" for k, v in sorted(self._auth_headers("").items()))
+        except TransportError:
+            parts.append("auth:unavailable")
+        for name in ("cert_file", "username", "password"):
+            value = getattr(cfg, name, None)
+            if value:
+                parts.append(f"{name}:{value}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    def _url(self, path: str, params: Mapping[str, str] | None) -> str:
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise InvalidArgumentError(f"request path must start with '/', got {path!r}")
+        query = f"?{urlencode(list(params.items()))}" if params else ""
+        return str(self._api_client.configuration.host).rstrip("/") + path + query
+
+    def _auth_headers(self, path: str) -> dict[str, str]:
+        cfg = self._api_client.configuration
+        out: dict[str, str] = {}
+        try:
+            # auth_settings() calls get_api_key_with_prefix, which runs refresh_api_key_hook: the same path the
+            # ApiClient's generated methods take before each call.
+            settings = cfg.auth_settings()
+        except Exception as exc:  # a failing hook (exec plugin) becomes one typed error
+            raise TransportError(f"GET {path}: credential refresh failed: {type(exc).__name__}", path=path,
+                                 transient=False) from None
+        for setting in settings.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                out[str(setting["key"])] = str(setting["value"])
+        if "authorization" not in {k.lower() for k in out} and (getattr(cfg, "username", None)
+                                                                or getattr(cfg, "password", None)):
+            basic = cfg.get_basic_auth_token()
+            if basic:
+                out["authorization"] = str(basic)
+        for value in out.values():
+            self._remember(value)
+            token = value.partition(" ")[2]
+            if token:
+                self._remember(token)
+        return out
+
+    def _send(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Any:
+        request_headers: dict[str, str] = dict(self._api_client.default_headers)
+        cookie = getattr(self._api_client, "cookie", None)
+        if cookie:
+            request_headers["Cookie"] = cookie
+        request_headers.update(self._auth_headers(path))
+        if headers:
+            request_headers.update(headers)
+        connect, read = self._timeout
+        try:
+            return self._api_client.rest_client.pool_manager.request(
+                "GET", url, headers=request_headers, preload_content=False, retries=False,
+                timeout=urllib3.Timeout(connect=connect, read=read if timeout is None else timeout))
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _map_urllib3_error(exc, path, self._scrub) from None
+
+    def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Response:
+        response = self._send(path, url, headers, timeout)
+        try:
+            response_headers = dict(response.headers)
+            check_content_length(response_headers, self.max_body_bytes, path)
+            body = read_capped(response.stream(_CHUNK, decode_content=True), self.max_body_bytes, path)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _map_urllib3_error(exc, path, self._scrub) from None
+        except ResponseTooLargeError:
+            # Dropping the connection stops the download; a half-read connection must not be reused.
+            response.close()
+            raise
+        finally:
+            response.release_conn()
+        _log.debug("GET %s -> %d (%d bytes)", path, response.status, len(body))
+        return Response(status=int(response.status), headers=response_headers, body=body, path=path)

@@ -1,0 +1,538 @@
+"""The ``requests``-based transport: TLS, client certificates, bearer tokens (static, file, exec), proxies."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import requests
+import requests.adapters
+import urllib3.exceptions
+
+from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
+from restmapper.transport._body import check_content_length, read_capped, split_lines
+from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
+from restmapper.transport.kubeconfig import ConfigError, configuration_options, load_kubeconfig
+from restmapper.transport.retry import RetryPolicy, run_with_retry
+
+__all__ = ["DEFAULT_USER_AGENT", "RequestsTransport"]
+
+_log = logging.getLogger("restmapper.transport")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("kube-restmapper")
+        except PackageNotFoundError:
+            return "dev"
+    except ImportError:  # pragma: no cover - importlib.metadata is stdlib from 3.8
+        return "dev"
+
+
+DEFAULT_USER_AGENT = f"kube-restmapper/{_version()}"
+"""The User-Agent sent unless one is given."""
+
+TOKEN_FILE_REFRESH_SECONDS = 60.0
+"""How often a token file is re-read: client-go's cached file token source re-reads once a minute."""
+
+_CHUNK = 64 * 1024
+_STREAM_CHUNK = 8 * 1024
+
+
+class _SecretBook:
+    """The secret strings a transport has handed out, remembered only to scrub them from text (bounded)."""
+
+    _MAX = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, None] = {}
+
+    def add(self, *values: str | None) -> None:
+        with self._lock:
+            for value in values:
+                if not value:
+                    continue
+                self._values.pop(value, None)
+                self._values[value] = None
+                # Rotating exec tokens must not grow this without bound; the newest are the ones in flight.
+                while len(self._values) > self._MAX:
+                    self._values.pop(next(iter(self._values)))
+
+    def scrub(self, text: str) -> str:
+        with self._lock:
+            values = list(self._values)
+        return sanitize(text, values)
+
+
+class _TokenFile:
+    """A bearer token read from a file and re-read periodically, so rotated tokens are picked up.
+
+    As client-go ``transport.NewCachedFileTokenSource``: a failed re-read keeps the last good token.
+    """
+
+    def __init__(self, path: str, clock: Callable[[], float], period: float, secrets: _SecretBook) -> None:
+        self.path = path
+        self._clock = clock
+        self._period = period
+        self._secrets = secrets
+        self._lock = threading.Lock()  # guards _token and _read_at
+        self._token: str | None = None
+        self._read_at = 0.0
+
+    def token(self, path: str) -> str:
+        with self._lock:
+            now = self._clock()
+            if self._token is not None and now - self._read_at < self._period:
+                return self._token
+            try:
+                fresh = Path(self.path).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                if self._token is not None:
+                    _log.warning("cannot re-read token file %s (%s); keeping the previous token", self.path,
+                                 type(exc).__name__)
+                    self._read_at = now
+                    return self._token
+                raise TransportError(f"GET {path}: cannot read token file {self.path}: {type(exc).__name__}",
+                                     path=path, transient=False) from None
+            if not fresh:
+                raise TransportError(f"GET {path}: token file {self.path} is empty", path=path, transient=False)
+            self._secrets.add(fresh, f"Bearer {fresh}")
+            self._token, self._read_at = fresh, now
+            return fresh
+
+
+class _SNIAdapter(requests.adapters.HTTPAdapter):
+    """Sends ``tls_server_name`` as SNI and checks the certificate against it (kubeconfig ``tls-server-name``)."""
+
+    def __init__(self, server_hostname: str) -> None:
+        self._server_hostname = server_hostname
+        super().__init__()
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        pool_kwargs["server_hostname"] = self._server_hostname
+        pool_kwargs["assert_hostname"] = self._server_hostname
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+
+
+def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str]) -> TransportError:
+    """Turn a requests/urllib3 exception into a TransportError whose message carries no credential.
+
+    Args:
+        exc: the exception raised by requests (or urllib3 underneath it).
+        path: the request path.
+        scrub: removes known secrets from text.
+
+    Returns:
+        The TransportError: ``transient`` is False for TLS failures and malformed URLs, True otherwise.
+    """
+    inner = exc.args[0] if exc.args else None
+    if isinstance(exc, requests.exceptions.SSLError):
+        kind, transient = "TLS error", False
+    elif isinstance(exc, requests.exceptions.ConnectTimeout):
+        kind, transient = "connect timeout", True
+    elif isinstance(exc, (requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError)) or isinstance(
+            inner, urllib3.exceptions.ReadTimeoutError):
+        kind, transient = "read timeout", True
+    elif isinstance(exc, requests.exceptions.ProxyError):
+        kind, transient = "proxy error", True
+    elif isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
+        kind, transient = "truncated or undecodable body", True
+    elif isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                          requests.exceptions.InvalidSchema, requests.exceptions.InvalidHeader)):
+        kind, transient = "invalid request", False
+    # Every RequestException is an OSError, so this branch must come after the specific ones above.
+    elif isinstance(exc, (requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError, OSError)):
+        kind, transient = "connection error", True
+    else:
+        kind, transient = type(exc).__name__, False
+    detail = scrub(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return TransportError(f"GET {path}: {kind}: {detail[:500]}", path=path, transient=transient)
+
+
+class _RequestsStream:
+    """A streaming answer over a requests.Response (implements StreamResponse)."""
+
+    def __init__(self, response: requests.Response, path: str, limit: int, scrub: Callable[[str], str]) -> None:
+        self._response = response
+        self._path = path
+        self._limit = limit
+        self._scrub = scrub
+        self._closed = threading.Event()
+        self.status: int = response.status_code
+        self.headers: Mapping[str, str] = dict(response.headers)
+
+    def __repr__(self) -> str:
+        return f"<stream GET {self._path} status={self.status}>"
+
+    def iter_lines(self) -> Iterator[bytes]:
+        """Yield the non-empty lines of the body until the server ends it or :meth:`close` is called.
+
+        Raises:
+            TransportError: read timeout or dropped connection (not after close()).
+            ResponseTooLargeError: one line exceeded the size cap.
+        """
+        try:
+            yield from split_lines(self._response.iter_content(chunk_size=_STREAM_CHUNK), self._limit, self._path)
+        except ResponseTooLargeError:
+            self.close()
+            raise
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
+            # After close() from another thread the socket is shut down under the reader; that is the end of the
+            # stream, not an error (urllib3 reports it in several shapes, AttributeError on a released fp among them).
+            if self._closed.is_set():
+                return
+            raise map_requests_error(exc, self._path, self._scrub) from None
+
+    def read(self) -> bytes:
+        """Return the rest of the body, bounded by the size cap.
+
+        Raises:
+            TransportError: the connection failed while reading.
+            ResponseTooLargeError: the body exceeded the size cap.
+        """
+        try:
+            check_content_length(self.headers, self._limit, self._path)
+            return read_capped(self._response.iter_content(chunk_size=_CHUNK), self._limit, self._path)
+        except requests.RequestException as exc:
+            raise map_requests_error(exc, self._path, self._scrub) from None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the stream; idempotent and callable from another thread (it wakes a blocked reader)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        connection = getattr(self._response.raw, "_connection", None)
+        sock = getattr(connection, "sock", None)
+        if isinstance(sock, socket.socket):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._response.close()
+
+    def __enter__(self) -> _RequestsStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class RequestsTransport:
+    """A :class:`~restmapper.transport.Transport` over a ``requests.Session``.
+
+    Args:
+        base_url: the API server URL (``https://host:6443``, optionally with a path prefix). A ``user:pass@``
+            part is removed and used as basic-auth credentials when ``username`` is not given.
+        verify: True to verify TLS against the system CAs, a CA bundle path, or False to skip verification.
+        cert: ``(cert_file, key_file)`` paths of a client certificate.
+        token: a bearer token.
+        token_file: a file holding a bearer token, re-read every minute (projected service-account tokens).
+        username: basic-auth user name.
+        password: basic-auth password.
+        auth_provider: called before every request (retries included); returns headers such as
+            ``{"Authorization": "Bearer ..."}`` and wins over the other credentials (exec plugins, refresh hooks).
+        proxy: proxy URL for both http and https.
+        tls_server_name: the name sent as SNI and checked in the server certificate, when it differs from the host.
+        connect_timeout: seconds to establish a connection.
+        read_timeout: seconds to wait for bytes from the server (per read, not for the whole body).
+        max_body_bytes: size cap of one body in bytes, enforced while reading.
+        retry: the retry policy for :meth:`get` (default :class:`RetryPolicy`); streams are never retried.
+        user_agent: the User-Agent header.
+        session: a session to use (it is not closed by :meth:`close`); TLS and proxy settings are passed per
+            request, so a shared session is not modified (except that ``tls_server_name`` mounts an adapter).
+        identity_material: a stable string identifying the user when credentials rotate (hashed into
+            :attr:`identity`, never kept).
+        clock: monotonic clock in seconds, for the token-file refresh period.
+
+    Raises:
+        ConfigError: ``base_url`` is not an http(s) URL with a host, or ``cert`` is incomplete.
+
+    Credentials are applied as client-go ``rest.Config`` does: a bearer token (static or file) or basic auth,
+    client certificates at the TLS layer; none of them appears in ``repr()``, messages or log lines.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        verify: bool | str = True,
+        cert: tuple[str, str] | None = None,
+        token: str | None = None,
+        token_file: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        auth_provider: Callable[[], Mapping[str, str]] | None = None,
+        proxy: str | None = None,
+        tls_server_name: str | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        retry: RetryPolicy | None = None,
+        user_agent: str = DEFAULT_USER_AGENT,
+        session: requests.Session | None = None,
+        identity_material: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._secrets = _SecretBook()
+        parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
+        if parts.username is not None or parts.password is not None:
+            if username is None and password is None:
+                username, password = unquote(parts.username or ""), unquote(parts.password or "")
+            self._secrets.add(parts.password, unquote(parts.password or ""))
+        self.base_url: str = strip_userinfo(base_url.strip()).rstrip("/")
+        if cert is not None and (len(cert) != 2 or not all(cert)):
+            raise ConfigError("cert must be a (cert_file, key_file) pair")
+        if max_body_bytes <= 0:
+            raise InvalidArgumentError(f"max_body_bytes must be positive, got {max_body_bytes}")
+        self._verify = verify
+        self._cert = cert
+        self._token = token or None
+        self._username = username
+        self._password = password
+        self._auth_provider = auth_provider
+        self._proxies = {"http": proxy, "https": proxy} if proxy else None
+        if proxy:
+            proxy_password = urlsplit(proxy).password
+            self._secrets.add(proxy_password, unquote(proxy_password or ""))
+        self._proxy_display = strip_userinfo(proxy) if proxy else None
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self.max_body_bytes = max_body_bytes
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._user_agent = user_agent
+        self._basic: str | None = None
+        if username is not None or password is not None:
+            raw = f"{username or ''}:{password or ''}".encode()
+            self._basic = "Basic " + base64.b64encode(raw).decode("ascii")
+        self._secrets.add(token, f"Bearer {token}" if token else None, password, self._basic)
+        self._token_file = (_TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS,
+                                       self._secrets) if token_file else None)
+        self._owns_session = session is None
+        self._session = session if session is not None else requests.Session()
+        if tls_server_name:
+            self._session.mount("https://", _SNIAdapter(tls_server_name))
+        self.identity: str = self._compute_identity(identity_material)
+
+    # --- constructors ------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_configuration(cls, cfg: Any, **options: Any) -> RequestsTransport:
+        """Build a transport from a ``kubernetes.client.Configuration``.
+
+        Args:
+            cfg: the Configuration: host, ssl_ca_cert, verify_ssl, cert_file/key_file, api_key['authorization']
+                (or ['BearerToken']) with api_key_prefix, username/password, proxy, tls_server_name and
+                refresh_api_key_hook are honoured; the hook runs before each request, as ``ApiClient`` runs it.
+            **options: any :class:`RequestsTransport` keyword, overriding what the Configuration gives.
+
+        Returns:
+            The transport.
+
+        Raises:
+            ConfigError: the Configuration has no usable host.
+        """
+        merged = configuration_options(cfg)
+        merged.update(options)
+        return cls(**merged)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
+                        **options: Any) -> RequestsTransport:
+        """Build a transport from a kubeconfig file, as kubectl would connect.
+
+        Args:
+            path: the kubeconfig file; None reads ``$KUBECONFIG`` (several files merged) or ``~/.kube/config``.
+            context: the context to use; None uses ``current-context``.
+            **options: any :class:`RequestsTransport` keyword (timeouts, retry, ...), overriding the file.
+
+        Returns:
+            The transport.
+
+        Raises:
+            ConfigError: no kubeconfig, unknown context, invalid content, or an exec plugin that fails.
+
+        The file is loaded by ``kubernetes.config.load_kube_config`` into a fresh Configuration, so exec plugins,
+        auth providers, client certificates and inline CA data work as in ``kubernetes.client``; a user's
+        ``tokenFile`` is re-read every minute, as client-go does.
+        """
+        cfg, extra = load_kubeconfig(path, context)
+        merged = configuration_options(cfg)
+        if "token_file" in extra:
+            merged.pop("auth_provider", None)
+            merged["token_file"] = extra["token_file"]
+        merged["identity_material"] = extra["identity_material"]
+        merged.update(options)
+        return cls(**merged)
+
+    # --- Transport ---------------------------------------------------------------------------------------
+
+    def get(self, path: str, headers: Mapping[str, str] | None = None, *,
+            params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """GET ``path`` and return the whole answer, retrying per :attr:`retry`.
+
+        Args:
+            path: absolute request path, e.g. ``/apis/apps/v1``.
+            headers: extra request headers (Accept, If-None-Match).
+            params: query parameters.
+            timeout: read timeout in seconds for this call, overriding ``read_timeout``.
+
+        Returns:
+            The Response, whatever its status; after retries of a retried status ran out, the last answer.
+
+        Raises:
+            TransportError: no answer after the retries (connection error, timeout), a TLS failure, or a failing
+                credential source; the message never carries credentials.
+            ResponseTooLargeError: the body exceeded ``max_body_bytes`` (declared or while reading).
+            InvalidArgumentError: ``path`` does not start with ``/``.
+        """
+        url = self._url(path)
+        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, params, timeout), path=path)
+
+    def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
+               params: Mapping[str, str] | None = None, timeout: float | None = None) -> _RequestsStream:
+        """Open a streaming GET (a watch) without retries.
+
+        Args:
+            path: absolute request path.
+            headers: extra request headers.
+            params: query parameters (``watch=1``, ``resourceVersion``, ``timeoutSeconds``).
+            timeout: read timeout in seconds between bytes, overriding ``read_timeout``.
+
+        Returns:
+            The open stream; its ``status`` may be any HTTP status (read the body with ``read()`` then).
+
+        Raises:
+            TransportError: the connection could not be opened.
+            InvalidArgumentError: ``path`` does not start with ``/``.
+        """
+        url = self._url(path)
+        response = self._send(path, url, headers, params, timeout)
+        _log.debug("GET %s (stream) -> %d", path, response.status_code)
+        return _RequestsStream(response, path, self.max_body_bytes, self._secrets.scrub)
+
+    def close(self) -> None:
+        """Release pooled connections (a session passed in by the caller is left open)."""
+        if self._owns_session:
+            self._session.close()
+
+    def __enter__(self) -> RequestsTransport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        proxy = f", proxy={self._proxy_display!r}" if self._proxy_display else ""
+        return (f"RequestsTransport(base_url={self.base_url!r}, identity={self.identity!r}, "
+                f"auth={self._auth_kind()!r}{proxy})")
+
+    __str__ = __repr__
+
+    # --- internals ---------------------------------------------------------------------------------------
+
+    def _auth_kind(self) -> str:
+        kinds = []
+        if self._auth_provider is not None:
+            kinds.append("provider")
+        elif self._token_file is not None:
+            kinds.append("token-file")
+        elif self._token:
+            kinds.append("token")
+        elif self._basic:
+            kinds.append("basic")
+        if self._cert:
+            kinds.append("client-cert")
+        return "+".join(kinds) or "none"
+
+    def _compute_identity(self, material: str | None) -> str:
+        parts = [self.base_url]
+        if material is not None:
+            parts.append("m:" + material)
+        else:
+            if self._auth_provider is not None:
+                try:
+                    parts.append("p:" + repr(sorted(self._provider_headers("").items())))
+                except TransportError:
+                    parts.append("p:unavailable")
+            if self._token_file is not None:
+                parts.append("f:" + self._token_file.path)
+            if self._token:
+                parts.append("t:" + self._token)
+            if self._basic:
+                parts.append("b:" + self._basic)
+        if self._cert:
+            try:
+                parts.append("c:" + hashlib.sha256(Path(self._cert[0]).read_bytes()).hexdigest())
+            except OSError:
+                parts.append("c:" + self._cert[0])
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    def _url(self, path: str) -> str:
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise InvalidArgumentError(f"request path must start with '/', got {path!r}")
+        return self.base_url + path
+
+    def _provider_headers(self, path: str) -> dict[str, str]:
+        assert self._auth_provider is not None
+        try:
+            produced = dict(self._auth_provider())
+        except Exception as exc:  # any failure of user/exec code: one typed error
+            raise TransportError(f"GET {path}: credential refresh failed: {type(exc).__name__}: "
+                                 f"{self._secrets.scrub(str(exc).splitlines()[0] if str(exc) else '')}"[:500],
+                                 path=path, transient=False) from None
+        for value in produced.values():
+            self._secrets.add(value, value.partition(" ")[2])
+        return produced
+
+    def _request_headers(self, path: str, extra: Mapping[str, str] | None) -> dict[str, str]:
+        out = {"User-Agent": self._user_agent}
+        if self._auth_provider is not None:
+            out.update(self._provider_headers(path))
+        elif self._token_file is not None:
+            out["Authorization"] = f"Bearer {self._token_file.token(path)}"
+        elif self._token:
+            out["Authorization"] = f"Bearer {self._token}"
+        elif self._basic:
+            out["Authorization"] = self._basic
+        if extra:
+            out.update(extra)
+        return out
+
+    def _send(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
+              timeout: float | None) -> requests.Response:
+        request_headers = self._request_headers(path, headers)
+        read_timeout = self._read_timeout if timeout is None else timeout
+        try:
+            return self._session.get(url, headers=request_headers, params=dict(params) if params else None,
+                                     timeout=(self._connect_timeout, read_timeout), stream=True,
+                                     verify=self._verify, cert=self._cert, proxies=self._proxies)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise map_requests_error(exc, path, self._secrets.scrub) from None
+
+    def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
+                 timeout: float | None) -> Response:
+        response = self._send(path, url, headers, params, timeout)
+        try:
+            check_content_length(response.headers, self.max_body_bytes, path)
+            body = read_capped(response.iter_content(chunk_size=_CHUNK), self.max_body_bytes, path)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise map_requests_error(exc, path, self._secrets.scrub) from None
+        finally:
+            response.close()
+        _log.debug("GET %s -> %d (%d bytes)", path, response.status_code, len(body))
+        return Response(status=response.status_code, headers=dict(response.headers), body=body, path=path)

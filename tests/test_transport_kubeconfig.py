@@ -1,0 +1,323 @@
+"""RequestsTransport.from_kubeconfig / from_configuration with kubeconfig files written by the tests."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+import yaml
+from kubernetes import client as k8s_client
+
+from restmapper.errors import RestMapperError
+from restmapper.transport import ConfigError, RequestsTransport, RetryPolicy
+
+SERVER = "https://k8s.example.test:6443"
+TOKEN = "sekrit-token-123"
+PASSWORD = "hunter2-pass-xyz"
+
+
+def kw(request: Any) -> dict[str, Any]:
+    """The keyword arguments requests was called with (recorded by `responses`)."""
+    return dict(request.req_kwargs)
+CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBfakeCA\n-----END CERTIFICATE-----\n"
+CERT_PEM = "-----BEGIN CERTIFICATE-----\nMIIBfakeClient\n-----END CERTIFICATE-----\n"
+KEY_PEM = "-----BEGIN PRIVATE KEY-----\nMIIBfakeKey\n-----END PRIVATE KEY-----\n"
+
+
+@pytest.fixture
+def mocked() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        rsps.get(f"{SERVER}/api", body=b"{}")
+        yield rsps
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def kubeconfig(path: Path, user: dict[str, Any], *, cluster: dict[str, Any] | None = None,
+               name: str = "dev", current: str | None = "dev") -> Path:
+    doc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": f"{name}-cluster", "cluster": cluster or {"server": SERVER}}],
+        "users": [{"name": f"{name}-user", "user": user}],
+        "contexts": [{"name": name, "context": {"cluster": f"{name}-cluster", "user": f"{name}-user"}}],
+    }
+    if current is not None:
+        doc["current-context"] = current
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def sent_auth(rsps: responses.RequestsMock, index: int = -1) -> str | None:
+    value = rsps.calls[index].request.headers.get("Authorization")
+    return str(value) if value is not None else None
+
+
+def test_token_user(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", {"token": TOKEN})
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    assert transport.base_url == SERVER
+    transport.get("/api")
+    assert sent_auth(mocked) == f"Bearer {TOKEN}"
+    assert TOKEN not in repr(transport)
+
+
+def test_token_file_user_is_reread_when_rotated(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    (tmp_path / "sa").mkdir()
+    (tmp_path / "sa" / "token").write_text("projected-1")
+    path = kubeconfig(tmp_path / "config", {"tokenFile": "sa/token"})  # relative to the kubeconfig's folder
+    now = [0.0]
+    transport = RequestsTransport.from_kubeconfig(str(path), clock=lambda: now[0])
+    transport.get("/api")
+    (tmp_path / "sa" / "token").write_text("projected-2")
+    now[0] += 61
+    transport.get("/api")
+    assert [sent_auth(mocked, 0), sent_auth(mocked, 1)] == ["Bearer projected-1", "Bearer projected-2"]
+
+
+def test_basic_auth_user(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", {"username": "admin", "password": PASSWORD})
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    transport.get("/api")
+    assert sent_auth(mocked) == "Basic " + b64(f"admin:{PASSWORD}")
+    assert PASSWORD not in repr(transport)
+
+
+def test_insecure_skip_tls_verify(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", {"token": TOKEN},
+                      cluster={"server": SERVER, "insecure-skip-tls-verify": True})
+    RequestsTransport.from_kubeconfig(str(path)).get("/api")
+    assert kw(mocked.calls[0].request)["verify"] is False
+
+
+def test_inline_ca_and_client_certificate_data(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config",
+                      {"client-certificate-data": b64(CERT_PEM), "client-key-data": b64(KEY_PEM)},
+                      cluster={"server": SERVER, "certificate-authority-data": b64(CA_PEM)})
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    transport.get("/api")
+    kwargs = kw(mocked.calls[0].request)
+    assert Path(kwargs["verify"]).read_text() == CA_PEM
+    cert_file, key_file = kwargs["cert"]
+    assert (Path(cert_file).read_text(), Path(key_file).read_text()) == (CERT_PEM, KEY_PEM)
+    assert sent_auth(mocked) is None
+    assert "client-cert" in repr(transport) and KEY_PEM not in repr(transport)
+
+
+def test_ca_file_relative_to_the_kubeconfig(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    (tmp_path / "ca.crt").write_text(CA_PEM)
+    path = kubeconfig(tmp_path / "config", {"token": TOKEN},
+                      cluster={"server": SERVER, "certificate-authority": "ca.crt"})
+    RequestsTransport.from_kubeconfig(str(path)).get("/api")
+    assert kw(mocked.calls[0].request)["verify"] == str(tmp_path / "ca.crt")
+
+
+EXEC_SCRIPT = """
+import json, pathlib, sys, datetime
+counter = pathlib.Path(sys.argv[1])
+n = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(n))
+status = {"token": f"exec-token-{n}"}
+if len(sys.argv) > 2:
+    # Expiring within client-side skew: the kubernetes loader refreshes it before each request.
+    exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=int(sys.argv[2]))
+    status["expirationTimestamp"] = exp.strftime("%Y-%m-%dT%H:%M:%SZ")
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": status}))
+"""
+
+
+def exec_user(tmp_path: Path, *args: str) -> dict[str, Any]:
+    script = tmp_path / "plugin.py"
+    script.write_text(EXEC_SCRIPT)
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+                     "args": [str(script), str(tmp_path / "counter"), *args]}}
+
+
+def test_exec_plugin_token(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", exec_user(tmp_path))
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    transport.get("/api")
+    transport.get("/api")
+    # A token without expiry is fetched once and reused.
+    assert [sent_auth(mocked, 0), sent_auth(mocked, 1)] == ["Bearer exec-token-1"] * 2
+    assert "exec-token" not in repr(transport)
+
+
+def test_exec_plugin_expiring_token_is_refreshed(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", exec_user(tmp_path, "60"))
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    identity = transport.identity
+    transport.get("/api")
+    transport.get("/api")
+    first, second = sent_auth(mocked, 0), sent_auth(mocked, 1)
+    assert first is not None and second is not None and first != second
+    assert first.startswith("Bearer exec-token-") and second.startswith("Bearer exec-token-")
+    assert RequestsTransport.from_kubeconfig(str(path)).identity == identity  # stable across token rotation
+
+
+def test_failing_exec_plugin_is_config_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    path = kubeconfig(tmp_path / "config", {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                     "command": sys.executable, "args": [str(script)]}})
+    with pytest.raises(ConfigError, match="exec credential plugin"):
+        RequestsTransport.from_kubeconfig(str(path))
+
+
+def test_kubeconfig_env_merges_files_and_picks_context(monkeypatch: pytest.MonkeyPatch,
+                                                       mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    first = kubeconfig(tmp_path / "a" / "config", {"token": "token-a"}, name="a", current="b")
+    second = kubeconfig(tmp_path / "b" / "config", {"token": "token-b"}, name="b", current=None)
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{tmp_path / 'missing'}:{second}")
+    RequestsTransport.from_kubeconfig().get("/api")
+    RequestsTransport.from_kubeconfig(context="a").get("/api")
+    assert [sent_auth(mocked, 0), sent_auth(mocked, 1)] == ["Bearer token-b", "Bearer token-a"]
+
+
+def test_default_location_is_home_kube_config(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    kubeconfig(tmp_path / "home" / ".kube" / "config", {"token": TOKEN})
+    RequestsTransport.from_kubeconfig().get("/api")
+    assert sent_auth(mocked) == f"Bearer {TOKEN}"
+
+
+def test_identity_differs_between_users_of_one_server(tmp_path: Path) -> None:
+    a = RequestsTransport.from_kubeconfig(str(kubeconfig(tmp_path / "a", {"token": "token-a"})))
+    b = RequestsTransport.from_kubeconfig(str(kubeconfig(tmp_path / "b", {"token": "token-b"})))
+    assert a.base_url == b.base_url and a.identity != b.identity
+
+
+def test_options_override_the_file(tmp_path: Path, mocked: responses.RequestsMock) -> None:
+    path = kubeconfig(tmp_path / "config", {"token": TOKEN})
+    transport = RequestsTransport.from_kubeconfig(str(path), read_timeout=2.0, retry=RetryPolicy.no_retry())
+    transport.get("/api")
+    assert kw(mocked.calls[0].request)["timeout"] == (10.0, 2.0)
+
+
+@pytest.mark.parametrize(("setup", "match"), [
+    ("missing-file", "kubeconfig file not found"),
+    ("unknown-context", 'context "nope" not found'),
+    ("no-current-context", "no context chosen"),
+    ("no-default", "no kubeconfig"),
+    ("empty-env", "no kubeconfig file found in \\$KUBECONFIG"),
+    ("bad-yaml", "not valid YAML"),
+    ("not-a-mapping", "expected a mapping"),
+    ("no-server", 'no server found for cluster "dev-cluster"'),
+    ("no-cluster", 'cluster "dev-cluster" of context "dev" not found'),
+    ("missing-client-cert", "File does not exist"),
+])
+def test_unusable_kubeconfig_is_a_one_line_config_error(setup: str, match: str, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path: str | None = str(tmp_path / "config")
+    context = None
+    if setup == "missing-file":
+        path = str(tmp_path / "absent")
+    elif setup == "unknown-context":
+        kubeconfig(tmp_path / "config", {"token": TOKEN})
+        context = "nope"
+    elif setup == "no-current-context":
+        kubeconfig(tmp_path / "config", {"token": TOKEN}, current=None)
+    elif setup == "no-default":
+        path = None
+    elif setup == "empty-env":
+        monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+        path = None
+    elif setup == "bad-yaml":
+        (tmp_path / "config").write_text(f"users:\n- name: x\n  user: {{token: {TOKEN}\n  : : [\n")
+    elif setup == "not-a-mapping":
+        (tmp_path / "config").write_text("- a\n- b\n")
+    elif setup == "no-cluster":
+        data = yaml.safe_load(kubeconfig(tmp_path / "config", {"token": TOKEN}).read_text())
+        data["clusters"] = []
+        (tmp_path / "config").write_text(yaml.safe_dump(data))
+    elif setup == "missing-client-cert":
+        kubeconfig(tmp_path / "config", {"client-certificate": "absent.crt", "client-key": "absent.key"})
+    elif setup == "no-server":
+        kubeconfig(tmp_path / "config", {"token": TOKEN}, cluster={"insecure-skip-tls-verify": True})
+    with pytest.raises(ConfigError, match=match) as info:
+        RequestsTransport.from_kubeconfig(path, context)
+    message = str(info.value)
+    assert isinstance(info.value, RestMapperError)
+    assert "\n" not in message and TOKEN not in message
+    assert info.value.__cause__ is None
+    assert info.value.__context__ is None or info.value.__suppress_context__
+
+
+# --- from_configuration --------------------------------------------------------------------------------------
+
+
+def configuration(**attrs: Any) -> Any:
+    cfg = k8s_client.Configuration()
+    cfg.host = SERVER
+    for key, value in attrs.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+def test_configuration_api_key_with_prefix_and_refresh_hook(mocked: responses.RequestsMock) -> None:
+    calls: list[int] = []
+
+    def hook(cfg: Any) -> None:
+        calls.append(1)
+        cfg.api_key["authorization"] = f"refreshed-{len(calls)}"
+
+    cfg = configuration(api_key={"authorization": TOKEN}, api_key_prefix={"authorization": "Bearer"})
+    cfg.refresh_api_key_hook = hook
+    transport = RequestsTransport.from_configuration(cfg, identity_material="svc")
+    transport.get("/api")
+    transport.get("/api")
+    assert [sent_auth(mocked, 0), sent_auth(mocked, 1)] == ["Bearer refreshed-1", "Bearer refreshed-2"]
+
+
+def test_configuration_tls_proxy_and_basic(mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text(CA_PEM)
+    cfg = configuration(ssl_ca_cert=str(ca), username="admin", password=PASSWORD,
+                        proxy="http://proxy.test:3128")
+    transport = RequestsTransport.from_configuration(cfg)
+    transport.get("/api")
+    request = mocked.calls[0].request
+    assert kw(request)["verify"] == str(ca)
+    assert kw(request)["proxies"] == {"http": "http://proxy.test:3128", "https": "http://proxy.test:3128"}
+    assert sent_auth(mocked) == "Basic " + b64(f"admin:{PASSWORD}")
+    assert PASSWORD not in repr(transport)
+
+
+def test_configuration_verify_ssl_false_wins_over_ca(mocked: responses.RequestsMock) -> None:
+    RequestsTransport.from_configuration(configuration(verify_ssl=False, ssl_ca_cert="/x.pem")).get("/api")
+    assert kw(mocked.calls[0].request)["verify"] is False
+
+
+def test_configuration_without_host_is_config_error() -> None:
+    with pytest.raises(ConfigError, match="no host"):
+        RequestsTransport.from_configuration(configuration(host=""))
+
+
+def test_configuration_hook_failure_is_a_scrubbed_transport_error(mocked: responses.RequestsMock) -> None:
+    def hook(cfg: Any) -> None:
+        raise RuntimeError(json.dumps({"token": TOKEN, "header": f"Bearer {TOKEN}"}))
+
+    cfg = configuration(api_key={"authorization": f"Bearer {TOKEN}"})
+    cfg.refresh_api_key_hook = hook
+    transport = RequestsTransport.from_configuration(cfg, identity_material="svc")
+    with pytest.raises(RestMapperError) as info:
+        transport.get("/api")
+    assert "Bearer <redacted>" in str(info.value)
+    assert f"Bearer {TOKEN}" not in str(info.value)
