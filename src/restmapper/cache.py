@@ -1,0 +1,648 @@
+"""The discovery cache: when to ask the server, and what to keep when it fails.
+
+State (all guarded by ``DiscoveryCache._lock``, which is never held across network I/O):
+
+* ``_core`` / ``_named``: the last ``/api`` and ``/apis`` answers (:class:`_RootSlot`), each with its fetch time.
+* ``_entries``: one :class:`GroupEntry` per loaded API group (its served versions, their resources, and the
+  versions that failed), each with its fetch time.
+* ``_backoff``: per group (and per root document), when a failed fetch may be tried again.
+* ``_generation``: bumped whenever cached content changes; the mapper memoizes answers on it.
+
+One refresh path: :meth:`DiscoveryCache.groups` decides per group whether the entry is fresh (TTL), due for a
+retry (failed versions past their backoff) or missing, and loads only those, sharing in-flight fetches between
+threads (single-flight per document). A 404 on a listed group version evicts the group, re-reads ``/apis`` once
+and retries in the same call (the Cluster API upgrade race, controller-runtime's fix). A lookup that misses
+calls :meth:`DiscoveryCache.revalidate_on_miss`, rate-limited to one revalidation per ``miss_refresh_interval``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from restmapper.discovery import DiscoveryClient, RootDiscovery
+from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError, TransportError
+from restmapper.model import APIGroup, APIResourceList, GroupVersion
+
+__all__ = ["CacheStats", "DiscoveryCache", "GroupEntry", "GroupView", "StaleGroupVersionError"]
+
+log = logging.getLogger("restmapper.cache")
+
+T = TypeVar("T")
+_INF = math.inf
+
+
+class StaleGroupVersionError(DiscoveryError):
+    """Aggregated discovery marked a group version ``Stale``: its backing API service is down."""
+
+    def __init__(self, gv: GroupVersion) -> None:
+        super().__init__(f"stale GroupVersion discovery: {gv}")
+        self.group_version = gv
+
+
+@dataclass(frozen=True)
+class GroupEntry:
+    """One API group as cached.
+
+    Attributes:
+        group: the group with its *served* versions (listed versions that answered 404 are left out), in
+            server order, and its preferred version.
+        resources: the resource list of every version that could be discovered.
+        failed: versions that could not be discovered, with the typed cause (never cached as empty).
+        fetched_at: clock reading (seconds) when the entry was built.
+        generation: a number unique to this entry's content, for memoizing derived indexes.
+    """
+
+    group: APIGroup
+    resources: Mapping[GroupVersion, APIResourceList]
+    failed: Mapping[GroupVersion, RestMapperError]
+    fetched_at: float
+    generation: int
+
+    @property
+    def name(self) -> str:
+        """The group name (``""`` for core)."""
+        return self.group.name
+
+    def failure(self) -> DiscoveryError | None:
+        """A :class:`~restmapper.errors.GroupDiscoveryError` naming the failed versions, or None."""
+        if not self.failed:
+            return None
+        from restmapper.errors import GroupDiscoveryError
+
+        return GroupDiscoveryError(self.name, self.failed)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """Groups returned by :meth:`DiscoveryCache.groups`, in priority order (core first).
+
+    Attributes:
+        entries: the group entries.
+        valid_until: clock reading (seconds) until which answers derived from these entries may be reused.
+        generation: the cache generation the view was taken at.
+    """
+
+    entries: tuple[GroupEntry, ...]
+    valid_until: float
+    generation: int
+
+
+@dataclass
+class CacheStats:
+    """Counters of a :class:`DiscoveryCache` (read them through ``cache.stats``; they only grow).
+
+    Attributes:
+        hits: lookups answered from fresh entries without I/O.
+        misses: revalidations asked for by lookups that found nothing.
+        negative_hits: misses answered "still no" from the rate-limited negative cache, without I/O.
+        fetches: requests by endpoint (``/api``, ``/apis``, ``/apis/<g>/<v>``).
+        not_modified: root revalidations that found nothing changed (304 or identical document).
+        evictions: groups dropped (404 on a version, invalidation).
+        errors: failed fetches.
+        stale_served: lookups served from an entry kept after a transient refresh failure.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    negative_hits: int = 0
+    fetches: Counter[str] = field(default_factory=Counter)
+    not_modified: int = 0
+    evictions: int = 0
+    errors: int = 0
+    stale_served: int = 0
+
+    def copy(self) -> CacheStats:
+        """A snapshot of the counters."""
+        return CacheStats(self.hits, self.misses, self.negative_hits, Counter(self.fetches), self.not_modified,
+                          self.evictions, self.errors, self.stale_served)
+
+    @property
+    def requests(self) -> int:
+        """Total requests sent."""
+        return sum(self.fetches.values())
+
+
+@dataclass
+class _RootSlot:
+    root: RootDiscovery
+    fetched_at: float
+    expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
+
+
+@dataclass
+class _Backoff:
+    attempts: int = 0
+    retry_at: float = 0.0
+    error: BaseException | None = None
+
+
+class _Call:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class _SingleFlight:
+    """Concurrent callers of the same key share one call (Go's ``singleflight``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _calls only
+        self._calls: dict[Hashable, _Call] = {}
+
+    def do(self, key: Hashable, fn: Callable[[], T]) -> T:
+        with self._lock:
+            call = self._calls.get(key)
+            leader = call is None
+            if call is None:
+                call = self._calls[key] = _Call()
+        if not leader:
+            call.done.wait()
+            if call.error is not None:
+                raise call.error
+            result: T = call.result
+            return result
+        try:
+            call.result = fn()
+            return call.result  # type: ignore[no-any-return]
+        except BaseException as exc:
+            call.error = exc
+            raise
+        finally:
+            with self._lock:
+                del self._calls[key]
+            call.done.set()
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, APIStatusError):
+        return exc.status == 429 or exc.status >= 500
+    return isinstance(exc, TransportError) and exc.transient
+
+
+class DiscoveryCache:
+    """A TTL'd, self-healing cache of API groups over a :class:`~restmapper.discovery.DiscoveryClient`.
+
+    Thread-safe. Mirrors and extends controller-runtime's lazy REST mapper cache: lazy per-group loading,
+    whole-group eviction on a 404, plus what upstream lacks: a TTL, noticing new versions and kinds on a miss,
+    single-flight, rate-limited miss revalidation with a negative cache, stale-on-error and failure isolation.
+    """
+
+    def __init__(
+        self,
+        discovery: DiscoveryClient,
+        *,
+        ttl: float | None = 300.0,
+        miss_refresh_interval: float = 1.0,
+        max_stale: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+    ) -> None:
+        """Create a cache.
+
+        Args:
+            discovery: the discovery client to read through.
+            ttl: seconds a group entry stays fresh; 0 revalidates on every lookup; None never expires.
+            miss_refresh_interval: seconds between two revalidations caused by misses (the negative-cache
+                lifetime).
+            max_stale: seconds an entry may still be served after a transient refresh failure.
+            clock: a monotonic clock in seconds (inject one in tests).
+            retry_initial: first backoff (seconds) before a failed group or root document is fetched again.
+            retry_max: cap (seconds) of that exponential backoff.
+
+        Raises:
+            ValueError: a negative ttl, interval or max_stale.
+        """
+        for name, value in (("ttl", ttl), ("miss_refresh_interval", miss_refresh_interval),
+                            ("max_stale", max_stale)):
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must not be negative")
+        self.discovery = discovery
+        self.ttl = ttl
+        self.miss_refresh_interval = miss_refresh_interval
+        self.max_stale = max_stale
+        self.clock = clock
+        self._retry_initial = retry_initial
+        self._retry_max = retry_max
+        self._flight = _SingleFlight()
+        # Guards every attribute below; never held across a discovery call.
+        self._lock = threading.Lock()
+        self._core: _RootSlot | None = None
+        self._named: _RootSlot | None = None
+        self._entries: dict[str, GroupEntry] = {}
+        self._backoff: dict[str, _Backoff] = {}
+        self._generation = 0
+        self._last_miss_check: float | None = None
+        self._warned_stale: set[str] = set()
+        self._stats = CacheStats()
+
+    # --- public surface ---------------------------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """A number that changes whenever cached content changes."""
+        return self._generation
+
+    @property
+    def stats(self) -> CacheStats:
+        """A snapshot of the counters."""
+        with self._lock:
+            return self._stats.copy()
+
+    def groups(self, names: Collection[str] | None = None) -> GroupView:
+        """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.
+
+        Args:
+            names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``.
+
+        Returns:
+            A :class:`GroupView` in server priority order; groups the server does not list are absent.
+
+        Raises:
+            DiscoveryError: ``/api`` or ``/apis`` could not be read and no usable earlier answer exists (the
+                cause is chained). Failures of single group versions are *not* raised: they are in
+                ``GroupEntry.failed``, so only lookups that need them fail.
+        """
+        want_core = names is None or "" in names
+        want_named = names is None or any(n != "" for n in names)
+        core = self._ensure_root("/api") if want_core else None
+        named = self._ensure_root("/apis") if want_named else None
+        ordered: list[APIGroup] = []
+        if core is not None:
+            ordered.extend(core.root.groups)
+        if named is not None:
+            ordered.extend(g for g in named.root.groups if g.name != "")
+        if names is not None:
+            ordered = [g for g in ordered if g.name in names]
+        now = self.clock()
+        to_load: list[APIGroup] = []
+        with self._lock:
+            for g in ordered:
+                entry = self._entries.get(g.name)
+                if entry is None or not self._fresh(entry, now) or self._retry_due(g.name, now):
+                    to_load.append(g)
+        if to_load:
+            self._load(to_load)
+        with self._lock:
+            entries = tuple(e for g in ordered if (e := self._entries.get(g.name)) is not None)
+            if not to_load:
+                self._stats.hits += 1
+            valid_until = self._valid_until(entries, (core, named))
+            return GroupView(entries, valid_until, self._generation)
+
+    def group_names(self) -> tuple[str, ...]:
+        """Every group name the server lists, core first, in priority order (reads ``/api`` and ``/apis``).
+
+        Raises:
+            DiscoveryError: as :meth:`groups`.
+        """
+        core = self._ensure_root("/api")
+        named = self._ensure_root("/apis")
+        return tuple(g.name for g in core.root.groups) + tuple(g.name for g in named.root.groups if g.name)
+
+    def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
+        """Ask the server whether anything changed, because a lookup found no match.
+
+        At most one revalidation runs per ``miss_refresh_interval`` seconds however many threads miss;
+        concurrent callers share the one in flight; the others get False (the negative answer) without I/O.
+        Aggregated servers answer a conditional ``GET /apis`` (304 = the miss is real); legacy servers are
+        re-listed and the group versions of ``names`` (None: every loaded group) re-read.
+
+        Args:
+            names: the groups the failed lookup needed (None: all).
+
+        Returns:
+            True when cached content changed (the caller should look again).
+
+        Raises:
+            DiscoveryError: the root documents could not be read.
+        """
+        now = self.clock()
+        with self._lock:
+            self._stats.misses += 1
+            last = self._last_miss_check
+            if last is not None and now - last < self.miss_refresh_interval:
+                self._stats.negative_hits += 1
+                return False
+            self._last_miss_check = now
+        key = ("miss", None if names is None else frozenset(names))
+        return self._flight.do(key, lambda: self._revalidate(names))
+
+    def report_not_found(self, gv: GroupVersion) -> None:
+        """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
+
+        The next lookup of the group re-reads ``/apis`` (conditionally) and the group's versions, as
+        controller-runtime does after a Cluster API upgrade removed a served version.
+        """
+        self.invalidate_group(gv.group)
+
+    def invalidate_group(self, group: str) -> None:
+        """Drop one group (its versions and resources); the next lookup that needs it refetches.
+
+        Dropping a named group also marks ``/apis`` for a conditional revalidation, so that new or removed
+        versions are seen.
+        """
+        with self._lock:
+            if self._entries.pop(group, None) is not None:
+                self._stats.evictions += 1
+            self._backoff.pop(group, None)
+            slot = self._core if group == "" else self._named
+            if slot is not None:
+                slot.expired = True
+            self._generation += 1
+
+    def invalidate_group_version(self, gv: GroupVersion) -> None:
+        """Drop the group of ``gv`` (a version change can change the group's preferred version)."""
+        self.invalidate_group(gv.group)
+
+    def invalidate_all(self) -> None:
+        """Drop everything; ETags are kept, so the next fetch is still conditional."""
+        with self._lock:
+            self._stats.evictions += len(self._entries)
+            self._entries.clear()
+            self._backoff.clear()
+            for slot in (self._core, self._named):
+                if slot is not None:
+                    slot.expired = True
+            self._generation += 1
+
+    # --- freshness ----------------------------------------------------------------------------------------
+
+    def _fresh(self, entry: GroupEntry, now: float) -> bool:
+        return self.ttl is None or now - entry.fetched_at < self.ttl
+
+    def _retry_due(self, group: str, now: float) -> bool:
+        b = self._backoff.get(group)
+        return b is not None and now >= b.retry_at
+
+    def _valid_until(self, entries: Iterable[GroupEntry], slots: Iterable[_RootSlot | None]) -> float:
+        if self.ttl is None:
+            until = _INF
+        else:
+            stamps = [e.fetched_at for e in entries] + [s.fetched_at for s in slots if s is not None]
+            until = min(stamps, default=_INF) + self.ttl
+        if any(s is not None and s.expired for s in slots):
+            return -_INF
+        for e in entries:
+            b = self._backoff.get(e.name)
+            if b is not None:
+                until = min(until, b.retry_at)
+        return until
+
+    def _schedule_retry(self, key: str, error: BaseException, now: float) -> None:
+        b = self._backoff.setdefault(key, _Backoff())
+        b.attempts += 1
+        b.error = error
+        b.retry_at = now + min(self._retry_initial * 2 ** (b.attempts - 1), self._retry_max)
+
+    # --- root documents -----------------------------------------------------------------------------------
+
+    def _ensure_root(self, path: str, *, force: bool = False) -> _RootSlot:
+        now = self.clock()
+        with self._lock:
+            slot = self._core if path == "/api" else self._named
+            if slot is not None and not force and not slot.expired and (
+                    self.ttl is None or now - slot.fetched_at < self.ttl):
+                return slot
+            backoff = self._backoff.get(path)
+            if backoff is not None and now < backoff.retry_at:
+                if slot is not None and now - slot.fetched_at <= self.max_stale + (self.ttl or 0):
+                    self._stats.stale_served += 1
+                    return slot
+                raise DiscoveryError(f"unable to retrieve {path}: {backoff.error}") from backoff.error
+        try:
+            return self._flight.do(path, lambda: self._refresh_root(path))
+        except RestMapperError as exc:
+            with self._lock:
+                slot = self._core if path == "/api" else self._named
+                now = self.clock()
+                self._schedule_retry(path, exc, now)
+                if slot is not None and _is_transient(exc) and now - slot.fetched_at <= self.max_stale + (
+                        self.ttl or 0):
+                    if path not in self._warned_stale:
+                        self._warned_stale.add(path)
+                        log.warning("serving cached %s after a transient failure: %s", path, exc)
+                    self._stats.stale_served += 1
+                    return slot
+                if path == "/apis" and slot is not None and not _is_transient(exc):
+                    self._named = None  # 403/404 on /apis: never mask a permanent answer.
+            if isinstance(exc, DiscoveryError):
+                raise
+            raise DiscoveryError(f"unable to retrieve {path}: {exc}") from exc
+
+    def _refresh_root(self, path: str) -> _RootSlot:
+        fetch = self.discovery.fetch_core if path == "/api" else self.discovery.fetch_named
+        try:
+            root = fetch()
+        except RestMapperError:
+            with self._lock:
+                self._stats.fetches[path] += 1
+                self._stats.errors += 1
+            raise
+        now = self.clock()
+        with self._lock:
+            self._stats.fetches[path] += 1
+            if root.not_modified:
+                self._stats.not_modified += 1
+            self._backoff.pop(path, None)
+            self._warned_stale.discard(path)
+            slot = _RootSlot(root, now)
+            if path == "/api":
+                self._core = slot
+            else:
+                self._named = slot
+            if not root.not_modified:
+                self._generation += 1
+            if root.resources is not None:
+                self._install_aggregated(root, now, path)
+            else:
+                self._forget_unlisted(root, path)
+        return slot
+
+    def _install_aggregated(self, root: RootDiscovery, now: float, path: str) -> None:
+        """Rebuild the entries of every group in an aggregated document (caller holds the lock)."""
+        assert root.resources is not None
+        stale_by_group: dict[str, list[GroupVersion]] = {}
+        for gv in root.stale:
+            stale_by_group.setdefault(gv.group, []).append(gv)
+        names = {g.name for g in root.groups}
+        for g in root.groups:
+            resources = {gv: root.resources[gv] for gv in g.group_versions if gv in root.resources}
+            failed: dict[GroupVersion, RestMapperError] = {
+                gv: StaleGroupVersionError(gv) for gv in stale_by_group.get(g.name, ())}
+            self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, now)
+            if failed:
+                self._schedule_retry(g.name, next(iter(failed.values())), now)
+            else:
+                self._backoff.pop(g.name, None)
+        for name in list(self._entries):
+            if name not in names and (name == "") == (path == "/api"):
+                del self._entries[name]
+                self._generation += 1
+
+    def _forget_unlisted(self, root: RootDiscovery, path: str) -> None:
+        """Drop entries of groups a legacy root document no longer lists (caller holds the lock)."""
+        listed = {g.name: g for g in root.groups}
+        for name, entry in list(self._entries.items()):
+            if (name == "") != (path == "/api"):
+                continue
+            g = listed.get(name)
+            if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
+                # Gone, or new versions appeared: reload lazily.
+                del self._entries[name]
+                self._generation += 1
+
+    def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
+             failed: Mapping[GroupVersion, RestMapperError], now: float) -> None:
+        old = self._entries.get(group.name)
+        if old is not None and old.group == group and dict(old.resources) == dict(resources) and (
+                set(old.failed) == set(failed)):
+            self._entries[group.name] = GroupEntry(group, old.resources, failed, now, old.generation)
+            return
+        self._generation += 1
+        self._entries[group.name] = GroupEntry(group, dict(resources), dict(failed), now, self._generation)
+
+    # --- legacy group loading -----------------------------------------------------------------------------
+
+    def _load(self, groups: list[APIGroup]) -> None:
+        """Bring the entries of ``groups`` up to date (aggregated: re-read the root; legacy: their versions)."""
+        with self._lock:
+            core, named = self._core, self._named
+        aggregated_paths = {path for path, slot in (("/api", core), ("/apis", named))
+                            if slot is not None and slot.root.resources is not None}
+        legacy: list[APIGroup] = []
+        for g in groups:
+            path = "/api" if g.name == "" else "/apis"
+            if path in aggregated_paths:
+                self._reload_aggregated_root(path)
+            else:
+                legacy.append(g)
+        if legacy:
+            self._load_legacy(legacy, retried=False)
+
+    def _reload_aggregated_root(self, path: str) -> None:
+        now = self.clock()
+        with self._lock:
+            slot = self._core if path == "/api" else self._named
+            if slot is not None and not slot.expired and now - slot.fetched_at < (
+                    self.ttl if self.ttl is not None else _INF) and not (
+                    any(self._retry_due(g.name, now) for g in slot.root.groups)):
+                return
+        self._ensure_root(path, force=True)
+
+    def _load_legacy(self, groups: list[APIGroup], *, retried: bool) -> None:
+        gvs = [gv for g in groups for gv in g.group_versions]
+        ok, failed = self._fetch_group_versions(gvs)
+        gone = {gv for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
+        if gone and not retried:
+            # A version the listing still names answered 404: the listing may be stale (a CRD version stopped
+            # being served). Evict the group, re-read /apis once and retry in this same call.
+            affected = {gv.group for gv in gone}
+            with self._lock:
+                self._stats.evictions += len(affected)
+                for name in affected:
+                    self._entries.pop(name, None)
+            fresh: list[APIGroup] = []
+            for path in {"/api" if n == "" else "/apis" for n in affected}:
+                slot = self._ensure_root(path, force=True)
+                fresh.extend(g for g in slot.root.groups if g.name in affected)
+            keep = [g for g in groups if g.name not in affected]
+            self._install_legacy(keep, ok, failed)
+            if fresh:
+                self._load_legacy(fresh, retried=True)
+            return
+        self._install_legacy(groups, ok, failed)
+
+    def _fetch_group_versions(
+        self, gvs: list[GroupVersion]
+    ) -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
+        ok: dict[GroupVersion, APIResourceList] = {}
+        failed: dict[GroupVersion, RestMapperError] = {}
+
+        def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
+            res, errs = self.discovery.fetch_group_versions(gvs)
+            with self._lock:
+                for gv in gvs:
+                    self._stats.fetches[gv.path] += 1
+                self._stats.errors += len(errs)
+            return res, errs
+
+        # One flight per batch: threads asking for the same groups share it; distinct batches run in parallel.
+        res, errs = self._flight.do(("gvs", tuple(gvs)), fetch_all)
+        ok.update(res)
+        failed.update(errs)
+        return ok, failed
+
+    def _install_legacy(self, groups: list[APIGroup], ok: Mapping[GroupVersion, APIResourceList],
+                        failed: Mapping[GroupVersion, RestMapperError]) -> None:
+        now = self.clock()
+        with self._lock:
+            for g in groups:
+                old = self._entries.get(g.name)
+                served: list[str] = []
+                resources: dict[GroupVersion, APIResourceList] = {}
+                errors: dict[GroupVersion, RestMapperError] = {}
+                served_stale = False
+                for gv in g.group_versions:
+                    err = failed.get(gv)
+                    if gv in ok:
+                        resources[gv] = ok[gv]
+                        served.append(gv.version)
+                    elif isinstance(err, APIStatusError) and err.not_found:
+                        log.info("%s is listed by the server but answers 404; treating it as not served", gv)
+                    elif err is not None:
+                        served.append(gv.version)
+                        if (old is not None and gv in old.resources and _is_transient(err)
+                                and now - old.fetched_at <= self.max_stale + (self.ttl or 0)):
+                            resources[gv] = old.resources[gv]
+                            served_stale = True
+                            self._stats.stale_served += 1
+                            if g.name not in self._warned_stale:
+                                self._warned_stale.add(g.name)
+                                log.warning("serving cached %s after a transient failure: %s", gv, err)
+                            self._schedule_retry(g.name, err, now)
+                        else:
+                            errors[gv] = err
+                preferred = g.preferred_version if g.preferred_version in served else (
+                    served[0] if served else None)
+                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, now)
+                if errors:
+                    self._schedule_retry(g.name, next(iter(errors.values())), now)
+                elif not served_stale:
+                    self._backoff.pop(g.name, None)
+                    self._warned_stale.discard(g.name)
+
+    # --- miss revalidation --------------------------------------------------------------------------------
+
+    def _revalidate(self, names: Collection[str] | None) -> bool:
+        before = self._generation
+        want_core = names is None or "" in names
+        want_named = names is None or any(n != "" for n in names)
+        paths = [p for p, want in (("/api", want_core), ("/apis", want_named)) if want]
+        for path in paths:
+            self._ensure_root(path, force=True)
+        with self._lock:
+            legacy_loaded = [
+                e.group for e in self._entries.values()
+                if (names is None or e.name in names)
+                and (self._core if e.name == "" else self._named) is not None
+                and (self._core if e.name == "" else self._named).root.resources is None  # type: ignore[union-attr]
+            ]
+        if legacy_loaded:
+            listed: dict[str, APIGroup] = {}
+            with self._lock:
+                for slot in (self._core, self._named):
+                    if slot is not None:
+                        listed.update((g.name, g) for g in slot.root.groups)
+            self._load_legacy([listed[g.name] for g in legacy_loaded if g.name in listed], retried=False)
+        return self._generation != before

@@ -1,0 +1,396 @@
+"""The discovery client: aggregated discovery first, legacy fallback, ETag revalidation, partial results.
+
+It answers the questions client-go's ``discovery.DiscoveryClient`` answers (``ServerVersion``,
+``ServerGroups``, ``ServerResourcesForGroupVersion``, ``ServerGroupsAndResources``) and one more that the cache
+layer needs: :meth:`DiscoveryClient.fetch_root`, which says whether ``/api`` and ``/apis`` changed since the
+last call (``If-None-Match`` with the last ETag; 304 reuses the previous document). It keeps no policy: no TTL,
+no eviction; that is :mod:`restmapper.cache`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from restmapper import wire
+from restmapper.errors import (
+    APIStatusError,
+    DiscoveryError,
+    RestMapperError,
+)
+from restmapper.model import APIGroup, APIResourceList, GroupVersion, VersionInfo
+from restmapper.transport import Response, Transport
+
+__all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
+
+log = logging.getLogger("restmapper.discovery")
+
+DEFAULT_MAX_WORKERS = 8
+"""Default bound on concurrent legacy group-version fetches."""
+
+_REASON_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class RootDiscovery:
+    """What ``/api`` and ``/apis`` said.
+
+    Attributes:
+        groups: every API group in server priority order, core (``""``) first when ``/api`` answered.
+        resources: resources of every non-stale group version when *both* documents were aggregated, else
+            None (the caller then fetches ``/api/v1`` and ``/apis/<g>/<v>`` itself).
+        stale: group versions the aggregator marked ``Stale`` (partial failures, not absences).
+        aggregated: True when both documents were aggregated.
+        not_modified: True when neither document changed since the previous ``fetch_root`` of this client
+            (both answered 304 Not Modified, or legacy documents with the same content).
+        listed: every group version listed by the server (stale ones included), in priority order.
+    """
+
+    groups: tuple[APIGroup, ...]
+    resources: Mapping[GroupVersion, APIResourceList] | None
+    stale: tuple[GroupVersion, ...] = ()
+    aggregated: bool = False
+    not_modified: bool = False
+    listed: tuple[GroupVersion, ...] = field(default=())
+
+    def group(self, name: str) -> APIGroup | None:
+        """The group called ``name``, or None when the server does not list it."""
+        for g in self.groups:
+            if g.name == name:
+                return g
+        return None
+
+
+@dataclass
+class _CachedDocument:
+    """The last good answer for one root path (guarded by ``DiscoveryClient._lock``)."""
+
+    path: str
+    etag: str | None
+    body: bytes
+    format: wire.DocumentFormat
+    parsed: Any
+
+
+def _status_reason(resp: Response) -> str:
+    """A short, credential-free reason from an error body: ``Status.message`` or the first line of text."""
+    body = resp.body[:4096]
+    try:
+        doc = json.loads(body)
+        if isinstance(doc, dict) and isinstance(doc.get("message"), str):
+            return str(doc["message"])[:_REASON_LIMIT]
+    except ValueError:
+        pass
+    text = body.decode("utf-8", "replace").strip()
+    if text.lower().startswith(("<!doctype", "<html")):
+        return "HTML page (probably from a proxy)"
+    first = text.splitlines()[0] if text else ""
+    return "".join(ch for ch in first if ch.isprintable())[:_REASON_LIMIT]
+
+
+def _status_error(resp: Response, path: str) -> APIStatusError:
+    retry_after: float | None = None
+    value = resp.header("Retry-After")
+    if value is not None:
+        try:
+            retry_after = float(value)
+        except ValueError:
+            retry_after = None
+    return APIStatusError(path, resp.status, _status_reason(resp), retry_after=retry_after)
+
+
+class DiscoveryClient:
+    """Reads a server's discovery documents through a :class:`~restmapper.transport.Transport`.
+
+    Aggregated discovery (``apidiscovery.k8s.io`` v2, then v2beta1) is asked for on ``/api`` and ``/apis``
+    with the Accept header of client-go; a 406 or a legacy answer falls back to legacy discovery, whose
+    group versions are fetched with at most ``max_workers`` requests in flight. Thread-safe; no lock is held
+    across network I/O.
+
+    Mirrors client-go ``discovery.DiscoveryClient`` (``GroupsAndMaybeResources``, ``fetchGroupVersionResources``).
+    """
+
+    def __init__(self, transport: Transport, *, max_workers: int = DEFAULT_MAX_WORKERS,
+                 aggregated: bool = True) -> None:
+        """Create a client.
+
+        Args:
+            transport: how to reach the server.
+            max_workers: the bound on concurrent legacy group-version fetches (>= 1).
+            aggregated: ask for aggregated discovery (set False to force legacy discovery).
+
+        Raises:
+            ValueError: when ``max_workers`` is below 1.
+        """
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._transport = transport
+        self._max_workers = max_workers
+        self._aggregated = aggregated
+        # Guards _documents and _server_rejects_aggregated; never held across a transport call.
+        self._lock = threading.Lock()
+        self._documents: dict[str, _CachedDocument] = {}
+        self._server_rejects_aggregated = False
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
+                        **options: Any) -> DiscoveryClient:
+        """Build a client for a kubeconfig cluster (usual lookup: ``KUBECONFIG``, then ``~/.kube/config``).
+
+        Args:
+            path: the kubeconfig file, or None for the usual lookup.
+            context: the context name, or None for the current context.
+            **options: passed to :meth:`RequestsTransport.from_kubeconfig` (timeouts, retry, ...).
+
+        Raises:
+            ConfigError: the kubeconfig is missing or invalid.
+        """
+        from restmapper.transport import RequestsTransport
+
+        return cls(RequestsTransport.from_kubeconfig(path, context, **options))
+
+    @property
+    def transport(self) -> Transport:
+        """The transport this client uses."""
+        return self._transport
+
+    # --- single documents ------------------------------------------------------------------------------
+
+    def _get(self, path: str, accept: str, etag: str | None = None) -> Response:
+        headers = {"Accept": accept}
+        if etag:
+            headers["If-None-Match"] = etag
+        return self._transport.get(path, headers)
+
+    def server_version(self) -> VersionInfo:
+        """Return the server's ``/version``.
+
+        Raises:
+            TransportError: no answer, or an error status (as :class:`APIStatusError`).
+            MalformedDiscoveryError: the document could not be parsed.
+        """
+        resp = self._get("/version", wire.ACCEPT_JSON)
+        if resp.status != 200:
+            raise _status_error(resp, "/version")
+        return wire.parse_version_info(resp.body, document="/version")
+
+    def server_resources_for_group_version(self, gv: GroupVersion | str) -> APIResourceList:
+        """Return the resources of one group version from its legacy document (``/api/v1``, ``/apis/g/v``).
+
+        Args:
+            gv: the group version (``GroupVersion`` or ``"apps/v1"``).
+
+        Returns:
+            The APIResourceList, subresources included, in server order.
+
+        Raises:
+            APIStatusError: the server answered an error status (``.not_found`` for 404: the version is gone).
+            TransportError: no answer.
+            MalformedDiscoveryError: the document could not be parsed or names another group version.
+        """
+        if isinstance(gv, str):
+            gv = GroupVersion.parse(gv)
+        path = gv.path
+        resp = self._get(path, wire.ACCEPT_JSON)
+        if resp.status != 200:
+            raise _status_error(resp, path)
+        wire.detect_format(resp.content_type, document=path)
+        return wire.parse_api_resource_list(resp.body, document=path, expected=gv)
+
+    # --- root documents --------------------------------------------------------------------------------
+
+    def _fetch_document(self, path: str, *, allow_404: bool) -> tuple[_CachedDocument | None, bool]:
+        """GET a root document, conditionally. Returns (document or None on a tolerated 404, unchanged)."""
+        with self._lock:
+            previous = self._documents.get(path)
+            want_aggregated = self._aggregated and not self._server_rejects_aggregated
+        accept = wire.ACCEPT_AGGREGATED if want_aggregated else wire.ACCEPT_JSON
+        etag = previous.etag if previous is not None else None
+        resp = self._get(path, accept, etag)
+        if resp.status == 406 and want_aggregated:
+            # A server that cannot serve any type we listed (e.g. a 1.27 server given a v2-only list, or a
+            # proxy): fall back to plain JSON, as client-go does on 406.
+            log.debug("%s answered 406 to aggregated discovery; falling back to legacy", path)
+            with self._lock:
+                self._server_rejects_aggregated = True
+            resp = self._get(path, wire.ACCEPT_JSON)
+        if resp.status == 304 and previous is not None:
+            # 304 carries no body and possibly no Content-Type: the previous document stays valid.
+            return previous, True
+        if resp.status == 404 and allow_404:
+            with self._lock:
+                self._documents.pop(path, None)
+            return None, previous is None
+        if resp.status != 200:
+            raise _status_error(resp, path)
+        fmt = wire.detect_format(resp.content_type, document=path)
+        parsed: Any
+        if fmt is wire.DocumentFormat.LEGACY:
+            if path == "/api":
+                parsed = wire.parse_api_versions(resp.body, document=path)
+            else:
+                parsed = wire.parse_api_group_list(resp.body, document=path)
+        else:
+            parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
+        unchanged = previous is not None and previous.body == resp.body and previous.format is fmt
+        doc = _CachedDocument(path, resp.header("ETag"), resp.body, fmt, parsed)
+        with self._lock:
+            self._documents[path] = doc
+        return doc, unchanged
+
+    def fetch_core(self) -> RootDiscovery:
+        """Fetch ``/api`` alone (conditionally): the core group, for lookups that never need ``/apis``.
+
+        Returns:
+            A :class:`RootDiscovery` holding at most the core group (none when ``/api`` answered 404);
+            ``resources`` is set when ``/api`` was aggregated.
+
+        Raises:
+            APIStatusError: ``/api`` answered an error status other than 404.
+            TransportError: no answer.
+            MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
+        """
+        doc, same = self._fetch_document("/api", allow_404=True)
+        return self._root_from((doc,), same)
+
+    def fetch_named(self) -> RootDiscovery:
+        """Fetch ``/apis`` alone (conditionally): every named group.
+
+        Raises:
+            APIStatusError: ``/apis`` answered an error status (a 404 included).
+            TransportError: no answer.
+            MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
+        """
+        doc, same = self._fetch_document("/apis", allow_404=False)
+        return self._root_from((doc,), same)
+
+    def fetch_root(self) -> RootDiscovery:
+        """Fetch ``/api`` and ``/apis`` (conditionally, with the ETags of the previous call).
+
+        Returns:
+            A :class:`RootDiscovery`; ``resources`` is set only when both documents were aggregated.
+
+        Raises:
+            APIStatusError: ``/apis`` (or ``/api`` with anything but 404) answered an error status.
+            TransportError: no answer.
+            MalformedDiscoveryError: a document could not be parsed (nothing is cached from it).
+
+        Mirrors client-go ``GroupsAndMaybeResources``: a 404 on ``/api`` is tolerated, one on ``/apis`` is not.
+        """
+        api_doc, api_same = self._fetch_document("/api", allow_404=True)
+        apis_doc, apis_same = self._fetch_document("/apis", allow_404=False)
+        return self._root_from((api_doc, apis_doc), api_same and apis_same)
+
+    @staticmethod
+    def _root_from(docs: tuple[_CachedDocument | None, ...], not_modified: bool) -> RootDiscovery:
+        groups: list[APIGroup] = []
+        listed: list[GroupVersion] = []
+        stale: list[GroupVersion] = []
+        resources: dict[GroupVersion, APIResourceList] = {}
+        present = [d for d in docs if d is not None]
+        aggregated = bool(present) and all(d.format is not wire.DocumentFormat.LEGACY for d in present)
+        for doc in present:
+            if isinstance(doc.parsed, wire.AggregatedDiscovery):
+                agg = doc.parsed
+                groups.extend(agg.groups)
+                stale.extend(agg.stale)
+                resources.update(agg.resources)
+                listed.extend(gv for g in agg.groups for gv in g.group_versions)
+                listed.extend(agg.stale)
+            elif doc.path == "/api":
+                versions: tuple[str, ...] = doc.parsed
+                core = APIGroup("", versions, versions[0] if versions else None)
+                groups.append(core)
+                listed.extend(core.group_versions)
+            else:
+                named: tuple[APIGroup, ...] = doc.parsed
+                groups.extend(named)
+                for g in named:
+                    listed.extend(g.group_versions)
+        return RootDiscovery(
+            groups=tuple(groups),
+            resources=resources if aggregated else None,
+            stale=tuple(stale),
+            aggregated=aggregated,
+            not_modified=not_modified,
+            listed=tuple(listed),
+        )
+
+    def server_groups(self) -> list[APIGroup]:
+        """Return every API group, core first, in server priority order.
+
+        Raises:
+            TransportError, MalformedDiscoveryError: as :meth:`fetch_root`.
+        """
+        return list(self.fetch_root().groups)
+
+    # --- group versions --------------------------------------------------------------------------------
+
+    def fetch_group_versions(
+        self, gvs: Iterable[GroupVersion]
+    ) -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
+        """Fetch the legacy documents of several group versions, at most ``max_workers`` at a time.
+
+        Args:
+            gvs: the group versions to fetch.
+
+        Returns:
+            ``(resources, failed)``: the lists that came back and, for each failure, its typed cause
+            (:class:`APIStatusError`, :class:`TransportError`, :class:`MalformedDiscoveryError`).
+        """
+        todo = list(dict.fromkeys(gvs))
+        ok: dict[GroupVersion, APIResourceList] = {}
+        failed: dict[GroupVersion, RestMapperError] = {}
+        if not todo:
+            return ok, failed
+
+        def one(gv: GroupVersion) -> tuple[GroupVersion, APIResourceList | RestMapperError]:
+            try:
+                return gv, self.server_resources_for_group_version(gv)
+            except RestMapperError as exc:
+                return gv, exc
+
+        if len(todo) == 1:
+            results = [one(todo[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self._max_workers, len(todo)),
+                                    thread_name_prefix="restmapper-discovery") as pool:
+                results = list(pool.map(one, todo))
+        for gv, res in results:
+            if isinstance(res, APIResourceList):
+                ok[gv] = res
+            else:
+                failed[gv] = res
+        return ok, failed
+
+    def server_groups_and_resources(self) -> tuple[list[APIGroup], dict[GroupVersion, APIResourceList]]:
+        """Return every group and the resources of every served group version.
+
+        Returns:
+            ``(groups, resources)``; groups in priority order, core first.
+
+        Raises:
+            DiscoveryError: some group versions failed (stale in aggregated discovery, or an error status, a
+                transport error or a malformed document in legacy discovery). ``failed`` maps each to its cause
+                and ``partial`` holds ``(groups, resources)`` of everything else, as client-go's
+                ``ErrGroupDiscoveryFailed`` does alongside its partial result.
+            TransportError, MalformedDiscoveryError: ``/apis`` itself could not be read.
+        """
+        root = self.fetch_root()
+        groups = list(root.groups)
+        failed: dict[GroupVersion, BaseException] = {}
+        for gv in root.stale:
+            failed[gv] = DiscoveryError(f"stale GroupVersion discovery: {gv}")
+        if root.resources is not None:
+            resources = dict(root.resources)
+        else:
+            resources, errors = self.fetch_group_versions(gv for g in groups for gv in g.group_versions)
+            failed.update(errors)
+        if failed:
+            raise DiscoveryError(failed=failed, partial=(groups, resources))
+        return groups, resources

@@ -1,0 +1,233 @@
+"""DiscoveryClient against the testing kit: aggregated first, legacy fallback, ETags, partial failures, faults."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from restmapper import (
+    APIResource,
+    APIStatusError,
+    DiscoveryError,
+    GroupVersion,
+    MalformedDiscoveryError,
+    ResponseTooLargeError,
+    TransportError,
+)
+from restmapper.discovery import DiscoveryClient
+from restmapper.testing import FakeCluster
+from restmapper.transport import RequestsTransport, RetryPolicy
+from restmapper.wire import ACCEPT_AGGREGATED
+
+METRICS = [APIResource("pods", "", True, "PodMetrics", ("get", "list")),
+           APIResource("nodes", "", False, "NodeMetrics", ("get", "list"))]
+
+
+def client_for(cluster: FakeCluster, **options: object) -> DiscoveryClient:
+    transport = RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1), **options)  # type: ignore[arg-type]
+    return DiscoveryClient(transport)
+
+
+@pytest.fixture(params=["aggregated", "aggregated-v2beta1", "legacy"])
+def cluster(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
+    c = FakeCluster.embedded(mode=request.param)
+    with c.mock():
+        yield c
+
+
+def test_full_discovery_is_the_same_in_every_mode() -> None:
+    results = {}
+    for mode in ("aggregated", "aggregated-v2beta1", "legacy"):
+        cluster = FakeCluster.embedded(mode=mode)
+        with cluster.mock():
+            groups, resources = client_for(cluster).server_groups_and_resources()
+        results[mode] = ([(g.name, g.versions, g.preferred_version) for g in groups],
+                         {gv: {(r.name, r.kind, r.namespaced, frozenset(r.verbs)) for r in rl.resources}
+                          for gv, rl in resources.items()})
+    assert results["aggregated"] == results["legacy"] == results["aggregated-v2beta1"]
+
+
+def test_aggregated_full_listing_costs_two_requests_then_304s() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        client = client_for(cluster)
+        groups, resources = client.server_groups_and_resources()
+        assert [r.path for r in cluster.requests] == ["/api", "/apis"]
+        assert cluster.requests[0].headers["Accept"] == ACCEPT_AGGREGATED
+        assert groups[0].name == "" and GroupVersion("apps", "v1") in resources
+        root = client.fetch_root()
+        assert root.not_modified and root.aggregated
+        assert all(r.headers.get("If-None-Match") for r in cluster.requests[2:])
+        assert client.server_groups_and_resources()[1] == resources
+
+
+def test_304_without_content_type_reuses_previous_document() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        client = client_for(cluster)
+        first = client.fetch_root()
+        cluster.inject("/apis", status=304, body=b"", content_type="", times=1)
+        second = client.fetch_root()
+        assert second.groups == first.groups and second.aggregated
+
+
+def test_legacy_fetches_every_group_version_with_bounded_concurrency() -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        client = client_for(cluster)
+        active = 0
+        peak = 0
+        lock = threading.Lock()
+        real_get = client.transport.get
+
+        def counting_get(path, headers=None, **kw):  # type: ignore[no-untyped-def]
+            nonlocal active, peak
+            with lock:
+                active += 1
+                peak = max(peak, active)
+            try:
+                return real_get(path, headers, **kw)
+            finally:
+                with lock:
+                    active -= 1
+
+        client.transport.get = counting_get  # type: ignore[method-assign]
+        groups, resources = client.server_groups_and_resources()
+        listed = sum(len(g.versions) for g in groups)
+        assert len(resources) == listed
+        assert cluster.request_count() == 2 + listed
+        assert peak <= 8
+
+
+def test_406_falls_back_to_legacy() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        cluster.inject("/api", status=406, body="not acceptable", times=1)
+        client = client_for(cluster)
+        root = client.fetch_root()
+        assert not root.aggregated and root.resources is None
+        assert cluster.requests[1].headers["Accept"] == "application/json"
+
+
+def test_v2beta1_only_server_is_served_aggregated() -> None:
+    cluster = FakeCluster.embedded(mode="aggregated-v2beta1")
+    with cluster.mock():
+        assert client_for(cluster).fetch_root().aggregated
+
+
+def test_404_on_api_is_tolerated_but_not_on_apis() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        cluster.inject("/api", status=404, body="404 page not found")
+        root = client_for(cluster).fetch_root()
+        assert all(g.name for g in root.groups)
+        cluster.inject("/apis", status=404, body="404 page not found")
+        with pytest.raises(APIStatusError) as info:
+            client_for(cluster).fetch_root()
+        assert info.value.not_found
+
+
+def test_stale_aggregated_version_is_a_partial_failure(cluster: FakeCluster) -> None:
+    """A 503 aggregated API (text/plain in legacy, Stale in aggregated) fails alone, with the rest returned."""
+    cluster.add_api_resources("metrics.k8s.io/v1beta1", METRICS)
+    cluster.set_stale("metrics.k8s.io/v1beta1")
+    with pytest.raises(DiscoveryError) as info:
+        client_for(cluster).server_groups_and_resources()
+    err = info.value
+    assert set(err.failed) == {GroupVersion("metrics.k8s.io", "v1beta1")}
+    assert str(err).startswith("unable to retrieve the complete list of server APIs: metrics.k8s.io/v1beta1")
+    _groups, resources = err.partial
+    assert GroupVersion("apps", "v1") in resources
+    assert GroupVersion("metrics.k8s.io", "v1beta1") not in resources
+
+
+FAULTS = [
+    pytest.param(dict(status=500, body="internal error"), APIStatusError, id="500"),
+    pytest.param(dict(status=503, body="the server is currently unable to handle the request"), APIStatusError,
+                 id="503-text"),
+    pytest.param(dict(status=403, body='{"kind":"Status","message":"forbidden: User cannot list"}',
+                      content_type="application/json"), APIStatusError, id="403"),
+    pytest.param(dict(status=429, body="slow down", headers={"Retry-After": "1"}), APIStatusError, id="429"),
+    pytest.param(dict(status=200, body="<!DOCTYPE html><html>proxy login</html>", content_type="text/html"),
+                 MalformedDiscoveryError, id="html"),
+    pytest.param(dict(status=200, body='{"groups": [', content_type="application/json"), MalformedDiscoveryError,
+                 id="truncated"),
+    pytest.param(dict(status=200, body='{"groups": "nope", "versions": "nope", "major": 1}',
+                      content_type="application/json"),
+                 MalformedDiscoveryError, id="wrong-type"),
+    pytest.param(dict(status=200, body="groups: []", content_type="application/yaml"), MalformedDiscoveryError,
+                 id="wrong-content-type"),
+    pytest.param(dict(reset=True), TransportError, id="reset"),
+]
+
+
+@pytest.mark.parametrize(("fault", "error"), FAULTS)
+@pytest.mark.parametrize("path", ["/api", "/apis", "/apis/apps/v1", "/version"])
+def test_fault_table_for_every_endpoint(fault: dict[str, object], error: type[Exception], path: str) -> None:
+    """DESIGN 6: every fault on every endpoint gives a typed error; nothing else leaks."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject(path, **fault)  # type: ignore[arg-type]
+        client = client_for(cluster)
+        with pytest.raises((error, DiscoveryError)) as info:
+            if path == "/version":
+                client.server_version()
+            elif path.startswith("/apis/"):
+                client.server_resources_for_group_version("apps/v1")
+            else:
+                client.server_groups_and_resources()
+        assert isinstance(info.value, (error, DiscoveryError))
+        if path == "/apis/apps/v1":
+            assert isinstance(info.value, error)
+
+
+def test_partial_failure_in_legacy_per_group_version_faults() -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject("/apis/batch/v1", status=200, body="<html>", content_type="text/html")
+        cluster.inject("/apis/policy/v1", status=500, body="boom")
+        with pytest.raises(DiscoveryError) as info:
+            client_for(cluster).server_groups_and_resources()
+        failed = info.value.failed
+        assert isinstance(failed[GroupVersion("batch", "v1")], MalformedDiscoveryError)
+        assert isinstance(failed[GroupVersion("policy", "v1")], APIStatusError)
+        assert GroupVersion("apps", "v1") in info.value.partial[1]
+
+
+def test_oversized_body_is_refused() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        client = client_for(cluster, max_body_bytes=1024)
+        with pytest.raises(ResponseTooLargeError):
+            client.fetch_root()
+
+
+def test_connection_reset_is_a_transient_transport_error() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        cluster.inject("/apis", reset=True)
+        with pytest.raises(TransportError) as info:
+            client_for(cluster).fetch_named()
+        assert info.value.transient
+
+
+def test_resource_list_naming_another_group_version_is_malformed() -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject("/apis/apps/v1", status=200, content_type="application/json",
+                       body='{"kind":"APIResourceList","groupVersion":"batch/v1","resources":[]}')
+        with pytest.raises(MalformedDiscoveryError, match="batch/v1"):
+            client_for(cluster).server_resources_for_group_version("apps/v1")
+
+
+def test_server_version() -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        assert str(client_for(cluster).server_version()) == "v1.35.0"
+
+
+def test_max_workers_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        DiscoveryClient(RequestsTransport("https://x.invalid"), max_workers=0)
