@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from restmapper.errors import (
     AmbiguousKindError,
     AmbiguousResourceError,
     APIStatusError,
+    ConfigError,
     DiscoveryError,
     GroupDiscoveryError,
     InvalidArgumentError,
@@ -33,7 +37,33 @@ from restmapper.model import (
     VersionInfo,
 )
 
+if TYPE_CHECKING:
+    from restmapper.cache import DiscoveryCache
+    from restmapper.discovery import DiscoveryClient
+    from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
+    from restmapper.store import GenerationCache
+
 __version__ = "0.1.0.dev0"
+
+# Heavier layers (requests, kubernetes) load on first use, so `import restmapper` stays cheap.
+_LAZY = {
+    "DiscoveryCache": "restmapper.cache",
+    "DiscoveryClient": "restmapper.discovery",
+    "GenerationCache": "restmapper.store",
+    "LazyRESTMapper": "restmapper.mapper",
+    "ShortNameConflictWarning": "restmapper.mapper",
+    "StaticRESTMapper": "restmapper.mapper",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'restmapper' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "APIGroup",
@@ -42,7 +72,11 @@ __all__ = [
     "APIStatusError",
     "AmbiguousKindError",
     "AmbiguousResourceError",
+    "ConfigError",
+    "DiscoveryCache",
+    "DiscoveryClient",
     "DiscoveryError",
+    "GenerationCache",
     "GroupDiscoveryError",
     "GroupKind",
     "GroupResource",
@@ -50,6 +84,7 @@ __all__ = [
     "GroupVersionKind",
     "GroupVersionResource",
     "InvalidArgumentError",
+    "LazyRESTMapper",
     "MalformedDiscoveryError",
     "MappingError",
     "NoKindMatchError",
@@ -58,6 +93,8 @@ __all__ = [
     "ResponseTooLargeError",
     "RestMapperError",
     "Scope",
+    "ShortNameConflictWarning",
+    "StaticRESTMapper",
     "TransportError",
     "VersionInfo",
     "__version__",

@@ -150,8 +150,10 @@ class DiscoveryClient:
         Raises:
             ConfigError: the kubeconfig is missing or invalid.
         """
-        from restmapper.transport import RequestsTransport
+        from restmapper.transport import RequestsTransport, RetryPolicy
 
+        # A 503 usually means one aggregated API is down: report it at once instead of retrying the whole call.
+        options.setdefault("retry", RetryPolicy(max_attempts=3, retry_statuses=frozenset({429, 500, 502, 504})))
         return cls(RequestsTransport.from_kubeconfig(path, context, **options))
 
     @property

@@ -24,6 +24,7 @@ __all__ = [
     "APIStatusError",
     "AmbiguousKindError",
     "AmbiguousResourceError",
+    "ConfigError",
     "DiscoveryError",
     "GroupDiscoveryError",
     "InvalidArgumentError",
@@ -45,6 +46,13 @@ class RestMapperError(Exception):
 
 class InvalidArgumentError(RestMapperError, ValueError):
     """A caller passed a value that cannot be parsed (e.g. ``a/b/c`` as a GroupVersion)."""
+
+
+class ConfigError(RestMapperError):
+    """A kubeconfig or client configuration cannot be used: missing file, unknown context, invalid content.
+
+    The message names the file and the part at fault, never a credential.
+    """
 
 
 # --- transport -------------------------------------------------------------------------------------------

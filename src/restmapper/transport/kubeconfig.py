@@ -16,16 +16,9 @@ from typing import Any
 
 import yaml
 
-from restmapper.errors import RestMapperError
+from restmapper.errors import ConfigError
 
 __all__ = ["ConfigError", "configuration_options", "kubeconfig_paths", "load_kubeconfig"]
-
-
-class ConfigError(RestMapperError):
-    """A kubeconfig or client configuration cannot be used: missing file, unknown context, invalid content.
-
-    The message names the file and the part at fault, never a credential.
-    """
 
 
 def kubeconfig_paths(path: str | None = None) -> list[Path]:
