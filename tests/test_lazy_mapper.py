@@ -465,3 +465,68 @@ def test_cache_can_be_shared_and_counts(clock: Clock) -> None:
         assert stats.fetches["/apis"] == 1 and stats.hits >= 1
         cache.invalidate_all()
         assert cache.stats.evictions > 0
+
+
+def test_cached_group_lookup_never_waits_for_another_groups_fetch(clock: Clock) -> None:
+    """No lock is held across I/O: while batch/v1 is being fetched (blocked), a cached apps lookup answers."""
+    entered, release = threading.Event(), threading.Event()
+
+    def blocking_sleep(_seconds: float) -> None:
+        entered.set()
+        assert release.wait(30)
+
+    cluster = FakeCluster.embedded(mode="legacy", sleep=blocking_sleep)
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock)
+        mapper.rest_mapping(GroupKind("apps", "Deployment"))
+        cluster.inject("/apis/batch/v1", latency=1.0)
+        slow = threading.Thread(target=mapper.rest_mapping, args=(GroupKind("batch", "Job"),))
+        slow.start()
+        assert entered.wait(30)
+        try:
+            assert mapper.rest_mapping(GroupKind("apps", "Deployment"), "v1").resource.resource == "deployments"
+            assert mapper.resolve("pods").resource.resource == "pods"
+        finally:
+            release.set()
+            slow.join(30)
+        assert not slow.is_alive()
+
+
+def test_concurrent_cold_lookups_share_one_fetch(clock: Clock) -> None:
+    """Single-flight: 16 threads cold-looking-up one group cause one /apis and one group-version request."""
+    entered, release = threading.Event(), threading.Event()
+
+    def blocking_sleep(_seconds: float) -> None:
+        entered.set()
+        assert release.wait(30)
+
+    cluster = FakeCluster.embedded(mode="legacy", sleep=blocking_sleep)
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock)
+        cluster.inject("/apis", latency=1.0, times=1)
+        results: list[str] = []
+        threads = [threading.Thread(target=lambda: results.append(
+            mapper.rest_mapping(GroupKind("batch", "Job")).resource.resource)) for _ in range(16)]
+        for t in threads:
+            t.start()
+        assert entered.wait(30)
+        release.set()
+        for t in threads:
+            t.join(30)
+        assert results == ["jobs"] * 16
+        assert cluster.request_count("/apis") == 1
+        assert cluster.request_count("/apis/batch/v1") == 1
+
+
+def test_stale_serving_is_logged_once_per_group(clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock, ttl=10)
+        mapper.rest_mapping(GroupKind("batch", "Job"))
+        cluster.inject("/apis/batch/v1", status=503, body="unavailable")
+        for _ in range(5):
+            clock.advance(11)
+            assert mapper.rest_mapping(GroupKind("batch", "Job")).resource.resource == "jobs"
+        warnings_logged = [r for r in caplog.records if "transient failure" in r.getMessage() and "batch" in
+                           r.getMessage()]
+        assert len(warnings_logged) == 1
