@@ -241,17 +241,13 @@ class DiscoveryCache:
         self._named: _RootSlot | None = None
         self._entries: dict[str, GroupEntry] = {}
         self._backoff: dict[str, _Backoff] = {}
-        self._generation = 0
+        # A number that changes whenever cached content changes (read without the lock: an int is atomic).
+        self.generation = 0
         self._last_miss_check: float | None = None
         self._warned_stale: set[str] = set()
         self._stats = CacheStats()
 
     # --- public surface ---------------------------------------------------------------------------------
-
-    @property
-    def generation(self) -> int:
-        """A number that changes whenever cached content changes."""
-        return self._generation
 
     @property
     def stats(self) -> CacheStats:
@@ -298,7 +294,7 @@ class DiscoveryCache:
             if not to_load:
                 self._stats.hits += 1
             valid_until = self._valid_until(entries, (core, named))
-            return GroupView(entries, valid_until, self._generation)
+            return GroupView(entries, valid_until, self.generation)
 
     def group_names(self) -> tuple[str, ...]:
         """Every group name the server lists, core first, in priority order (reads ``/api`` and ``/apis``).
@@ -359,7 +355,7 @@ class DiscoveryCache:
             slot = self._core if group == "" else self._named
             if slot is not None:
                 slot.expired = True
-            self._generation += 1
+            self.generation += 1
 
     def invalidate_group_version(self, gv: GroupVersion) -> None:
         """Drop the group of ``gv`` (a version change can change the group's preferred version)."""
@@ -374,7 +370,7 @@ class DiscoveryCache:
             for slot in (self._core, self._named):
                 if slot is not None:
                     slot.expired = True
-            self._generation += 1
+            self.generation += 1
 
     # --- freshness ----------------------------------------------------------------------------------------
 
@@ -462,7 +458,7 @@ class DiscoveryCache:
             else:
                 self._named = slot
             if not root.not_modified:
-                self._generation += 1
+                self.generation += 1
             if root.resources is not None:
                 self._install_aggregated(root, now, path)
             else:
@@ -488,7 +484,7 @@ class DiscoveryCache:
         for name in list(self._entries):
             if name not in names and (name == "") == (path == "/api"):
                 del self._entries[name]
-                self._generation += 1
+                self.generation += 1
 
     def _forget_unlisted(self, root: RootDiscovery, path: str) -> None:
         """Drop entries of groups a legacy root document no longer lists (caller holds the lock)."""
@@ -500,7 +496,7 @@ class DiscoveryCache:
             if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
                 # Gone, or new versions appeared: reload lazily.
                 del self._entries[name]
-                self._generation += 1
+                self.generation += 1
 
     def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
              failed: Mapping[GroupVersion, RestMapperError], now: float) -> None:
@@ -509,8 +505,8 @@ class DiscoveryCache:
                 set(old.failed) == set(failed)):
             self._entries[group.name] = GroupEntry(group, old.resources, failed, now, old.generation)
             return
-        self._generation += 1
-        self._entries[group.name] = GroupEntry(group, dict(resources), dict(failed), now, self._generation)
+        self.generation += 1
+        self._entries[group.name] = GroupEntry(group, dict(resources), dict(failed), now, self.generation)
 
     # --- legacy group loading -----------------------------------------------------------------------------
 
@@ -625,7 +621,7 @@ class DiscoveryCache:
     # --- miss revalidation --------------------------------------------------------------------------------
 
     def _revalidate(self, names: Collection[str] | None) -> bool:
-        before = self._generation
+        before = self.generation
         want_core = names is None or "" in names
         want_named = names is None or any(n != "" for n in names)
         paths = [p for p, want in (("/api", want_core), ("/apis", want_named)) if want]
@@ -645,4 +641,4 @@ class DiscoveryCache:
                     if slot is not None:
                         listed.update((g.name, g) for g in slot.root.groups)
             self._load_legacy([listed[g.name] for g in legacy_loaded if g.name in listed], retried=False)
-        return self._generation != before
+        return self.generation != before

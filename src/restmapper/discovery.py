@@ -9,6 +9,7 @@ no eviction; that is :mod:`restmapper.cache`'s job.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -72,7 +73,7 @@ class _CachedDocument:
 
     path: str
     etag: str | None
-    body: bytes
+    digest: bytes  # SHA-256 of the body: enough to tell "unchanged" without keeping megabytes around
     format: wire.DocumentFormat
     parsed: Any
 
@@ -239,8 +240,9 @@ class DiscoveryClient:
                 parsed = wire.parse_api_group_list(resp.body, document=path)
         else:
             parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
-        unchanged = previous is not None and previous.body == resp.body and previous.format is fmt
-        doc = _CachedDocument(path, resp.header("ETag"), resp.body, fmt, parsed)
+        digest = hashlib.sha256(resp.body).digest()
+        unchanged = previous is not None and previous.digest == digest and previous.format is fmt
+        doc = _CachedDocument(path, resp.header("ETag"), digest, fmt, parsed)
         with self._lock:
             self._documents[path] = doc
         return doc, unchanged

@@ -153,11 +153,18 @@ class LazyRESTMapper:
         view = self.cache.groups(names)
         return StaticRESTMapper([self._index(e) for e in view.entries]), view.entries, view.valid_until
 
+    def _fresh_memo(self, key: tuple[Any, ...]) -> _Memo | None:
+        """The memoized answer for ``key`` if it is still valid (the warm path: no lock, no allocation)."""
+        memo = self._memo.get(key)
+        if memo is not None and memo.generation == self.cache.generation and self._clock() < memo.valid_until:
+            return memo
+        return None
+
     def _answer(self, key: tuple[Any, ...], names: Callable[[], Collection[str] | None],
                 compute: Callable[[StaticRESTMapper], T], *, core_first: Callable[[StaticRESTMapper], T | None]
                 | None = None) -> T:
-        memo = self._memo.get(key)
-        if memo is not None and memo.generation == self.cache.generation and self._clock() < memo.valid_until:
+        memo = self._fresh_memo(key)
+        if memo is not None:
             return self._replay(memo)  # type: ignore[no-any-return]
         generation = self.cache.generation
         value: Any = None
@@ -242,6 +249,10 @@ class LazyRESTMapper:
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
+        memo = self._memo.get(("kind_for", resource))
+        if (memo is not None and memo.error is None and memo.generation == self.cache.generation
+                and self._clock() < memo.valid_until):
+            return memo.value  # type: ignore[no-any-return]
         return self._answer(("kind_for", resource), lambda: self._groups_for(resource.group),
                             lambda m: m.kind_for(resource),
                             core_first=self._core_first(resource, lambda m: m.kind_for(resource)))
@@ -299,6 +310,11 @@ class LazyRESTMapper:
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
         """
+        # Warm path inlined: this is the hottest call of a controller.
+        memo = self._memo.get(("rest_mapping", group_kind, versions))
+        if (memo is not None and memo.error is None and memo.generation == self.cache.generation
+                and self._clock() < memo.valid_until):
+            return memo.value  # type: ignore[no-any-return]
         return self._answer(("rest_mapping", group_kind, versions), lambda: {group_kind.group},
                             lambda m: m.rest_mapping(group_kind, *versions))
 
@@ -372,6 +388,9 @@ class LazyRESTMapper:
         return list(out.values())
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
+        memo = self._fresh_memo(("resolve", arg, expand_categories))
+        if memo is not None and memo.error is None and not memo.value.warnings:
+            return memo.value  # type: ignore[no-any-return]
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
