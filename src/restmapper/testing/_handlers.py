@@ -1,7 +1,6 @@
-"""The routes of the fake cluster: ``/version``, discovery endpoints and (empty) resource endpoints.
+"""The routes of the fake cluster: ``/version``, discovery endpoints and resource endpoints.
 
-Resource endpoints answer as an API server with no objects: a collection ``GET`` gives an empty ``<Kind>List``,
-a named ``GET`` a 404 ``Status``; other methods and watches are answered 405 until object storage is added.
+Resource endpoints (objects, watches) are answered by :mod:`restmapper.testing._rest`.
 """
 
 from __future__ import annotations
@@ -185,36 +184,9 @@ class _Handlers:
         return self._resource(req, GroupVersion(p["group"], p["version"]), p["rest"])
 
     def _resource(self, req: Request, gv: GroupVersion, rest: str) -> Reply:
-        parts = [s for s in rest.split("/") if s]
-        namespace = None
-        if len(parts) >= 3 and parts[0] == "namespaces":
-            namespace, parts = parts[1], parts[2:]
-        if not parts:
-            return docs.not_found()
-        with self.c._lock:
-            error, resources = self._lookup(gv)
-            if error is not None:
-                return error
-            spec = next((r for r in resources if r.name == parts[0]), None)
-        if spec is None or (namespace is not None and not spec.namespaced):
-            return docs.not_found()
-        if req.method != "GET" or req.query.get("watch") in ("1", "true"):
-            return docs.method_not_allowed()
-        if docs.negotiate(req.header("Accept"), ()) is None:
-            return docs.not_acceptable()
-        if len(parts) == 1:
-            if "list" not in spec.verbs:
-                return docs.method_not_allowed()
-            return docs.json_reply(200, {
-                "kind": spec.kind + "List",
-                "apiVersion": str(gv),
-                "metadata": {"resourceVersion": str(self.c._revision + 1)},
-                "items": [],
-            })
-        name = parts[1]
-        qualified = f"{spec.name}.{gv.group}" if gv.group else spec.name
-        return docs.json_reply(404, docs.status_doc(404, "NotFound", f'{qualified} "{name}" not found', {
-            "name": name, **({"group": gv.group} if gv.group else {}), "kind": spec.name}))
+        from restmapper.testing._rest import handle_resource
+
+        return handle_resource(self.c, req, gv, rest, self._lookup)
 
 
 def _aggregated_versions(cluster: FakeCluster) -> tuple[str, ...]:

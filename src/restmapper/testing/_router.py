@@ -6,10 +6,24 @@ A trailing ``{name*}`` segment captures the rest of the path (possibly several s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
-Reply = tuple[int, dict[str, str], bytes]
+
+class StreamBody(Protocol):
+    """A reply body produced over time (a watch): streamed by the loopback server, collected by the mock."""
+
+    def stream(self, should_stop: Callable[[], bool]) -> Iterator[bytes]:
+        """Yield chunks as they become available until the stream ends or ``should_stop()`` is true."""
+        ...
+
+    def collect(self) -> bytes:
+        """Return what is available now (without blocking for new data, see the watch docs) as one body."""
+        ...
+
+
+Reply = tuple[int, dict[str, str], "bytes | StreamBody"]
 
 
 @dataclass(frozen=True, slots=True)

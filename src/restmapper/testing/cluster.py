@@ -14,11 +14,8 @@ highest of its versions'. Versions within a group by version priority, ties by K
 from __future__ import annotations
 
 import contextlib
-import copy
-import itertools
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion, version_priority_key
 from restmapper.testing import _documents as docs
-from restmapper.testing._router import Request, Router
-from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource, parse_crd
+from restmapper.testing._lifecycle import CRDLifecycleMixin
+from restmapper.testing._objects import ObjectsMixin
+from restmapper.testing._router import Request, Router, StreamBody
+from restmapper.testing._store import CRD_KEY, ObjectStore
+from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource
 from restmapper.testing.profile import (
     ResourceSpec,
     SubresourceSpec,
@@ -135,7 +135,7 @@ def _spec_from_api_resource(group_version: GroupVersion, parent: APIResource,
     )
 
 
-class FakeCluster:
+class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
 
     Example:
@@ -146,6 +146,18 @@ class FakeCluster:
 
     Serves what kube-apiserver 1.30+ serves (``mode="aggregated"``), a 1.27 server (``"aggregated-v2beta1"``)
     or a pre-1.26 server (``"legacy"``); ``mode`` may be changed at any time.
+
+    Beyond discovery it stores objects and serves them at every resource path (create, get, list, update,
+    patch, delete, deletecollection, watch; see :mod:`restmapper.testing._rest` and
+    :mod:`restmapper.testing._watch`), with one cluster-wide resourceVersion counter as etcd. CRDs follow
+    apiextensions' lifecycle (:meth:`add_crd`, :meth:`update_crd`, :meth:`delete_crd`, :meth:`establish`,
+    :meth:`set_accepted_names`, :meth:`set_served`, :meth:`set_storage`) and every served group version has an
+    APIService (:meth:`apiservices`, :meth:`set_available`). Watches are controlled with :meth:`compact`,
+    :meth:`drop_watches`, :meth:`restart` and :meth:`wait_for_watchers`.
+
+    Attributes:
+        mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
+            none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
     """
 
     def __init__(
@@ -157,6 +169,7 @@ class FakeCluster:
         base_url: str = "https://kube.restmapper.test",
         git_version: str = "v1.35.0",
         sleep: Callable[[float], None] = time.sleep,
+        history_limit: int = 1000,
     ) -> None:
         """Create a cluster.
 
@@ -167,10 +180,14 @@ class FakeCluster:
             base_url: the URL the ``responses`` front end intercepts (no trailing slash needed).
             git_version: what ``/version`` reports, e.g. ``v1.35.0``.
             sleep: called with seconds for injected latency (inject a fake to keep tests fast).
+            history_limit: how many watch events are kept; a watch from before the oldest gets 410 Gone.
 
         Raises:
-            InvalidArgumentError: for an unknown mode, a malformed ``git_version`` or an invalid CRD.
+            InvalidArgumentError: for an unknown mode, a malformed ``git_version``, an invalid CRD or a
+                ``history_limit`` below 1.
         """
+        if history_limit < 1:
+            raise InvalidArgumentError("history_limit must be at least 1")
         self._lock = threading.RLock()  # guards everything below; never held while sleeping
         self._mode = ""
         self.mode = mode
@@ -183,7 +200,14 @@ class FakeCluster:
         self._major, self._minor = major, minor
         self._sleep = sleep
         self._static: dict[str, dict[str, _StaticVersion]] = {}
-        self._crds: dict[str, dict[str, Any]] = {}
+        self._store = ObjectStore(self._lock, history_limit)
+        self._crds: dict[str, dict[str, Any]] = self._store.bucket(CRD_KEY)  # by name; the store owns them
+        self._pending: dict[str, int | Callable[[], bool]] = {}  # CRDs waiting for Established
+        self._aggregated: set[GroupVersion] = set()  # group versions added with add_api_resources
+        self._unavailable: dict[GroupVersion, tuple[str, str]] = {}  # APIService reason/message when down
+        self._apiservices_dirty = True
+        self._store.hooks.append(self._sync_apiservices)
+        self.mock_watch_wait: float | None = 0.0
         self._stale: set[GroupVersion] = set()
         self._gone: set[GroupVersion] = set()
         self._faults: list[Fault] = []
@@ -191,7 +215,6 @@ class FakeCluster:
         self._revision = 0
         self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
         self._body_cache: dict[tuple[int, str, str], bytes] = {}
-        self._resource_versions = itertools.count(1)
         if builtin:
             profile = load_builtin_profile()
             for gi, group in enumerate(profile.groups):
@@ -231,75 +254,8 @@ class FakeCluster:
         self._revision += 1
         self._view_cache = None
         self._body_cache.clear()
-
-    # --- CRDs ----------------------------------------------------------------------------------------------
-
-    def add_crd(self, manifest: Mapping[str, Any] | str) -> str:
-        """Install or replace a CRD and return its name (``plural.group``).
-
-        The stored object gets ``metadata.uid``/``generation``/``resourceVersion``/``creationTimestamp`` and a
-        status with ``acceptedNames`` and ``Established``/``NamesAccepted`` conditions, as the API server's
-        controllers set them; replacing keeps the UID and bumps ``generation`` when the spec changed.
-
-        Args:
-            manifest: an ``apiextensions.k8s.io/v1`` CRD as a dict or YAML text (one document).
-
-        Returns:
-            The CRD name.
-
-        Raises:
-            InvalidCRDError: (an :class:`InvalidArgumentError`) when a required field is missing or invalid.
-        """
-        crd = parse_crd(manifest)
-        name = crd["metadata"]["name"]
-        with self._lock:
-            old = self._crds.get(name)
-            meta = crd["metadata"]
-            if old is None:
-                meta["uid"] = str(uuid.uuid4())
-                meta["generation"] = 1
-                meta["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            else:
-                meta["uid"] = old["metadata"]["uid"]
-                meta["creationTimestamp"] = old["metadata"]["creationTimestamp"]
-                bump = old["spec"] != crd["spec"]
-                meta["generation"] = old["metadata"]["generation"] + (1 if bump else 0)
-            meta["resourceVersion"] = str(next(self._resource_versions))
-            names = dict(crd["spec"]["names"])
-            crd["status"] = {
-                "acceptedNames": names,
-                "conditions": [
-                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
-                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
-                ],
-                "storedVersions": [v["name"] for v in crd["spec"]["versions"] if v["storage"]],
-            }
-            self._crds[name] = crd
-            self._changed()
-        return str(name)
-
-    def remove_crd(self, name: str) -> None:
-        """Delete the CRD called ``name``; its versions leave discovery (the group too, if it was the last).
-
-        Raises:
-            KeyError: when no such CRD exists.
-        """
-        with self._lock:
-            if name not in self._crds:
-                raise KeyError(name)
-            del self._crds[name]
-            self._changed()
-
-    def crds(self) -> list[dict[str, Any]]:
-        """Return deep copies of the stored CRD objects, in creation order."""
-        with self._lock:
-            return [copy.deepcopy(c) for c in self._crds.values()]
-
-    def get_crd(self, name: str) -> dict[str, Any] | None:
-        """Return a deep copy of the stored CRD called ``name``, or None."""
-        with self._lock:
-            crd = self._crds.get(name)
-            return copy.deepcopy(crd) if crd is not None else None
+        self._apiservices_dirty = True
+        self._store.cond.notify_all()  # watch streams sync APIServices when they wake
 
     # --- aggregated APIs and built-in groups --------------------------------------------------------------
 
@@ -340,6 +296,7 @@ class FakeCluster:
                 version_priority = versions[gv.version].version_priority if gv.version in versions \
                     else CRD_VERSION_PRIORITY
             versions[gv.version] = _StaticVersion(tuple(specs), priority, version_priority)
+            self._aggregated.add(gv)
             self._changed()
 
     def remove_group_version(self, gv: str) -> None:
@@ -354,6 +311,7 @@ class FakeCluster:
             if parsed.version not in versions:
                 raise KeyError(gv)
             del versions[parsed.version]
+            self._aggregated.discard(parsed)
             if not versions:
                 self._static.pop(parsed.group, None)
             self._changed()
@@ -368,6 +326,7 @@ class FakeCluster:
             if group not in self._static:
                 raise KeyError(group)
             del self._static[group]
+            self._aggregated = {gv for gv in self._aggregated if gv.group != group}
             self._changed()
 
     # --- failure modes and faults -------------------------------------------------------------------------
@@ -376,11 +335,13 @@ class FakeCluster:
         """Mark a group version as unavailable (its APIService is down).
 
         Aggregated discovery lists it with ``freshness: Stale`` and no resources; legacy ``/apis/<g>/<v>``
-        answers 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
+        and its resource paths answer 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
+        Its APIService reads ``Available=False`` (see :meth:`set_available`, which also sets a reason).
         """
         with self._lock:
             (self._stale.add if stale else self._stale.discard)(GroupVersion.parse(gv))
             self._changed()
+            self._sync_apiservices()  # eager: an APIService watcher must see every flap, even a brief one
 
     def set_listed_but_gone(self, gv: str, on: bool = True) -> None:
         """Simulate the upgrade race: the group version stays listed everywhere but its own path answers 404."""
@@ -466,7 +427,10 @@ class FakeCluster:
 
     def handle(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
                body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
-        """Answer one HTTP request as kube-apiserver would: the single entry point of both front ends.
+        """Answer one HTTP request as kube-apiserver would: the entry point of the ``responses`` front end.
+
+        A watch is answered with the events available now (see :mod:`restmapper.testing._watch`);
+        :meth:`handle_stream` streams instead.
 
         Args:
             method: the HTTP method.
@@ -482,8 +446,26 @@ class FakeCluster:
             ConnectionResetError: when an injected fault asks for a connection reset (front ends turn it into
                 ``requests.ConnectionError`` or a closed socket).
         """
+        status, reply_headers, data = self.handle_stream(method, path, query, headers, body)
+        if not isinstance(data, bytes):
+            data = data.collect()
+        return status, reply_headers, data
+
+    def handle_stream(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
+                      body: bytes = b"") -> tuple[int, dict[str, str], bytes | StreamBody]:
+        """Answer one request like :meth:`handle`, but return a watch's body as a stream (the loopback front end).
+
+        Returns:
+            ``(status, headers, body)``; ``body`` is bytes, or for a watch an object whose
+            ``stream(should_stop)`` yields newline-terminated JSON events as they happen and whose ``collect()``
+            returns what is available now.
+
+        Raises:
+            ConnectionResetError: as :meth:`handle`.
+        """
         request = Request(method.upper(), path or "/", dict(query), dict(headers), body)
         fault = self._record_and_find_fault(request)
+        self._tick_establishment()
         if fault is not None:
             if fault.latency:
                 self._sleep(fault.latency)
@@ -494,6 +476,8 @@ class FakeCluster:
                 if fault.content_type is not None or fault.body:
                     reply_headers.setdefault("Content-Type", fault.content_type or docs.TEXT)
                 return fault.status, reply_headers, fault.body
+        with self._lock:
+            self._sync_apiservices()
         return self._router.dispatch(request)
 
     def _record_and_find_fault(self, request: Request) -> Fault | None:
@@ -528,6 +512,8 @@ class FakeCluster:
                 merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
                                                          list(sv.resources), False)
         for crd in self._crds.values():
+            if crd["metadata"]["name"] in self._pending:
+                continue  # apiextensions' discovery controller skips CRDs that are not Established
             group = crd["spec"]["group"]
             for v in crd["spec"]["versions"]:
                 res = crd_resource(crd, v["name"])

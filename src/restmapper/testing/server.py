@@ -1,6 +1,8 @@
 """Front ends of the fake cluster: a ``responses`` mock for ``requests`` and a loopback HTTP server.
 
-Both only translate HTTP to :meth:`FakeCluster.handle` and back, so they answer identically.
+Both only translate HTTP to :meth:`FakeCluster.handle` and back, so they answer identically, except for watches:
+the loopback server streams them in real time (chunked, one flush per event), the mock returns the events
+available now and ends the response (see :mod:`restmapper.testing._watch`).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import shutil
 import socket
 import struct
@@ -23,6 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 import yaml
 
 if TYPE_CHECKING:
+    from restmapper.testing._router import StreamBody
     from restmapper.testing.cluster import FakeCluster
 
 __all__ = ["KUBECONFIG_NAME", "ServedCluster", "mock_cluster", "serve_cluster"]
@@ -109,9 +113,21 @@ def _write_private(path: Path, text: str) -> None:
         f.write(text)
 
 
-def _handler_class(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
+def _peer_closed(sock: socket.socket) -> bool:
+    """True when the client closed its side (readable with EOF); a watch stream then ends."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes: without TCP_NODELAY every keep-alive request after the
+        # first waits ~40 ms for Nagle and delayed ACK.
+        disable_nagle_algorithm = True
         server_version = "restmapper-fake-apiserver"
         sys_version = ""
 
@@ -120,7 +136,8 @@ def _handler_class(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length > 0 else b""
             try:
-                status, headers, data = cluster.handle(self.command, path, query, dict(self.headers.items()), body)
+                status, headers, data = cluster.handle_stream(self.command, path, query,
+                                                              dict(self.headers.items()), body)
             except ConnectionResetError:
                 # SO_LINGER 0 makes close() send a TCP RST: the client sees "connection reset by peer".
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -130,11 +147,32 @@ def _handler_class(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             for key, value in headers.items():
                 self.send_header(key, value)
+            if not isinstance(data, bytes):
+                self._stream(data)
+                return
             if status not in (204, 304):
                 self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if self.command != "HEAD" and status not in (204, 304):
                 self.wfile.write(data)
+
+        def _stream(self, body: StreamBody) -> None:
+            # Chunked transfer encoding, one chunk per event, flushed at once: how kube-apiserver streams watches.
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunks = body.stream(lambda: stopping.is_set() or _peer_closed(self.connection))
+            try:
+                for chunk in chunks:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
 
         do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
 
@@ -166,7 +204,8 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
     Raises:
         OSError: when the address cannot be bound or the kubeconfig cannot be written.
     """
-    server = ThreadingHTTPServer((host, port), _handler_class(cluster))
+    stopping = threading.Event()
+    server = ThreadingHTTPServer((host, port), _handler_class(cluster, stopping))
     server.daemon_threads = True
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     url = f"http://{bound_host}:{bound_port}"
@@ -178,12 +217,15 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         else:
             path = Path(kubeconfig_path)
         _write_private(path, kubeconfig_text(url))
-        thread = threading.Thread(target=server.serve_forever, name=f"restmapper-fake-apiserver:{bound_port}",
-                                  daemon=True)
+        # A short poll interval keeps shutdown (and so every loopback test's teardown) fast.
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                  name=f"restmapper-fake-apiserver:{bound_port}", daemon=True)
         thread.start()
         try:
             yield ServedCluster(url, path, cluster)
         finally:
+            stopping.set()
+            cluster._wake_watchers()  # open watch streams notice ``stopping`` and end
             server.shutdown()
             thread.join()
     finally:

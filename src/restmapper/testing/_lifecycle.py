@@ -1,0 +1,415 @@
+"""CRD lifecycle and APIService objects of :class:`~restmapper.testing.FakeCluster` (a mixin, see cluster.py).
+
+CRDs follow apiextensions-apiserver: the stored object has ``metadata.uid``, ``generation`` (bumped by spec changes
+only), ``resourceVersion`` (the cluster-wide counter), ``status.acceptedNames`` (what discovery serves) and the
+``NamesAccepted``/``Established`` conditions; discovery serves a CRD only once it is Established.
+
+APIServices follow kube-aggregator: one ``apiregistration.k8s.io/v1`` object per served group version, named
+``<version>.<group>`` (``v1.`` for core). Built-in group versions are ``Local`` (``onstart`` automanaged), CRD group
+versions are registered by autoregister (``automanaged: "true"``, priority 1000/100), aggregated APIs added with
+``add_api_resources`` get a service reference. The objects are derived from what is served and synchronised lazily
+(before any request is answered and whenever a watch stream wakes), each real change taking a resourceVersion.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.model import GroupVersion
+from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp
+from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, InvalidCRDError, parse_crd
+
+if TYPE_CHECKING:
+    import threading
+
+    from restmapper.testing._store import ObjectStore
+    from restmapper.testing.cluster import _StaticVersion
+
+_NAME_FIELDS = {"plural": "plural", "singular": "singular", "kind": "kind", "list_kind": "listKind",
+                "listKind": "listKind", "short_names": "shortNames", "shortNames": "shortNames",
+                "categories": "categories"}
+_LIST_NAME_FIELDS = frozenset({"shortNames", "categories"})
+EstablishedAfter = int | Callable[[], bool] | None
+
+
+def _condition(type_: str, status: bool, reason: str, message: str, since: str) -> dict[str, Any]:
+    return {"type": type_, "status": "True" if status else "False", "lastTransitionTime": since,
+            "reason": reason, "message": message}
+
+
+def _keep_transition_times(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> None:
+    # lastTransitionTime only moves when a condition's status flips (apimachinery's SetStatusCondition).
+    by_type = {c.get("type"): c for c in old}
+    for cond in new:
+        prev = by_type.get(cond["type"])
+        if prev is not None and prev.get("status") == cond["status"]:
+            cond["lastTransitionTime"] = prev.get("lastTransitionTime", cond["lastTransitionTime"])
+
+
+def parse_apiservice_target(target: str) -> GroupVersion:
+    """Return the group version named by an APIService name (``v1beta1.metrics.k8s.io``, ``v1.``) or a group
+    version (``metrics.k8s.io/v1beta1``, ``v1``)."""
+    if "/" in target or "." not in target:
+        return GroupVersion.parse(target)
+    version, _, group = target.partition(".")
+    return GroupVersion(group, version)
+
+
+class CRDLifecycleMixin:
+    """CRD and APIService operations of FakeCluster; state lives on the cluster (see cluster.py)."""
+
+    if TYPE_CHECKING:
+        _lock: threading.RLock
+        _store: ObjectStore
+        _crds: dict[str, dict[str, Any]]
+        _static: dict[str, dict[str, _StaticVersion]]
+        _stale: set[GroupVersion]
+        _aggregated: set[GroupVersion]
+        _unavailable: dict[GroupVersion, tuple[str, str]]
+        _pending: dict[str, int | Callable[[], bool]]
+        _apiservices_dirty: bool
+
+        def _changed(self) -> None: ...
+
+        def set_stale(self, gv: str, stale: bool = True) -> None: ...
+
+    # --- CRDs ----------------------------------------------------------------------------------------------
+
+    def add_crd(self, manifest: Mapping[str, Any] | str, *, established_after: EstablishedAfter = None) -> str:
+        """Install or replace a CRD and return its name (``plural.group``), as a ``create``/``update`` would.
+
+        The stored object gets ``metadata.uid``/``generation``/``resourceVersion``/``creationTimestamp`` and a
+        status with ``acceptedNames`` (= ``spec.names``, as the naming controller accepts non-conflicting names),
+        ``storedVersions`` and the ``NamesAccepted``/``Established`` conditions. Replacing keeps the UID, bumps
+        ``generation`` only when ``spec`` changed and is a no-op (no new resourceVersion, no watch event) when
+        nothing changed. The CRD's group versions appear in discovery once it is Established.
+
+        Args:
+            manifest: an ``apiextensions.k8s.io/v1`` CRD as a dict or YAML text (one document); a ``status`` in it
+                is ignored (controllers own it).
+            established_after: for a new CRD, delay ``Established``: an int N keeps it ``Established=False``
+                (reason ``Installing``) for the next N requests the cluster answers and establishes it before
+                answering request N+1; a callable is asked before each request and establishes it once it returns
+                True; None or 0 establishes at once. See also :meth:`establish`.
+
+        Returns:
+            The CRD name.
+
+        Raises:
+            InvalidCRDError: (an :class:`InvalidArgumentError`) when a required field is missing or invalid.
+            InvalidArgumentError: for a negative ``established_after``.
+        """
+        crd = parse_crd(manifest)
+        if isinstance(established_after, int) and established_after < 0:
+            raise InvalidArgumentError("established_after must not be negative")
+        crd.pop("status", None)
+        name = str(crd["metadata"]["name"])
+        with self._lock:
+            old = self._crds.get(name)
+            for key in ("uid", "creationTimestamp", "generation", "resourceVersion"):
+                crd["metadata"].pop(key, None)
+            if old is None:
+                established = established_after is None or established_after == 0
+                if not established:
+                    self._pending[name] = established_after  # type: ignore[assignment]
+            else:
+                established = name not in self._pending
+            self._write_crd(crd, established, dict(crd["spec"]["names"]), old)
+        return name
+
+    def update_crd(self, manifest: Mapping[str, Any] | str) -> str:
+        """Replace an existing CRD (as :meth:`add_crd`) and return its name.
+
+        Raises:
+            KeyError: when no CRD of that name exists.
+            InvalidCRDError: when the manifest is invalid.
+        """
+        name = str(parse_crd(manifest)["metadata"]["name"])
+        with self._lock:
+            if name not in self._crds:
+                raise KeyError(name)
+            return self.add_crd(manifest)
+
+    def _write_crd(self, crd: dict[str, Any], established: bool, accepted: dict[str, Any],
+                   old: dict[str, Any] | None) -> None:
+        since = now_timestamp()
+        conditions = [
+            _condition("NamesAccepted", True, "NoConflicts", "no conflicts found", since),
+            _condition("Established", True, "InitialNamesAccepted", "the initial names have been accepted", since)
+            if established else
+            _condition("Established", False, "Installing", "the initial names have been accepted", since),
+        ]
+        stored = list(old["status"].get("storedVersions", [])) if old is not None else []
+        storage = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
+        if storage not in stored:
+            stored.append(storage)
+        if old is not None:
+            _keep_transition_times(conditions, old["status"].get("conditions", []))
+        crd["status"] = {"conditions": conditions, "acceptedNames": accepted, "storedVersions": stored}
+        _, event = self._store.put(CRD_KEY, crd)
+        if event:
+            self._changed()
+
+    def delete_crd(self, name: str) -> None:
+        """Delete the CRD called ``name`` and every object of its resource (each gets a ``DELETED`` event, then
+        the CRD); its versions leave discovery (the group too, if it was the last), its APIServices go.
+
+        Raises:
+            KeyError: when no such CRD exists.
+        """
+        with self._lock:
+            if name not in self._crds:
+                raise KeyError(name)
+            for obj in list(self._store.bucket(name).values()):
+                meta = obj["metadata"]
+                self._store.remove(name, meta.get("namespace"), meta["name"])
+            self._store.buckets.pop(name, None)
+            self._pending.pop(name, None)
+            self._store.remove(CRD_KEY, None, name)
+            self._changed()
+
+    def remove_crd(self, name: str) -> None:
+        """Alias of :meth:`delete_crd` (kept for existing callers).
+
+        Raises:
+            KeyError: when no such CRD exists.
+        """
+        self.delete_crd(name)
+
+    def crds(self) -> list[dict[str, Any]]:
+        """Return deep copies of the stored CRD objects, in creation order."""
+        with self._lock:
+            return [copy.deepcopy(c) for c in self._crds.values()]
+
+    def get_crd(self, name: str) -> dict[str, Any] | None:
+        """Return a deep copy of the stored CRD called ``name``, or None."""
+        with self._lock:
+            crd = self._crds.get(name)
+            return copy.deepcopy(crd) if crd is not None else None
+
+    def establish(self, name: str) -> None:
+        """Set ``Established=True`` on a CRD added with ``established_after`` now (no-op when already established).
+
+        Raises:
+            KeyError: when no such CRD exists.
+        """
+        with self._lock:
+            crd = self._crds.get(name)
+            if crd is None:
+                raise KeyError(name)
+            if self._pending.pop(name, None) is None:
+                return
+            new = copy.deepcopy(crd)
+            self._write_crd(new, True, new["status"]["acceptedNames"], crd)
+
+    def _tick_establishment(self) -> None:
+        """Count one request towards every pending ``established_after`` (called before a request is answered)."""
+        with self._lock:
+            for name, rule in list(self._pending.items()):
+                if callable(rule):
+                    due = bool(rule())
+                else:
+                    due = rule <= 0
+                    if not due:
+                        self._pending[name] = rule - 1
+                if due:
+                    self.establish(name)
+
+    def set_accepted_names(self, name: str, **names: str | list[str]) -> None:
+        """Change ``status.acceptedNames`` of a CRD without touching its spec (no ``generation`` bump).
+
+        Discovery serves accepted names, not ``spec.names``, as apiextensions' discovery controller does, so
+        this is how a test makes the served plural/kind/short names differ from the spec (a naming conflict).
+
+        Args:
+            name: the CRD name.
+            **names: any of ``plural``, ``singular``, ``kind``, ``list_kind``/``listKind`` (str) and
+                ``short_names``/``shortNames``, ``categories`` (list of str).
+
+        Raises:
+            KeyError: when no such CRD exists.
+            InvalidArgumentError: for an unknown field or a value of the wrong type.
+        """
+        update: dict[str, Any] = {}
+        for key, value in names.items():
+            field = _NAME_FIELDS.get(key)
+            if field is None:
+                raise InvalidArgumentError(f"unknown acceptedNames field {key!r}")
+            if field in _LIST_NAME_FIELDS:
+                if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                    raise InvalidArgumentError(f"acceptedNames.{field} must be a list of non-empty strings")
+            elif not isinstance(value, str) or not value:
+                raise InvalidArgumentError(f"acceptedNames.{field} must be a non-empty string")
+            update[field] = list(value) if isinstance(value, list) else value
+        with self._lock:
+            crd = self._crds.get(name)
+            if crd is None:
+                raise KeyError(name)
+            new = copy.deepcopy(crd)
+            new["status"]["acceptedNames"].update(update)
+            _, event = self._store.put(CRD_KEY, new)
+            if event:
+                self._changed()
+
+    def _edit_spec(self, name: str, edit: Callable[[dict[str, Any]], None]) -> None:
+        with self._lock:
+            crd = self._crds.get(name)
+            if crd is None:
+                raise KeyError(name)
+            new = copy.deepcopy(crd)
+            edit(new["spec"])
+            try:
+                parse_crd({k: v for k, v in new.items() if k != "status"})
+            except InvalidCRDError as exc:
+                raise InvalidArgumentError(f"the change would make CRD {name!r} invalid: {exc}") from None
+            self._write_crd(new, name not in self._pending, new["status"]["acceptedNames"], crd)
+
+    def set_served(self, target: str, served: bool, *, version: str | None = None) -> None:
+        """Flip ``spec.versions[].served`` (a spec change: ``generation`` is bumped), changing discovery.
+
+        Args:
+            target: a CRD name (``certificates.cert-manager.io``; with ``version`` None every version of it) or a
+                group version (``cert-manager.io/v1``: that version of every CRD of the group).
+            served: the new flag.
+            version: with a CRD name, only this version.
+
+        Raises:
+            KeyError: when no CRD (or no CRD version) matches.
+        """
+        with self._lock:
+            if "/" in target:
+                gv = GroupVersion.parse(target)
+                matches = [(n, gv.version) for n, c in self._crds.items() if c["spec"]["group"] == gv.group
+                           and any(v["name"] == gv.version for v in c["spec"]["versions"])]
+            elif target in self._crds:
+                versions = [v["name"] for v in self._crds[target]["spec"]["versions"]]
+                if version is not None and version not in versions:
+                    raise KeyError(f"{target} has no version {version!r}")
+                matches = [(target, v) for v in versions if version is None or v == version]
+            else:
+                matches = []
+            if not matches:
+                raise KeyError(target)
+            for name, ver in matches:
+                def edit(spec: dict[str, Any], ver: str = ver) -> None:
+                    for v in spec["versions"]:
+                        if v["name"] == ver:
+                            v["served"] = served
+                self._edit_spec(name, edit)
+
+    def set_storage(self, name: str, version: str) -> None:
+        """Make ``version`` the storage version of a CRD (spec change; ``status.storedVersions`` gains it).
+
+        Raises:
+            KeyError: when the CRD or the version does not exist.
+        """
+        with self._lock:
+            crd = self._crds.get(name)
+            if crd is None or not any(v["name"] == version for v in crd["spec"]["versions"]):
+                raise KeyError(f"{name} version {version}")
+
+            def edit(spec: dict[str, Any]) -> None:
+                for v in spec["versions"]:
+                    v["storage"] = v["name"] == version
+            self._edit_spec(name, edit)
+
+    # --- APIServices --------------------------------------------------------------------------------------
+
+    def apiservices(self) -> list[dict[str, Any]]:
+        """Return deep copies of the APIService objects (one per served group version), by name."""
+        with self._lock:
+            self._sync_apiservices()
+            return [copy.deepcopy(o) for _, o in sorted(self._store.bucket(APISERVICE_KEY).items())]
+
+    def get_apiservice(self, name_or_gv: str) -> dict[str, Any] | None:
+        """Return a deep copy of the APIService for ``v1beta1.metrics.k8s.io`` / ``metrics.k8s.io/v1beta1``, or None."""
+        gv = parse_apiservice_target(name_or_gv)
+        with self._lock:
+            self._sync_apiservices()
+            obj = self._store.bucket(APISERVICE_KEY).get(f"{gv.version}.{gv.group}")
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def set_available(self, name_or_gv: str, available: bool, *, reason: str = "FailedDiscoveryCheck",
+                      message: str | None = None) -> None:
+        """Set the ``Available`` condition of an APIService; while unavailable its group version is stale.
+
+        An unavailable group version answers 503 ``text/plain`` on its paths and is ``freshness: Stale`` in
+        aggregated discovery (the same state as :meth:`set_stale`), as when kube-aggregator cannot reach it.
+
+        Args:
+            name_or_gv: ``v1beta1.metrics.k8s.io`` (APIService name) or ``metrics.k8s.io/v1beta1``.
+            available: the new state.
+            reason: the condition's reason while unavailable (e.g. ``ServiceNotFound``, ``MissingEndpoints``).
+            message: the condition's message while unavailable (a kube-aggregator-like default otherwise).
+
+        Raises:
+            KeyError: when no such group version is served.
+        """
+        gv = parse_apiservice_target(name_or_gv)
+        with self._lock:
+            if gv not in self._desired_group_versions():
+                raise KeyError(name_or_gv)
+            if available:
+                self._unavailable.pop(gv, None)
+            else:
+                self._unavailable[gv] = (reason, message or f"failing or missing response from {gv}: "
+                                         "the server is currently unable to handle the request")
+            self.set_stale(str(gv), not available)
+
+    def _desired_group_versions(self) -> dict[GroupVersion, tuple[int, int, str]]:
+        """(group priority, version priority, kind: local/crd/aggregated) of every served group version."""
+        out: dict[GroupVersion, tuple[int, int, str]] = {}
+        for group, versions in self._static.items():
+            for version, sv in versions.items():
+                gv = GroupVersion(group, version)
+                out[gv] = (sv.group_priority, sv.version_priority, "aggregated" if gv in self._aggregated else "local")
+        for crd in self._crds.values():
+            for v in crd["spec"]["versions"]:
+                gv = GroupVersion(crd["spec"]["group"], v["name"])
+                if v["served"] and gv not in out:
+                    out[gv] = (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, "crd")
+        return out
+
+    def _sync_apiservices(self) -> None:
+        """Bring the APIService objects in line with what is served (lock held; cheap when nothing changed)."""
+        if not self._apiservices_dirty:
+            return
+        self._apiservices_dirty = False
+        bucket = self._store.bucket(APISERVICE_KEY)
+        desired = self._desired_group_versions()
+        wanted: set[str] = set()
+        for gv, (group_priority, version_priority, kind) in desired.items():
+            name = f"{gv.version}.{gv.group}"
+            wanted.add(name)
+            spec: dict[str, Any] = {"group": gv.group, "version": gv.version}
+            if kind == "aggregated":
+                spec["service"] = {"namespace": "kube-system", "name": gv.group.split(".")[0] + "-server",
+                                   "port": 443}
+                spec["insecureSkipTLSVerify"] = True
+            spec["groupPriorityMinimum"] = group_priority
+            spec["versionPriority"] = version_priority
+            since = now_timestamp()
+            if gv in self._stale:
+                reason, message = self._unavailable.get(gv, ("FailedDiscoveryCheck", f"failing or missing "
+                                                        f"response from {gv}"))
+                condition = _condition("Available", False, reason, message, since)
+            elif kind == "aggregated":
+                condition = _condition("Available", True, "Passed", "all checks passed", since)
+            else:
+                condition = _condition("Available", True, "Local", "Local APIServices are always available", since)
+            old = bucket.get(name)
+            conditions = [condition]
+            if old is not None:
+                _keep_transition_times(conditions, old.get("status", {}).get("conditions", []))
+            labels = {"kube-aggregator.kubernetes.io/automanaged": "true" if kind == "crd" else "onstart"}
+            obj: dict[str, Any] = {
+                "kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
+                "metadata": {"name": name, **({"labels": labels} if kind != "aggregated" else {})},
+                "spec": spec, "status": {"conditions": conditions},
+            }
+            self._store.put(APISERVICE_KEY, obj)
+        for name in [n for n in bucket if n not in wanted]:
+            self._store.remove(APISERVICE_KEY, None, name)

@@ -1,0 +1,182 @@
+"""Objects and watch control of :class:`~restmapper.testing.FakeCluster` (a mixin, see cluster.py).
+
+The same objects are reachable over HTTP (see :mod:`restmapper.testing._rest`) and from Python here, so a test can
+seed state without a client and check what a client wrote. Resources are named ``resource.group`` (``configmaps``,
+``deployments.apps``, ``certificates.cert-manager.io``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.model import GroupVersion
+from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, object_key
+
+if TYPE_CHECKING:
+    import threading
+
+    from restmapper.testing._store import ObjectStore
+    from restmapper.testing.cluster import _ServedGroup
+    from restmapper.testing.profile import ResourceSpec
+
+
+class ObjectsMixin:
+    """Object store and watch operations of FakeCluster; state lives on the cluster (see cluster.py)."""
+
+    if TYPE_CHECKING:
+        _lock: threading.RLock
+        _store: ObjectStore
+        _crds: dict[str, dict[str, Any]]
+
+        def _view(self) -> tuple[_ServedGroup, ...]: ...
+
+        def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]: ...
+
+        def add_crd(self, manifest: Mapping[str, Any] | str) -> str: ...
+
+        def delete_crd(self, name: str) -> None: ...
+
+    # --- objects --------------------------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> str:
+        """The current cluster-wide resourceVersion (etcd's revision): the last write's, ``"0"`` before any."""
+        with self._lock:
+            return str(self._store.resource_version)
+
+    def _resource_for_kind(self, api_version: str, kind: str) -> tuple[str, bool]:
+        """(storage key, namespaced) of the served resource of ``kind`` at ``api_version`` (lock held)."""
+        from restmapper.testing._rest import storage_key
+
+        gv = GroupVersion.parse(api_version)
+        if gv.group == "":
+            candidates = dict(self._core_versions()).get(gv.version, ())
+        else:
+            candidates = next((r for g in self._view() if g.name == gv.group
+                               for v, r, _ in g.versions if v == gv.version), ())
+        spec = next((r for r in candidates if r.kind == kind), None)
+        if spec is None:
+            raise InvalidArgumentError(f"no resource of kind {kind!r} is served at {api_version!r}")
+        return storage_key(self, gv, spec), spec.namespaced  # type: ignore[arg-type]
+
+    def apply_object(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """Create or replace an object from Python (no admission, no conflict check) and return a stored copy.
+
+        A ``CustomResourceDefinition`` goes through :meth:`add_crd`. Metadata is filled as a create/update would
+        (uid, creationTimestamp, generation bumped on changes outside metadata/status, a new resourceVersion) and
+        watchers see ``ADDED``/``MODIFIED``.
+
+        Args:
+            manifest: an object with ``apiVersion``, ``kind`` and ``metadata.name``; ``metadata.namespace``
+                defaults to ``default`` for namespaced kinds.
+
+        Returns:
+            A deep copy of the stored object.
+
+        Raises:
+            InvalidArgumentError: when the kind is not served at that apiVersion, the name is missing, or the
+                object is an APIService (those follow what is served).
+        """
+        obj = copy.deepcopy(dict(manifest))
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        meta = obj.get("metadata")
+        if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(meta, dict) \
+                or not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise InvalidArgumentError("an object needs apiVersion, kind and metadata.name")
+        if kind == "CustomResourceDefinition" and api_version == "apiextensions.k8s.io/v1":
+            return copy.deepcopy(self._crds[self.add_crd(obj)])
+        with self._lock:
+            key, namespaced = self._resource_for_kind(api_version, kind)
+            if key == APISERVICE_KEY:
+                raise InvalidArgumentError("APIService objects follow what is served; use set_available")
+            if namespaced:
+                meta.setdefault("namespace", "default")
+            else:
+                meta.pop("namespace", None)
+            old = self._store.bucket(key).get(object_key(meta.get("namespace"), meta["name"]))
+            for field in ("uid", "creationTimestamp", "generation", "resourceVersion"):
+                meta.pop(field, None)
+            if old is not None and "status" not in obj and "status" in old:
+                obj["status"] = copy.deepcopy(old["status"])
+            stored, _ = self._store.put(key, obj)
+            return copy.deepcopy(stored)
+
+    def get_object(self, resource: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """Return a deep copy of the object ``name`` of ``resource`` (``deployments.apps``), or None."""
+        with self._lock:
+            obj = self._store.bucket(resource).get(object_key(namespace, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def list_objects(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Return deep copies of the objects of ``resource``, in all namespaces when ``namespace`` is None."""
+        with self._lock:
+            return [copy.deepcopy(o) for _, o in sorted(self._store.bucket(resource).items())
+                    if namespace is None or o["metadata"].get("namespace") == namespace]
+
+    def delete_object(self, resource: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Delete an object (watchers see ``DELETED``) and return its last state; a CRD goes via :meth:`delete_crd`.
+
+        Raises:
+            KeyError: when no such object exists.
+        """
+        with self._lock:
+            if resource == CRD_KEY:
+                last = copy.deepcopy(self._crds[name])
+                self.delete_crd(name)
+                return last
+            removed = self._store.remove(resource, namespace, name)
+            if removed is None:
+                raise KeyError(object_key(namespace, name))
+            return copy.deepcopy(removed)
+
+    # --- watch control --------------------------------------------------------------------------------------
+
+    @property
+    def open_watches(self) -> int:
+        """How many watch streams are open now (loopback streams, and mock watches waiting for an event)."""
+        with self._lock:
+            return self._store.open_watches
+
+    def wait_for_watchers(self, n: int, timeout: float = 5.0) -> bool:
+        """Block until at least ``n`` watch streams are open; lets tests synchronise without sleeping.
+
+        Args:
+            n: the number of open streams to wait for.
+            timeout: seconds to wait at most.
+
+        Returns:
+            True when ``n`` streams are open, False on timeout.
+        """
+        with self._store.cond:
+            return self._store.cond.wait_for(lambda: self._store.open_watches >= n, timeout)
+
+    def _wake_watchers(self) -> None:
+        with self._store.cond:
+            self._store.cond.notify_all()
+
+    def compact(self) -> None:
+        """Drop the watch history: a watch from any resourceVersion older than the current one gets ``410 Gone``
+        (an ``ERROR`` event with a ``Status`` of reason ``Expired``), as after an etcd compaction."""
+        with self._lock:
+            self._store.compact()
+
+    def drop_watches(self) -> None:
+        """End every open watch stream now (clients see the response end cleanly, EOF, and should re-watch)."""
+        with self._lock:
+            self._store.drop_watches()
+
+    def restart(self, *, keep_objects: bool = True) -> None:
+        """Simulate an API server restart: drop every watch and compact the history (re-watches get 410).
+
+        Args:
+            keep_objects: keep stored objects (etcd survives the restart). False forgets every object except
+                CRDs and APIServices, without events (clients notice through their relist).
+        """
+        with self._lock:
+            self._store.drop_watches()
+            if not keep_objects:
+                self._store.wipe(keep=[CRD_KEY, APISERVICE_KEY])
+            self._store.compact()

@@ -1,0 +1,212 @@
+"""The fake cluster's object storage: objects by resource, a cluster-wide resourceVersion and a bounded event history.
+
+Mirrors etcd as kube-apiserver uses it: every write (of any object, in any resource) takes the next value of one
+counter, so resourceVersions are comparable across resources; watch history is kept for a bounded number of events
+and a watch starting before the oldest kept event gets ``410 Gone`` ("too old resource version").
+
+Pure bookkeeping: no HTTP here. The lock is the cluster's; the condition wakes watch streams on every write.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["APISERVICE_KEY", "CRD_KEY", "ObjectStore", "WatchEvent", "merge_patch", "object_key", "selector_matches"]
+
+CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
+APISERVICE_KEY = "apiservices.apiregistration.k8s.io"
+
+
+def object_key(namespace: str | None, name: str) -> str:
+    """Return the key of an object inside its resource bucket (``ns/name`` or ``name``)."""
+    return f"{namespace}/{name}" if namespace else name
+
+
+def now_timestamp() -> str:
+    """Return the current time as an RFC 3339 UTC timestamp with seconds precision (``metav1.Time``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One stored change: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``; ``object`` a snapshot."""
+
+    resource_version: int
+    type: str
+    key: str
+    namespace: str
+    object: dict[str, Any]
+
+
+class ObjectStore:
+    """Objects per storage key (``deployments.apps``), the resourceVersion counter and the watch history.
+
+    Every method must be called with the lock held (the cluster's ``RLock``, also the condition's lock).
+    """
+
+    def __init__(self, lock: threading.RLock, history_limit: int) -> None:
+        self.cond = threading.Condition(lock)
+        self.history_limit = history_limit
+        self.buckets: dict[str, dict[str, dict[str, Any]]] = {}
+        self.resource_version = 0
+        self._history: deque[WatchEvent] = deque()
+        self._floor = 0  # every event with resourceVersion > floor is in history
+        self.epoch = 0  # bumped by drop_watches/restart: streams opened in an older epoch end
+        self.open_watches = 0
+        self.hooks: list[Callable[[], None]] = []  # run by streams before reading events (lazy APIService sync)
+
+    def bucket(self, key: str) -> dict[str, dict[str, Any]]:
+        """Return the (mutable) objects of ``key``, keyed by :func:`object_key`."""
+        return self.buckets.setdefault(key, {})
+
+    def _next(self) -> int:
+        self.resource_version += 1
+        return self.resource_version
+
+    def put(self, key: str, obj: dict[str, Any], *, bump_generation: bool = True) -> tuple[dict[str, Any], str]:
+        """Store ``obj`` (created or replaced, by namespace/name) and record the event.
+
+        Fills ``uid``, ``creationTimestamp``, ``generation`` (bumped when anything but metadata and status changed,
+        unless ``bump_generation`` is false) and a fresh ``resourceVersion``. A write equal to the stored object
+        (ignoring ``resourceVersion``) is a no-op, as the API server skips no-op updates.
+
+        Returns:
+            ``(stored object, event type)``; the type is ``""`` for a no-op.
+        """
+        meta = obj.setdefault("metadata", {})
+        namespace = meta.get("namespace") or ""
+        k = object_key(namespace, meta["name"])
+        bucket = self.bucket(key)
+        old = bucket.get(k)
+        if old is None:
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", now_timestamp())
+            meta["generation"] = 1
+            event_type = "ADDED"
+        else:
+            old_meta = old["metadata"]
+            meta["uid"] = old_meta["uid"]
+            meta["creationTimestamp"] = old_meta["creationTimestamp"]
+            changed = _spec_of(old) != _spec_of(obj)
+            meta["generation"] = old_meta.get("generation", 1) + (1 if changed and bump_generation else 0)
+            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            if obj == old:
+                return old, ""
+            event_type = "MODIFIED"
+        meta["resourceVersion"] = str(self._next())
+        bucket[k] = obj
+        self._record(WatchEvent(self.resource_version, event_type, key, namespace, copy.deepcopy(obj)))
+        return obj, event_type
+
+    def remove(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """Delete an object and record the ``DELETED`` event (its snapshot carries the deletion's resourceVersion).
+
+        Returns:
+            The deleted object, or None when it did not exist.
+        """
+        obj = self.bucket(key).pop(object_key(namespace, name), None)
+        if obj is None:
+            return None
+        obj["metadata"]["resourceVersion"] = str(self._next())
+        self._record(WatchEvent(self.resource_version, "DELETED", key, namespace or "", copy.deepcopy(obj)))
+        return obj
+
+    def _record(self, event: WatchEvent) -> None:
+        self._history.append(event)
+        while len(self._history) > self.history_limit:
+            self._floor = self._history.popleft().resource_version
+        self.cond.notify_all()
+
+    def events_since(self, resource_version: int) -> list[WatchEvent] | None:
+        """Return the events after ``resource_version``, or None when some of them were compacted away (410)."""
+        if resource_version < self._floor:
+            return None
+        return [e for e in self._history if e.resource_version > resource_version]
+
+    def compact(self) -> None:
+        """Forget every event so far: a watch from any older resourceVersion now gets 410 Gone."""
+        self._history.clear()
+        self._floor = self.resource_version
+
+    def drop_watches(self) -> None:
+        """End every open watch stream (streams notice at their next wake-up, which this triggers)."""
+        self.epoch += 1
+        self.cond.notify_all()
+
+    def wipe(self, keep: Iterable[str]) -> None:
+        """Drop every object whose storage key is not in ``keep``, without events (a fresh etcd)."""
+        kept = set(keep)
+        for key in list(self.buckets):
+            if key not in kept:
+                del self.buckets[key]
+
+
+def _spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """Return ``target`` with the RFC 7386 JSON merge patch ``patch`` applied (``target`` is not modified)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+class SelectorError(ValueError):
+    """A label or field selector the fake cluster cannot parse."""
+
+
+def _parse_selector(text: str) -> list[tuple[str, str, str | None]]:
+    terms: list[tuple[str, str, str | None]] = []
+    for raw in text.split(","):
+        term = raw.strip()
+        if not term:
+            continue
+        for op in ("!=", "==", "="):
+            if op in term:
+                key, _, value = term.partition(op)
+                terms.append((key.strip(), "!=" if op == "!=" else "=", value.strip()))
+                break
+        else:
+            if " in " in term or " notin " in term or "(" in term:
+                raise SelectorError(f"unsupported selector term {term!r}")
+            terms.append((term[1:].strip(), "!exists", None) if term.startswith("!") else (term, "exists", None))
+    return terms
+
+
+def selector_matches(obj: Mapping[str, Any], label_selector: str | None, field_selector: str | None) -> bool:
+    """True when ``obj`` matches both selectors (equality, inequality and existence terms).
+
+    Field selectors support ``metadata.name`` and ``metadata.namespace``, the fields every resource indexes.
+
+    Raises:
+        SelectorError: for a term the fake does not support (set-based ``in``/``notin``, unknown fields).
+    """
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    for key, op, value in _parse_selector(label_selector or ""):
+        present = key in labels
+        if (op == "exists" and not present) or (op == "!exists" and present):
+            return False
+        if (op == "=" and labels.get(key) != value) or (op == "!=" and labels.get(key) == value):
+            return False
+    for key, op, value in _parse_selector(field_selector or ""):
+        if key not in ("metadata.name", "metadata.namespace") or op not in ("=", "!="):
+            raise SelectorError(f'field label not supported: {key}')
+        actual = meta.get(key.partition(".")[2]) or ""
+        if (actual == value) != (op == "="):
+            return False
+    return True

@@ -1,0 +1,176 @@
+"""Watch streams of the fake cluster: newline-delimited ``watch.Event`` JSON, as kube-apiserver streams them.
+
+A stream sends, in order:
+
+- with no ``resourceVersion`` (or ``"0"``): an ``ADDED`` event for every current object ("get state and start at
+  most recent"); with ``sendInitialEvents=true`` and bookmarks allowed, then a ``BOOKMARK`` annotated
+  ``k8s.io/initial-events-end: "true"``;
+- with a ``resourceVersion``: every stored event after it, or a single ``ERROR`` event carrying a ``410 Expired``
+  Status ("too old resource version") when history before it was compacted, and the stream ends;
+- then new events as they happen, until ``timeoutSeconds`` (a ``BOOKMARK`` is sent just before, when allowed),
+  :meth:`FakeCluster.drop_watches`/``restart()``, the server stopping or the client going away.
+
+Front ends: the loopback server streams in real time (``stream``). The ``responses`` mock cannot hold a response
+open, so ``collect`` returns what is available now (waiting at most ``FakeCluster.mock_watch_wait`` seconds for a
+first event when there is none) followed by a ``BOOKMARK`` when allowed, and the response ends: a client sees a
+watch that ends early and re-watches from the last resourceVersion, as after a server-side timeout.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from restmapper.testing import _documents as docs
+from restmapper.testing._store import WatchEvent, selector_matches
+
+if TYPE_CHECKING:
+    from restmapper.testing._store import ObjectStore
+
+_POLL_SECONDS = 0.05  # how often a blocked stream checks should_stop (client gone, server stopping)
+_BOOKMARK_LEAD_SECONDS = 0.0  # bookmarks are sent at the deadline itself: deterministic for short test timeouts
+
+
+@dataclass
+class WatchSpec:
+    """What one watch request asked for."""
+
+    key: str
+    api_version: str
+    kind: str
+    namespace: str | None
+    label_selector: str | None
+    field_selector: str | None
+    since: int | None
+    bookmarks: bool
+    send_initial_events: bool
+    timeout: float
+
+
+class WatchStream:
+    """One watch response body (implements the router's ``StreamBody``)."""
+
+    def __init__(self, store: ObjectStore, spec: WatchSpec, *, mock_wait: float | None = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._store = store
+        self._spec = spec
+        self._mock_wait = mock_wait
+        self._clock = clock
+
+    def _encode(self, event_type: str, obj: dict[str, Any]) -> bytes:
+        if event_type != "ERROR":
+            obj = copy.deepcopy(obj)
+            obj["apiVersion"], obj["kind"] = self._spec.api_version, self._spec.kind
+        return docs.dumps({"type": event_type, "object": obj}) + b"\n"
+
+    def _bookmark(self, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(self._store.resource_version)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return self._encode("BOOKMARK", {"metadata": meta})
+
+    def _matches(self, key: str, namespace: str, obj: dict[str, Any]) -> bool:
+        s = self._spec
+        return key == s.key and (s.namespace is None or namespace == s.namespace) and \
+            selector_matches(obj, s.label_selector, s.field_selector)
+
+    def _expired(self, since: int) -> bytes:
+        status = docs.status_doc(410, "Expired", f"too old resource version: {since} "
+                                                 f"({self._store.resource_version})")
+        del status["details"]
+        return self._encode("ERROR", status)
+
+    def _pending(self, last: int) -> tuple[list[WatchEvent] | None, int]:
+        """New matching events after ``last`` (None: compacted) and the new ``last`` (lock held)."""
+        for hook in self._store.hooks:
+            hook()
+        events = self._store.events_since(last)
+        if events is None:
+            return None, last
+        new_last = events[-1].resource_version if events else last
+        return [e for e in events if self._matches(e.key, e.namespace, e.object)], new_last
+
+    def _start(self) -> tuple[list[bytes], int, bool]:
+        """The first chunks, the resourceVersion they reach and whether the stream already ended (lock held)."""
+        s, store = self._spec, self._store
+        for hook in store.hooks:
+            hook()
+        if s.since is None:
+            chunks = [self._encode("ADDED", obj) for (_, obj) in sorted(store.bucket(s.key).items())
+                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)]
+            if s.send_initial_events and s.bookmarks:
+                chunks.append(self._bookmark(initial_end=True))
+            return chunks, store.resource_version, False
+        events, last = self._pending(s.since)
+        if events is None:
+            return [self._expired(s.since)], s.since, True
+        return [self._encode(e.type, e.object) for e in events], last, False
+
+    def stream(self, should_stop: Callable[[], bool]) -> Iterator[bytes]:
+        """Yield events in real time until timeout, drop, ``should_stop()`` or a 410; counts as an open watch."""
+        store = self._store
+        with store.cond:
+            epoch = store.epoch
+            store.open_watches += 1
+            store.cond.notify_all()
+        try:
+            with store.cond:
+                chunks, last, ended = self._start()
+            yield from chunks
+            deadline = self._clock() + self._spec.timeout
+            while not ended:
+                with store.cond:
+                    events, last = self._pending(last)
+                    if events is None:
+                        chunks, ended = [self._expired(last)], True
+                    elif events:
+                        chunks = [self._encode(e.type, e.object) for e in events]
+                    else:
+                        chunks = []
+                        remaining = deadline - self._clock()
+                        if store.epoch != epoch or should_stop():
+                            return
+                        if remaining <= _BOOKMARK_LEAD_SECONDS:
+                            if self._spec.bookmarks:
+                                chunks = [self._bookmark()]
+                            ended = True
+                        else:
+                            store.cond.wait(min(remaining, _POLL_SECONDS))
+                yield from chunks
+        finally:
+            with store.cond:
+                store.open_watches -= 1
+                store.cond.notify_all()
+
+    def collect(self) -> bytes:
+        """Return the events available now (see the module docstring for the mock front end's semantics)."""
+        store = self._store
+        with store.cond:
+            chunks, last, ended = self._start()
+            if not chunks and not ended and self._mock_wait != 0:
+                epoch = store.epoch
+                store.open_watches += 1
+                store.cond.notify_all()
+                try:
+                    deadline = None if self._mock_wait is None else self._clock() + self._mock_wait
+                    deadline = min(deadline, self._clock() + self._spec.timeout) if deadline is not None \
+                        else self._clock() + self._spec.timeout
+                    while not chunks and not ended and store.epoch == epoch:
+                        remaining = deadline - self._clock()
+                        if remaining <= 0:
+                            break
+                        store.cond.wait(remaining)
+                        events, last = self._pending(last)
+                        if events is None:
+                            chunks, ended = [self._expired(last)], True
+                        else:
+                            chunks = [self._encode(e.type, e.object) for e in events]
+                finally:
+                    store.open_watches -= 1
+                    store.cond.notify_all()
+            if not ended and self._spec.bookmarks:
+                chunks.append(self._bookmark())
+        return b"".join(chunks)
