@@ -1,0 +1,229 @@
+"""Argument parsing, connection set-up and error reporting for the ``restmapper`` command."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from restmapper.cli import _api_resources, _resolve
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import RestMapperError
+from restmapper.mapper import LazyRESTMapper
+from restmapper.transport import RequestsTransport, RetryPolicy
+
+__all__ = ["Session", "build_parser", "run"]
+
+# A command-line user wants an answer now: an aggregated API answering 503 is reported at once, as kubectl
+# does, instead of being retried with backoff; only 429 (with its Retry-After) is retried, briefly.
+CLI_RETRY = RetryPolicy(max_attempts=2, max_total_seconds=5.0, retry_statuses=frozenset({429}))
+
+_EPILOG = """\
+examples:
+  restmapper api-resources --embedded              # the built-in cluster, no kubeconfig needed
+  restmapper api-resources -o wide --api-group apps
+  restmapper resolve deploy svc,cm all certificates.cert-manager.io
+  restmapper serve --port 0                        # then: kubectl --kubeconfig PATH api-resources
+"""
+
+
+@dataclass
+class Session:
+    """The clients one invocation talks through (reusable across invocations, so caches carry over).
+
+    Attributes:
+        discovery: the discovery client.
+        mapper: the REST mapper over ``discovery`` (built on first use when None).
+    """
+
+    discovery: DiscoveryClient
+    mapper: LazyRESTMapper | None = field(default=None)
+
+    def rest_mapper(self) -> LazyRESTMapper:
+        """Return the mapper, building it over :attr:`discovery` on first use."""
+        if self.mapper is None:
+            self.mapper = LazyRESTMapper(self.discovery)
+        return self.mapper
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "t", "1"):
+        return True
+    if lowered in ("false", "f", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r} (use true or false)")
+
+
+def _add_connection(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    g = p.add_argument_group("connection")
+    g.add_argument("--kubeconfig", metavar="PATH", default=default,
+                   help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+    g.add_argument("--context", metavar="NAME", default=default, help="kubeconfig context (default: current)")
+    g.add_argument("--embedded", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="talk to the embedded fake cluster (built-in APIs and sample CRDs) in-process")
+
+
+def _csv_list(value: str) -> list[str]:
+    return [v for v in value.split(",") if v]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``restmapper`` argument parser (sub-commands ``api-resources``, ``resolve``, ``serve``)."""
+    from restmapper import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="restmapper",
+        description="Map what you type (deploy, Deployment, certificates.cert-manager.io) to Kubernetes API "
+                    "resources through discovery, as kubectl does.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"restmapper {__version__}")
+    _add_connection(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ar = sub.add_parser(
+        "api-resources", help="list the resources the server serves (as kubectl api-resources)",
+        description="Print the supported API resources on the server, one row per resource at its group's "
+                    "preferred version, sorted by group then name, as `kubectl api-resources` does. "
+                    "-o json prints a list of objects with name, singularName, shortNames, group, apiVersion, "
+                    "namespaced, kind, verbs and categories.")
+    ar.add_argument("-o", "--output", choices=_api_resources.OUTPUT_FORMATS,
+                    help="wide (adds VERBS, CATEGORIES), name (resource.group per line) or json")
+    ar.add_argument("--namespaced", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
+                    help="only namespaced (true, the value when none is given) or cluster-scoped (false) resources")
+    ar.add_argument("--api-group", metavar="GROUP", help='only resources of this API group ("" for core)')
+    ar.add_argument("--verbs", type=_csv_list, action="extend", default=[], metavar="VERB[,VERB]",
+                    help="only resources supporting all these verbs (repeatable)")
+    ar.add_argument("--categories", type=_csv_list, action="extend", default=[], metavar="CAT[,CAT]",
+                    help="only resources in all these categories (repeatable)")
+    ar.add_argument("--sort-by", choices=_api_resources.SORT_FIELDS,
+                    help="sort by resource name or kind (default: by group, then name)")
+    ar.add_argument("--no-headers", action="store_true", help="do not print the header line")
+    _add_connection(ar, suppress=True)
+
+    rs = sub.add_parser(
+        "resolve", help="show what kubectl get ARG would request",
+        description="For each argument (plural, singular, kind, short name, resource.group, "
+                    "resource.version.group, comma lists, categories such as all), print the group, version, "
+                    "resource, kind and scope `kubectl get ARG` would use. -o json prints a list of objects with "
+                    "input, group, version, resource, kind and namespaced (or input and error). Exits 1 if any "
+                    "argument cannot be resolved.")
+    rs.add_argument("args", nargs="+", metavar="ARG", help="what you would pass to kubectl get")
+    rs.add_argument("-o", "--output", choices=("json",), help="json instead of a table")
+    rs.add_argument("--no-headers", action="store_true", help="do not print the header line")
+    _add_connection(rs, suppress=True)
+
+    sv = sub.add_parser(
+        "serve", help="serve the embedded fake cluster on loopback and print a kubeconfig for it",
+        description="Serve the embedded fake cluster (discovery of the built-in APIs and sample CRDs, empty "
+                    "lists) over plain HTTP until SIGINT or SIGTERM. Prints the URL and a kubeconfig path "
+                    "usable with kubectl. No authentication: keep it on loopback.")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=0, help="port (default: 0, any free port)")
+    sv.add_argument("--legacy", action="store_true", help="serve legacy discovery only (a pre-1.26 server)")
+    sv.add_argument("--kubeconfig-out", metavar="PATH",
+                    help="write the kubeconfig here (default: a private temporary file removed on exit)")
+    return parser
+
+
+@contextlib.contextmanager
+def _open_session(args: argparse.Namespace) -> Iterator[Session]:
+    kubeconfig = getattr(args, "kubeconfig", None)
+    context = getattr(args, "context", None)
+    if getattr(args, "embedded", False):
+        if kubeconfig is not None or context is not None:
+            raise _UsageError("--embedded cannot be combined with --kubeconfig or --context")
+        from restmapper.cli._embedded import EmbeddedTransport
+        from restmapper.testing import FakeCluster
+
+        yield Session(DiscoveryClient(EmbeddedTransport(FakeCluster.embedded())))
+        return
+    transport = RequestsTransport.from_kubeconfig(kubeconfig, context, retry=CLI_RETRY)
+    try:
+        yield Session(DiscoveryClient(transport))
+    finally:
+        transport.close()
+
+
+class _UsageError(Exception):
+    """A flag combination that cannot work; reported as ``error: ...`` with exit 1."""
+
+
+def _api_resources_cmd(args: argparse.Namespace, session: Session, out: TextIO, err: TextIO) -> int:
+    rows, partial = _api_resources.discover(session.discovery)
+    rows = _api_resources.filter_rows(rows, api_group=args.api_group, namespaced=args.namespaced,
+                                      verbs=args.verbs, categories=args.categories)
+    rows = _api_resources.sort_rows(rows, args.sort_by)
+    out.write(_api_resources.render(rows, args.output, headers=not args.no_headers))
+    out.flush()
+    if partial is not None:
+        # As kubectl: everything that could be listed is printed, then the failure, and the exit code is 1.
+        err.write(f"error: {_api_resources.describe_failures(partial.failed)}\n")
+        return 1
+    return 0
+
+
+def _resolve_cmd(args: argparse.Namespace, session: Session, out: TextIO, err: TextIO) -> int:
+    resolutions, warnings = _resolve.resolve_args(session.rest_mapper(), args.args)
+    for text in warnings:
+        err.write(f"Warning: {text}\n")
+    out.write(_resolve.render(resolutions, args.output, headers=not args.no_headers))
+    out.flush()
+    failed = [r for r in resolutions if r.error is not None]
+    if args.output != "json":
+        for r in failed:
+            err.write(f"error: {r.error}\n")
+    return 1 if failed else 0
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def run(argv: Sequence[str] | None = None, *, session: Session | None = None, stdout: TextIO | None = None,
+        stderr: TextIO | None = None) -> int:
+    """Run the ``restmapper`` command and return its exit code (never raises for a bad cluster or input).
+
+    Args:
+        argv: the arguments after the program name (None: ``sys.argv[1:]``).
+        session: clients to use instead of connecting per ``--kubeconfig``/``--embedded`` (lets a caller run
+            several commands over one cache, e.g. to observe ETag revalidation).
+        stdout: where results go (default ``sys.stdout``).
+        stderr: where warnings and errors go (default ``sys.stderr``).
+
+    Returns:
+        0 on success; 1 when an error was reported (``error: ...`` on one line of stderr: unreadable
+        kubeconfig, unreachable server, partial discovery, an unresolvable argument); 2 for usage errors
+        (argparse); 130 when interrupted.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    parser = build_parser()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    if args.command is None:
+        out.write(parser.format_help())
+        return 0
+    try:
+        if args.command == "serve":
+            from restmapper.cli._serve import serve_forever
+
+            return serve_forever(host=args.host, port=args.port, legacy=args.legacy,
+                                 kubeconfig_out=args.kubeconfig_out, out=out)
+        command = _api_resources_cmd if args.command == "api-resources" else _resolve_cmd
+        if session is not None:
+            return command(args, session, out, err)
+        with _open_session(args) as opened:
+            return command(args, opened, out, err)
+    except (RestMapperError, _UsageError, OSError, ValueError) as exc:
+        err.write(f"error: {_one_line(exc)}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,109 @@
+"""``restmapper resolve``: what ``kubectl get ARG`` would request, one row per resource type."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from restmapper.errors import RestMapperError
+from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning
+from restmapper.model import RESTMapping
+
+__all__ = ["HEADERS", "Resolution", "render", "resolve_args"]
+
+HEADERS = ("INPUT", "GROUP", "VERSION", "RESOURCE", "KIND", "NAMESPACED")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The answer for one resource type argument (one element of a comma list).
+
+    Attributes:
+        input: the argument as typed (one comma-separated element).
+        mappings: the mappings kubectl would use: one, or several for a category; empty on error.
+        error: a one-line message when the argument could not be resolved, else None.
+    """
+
+    input: str
+    mappings: tuple[RESTMapping, ...] = ()
+    error: str | None = None
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """The ``-o json`` objects: ``{input, group, version, resource, kind, namespaced}`` per mapping, or
+        ``{input, error}``."""
+        if self.error is not None:
+            return [{"input": self.input, "error": self.error}]
+        return [{"input": self.input, "group": m.resource.group, "version": m.resource.version,
+                 "resource": m.resource.resource, "kind": m.group_version_kind.kind, "namespaced": m.namespaced}
+                for m in self.mappings]
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Resolution], list[str]]:
+    """Resolve each ``kubectl get`` argument as kubectl would.
+
+    Args:
+        mapper: the mapper to ask.
+        args: arguments as typed; each may be a comma list (``deploy,svc``) whose elements may be categories.
+
+    Returns:
+        ``(resolutions, warnings)``: one :class:`Resolution` per comma-separated element, in order, each with
+        all its mappings (kubectl requests a type named twice, as in ``all,deploy``, once; here each element
+        shows what it names). ``warnings`` are the short-name conflict messages, each once, in order.
+
+    Errors of one element (no such resource type, ambiguity, a group that could not be discovered) become its
+    ``error``; the others are still resolved. Mirrors kubectl's ``ReplaceAliases`` then ``mappingFor``.
+    """
+    out: list[Resolution] = []
+    seen_warnings: dict[str, None] = {}
+    for arg in args:
+        for part in arg.split(","):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ShortNameConflictWarning)
+                try:
+                    mappings = mapper.resolve_all(part)
+                except RestMapperError as exc:
+                    out.append(Resolution(part, error=_one_line(exc)))
+                    mappings = None
+            for w in caught:
+                if issubclass(w.category, ShortNameConflictWarning):
+                    seen_warnings.setdefault(str(w.message), None)
+            if mappings is None:
+                continue
+            out.append(Resolution(part, tuple(mappings)))
+    return out, list(seen_warnings)
+
+
+def render(resolutions: Sequence[Resolution], output: str | None = None, *, headers: bool = True) -> str:
+    """Return the text for ``resolutions``.
+
+    Args:
+        resolutions: as :func:`resolve_args` returns them.
+        output: None for a table (INPUT GROUP VERSION RESOURCE KIND NAMESPACED; failed elements are left out,
+            their errors go to stderr), ``"json"`` for a JSON list of :meth:`Resolution.to_json` objects.
+        headers: print the table's header line.
+
+    Returns:
+        The text.
+
+    Raises:
+        ValueError: an unknown output format.
+    """
+    from restmapper.cli._table import format_table
+
+    if output == "json":
+        return json.dumps([obj for r in resolutions for obj in r.to_json()], indent=2) + "\n"
+    if output is not None:
+        raise ValueError(f"--output {output} is not available")
+    rows: list[tuple[str, ...]] = [HEADERS] if headers else []
+    for r in resolutions:
+        for m in r.mappings:
+            rows.append((r.input, m.resource.group, m.resource.version, m.resource.resource,
+                         m.group_version_kind.kind, "true" if m.namespaced else "false"))
+    return format_table(rows)
