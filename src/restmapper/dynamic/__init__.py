@@ -1,0 +1,13 @@
+"""Drop-in self-healing discovery for ``kubernetes.dynamic`` (DESIGN.md 5.6).
+
+``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps existing code working while fixing what
+upstream's ``LazyDiscoverer`` gets wrong; :class:`SelfHealingDynamicClient` also re-resolves a resource whose
+type vanished under a request (a CRD recreated with another scope) and retries once.
+"""
+
+from __future__ import annotations
+
+from restmapper.dynamic.client import SelfHealingDynamicClient, is_resource_type_not_found
+from restmapper.dynamic.discoverer import FILTER_KEYWORDS, SelfHealingDiscoverer
+
+__all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer", "SelfHealingDynamicClient", "is_resource_type_not_found"]

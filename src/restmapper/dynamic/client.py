@@ -1,0 +1,114 @@
+"""``SelfHealingDynamicClient``: a ``DynamicClient`` that survives a resource type changing under a request."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, ResourceNotUniqueError
+from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
+
+from restmapper.dynamic._notfound import is_resource_type_not_found
+from restmapper.dynamic.discoverer import SelfHealingDiscoverer
+from restmapper.model import GroupVersion
+
+__all__ = ["SelfHealingDynamicClient", "is_resource_type_not_found"]
+
+log = logging.getLogger("restmapper.dynamic")
+
+
+class SelfHealingDynamicClient(DynamicClient):
+    """A ``kubernetes.dynamic.DynamicClient`` whose default discoverer is :class:`SelfHealingDiscoverer` and whose
+    requests heal once when the resource type vanished.
+
+    When ``get``/``create``/``replace``/``patch``/``server_side_apply``/``delete`` (and ``watch``, which lists
+    through ``get``) answer 404 for the resource *type* (see :func:`is_resource_type_not_found`), the group is
+    reported to the mapper (evicted), the same kind in the same group is resolved again (preferred version) and,
+    if the mapping changed (version, plural or scope: a CRD recreated cluster-scoped), the request is sent once
+    more on the new mapping. A missing *object* is never retried. Mirrors controller-runtime's reaction to a
+    NoKindMatch after a CRD change, done at the request instead of at the next reconcile.
+    """
+
+    def __init__(self, client: Any, cache_file: str | None = None, discoverer: Any = None) -> None:
+        """Create a client over a ``kubernetes.client.ApiClient``.
+
+        Args:
+            client: the ApiClient (auth, TLS, host).
+            cache_file: passed to the discoverer (None: no file).
+            discoverer: a discoverer class taking ``(dynamic_client, cache_file)``; default
+                :class:`SelfHealingDiscoverer`.
+
+        Raises:
+            InvalidArgumentError: the ApiClient's Configuration has no host.
+        """
+        super().__init__(client, cache_file=cache_file,  # type: ignore[no-untyped-call]
+                         discoverer=discoverer or SelfHealingDiscoverer)
+
+    def _heal(self, resource: Any) -> Any | None:
+        """Return a re-resolved resource of the same kind and group, or None when nothing changed."""
+        if isinstance(resource, ResourceList):
+            return None
+        parent = resource.parent if isinstance(resource, Subresource) else resource
+        if not isinstance(parent, Resource) or not parent.kind:
+            return None
+        discoverer = self.resources
+        mapper = getattr(discoverer, "mapper", None)
+        if mapper is not None:
+            mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
+        else:
+            discoverer.invalidate_cache()
+        try:
+            if parent.group:
+                fresh = discoverer.get(group=parent.group, kind=parent.kind)
+            else:
+                # Only the core group: its one version names it (``v1`` is core-only for our discoverer).
+                fresh = discoverer.get(api_version=parent.api_version, kind=parent.kind)
+        except (ResourceNotFoundError, ResourceNotUniqueError):
+            return None
+        if isinstance(resource, Subresource):
+            fresh = fresh.subresources.get(resource.subresource)
+            if fresh is None:
+                return None
+        if (fresh.group_version, fresh.name, fresh.namespaced) == (
+                resource.group_version, resource.name, resource.namespaced):
+            return None
+        log.info("%s %s moved to %s (namespaced=%s); retrying once", parent.kind, resource.group_version,
+                 fresh.group_version, fresh.namespaced)
+        return fresh
+
+    def _call(self, verb: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(DynamicClient, verb)
+        try:
+            return method(self, resource, *args, **kwargs)
+        except NotFoundError as exc:
+            if not is_resource_type_not_found(exc):
+                raise
+            fresh = self._heal(resource)
+            if fresh is None:
+                raise
+        return method(self, fresh, *args, **kwargs)
+
+    def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.get``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("get", resource, *args, **kwargs)
+
+    def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.create``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("create", resource, *args, **kwargs)
+
+    def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.delete``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("delete", resource, *args, **kwargs)
+
+    def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.replace``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("replace", resource, *args, **kwargs)
+
+    def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.patch``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("patch", resource, *args, **kwargs)
+
+    def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        return self._call("server_side_apply", resource, *args, **kwargs)
