@@ -1,0 +1,53 @@
+"""Smoke test of the benchmark suite: ``python -m bench`` runs end to end with tiny sizes and prints its table.
+
+No timing is asserted (the numbers depend on the machine); the request-count targets are deterministic but are
+the subject of the mapper's own tests, so only the table's shape is checked here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("kubernetes.dynamic")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def test_python_m_bench_quick_prints_the_table(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    proc = _run("-m", "bench", "--quick", "--groups", "3", "--storm-seconds", "0.1", "--storm-threads", "4",
+                "--repeat", "1", "--skip", "import", "--output", str(output))
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("|")]
+    assert lines[0].startswith("| Benchmark | Ours | Peer | Ratio")
+    body = lines[2:]
+    names = "\n".join(body)
+    for expected in ("full discovery, aggregated", "full discovery, legacy", "warm `rest_mapping", "warm short name",
+                     "cold first lookup", "memory held", "miss storm"):
+        assert expected in names
+    assert "import restmapper" not in names
+    assert all(line.count("|") >= 8 for line in body)
+    assert any("PASS" in line or "MISS" in line for line in body)
+    assert output.read_text(encoding="utf-8").startswith("# kube-restmapper benchmark results")
+
+
+@pytest.mark.parametrize("args", [["--groups", "0"], ["--only", "nonsense"], ["--latency-ms", "-1"]])
+def test_invalid_options_exit_with_status_2(args: list[str]) -> None:
+    proc = _run("-m", "bench", *args)
+    assert proc.returncode == 2
+    assert "error" in proc.stderr
+
+
+def test_script_entry_point_runs_one_section() -> None:
+    proc = _run("bench/run.py", "--quick", "--groups", "2", "--only", "cold", "--repeat", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "cold first lookup" in proc.stdout
