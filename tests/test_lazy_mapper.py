@@ -530,3 +530,49 @@ def test_stale_serving_is_logged_once_per_group(clock: Clock, caplog: pytest.Log
         warnings_logged = [r for r in caplog.records if "transient failure" in r.getMessage() and "batch" in
                            r.getMessage()]
         assert len(warnings_logged) == 1
+
+
+class _GateTransport:
+    """A transport that pauses once after receiving the answer for ``path`` (composition, not patching)."""
+
+    def __init__(self, inner: RequestsTransport, path: str) -> None:
+        self.inner, self.path = inner, path
+        self.base_url, self.identity = inner.base_url, inner.identity
+        self.armed = False
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def get(self, path: str, headers: Any = None, **kw: Any) -> Any:
+        resp = self.inner.get(path, headers, **kw)
+        if path == self.path and self.armed:
+            self.armed = False
+            self.entered.set()
+            assert self.release.wait(30)
+        return resp
+
+    def stream(self, path: str, headers: Any = None, **kw: Any) -> Any:
+        return self.inner.stream(path, headers, **kw)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_fetch_racing_an_invalidation_does_not_look_fresh(clock: Clock) -> None:
+    """A group fetched before an invalidation (e.g. from a watcher) and installed after it is revalidated next time."""
+    cluster = FakeCluster(mode="legacy", crds=[crd("race.example.com", "Gizmo")])
+    with cluster.mock():
+        gate = _GateTransport(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1)),
+                              "/apis/race.example.com/v1")
+        mapper = LazyRESTMapper(DiscoveryClient(gate), clock=clock, ttl=60, miss_refresh_interval=10**6)
+        mapper.rest_mapping(GroupKind("race.example.com", "Gizmo"))
+        with pytest.raises(NoResourceMatchError):
+            mapper.resolve("nothing-here")  # uses up the one miss revalidation of the interval
+        clock.advance(61)
+        gate.armed = True
+        slow = threading.Thread(target=mapper.rest_mapping, args=(GroupKind("race.example.com", "Gizmo"),))
+        slow.start()
+        assert gate.entered.wait(30)
+        cluster.add_crd(crd("race.example.com", "Gadget"))
+        mapper.invalidate_group("race.example.com")  # what the watcher does on the CRD event
+        gate.release.set()
+        slow.join(30)
+        assert mapper.rest_mapping(GroupKind("race.example.com", "Gadget")).resource.resource == "gadgets"

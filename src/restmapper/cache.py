@@ -244,6 +244,8 @@ class DiscoveryCache:
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
         self._last_miss_check: float | None = None
+        # Bumped by every invalidation: a fetch that started before one must not look fresh when it lands.
+        self._invalidations = 0
         self._warned_stale: set[str] = set()
         self._stats = CacheStats()
 
@@ -349,6 +351,7 @@ class DiscoveryCache:
         versions are seen.
         """
         with self._lock:
+            self._invalidations += 1
             if self._entries.pop(group, None) is not None:
                 self._stats.evictions += 1
             self._backoff.pop(group, None)
@@ -364,6 +367,7 @@ class DiscoveryCache:
     def invalidate_all(self) -> None:
         """Drop everything; ETags are kept, so the next fetch is still conditional."""
         with self._lock:
+            self._invalidations += 1
             self._stats.evictions += len(self._entries)
             self._entries.clear()
             self._backoff.clear()
@@ -438,6 +442,7 @@ class DiscoveryCache:
 
     def _refresh_root(self, path: str) -> _RootSlot:
         fetch = self.discovery.fetch_core if path == "/api" else self.discovery.fetch_named
+        epoch = self._invalidations
         try:
             root = fetch()
         except RestMapperError:
@@ -452,7 +457,8 @@ class DiscoveryCache:
                 self._stats.not_modified += 1
             self._backoff.pop(path, None)
             self._warned_stale.discard(path)
-            slot = _RootSlot(root, now)
+            # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
+            slot = _RootSlot(root, now, expired=epoch != self._invalidations)
             if path == "/api":
                 self._core = slot
             else:
@@ -537,6 +543,7 @@ class DiscoveryCache:
         self._ensure_root(path, force=True)
 
     def _load_legacy(self, groups: list[APIGroup], *, retried: bool) -> None:
+        epoch = self._invalidations
         gvs = [gv for g in groups for gv in g.group_versions]
         ok, failed = self._fetch_group_versions(gvs)
         gone = {gv for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
@@ -553,11 +560,11 @@ class DiscoveryCache:
                 slot = self._ensure_root(path, force=True)
                 fresh.extend(g for g in slot.root.groups if g.name in affected)
             keep = [g for g in groups if g.name not in affected]
-            self._install_legacy(keep, ok, failed)
+            self._install_legacy(keep, ok, failed, epoch)
             if fresh:
                 self._load_legacy(fresh, retried=True)
             return
-        self._install_legacy(groups, ok, failed)
+        self._install_legacy(groups, ok, failed, epoch)
 
     def _fetch_group_versions(
         self, gvs: list[GroupVersion]
@@ -580,9 +587,11 @@ class DiscoveryCache:
         return ok, failed
 
     def _install_legacy(self, groups: list[APIGroup], ok: Mapping[GroupVersion, APIResourceList],
-                        failed: Mapping[GroupVersion, RestMapperError]) -> None:
+                        failed: Mapping[GroupVersion, RestMapperError], epoch: int) -> None:
         now = self.clock()
         with self._lock:
+            # Raced with an invalidation: install the answer for this lookup, but as already expired.
+            stamp = now if epoch == self._invalidations else -_INF
             for g in groups:
                 old = self._entries.get(g.name)
                 served: list[str] = []
@@ -611,7 +620,7 @@ class DiscoveryCache:
                             errors[gv] = err
                 preferred = g.preferred_version if g.preferred_version in served else (
                     served[0] if served else None)
-                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, now)
+                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp)
                 if errors:
                     self._schedule_retry(g.name, next(iter(errors.values())), now)
                 elif not served_stale:
