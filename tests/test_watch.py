@@ -319,6 +319,18 @@ def test_wait_for_apply_crd_then_cr_in_one_run(served: ServedCluster) -> None:
         assert wait_for(mapper, "wdg", timeout=0, watcher=watcher).group_version_kind.kind == "Widget"
 
 
+def test_mapper_wait_for_is_event_driven_with_a_watcher(served: ServedCluster) -> None:
+    """``LazyRESTMapper.wait_for``: the same wait as a method, woken by the watcher's invalidations."""
+    mapper = make_mapper(served.url)
+    mapper.resolve("pods")
+    with running(Watcher(mapper)) as watcher:
+        served.cluster.add_crd(WIDGET, established_after=1)
+        mapping = mapper.wait_for(WIDGET_GK, 10, watcher=watcher, poll_interval=60)
+        assert mapping.resource == GroupVersionResource("example.com", "v1", "widgets")
+    with pytest.raises(WaitTimeoutError):
+        mapper.wait_for(GroupKind("nowhere.example.com", "Ghost"), 0)
+
+
 def test_wait_for_polls_without_watcher(served: ServedCluster) -> None:
     now = [0.0]
     mapper = make_mapper(served.url, clock=lambda: now[0])

@@ -20,6 +20,7 @@ from restmapper.errors import (
     ResponseTooLargeError,
     RestMapperError,
     TransportError,
+    WaitTimeoutError,
     is_ambiguous,
     is_no_match,
 )
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from restmapper.discovery import DiscoveryClient
     from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
     from restmapper.store import GenerationCache
+    from restmapper.watch import Watcher, wait_for
 
 __version__ = "0.1.0.dev0"
 
@@ -53,6 +55,8 @@ _LAZY = {
     "LazyRESTMapper": "restmapper.mapper",
     "ShortNameConflictWarning": "restmapper.mapper",
     "StaticRESTMapper": "restmapper.mapper",
+    "Watcher": "restmapper.watch",
+    "wait_for": "restmapper.watch",
 }
 
 
@@ -97,7 +101,10 @@ __all__ = [
     "StaticRESTMapper",
     "TransportError",
     "VersionInfo",
+    "WaitTimeoutError",
+    "Watcher",
     "__version__",
     "is_ambiguous",
     "is_no_match",
+    "wait_for",
 ]

@@ -35,6 +35,7 @@ __all__ = [
     "ResponseTooLargeError",
     "RestMapperError",
     "TransportError",
+    "WaitTimeoutError",
     "is_ambiguous",
     "is_no_match",
 ]
@@ -234,6 +235,24 @@ class AmbiguousKindError(MappingError):
         self.matching_resources = tuple(matching_resources)
         self.matching_kinds = tuple(matching_kinds)
         super().__init__(_ambiguous_message(str(partial_kind), self.matching_resources, self.matching_kinds))
+
+
+class WaitTimeoutError(RestMapperError, TimeoutError):
+    """A kind was still not served at the deadline of a wait; ``__cause__`` is the last lookup error.
+
+    Attributes:
+        target: what was waited for (a GroupKind or the user's argument).
+        timeout: the timeout, seconds.
+        last_error: the last error of the lookup (NoKindMatchError, NoResourceMatchError, GroupDiscoveryError...).
+    """
+
+    def __init__(self, target: object, timeout: float, last_error: BaseException | None) -> None:
+        self.target = target
+        self.timeout = timeout
+        self.last_error = last_error
+        what = f"resource type {target!r}" if isinstance(target, str) else f"kind {target}"
+        suffix = f": {last_error}" if last_error is not None else ""
+        super().__init__(f"timed out after {timeout:g}s waiting for {what} to be served{suffix}")
 
 
 def _ambiguous_message(

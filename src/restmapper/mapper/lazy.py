@@ -24,6 +24,7 @@ from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.resolve import ResolveResult, resolve
 from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
 from restmapper.mapper.static import StaticRESTMapper
+from restmapper.mapper.wait import ChangeNotifier, wait_for_mapping
 from restmapper.model import (
     GroupKind,
     GroupResource,
@@ -418,6 +419,33 @@ class LazyRESTMapper:
         """
         return list(self._answer(("expand_category", name), lambda: None,
                                  lambda m: tuple(expand_category(name, m))))
+
+    def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
+                 watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
+        """Return the mapping of a kind (or of what ``kubectl get ARG`` names) as soon as it is served.
+
+        Event-driven when ``watcher`` (a running :class:`restmapper.watch.Watcher`) watches CRDs: each group it
+        invalidates wakes the wait at once; otherwise bounded polling every ``poll_interval`` seconds, each poll
+        going through this mapper, whose miss revalidation is rate-limited.
+
+        Args:
+            group_kind_or_arg: a GroupKind (looked up with :meth:`rest_mapping`) or a user string (:meth:`resolve`).
+            timeout: seconds to wait in total (0 tries once).
+            watcher: a running watcher to be woken by, or None.
+            poll_interval: seconds between polls.
+
+        Returns:
+            The RESTMapping.
+
+        Raises:
+            WaitTimeoutError: not served by the deadline (a ``TimeoutError``; chains the last lookup error).
+            AmbiguousKindError, AmbiguousResourceError: the lookup is ambiguous (waiting will not fix it).
+            DiscoveryError, TransportError: a permanent discovery failure (403, malformed document).
+            InvalidArgumentError: a negative timeout or a non-positive poll interval.
+        """
+        # The deadline is real time even with an injected cache clock: the wait itself blocks in real time.
+        return wait_for_mapping(self, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
+                                clock=time.monotonic)
 
     def _groups_for_arg(self, arg: str) -> Collection[str] | None:
         if "." not in arg:

@@ -2,51 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 
-from restmapper.errors import (
-    GroupDiscoveryError,
-    InvalidArgumentError,
-    MappingError,
-    RestMapperError,
-    TransportError,
-    is_no_match,
-)
+from restmapper.errors import WaitTimeoutError
 from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.mapper.wait import wait_for_mapping
 from restmapper.model import GroupKind, RESTMapping
 from restmapper.watch.watcher import Watcher
 
 __all__ = ["WaitTimeoutError", "wait_for"]
-
-_CRD_KIND = "CustomResourceDefinition"
-
-
-class WaitTimeoutError(RestMapperError, TimeoutError):
-    """The kind was still not served at the deadline; ``__cause__`` is the last lookup error.
-
-    Attributes:
-        target: what was waited for (a GroupKind or the user's argument).
-        timeout: the timeout, seconds.
-        last_error: the last error of the lookup (NoKindMatchError, NoResourceMatchError, GroupDiscoveryError...).
-    """
-
-    def __init__(self, target: GroupKind | str, timeout: float, last_error: BaseException | None) -> None:
-        self.target = target
-        self.timeout = timeout
-        self.last_error = last_error
-        what = f"kind {target}" if isinstance(target, GroupKind) else f"resource type {target!r}"
-        suffix = f": {last_error}" if last_error is not None else ""
-        super().__init__(f"timed out after {timeout:g}s waiting for {what} to be served{suffix}")
-
-
-def _retryable(exc: RestMapperError) -> bool:
-    if isinstance(exc, MappingError):
-        return is_no_match(exc)
-    # A CRD just created may be listed before its group version answers (Established delay), and a server
-    # being restarted answers nothing for a moment: both may heal before the deadline.
-    return isinstance(exc, GroupDiscoveryError) or (isinstance(exc, TransportError) and exc.transient)
 
 
 def wait_for(
@@ -59,57 +24,14 @@ def wait_for(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
 ) -> RESTMapping:
-    """Return the RESTMapping of a kind (or of what ``kubectl get ARG`` names) as soon as the server serves it.
+    """Return the RESTMapping of a kind as soon as the server serves it (see ``wait_for_mapping``).
 
-    Event-driven when ``watcher`` watches CRDs (each invalidation it makes wakes the wait at once), with a poll
-    every ``poll_interval`` as a safety net (discovery may publish a moment after the event); polling only
-    otherwise, each poll
-    going through the mapper, whose miss revalidation is rate-limited (``miss_refresh_interval``), so many
-    waiters cost at most one discovery request per interval.
-
-    Args:
-        mapper: the mapper to ask.
-        group_kind_or_arg: a GroupKind (looked up with ``rest_mapping``) or a user string (``resolve``).
-        timeout: seconds to wait in total; 0 tries once.
-        watcher: a running watcher to be woken by, or None.
-        poll_interval: seconds between polls without a (healthy) watcher.
-        clock: monotonic clock in seconds.
-        sleep: ``sleep(seconds)`` between polls (tests inject a fake); None waits on an event.
-
-    Returns:
-        The RESTMapping.
+    Same as ``mapper.wait_for(...)``, with an explicit clock and sleep for tests.
 
     Raises:
-        WaitTimeoutError: (a ``TimeoutError`` and a ``RestMapperError``) the kind was not served by the deadline;
-            it chains the last NoKindMatchError/NoResourceMatchError/GroupDiscoveryError.
-        AmbiguousKindError, AmbiguousResourceError: the lookup is ambiguous (waiting will not fix it).
-        DiscoveryError, TransportError: a permanent discovery failure (403, malformed document).
-        InvalidArgumentError: a negative timeout or a non-positive poll interval.
-
-    Mirrors ``kubectl wait --for=condition=Established`` followed by a mapper reset, without the reset: the
-    mapper's invalidation and miss revalidation find the new kind.
+        WaitTimeoutError: not served by the deadline (chains the last lookup error).
+        AmbiguousKindError, AmbiguousResourceError, DiscoveryError, TransportError, InvalidArgumentError: as
+            :func:`~restmapper.mapper.wait.wait_for_mapping`.
     """
-    if timeout < 0 or poll_interval <= 0:
-        raise InvalidArgumentError(f"need timeout >= 0 and poll_interval > 0, got {timeout}, {poll_interval}")
-    deadline = clock() + timeout
-    last: RestMapperError | None = None
-    idle = threading.Event()
-    while True:
-        seen = watcher.change_count if watcher is not None else 0
-        try:
-            if isinstance(group_kind_or_arg, GroupKind):
-                return mapper.rest_mapping(group_kind_or_arg)
-            return mapper.resolve(group_kind_or_arg)
-        except RestMapperError as exc:
-            if not _retryable(exc):
-                raise
-            last = exc
-        remaining = deadline - clock()
-        if remaining <= 0:
-            raise WaitTimeoutError(group_kind_or_arg, timeout, last) from last
-        if watcher is not None and watcher.watching(_CRD_KIND):
-            watcher.wait_for_change(seen, min(remaining, poll_interval))
-        elif sleep is not None:
-            sleep(min(remaining, poll_interval))
-        else:
-            idle.wait(min(remaining, poll_interval))
+    return wait_for_mapping(mapper, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
+                            clock=clock, sleep=sleep)
