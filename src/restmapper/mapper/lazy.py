@@ -312,11 +312,12 @@ class LazyRESTMapper:
         the preferred version.
         """
         # Warm path inlined: this is the hottest call of a controller.
-        memo = self._memo.get(("rest_mapping", group_kind, versions))
+        memo = self._memo.get(("rest_mapping", group_kind.group, group_kind.kind, versions))
         if (memo is not None and memo.error is None and memo.generation == self.cache.generation
                 and self._clock() < memo.valid_until):
             return memo.value  # type: ignore[no-any-return]
-        return self._answer(("rest_mapping", group_kind, versions), lambda: {group_kind.group},
+        return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions),
+                            lambda: {group_kind.group},
                             lambda m: m.rest_mapping(group_kind, *versions))
 
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
