@@ -576,3 +576,11 @@ def test_fetch_racing_an_invalidation_does_not_look_fresh(clock: Clock) -> None:
         gate.release.set()
         slow.join(30)
         assert mapper.rest_mapping(GroupKind("race.example.com", "Gadget")).resource.resource == "gadgets"
+
+
+def test_is_namespaced_rejects_a_group_kind_clearly(cluster: FakeCluster, clock: Clock) -> None:
+    mapper = make_mapper(cluster, clock)
+    assert mapper.is_namespaced(GroupKind("apps", "Deployment").with_version("v1"))
+    assert not mapper.is_namespaced(GroupKind("", "Namespace").with_version("v1"))
+    with pytest.raises(TypeError, match="GroupVersionKind"):
+        mapper.is_namespaced(GroupKind("", "Namespace"))  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -284,7 +285,7 @@ def test_python_side_object_api() -> None:
         cluster.apply_object({"apiVersion": "v1", "kind": "Nothing", "metadata": {"name": "a"}})
 
 
-def test_dynamic_client_crud_against_the_loopback_server() -> None:
+def test_dynamic_client_crud_against_the_loopback_server(tmp_path: Path) -> None:
     pytest.importorskip("kubernetes")
     from kubernetes import config
     from kubernetes.dynamic import DynamicClient
@@ -292,7 +293,9 @@ def test_dynamic_client_crud_against_the_loopback_server() -> None:
 
     cluster = FakeCluster.embedded()
     with cluster.serve() as served:
-        client = DynamicClient(config.new_client_from_config(config_file=str(served.kubeconfig_path)))
+        # Upstream's discoverer writes a cache file into the shared temp dir unless told otherwise.
+        client = DynamicClient(config.new_client_from_config(config_file=str(served.kubeconfig_path)),
+                               cache_file=str(tmp_path / "discovery.json"))
         cases = [("v1", "ConfigMap", {"data": {"a": "1"}}, {"data": {"b": "2"}}),
                  ("apps/v1", "Deployment", {"spec": {"replicas": 1}}, {"spec": {"replicas": 2}}),
                  ("cert-manager.io/v1", "Certificate", {"spec": {"secretName": "s"}}, {"spec": {"isCA": True}})]
@@ -309,3 +312,23 @@ def test_dynamic_client_crud_against_the_loopback_server() -> None:
             with pytest.raises(NotFoundError) as info:
                 res.get(name="x", namespace="ns")
             assert info.value.status == 404 and json.loads(info.value.body)["reason"] == "NotFound"
+
+
+def test_failure_modes_refuse_unknown_group_versions() -> None:
+    """A typo in set_stale/set_listed_but_gone would silently test nothing: it is an error instead."""
+    cluster = FakeCluster.embedded()
+    with pytest.raises(InvalidArgumentError, match=r"nosuch\.example\.com/v9"):
+        cluster.set_stale("nosuch.example.com/v9")
+    with pytest.raises(InvalidArgumentError):
+        cluster.set_listed_but_gone("apps/v2")
+    cluster.set_stale("cert-manager.io/v1")
+    cluster.set_stale("nosuch.example.com/v9", False)  # turning off is always fine
+
+
+def test_protobuf_bodies_get_a_clear_415() -> None:
+    cluster = FakeCluster.embedded()
+    status, _headers, body = cluster.handle(
+        "POST", "/api/v1/namespaces/default/configmaps", {},
+        {"Content-Type": "application/vnd.kubernetes.protobuf"}, b"k8s\x00\n\x0f")
+    assert status == 415
+    assert "JSON bodies only" in json.loads(body)["message"]

@@ -344,7 +344,11 @@ class LazyRESTMapper:
 
         Raises:
             NoKindMatchError, AmbiguousKindError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
+            TypeError: ``kind`` is not a GroupVersionKind (a GroupKind has no version: use :meth:`rest_mapping`).
         """
+        if not isinstance(kind, GroupVersionKind):
+            raise TypeError(f"is_namespaced takes a GroupVersionKind, not {type(kind).__name__}; "
+                            "for a GroupKind use rest_mapping(group_kind).namespaced")
         return self.rest_mapping(kind.group_kind, kind.version).namespaced
 
     # --- kubectl resolution -----------------------------------------------------------------------------------

@@ -186,6 +186,11 @@ def _shown(obj: dict[str, Any], t: Target) -> dict[str, Any]:
 
 
 def _json_body(req: Request) -> dict[str, Any] | Reply:
+    if "protobuf" in (req.header("Content-Type") or ""):
+        # kubectl sends built-in types as protobuf; decoding that would need the generated Go types.
+        return _status(415, "UnsupportedMediaType",
+                       "the restmapper test API server accepts JSON bodies only (kubectl: use "
+                       "'kubectl apply -f' or 'kubectl create -f' with a JSON or YAML manifest)")
     try:
         body = json.loads(req.body or b"null")
     except (ValueError, UnicodeDecodeError) as exc:

@@ -337,17 +337,40 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         Aggregated discovery lists it with ``freshness: Stale`` and no resources; legacy ``/apis/<g>/<v>``
         and its resource paths answer 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
         Its APIService reads ``Available=False`` (see :meth:`set_available`, which also sets a reason).
+
+        Raises:
+            InvalidArgumentError: marking stale a group version this cluster does not define.
         """
         with self._lock:
+            if stale:
+                self._require_known(gv)
             (self._stale.add if stale else self._stale.discard)(GroupVersion.parse(gv))
             self._changed()
             self._sync_apiservices()  # eager: an APIService watcher must see every flap, even a brief one
 
     def set_listed_but_gone(self, gv: str, on: bool = True) -> None:
-        """Simulate the upgrade race: the group version stays listed everywhere but its own path answers 404."""
+        """Simulate the upgrade race: the group version stays listed everywhere but its own path answers 404.
+
+        Raises:
+            InvalidArgumentError: for a group version this cluster does not define.
+        """
         with self._lock:
+            if on:
+                self._require_known(gv)
             (self._gone.add if on else self._gone.discard)(GroupVersion.parse(gv))
             self._changed()
+
+    def _require_known(self, gv: str) -> None:
+        """Raise for a group version this cluster does not define (a typo would otherwise test nothing)."""
+        parsed = GroupVersion.parse(gv)
+        if parsed.version in self._static.get(parsed.group, {}):
+            return
+        for crd in self._crds.values():
+            spec = crd.get("spec", {})
+            if spec.get("group") == parsed.group and any(v.get("name") == parsed.version
+                                                         for v in spec.get("versions", ())):
+                return
+        raise InvalidArgumentError(f"this cluster defines no group version {gv!r} (add it first)")
 
     def inject(self, path: str, *, status: int | None = None, body: bytes | str | None = None,
                content_type: str | None = None, headers: Mapping[str, str] | None = None, latency: float = 0.0,

@@ -54,7 +54,13 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
     An injected connection reset raises ``requests.ConnectionError`` in the caller.
     """
     import requests
-    import responses
+
+    try:
+        import responses
+    except ModuleNotFoundError as exc:  # a test-only dependency
+        raise ModuleNotFoundError(
+            "FakeCluster.mock() needs the 'responses' package: pip install 'kube-restmapper[test]' "
+            "(or use FakeCluster.serve(), which needs nothing extra)", name="responses") from exc
 
     pattern = re.compile(re.escape(cluster.base_url) + r"(?:[/?#].*)?\Z")
 
