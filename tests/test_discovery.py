@@ -21,6 +21,7 @@ from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 from restmapper.wire import ACCEPT_AGGREGATED
 
+V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 METRICS = [APIResource("pods", "", True, "PodMetrics", ("get", "list")),
            APIResource("nodes", "", False, "NodeMetrics", ("get", "list"))]
 
@@ -231,3 +232,62 @@ def test_server_version() -> None:
 def test_max_workers_must_be_positive() -> None:
     with pytest.raises(ValueError):
         DiscoveryClient(RequestsTransport("https://x.invalid"), max_workers=0)
+
+
+def test_a_406_falls_back_for_a_while_then_aggregated_is_asked_again() -> None:
+    now = [0.0]
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        client = DiscoveryClient(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1)),
+                                 clock=lambda: now[0])
+        cluster.inject("/apis", status=406, body="not acceptable", times=1)
+        assert not client.fetch_named().aggregated
+        now[0] += 299
+        assert not client.fetch_named().aggregated
+        now[0] += 2
+        assert client.fetch_named().aggregated
+
+
+@pytest.mark.parametrize(("path", "items"), [
+    ("/apis", [{"metadata": {"name": ""}, "versions": []}]),
+    ("/apis", [{"metadata": {}, "versions": []}]),
+    ("/api", [{"metadata": {"name": "apps"}, "versions": []}]),
+])
+def test_a_root_document_cannot_claim_the_other_documents_groups(path: str, items: list[object]) -> None:
+    """An aggregated /apis naming the core group (or /api naming a named group) would overwrite it: malformed."""
+    import json
+
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        cluster.inject(path, status=200, content_type=V2, body=json.dumps(
+            {"apiVersion": "apidiscovery.k8s.io/v2", "kind": "APIGroupDiscoveryList", "metadata": {},
+             "items": items}))
+        client = client_for(cluster)
+        with pytest.raises(MalformedDiscoveryError):
+            client.fetch_root()
+
+
+@pytest.mark.parametrize("status", [401, 502])
+@pytest.mark.parametrize("path", ["/apis", "/apis/apps/v1", "/version"])
+def test_server_echoing_a_credential_never_leaks_it(path: str, status: int,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """DESIGN 6: a proxy echoing the Authorization header back must not put the token in errors or logs."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    secret = "sekrit-token-123"
+    with cluster.mock(), caplog.at_level("DEBUG"):
+        cluster.inject(path, status=status, body=f"denied; request had Authorization: Bearer {secret} and {secret}")
+        cluster.inject("/api", status=200, content_type="text/html", body=f"<p>{secret}</p>", times=1)
+        transport = RequestsTransport(cluster.base_url, token=secret, retry=RetryPolicy(max_attempts=1))
+        client = DiscoveryClient(transport)
+        errors: list[BaseException] = []
+        for call in (client.fetch_root, client.server_version, lambda: client.server_resources_for_group_version(
+                "apps/v1"), client.server_groups_and_resources):
+            try:
+                call()
+            except Exception as exc:
+                errors.append(exc)
+        assert errors
+        for exc in errors:
+            for text in (str(exc), repr(exc), str(getattr(exc, "reason", "")), str(getattr(exc, "failed", ""))):
+                assert secret not in text
+        assert all(secret not in r.getMessage() for r in caplog.records)

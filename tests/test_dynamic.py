@@ -396,3 +396,15 @@ def test_observe_requests_off_leaves_the_client_alone() -> None:
         dc = DynamicClient(api_client(s.url), discoverer=lambda c, f: SelfHealingDiscoverer(c, f,
                                                                                           observe_requests=False))
         assert "request" not in vars(dc)
+
+
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"major": NaN, "minor": "35"}', "<html>proxy</html>", "[]"])
+def test_version_with_a_hostile_body_is_a_typed_error(tmp_path: Path, body: str) -> None:
+    from restmapper.errors import MalformedDiscoveryError
+
+    cluster = FakeCluster.embedded()
+    cluster.inject("/version", status=200, body=body, content_type="application/json")
+    with cluster.serve(kubeconfig_path=tmp_path / "kubeconfig") as s:
+        dc = DynamicClient(api_client(s.url), discoverer=SelfHealingDiscoverer)
+        with pytest.raises(MalformedDiscoveryError):
+            _ = dc.version

@@ -584,3 +584,25 @@ def test_is_namespaced_rejects_a_group_kind_clearly(cluster: FakeCluster, clock:
     assert not mapper.is_namespaced(GroupKind("", "Namespace").with_version("v1"))
     with pytest.raises(TypeError, match="GroupVersionKind"):
         mapper.is_namespaced(GroupKind("", "Namespace"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("evict", ["report_not_found", "invalidate_group", "invalidate_all"])
+@pytest.mark.parametrize("fault", [dict(status=503, body="unavailable"), dict(reset=True)])
+def test_evicted_group_during_a_transient_outage_is_not_a_no_match(
+        clock: Clock, evict: str, fault: dict[str, Any]) -> None:
+    """Stale-on-error must cover evicted groups: "no match" would read as "CRD not installed"."""
+    cluster = FakeCluster.embedded()
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock)
+        gk = GroupKind("cert-manager.io", "Certificate")
+        assert mapper.rest_mapping(gk).resource.resource == "certificates"
+        assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"
+        if evict == "invalidate_all":
+            mapper.invalidate_all()
+        else:
+            getattr(mapper, evict)(GroupVersion("cert-manager.io", "v1") if evict == "report_not_found"
+                                   else "cert-manager.io")
+        cluster.inject("/api*", **fault)
+        assert mapper.rest_mapping(gk).resource.resource == "certificates"
+        assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"
+        assert mapper.stats.stale_served >= 1

@@ -418,6 +418,7 @@ class DiscoveryCache:
             if backoff is not None and now < backoff.retry_at:
                 if slot is not None and now - slot.fetched_at <= self.max_stale + (self.ttl or 0):
                     self._stats.stale_served += 1
+                    self._restore_evicted(slot, path)
                     return slot
                 raise DiscoveryError(f"unable to retrieve {path}: {backoff.error}") from backoff.error
         try:
@@ -433,12 +434,33 @@ class DiscoveryCache:
                         self._warned_stale.add(path)
                         log.warning("serving cached %s after a transient failure: %s", path, exc)
                     self._stats.stale_served += 1
+                    self._restore_evicted(slot, path)
                     return slot
                 if path == "/apis" and slot is not None and not _is_transient(exc):
                     self._named = None  # 403/404 on /apis: never mask a permanent answer.
             if isinstance(exc, DiscoveryError):
                 raise
             raise DiscoveryError(f"unable to retrieve {path}: {exc}") from exc
+
+    def _restore_evicted(self, slot: _RootSlot, path: str) -> None:
+        """Serving a stale aggregated root: bring back groups evicted since it was fetched (caller holds the lock).
+
+        Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
+        unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
+        answering from the last good document.
+        """
+        root = slot.root
+        if root.resources is None:
+            return
+        missing = [g for g in root.groups if g.name not in self._entries and (g.name == "") == (path == "/api")]
+        if not missing:
+            return
+        stale = set(root.stale)
+        for g in missing:
+            resources = {gv: root.resources[gv] for gv in g.group_versions if gv in root.resources}
+            failed: dict[GroupVersion, RestMapperError] = {
+                gv: StaleGroupVersionError(gv) for gv in stale if gv.group == g.name}
+            self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, slot.fetched_at)
 
     def _refresh_root(self, path: str) -> _RootSlot:
         fetch = self.discovery.fetch_core if path == "/api" else self.discovery.fetch_named

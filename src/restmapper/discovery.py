@@ -9,11 +9,14 @@ no eviction; that is :mod:`restmapper.cache`'s job.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import math
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,10 +25,11 @@ from restmapper import wire
 from restmapper.errors import (
     APIStatusError,
     DiscoveryError,
+    MalformedDiscoveryError,
     RestMapperError,
 )
 from restmapper.model import APIGroup, APIResourceList, GroupVersion, VersionInfo
-from restmapper.transport import Response, Transport
+from restmapper.transport import Response, Transport, scrub_with
 
 __all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
 
@@ -35,6 +39,20 @@ DEFAULT_MAX_WORKERS = 8
 """Default bound on concurrent legacy group-version fetches."""
 
 _REASON_LIMIT = 200
+_REPROBE_AGGREGATED_AFTER = 300.0
+"""Seconds after a 406 before aggregated discovery is asked for again (a proxy may have been at fault)."""
+
+
+def _check_root_groups(path: str, doc: wire.AggregatedDiscovery) -> None:
+    """``/api`` holds only the core group and ``/apis`` only named groups; anything else could overwrite them."""
+    for i, group in enumerate(doc.groups):
+        if (group.name == "") != (path == "/api"):
+            want = 'only the core group ("")' if path == "/api" else "only named groups"
+            raise MalformedDiscoveryError(path, f"items[{i}].metadata.name",
+                                          f"{path} must list {want}, got {group.name!r}")
+    for gv in doc.stale:
+        if (gv.group == "") != (path == "/api"):
+            raise MalformedDiscoveryError(path, "items", f"unexpected group version {str(gv)!r} in {path}")
 
 
 @dataclass(frozen=True)
@@ -94,7 +112,7 @@ def _status_reason(resp: Response) -> str:
     return "".join(ch for ch in first if ch.isprintable())[:_REASON_LIMIT]
 
 
-def _status_error(resp: Response, path: str) -> APIStatusError:
+def _status_error(resp: Response, path: str, scrub: Callable[[str], str]) -> APIStatusError:
     retry_after: float | None = None
     value = resp.header("Retry-After")
     if value is not None:
@@ -102,7 +120,8 @@ def _status_error(resp: Response, path: str) -> APIStatusError:
             retry_after = float(value)
         except ValueError:
             retry_after = None
-    return APIStatusError(path, resp.status, _status_reason(resp), retry_after=retry_after)
+    # The reason is server text: a proxy may echo the request's Authorization header back in it.
+    return APIStatusError(path, resp.status, scrub(_status_reason(resp)), retry_after=retry_after)
 
 
 class DiscoveryClient:
@@ -117,13 +136,15 @@ class DiscoveryClient:
     """
 
     def __init__(self, transport: Transport, *, max_workers: int = DEFAULT_MAX_WORKERS,
-                 aggregated: bool = True) -> None:
+                 aggregated: bool = True, clock: Callable[[], float] = time.monotonic) -> None:
         """Create a client.
 
         Args:
             transport: how to reach the server.
             max_workers: the bound on concurrent legacy group-version fetches (>= 1).
             aggregated: ask for aggregated discovery (set False to force legacy discovery).
+            clock: monotonic clock in seconds; after a 406 legacy discovery is used for 300 s of it, then
+                aggregated discovery is asked for again (the 406 may have come from a proxy).
 
         Raises:
             ValueError: when ``max_workers`` is below 1.
@@ -133,10 +154,12 @@ class DiscoveryClient:
         self._transport = transport
         self._max_workers = max_workers
         self._aggregated = aggregated
-        # Guards _documents and _server_rejects_aggregated; never held across a transport call.
+        self._clock = clock
+        # Guards _documents and _legacy_until; never held across a transport call.
         self._lock = threading.Lock()
         self._documents: dict[str, _CachedDocument] = {}
-        self._server_rejects_aggregated = False
+        # After a 406 to the aggregated Accept, ask for legacy documents until this clock reading.
+        self._legacy_until = -math.inf
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
@@ -156,6 +179,17 @@ class DiscoveryClient:
         # A 503 usually means one aggregated API is down: report it at once instead of retrying the whole call.
         options.setdefault("retry", RetryPolicy(max_attempts=3, retry_statuses=frozenset({429, 500, 502, 504})))
         return cls(RequestsTransport.from_kubeconfig(path, context, **options))
+
+    def _scrub(self, text: str) -> str:
+        return scrub_with(self._transport, text)
+
+    @contextlib.contextmanager
+    def _scrubbed(self) -> Iterator[None]:
+        """Re-raise parse errors with server text scrubbed of credentials (and without the unscrubbed chain)."""
+        try:
+            yield
+        except MalformedDiscoveryError as exc:
+            raise MalformedDiscoveryError(exc.document, self._scrub(exc.field), self._scrub(exc.reason)) from None
 
     @property
     def transport(self) -> Transport:
@@ -179,8 +213,9 @@ class DiscoveryClient:
         """
         resp = self._get("/version", wire.ACCEPT_JSON)
         if resp.status != 200:
-            raise _status_error(resp, "/version")
-        return wire.parse_version_info(resp.body, document="/version")
+            raise _status_error(resp, "/version", self._scrub)
+        with self._scrubbed():
+            return wire.parse_version_info(resp.body, document="/version")
 
     def server_resources_for_group_version(self, gv: GroupVersion | str) -> APIResourceList:
         """Return the resources of one group version from its legacy document (``/api/v1``, ``/apis/g/v``).
@@ -201,9 +236,10 @@ class DiscoveryClient:
         path = gv.path
         resp = self._get(path, wire.ACCEPT_JSON)
         if resp.status != 200:
-            raise _status_error(resp, path)
-        wire.detect_format(resp.content_type, document=path)
-        return wire.parse_api_resource_list(resp.body, document=path, expected=gv)
+            raise _status_error(resp, path, self._scrub)
+        with self._scrubbed():
+            wire.detect_format(resp.content_type, document=path)
+            return wire.parse_api_resource_list(resp.body, document=path, expected=gv)
 
     # --- root documents --------------------------------------------------------------------------------
 
@@ -211,7 +247,7 @@ class DiscoveryClient:
         """GET a root document, conditionally. Returns (document or None on a tolerated 404, unchanged)."""
         with self._lock:
             previous = self._documents.get(path)
-            want_aggregated = self._aggregated and not self._server_rejects_aggregated
+            want_aggregated = self._aggregated and self._clock() >= self._legacy_until
         accept = wire.ACCEPT_AGGREGATED if want_aggregated else wire.ACCEPT_JSON
         etag = previous.etag if previous is not None else None
         resp = self._get(path, accept, etag)
@@ -220,7 +256,7 @@ class DiscoveryClient:
             # proxy): fall back to plain JSON, as client-go does on 406.
             log.debug("%s answered 406 to aggregated discovery; falling back to legacy", path)
             with self._lock:
-                self._server_rejects_aggregated = True
+                self._legacy_until = self._clock() + _REPROBE_AGGREGATED_AFTER
             resp = self._get(path, wire.ACCEPT_JSON)
         if resp.status == 304 and previous is not None:
             # 304 carries no body and possibly no Content-Type: the previous document stays valid.
@@ -230,16 +266,18 @@ class DiscoveryClient:
                 self._documents.pop(path, None)
             return None, previous is None
         if resp.status != 200:
-            raise _status_error(resp, path)
-        fmt = wire.detect_format(resp.content_type, document=path)
-        parsed: Any
-        if fmt is wire.DocumentFormat.LEGACY:
-            if path == "/api":
-                parsed = wire.parse_api_versions(resp.body, document=path)
+            raise _status_error(resp, path, self._scrub)
+        with self._scrubbed():
+            fmt = wire.detect_format(resp.content_type, document=path)
+            parsed: Any
+            if fmt is wire.DocumentFormat.LEGACY:
+                if path == "/api":
+                    parsed = wire.parse_api_versions(resp.body, document=path)
+                else:
+                    parsed = wire.parse_api_group_list(resp.body, document=path)
             else:
-                parsed = wire.parse_api_group_list(resp.body, document=path)
-        else:
-            parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
+                parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
+                _check_root_groups(path, parsed)
         digest = hashlib.sha256(resp.body).digest()
         unchanged = previous is not None and previous.digest == digest and previous.format is fmt
         doc = _CachedDocument(path, resp.header("ETag"), digest, fmt, parsed)

@@ -31,7 +31,7 @@ def is_resource_type_not_found(exc: BaseException) -> bool:
         return True
     try:
         doc = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return True  # "404 page not found" from the mux: no handler for that path at all
     if not isinstance(doc, dict) or doc.get("kind") != "Status":
         return True

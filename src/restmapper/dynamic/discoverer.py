@@ -9,7 +9,6 @@ generation, so warm lookups are one dict hit.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -20,12 +19,13 @@ from kubernetes.dynamic.discovery import ResourceGroup
 from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
 from kubernetes.dynamic.resource import Resource, ResourceList
 
+from restmapper import wire
 from restmapper.cache import GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._index import GroupResources, VersionResources, build_group, generic_list
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.errors import APIStatusError, DiscoveryError, MalformedDiscoveryError, RestMapperError
+from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.transport import ApiClientTransport
@@ -196,12 +196,8 @@ class SelfHealingDiscoverer:
         resp = self._transport.get("/version", {"Accept": "application/json"})
         if resp.status != 200:
             raise APIStatusError("/version", resp.status)
-        try:
-            doc = json.loads(resp.body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise MalformedDiscoveryError("/version", "", "not JSON") from exc
-        if not isinstance(doc, dict):
-            raise MalformedDiscoveryError("/version", "", "not a JSON object")
+        # The wire decoder bounds nesting and rejects NaN/Infinity; a raw json.loads would not.
+        doc = wire.decode_json(resp.body, document="/version")
         with self._lock:
             self._version = doc
             self._written_generation = -1  # the snapshot lacks the version: write it

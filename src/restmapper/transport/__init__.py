@@ -8,7 +8,14 @@ Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep crede
 from __future__ import annotations
 
 from restmapper.transport.apiclient_transport import ApiClientTransport
-from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response, StreamResponse, Transport, header
+from restmapper.transport.base import (
+    DEFAULT_MAX_BODY_BYTES,
+    Response,
+    StreamResponse,
+    Transport,
+    header,
+    scrub_with,
+)
 from restmapper.transport.kubeconfig import ConfigError
 from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
 from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
@@ -26,4 +33,5 @@ __all__ = [
     "Transport",
     "header",
     "parse_retry_after",
+    "scrub_with",
 ]

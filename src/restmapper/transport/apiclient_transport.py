@@ -203,6 +203,14 @@ class ApiClientTransport:
         _log.debug("GET %s (stream) -> %d", path, response.status)
         return _Urllib3Stream(response, path, self.max_body_bytes, self._scrub)
 
+    def scrub(self, text: str) -> str:
+        """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.
+
+        Upper layers pass server-provided text (error bodies, ``Status.message``) through this before it reaches
+        an exception or a log line: a proxy may echo the request's ``Authorization`` header back.
+        """
+        return self._scrub(text)
+
     def close(self) -> None:
         """Nothing to release: the ApiClient and its pool belong to the caller."""
 

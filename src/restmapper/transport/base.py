@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Response", "StreamResponse", "Transport", "header"]
+__all__ = ["Response", "StreamResponse", "Transport", "header", "scrub_with"]
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 """Default response-size cap: 64 MiB."""
@@ -123,3 +123,16 @@ class Transport(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+def scrub_with(transport: object, text: str) -> str:
+    """Redact credentials from server-provided ``text`` with the transport's ``scrub`` (when it has one).
+
+    ``scrub`` is optional for third-party transports; credential-shaped values (``Authorization: ...``,
+    ``Bearer ...``, URL userinfo) are always redacted.
+    """
+    from restmapper.transport._redact import sanitize
+
+    method = getattr(transport, "scrub", None)
+    text = method(text) if callable(method) else text
+    return sanitize(str(text))

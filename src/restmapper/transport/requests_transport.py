@@ -425,6 +425,14 @@ class RequestsTransport:
         _log.debug("GET %s (stream) -> %d", path, response.status_code)
         return _RequestsStream(response, path, self.max_body_bytes, self._secrets.scrub)
 
+    def scrub(self, text: str) -> str:
+        """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.
+
+        Upper layers pass server-provided text (error bodies, ``Status.message``) through this before it reaches
+        an exception or a log line: a proxy may echo the request's ``Authorization`` header back.
+        """
+        return self._secrets.scrub(text)
+
     def close(self) -> None:
         """Release pooled connections (a session passed in by the caller is left open)."""
         if self._owns_session:
