@@ -21,112 +21,22 @@ import logging
 import math
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
 
+from restmapper.cache._flight import SingleFlight
+from restmapper.cache._types import CacheStats, GroupEntry, GroupView, StaleGroupVersionError
 from restmapper.discovery import DiscoveryClient, RootDiscovery
 from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError, TransportError
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
-__all__ = ["CacheStats", "DiscoveryCache", "GroupEntry", "GroupView", "StaleGroupVersionError"]
+__all__ = ["DiscoveryCache"]
 
 log = logging.getLogger("restmapper.cache")
 
 T = TypeVar("T")
 _INF = math.inf
-
-
-class StaleGroupVersionError(DiscoveryError):
-    """Aggregated discovery marked a group version ``Stale``: its backing API service is down."""
-
-    def __init__(self, gv: GroupVersion) -> None:
-        super().__init__(f"stale GroupVersion discovery: {gv}")
-        self.group_version = gv
-
-
-@dataclass(frozen=True)
-class GroupEntry:
-    """One API group as cached.
-
-    Attributes:
-        group: the group with its *served* versions (listed versions that answered 404 are left out), in
-            server order, and its preferred version.
-        resources: the resource list of every version that could be discovered.
-        failed: versions that could not be discovered, with the typed cause (never cached as empty).
-        fetched_at: clock reading (seconds) when the entry was built.
-        generation: a number unique to this entry's content, for memoizing derived indexes.
-    """
-
-    group: APIGroup
-    resources: Mapping[GroupVersion, APIResourceList]
-    failed: Mapping[GroupVersion, RestMapperError]
-    fetched_at: float
-    generation: int
-
-    @property
-    def name(self) -> str:
-        """The group name (``""`` for core)."""
-        return self.group.name
-
-    def failure(self) -> DiscoveryError | None:
-        """A :class:`~restmapper.errors.GroupDiscoveryError` naming the failed versions, or None."""
-        if not self.failed:
-            return None
-        from restmapper.errors import GroupDiscoveryError
-
-        return GroupDiscoveryError(self.name, self.failed)
-
-
-@dataclass(frozen=True)
-class GroupView:
-    """Groups returned by :meth:`DiscoveryCache.groups`, in priority order (core first).
-
-    Attributes:
-        entries: the group entries.
-        valid_until: clock reading (seconds) until which answers derived from these entries may be reused.
-        generation: the cache generation the view was taken at.
-    """
-
-    entries: tuple[GroupEntry, ...]
-    valid_until: float
-    generation: int
-
-
-@dataclass
-class CacheStats:
-    """Counters of a :class:`DiscoveryCache` (read them through ``cache.stats``; they only grow).
-
-    Attributes:
-        hits: lookups answered from fresh entries without I/O.
-        misses: revalidations asked for by lookups that found nothing.
-        negative_hits: misses answered "still no" from the rate-limited negative cache, without I/O.
-        fetches: requests by endpoint (``/api``, ``/apis``, ``/apis/<g>/<v>``).
-        not_modified: root revalidations that found nothing changed (304 or identical document).
-        evictions: groups dropped (404 on a version, invalidation).
-        errors: failed fetches.
-        stale_served: lookups served from an entry kept after a transient refresh failure.
-    """
-
-    hits: int = 0
-    misses: int = 0
-    negative_hits: int = 0
-    fetches: Counter[str] = field(default_factory=Counter)
-    not_modified: int = 0
-    evictions: int = 0
-    errors: int = 0
-    stale_served: int = 0
-
-    def copy(self) -> CacheStats:
-        """A snapshot of the counters."""
-        return CacheStats(self.hits, self.misses, self.negative_hits, Counter(self.fetches), self.not_modified,
-                          self.evictions, self.errors, self.stale_served)
-
-    @property
-    def requests(self) -> int:
-        """Total requests sent."""
-        return sum(self.fetches.values())
 
 
 @dataclass
@@ -141,46 +51,6 @@ class _Backoff:
     attempts: int = 0
     retry_at: float = 0.0
     error: BaseException | None = None
-
-
-class _Call:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-
-class _SingleFlight:
-    """Concurrent callers of the same key share one call (Go's ``singleflight``)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()  # guards _calls only
-        self._calls: dict[Hashable, _Call] = {}
-
-    def do(self, key: Hashable, fn: Callable[[], T]) -> T:
-        with self._lock:
-            call = self._calls.get(key)
-            leader = call is None
-            if call is None:
-                call = self._calls[key] = _Call()
-        if not leader:
-            call.done.wait()
-            if call.error is not None:
-                raise call.error
-            result: T = call.result
-            return result
-        try:
-            call.result = fn()
-            return call.result  # type: ignore[no-any-return]
-        except BaseException as exc:
-            call.error = exc
-            raise
-        finally:
-            with self._lock:
-                del self._calls[key]
-            call.done.set()
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -234,7 +104,7 @@ class DiscoveryCache:
         self.clock = clock
         self._retry_initial = retry_initial
         self._retry_max = retry_max
-        self._flight = _SingleFlight()
+        self._flight = SingleFlight()
         # Guards every attribute below; never held across a discovery call.
         self._lock = threading.Lock()
         self._core: _RootSlot | None = None
