@@ -9,13 +9,14 @@ by default umask, follows symlinks and crashes or wipes on a bad file: DESIGN.md
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import stat
 from typing import Any
 
-__all__ = ["FORMAT", "read_snapshot", "write_snapshot"]
+__all__ = ["FORMAT", "merge_snapshot", "read_snapshot", "write_snapshot"]
 
 log = logging.getLogger("restmapper.dynamic")
 
@@ -97,3 +98,39 @@ def write_snapshot(path: str, doc: dict[str, Any]) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return False
+
+
+def merge_snapshot(path: str, server: str, doc: dict[str, Any]) -> bool:
+    """Merge ``doc`` into the snapshot at ``path`` under an exclusive lock, then replace it atomically.
+
+    Several processes may share one cache file, each knowing only the groups it looked up. Readers never see a
+    torn file (writes are a rename); writers take ``<path>.lock`` (``flock``, mode 0600, never a symlink) so that
+    none of them loses another's groups: groups in ``doc`` replace those of the same name, the others are kept.
+
+    Args:
+        path: the cache file; its directory must exist.
+        server: the server identity both snapshots must be for (another server's file is replaced, not merged).
+        doc: the new snapshot (``{"format", "server", "version", "groups": [{"name", ...}, ...]}``).
+
+    Returns:
+        True when written; False when the lock or the write failed (logged, never raised).
+    """
+    lock_path = os.path.abspath(path) + ".lock"
+    try:
+        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError as exc:
+        log.warning("cannot lock the discovery cache file %s: %s", path, exc.strerror)
+        return False
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        current = read_snapshot(path, server)
+        merged = dict(doc)
+        if current is not None and isinstance(current.get("groups"), list):
+            mine = {g.get("name") for g in doc.get("groups", ()) if isinstance(g, dict)}
+            kept = [g for g in current["groups"] if isinstance(g, dict) and g.get("name") not in mine]
+            merged["groups"] = list(doc.get("groups", ())) + kept
+            if merged.get("version") is None:
+                merged["version"] = current.get("version")
+        return write_snapshot(path, merged)
+    finally:
+        os.close(lock_fd)  # releases the flock

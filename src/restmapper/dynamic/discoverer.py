@@ -497,4 +497,4 @@ class SelfHealingDiscoverer:
                                      for gv, rl in e.resources.items()}}
                       for e in self._seen.values()]
             doc = {"format": _cachefile.FORMAT, "server": self._server, "version": self._version, "groups": groups}
-        _cachefile.write_snapshot(self._cache_file, doc)
+        _cachefile.merge_snapshot(self._cache_file, self._server, doc)
