@@ -291,3 +291,26 @@ def test_server_echoing_a_credential_never_leaks_it(path: str, status: int,
             for text in (str(exc), repr(exc), str(getattr(exc, "reason", "")), str(getattr(exc, "failed", ""))):
                 assert secret not in text
         assert all(secret not in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("path", ["/api", "/apis", "/apis/apps/v1", "/version"])
+def test_read_timeout_on_every_endpoint_is_a_transient_transport_error(path: str) -> None:
+    """A real socket read timeout (loopback server, injected latency), not a mocked exception."""
+    release = threading.Event()
+    cluster = FakeCluster.embedded(mode="legacy", sleep=lambda _s: release.wait(10))
+    cluster.inject(path, latency=1.0)
+    try:
+        with cluster.serve() as served:
+            client = DiscoveryClient(RequestsTransport(served.url, read_timeout=0.2,
+                                                       retry=RetryPolicy(max_attempts=1)))
+            with pytest.raises(TransportError) as info:
+                if path == "/version":
+                    client.server_version()
+                elif path == "/apis/apps/v1":
+                    client.server_resources_for_group_version("apps/v1")
+                else:
+                    client.fetch_root()
+            assert info.value.transient
+            release.set()
+    finally:
+        release.set()
