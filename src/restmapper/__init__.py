@@ -39,6 +39,7 @@ from restmapper.model import (
 )
 
 if TYPE_CHECKING:
+    from restmapper.aio import AsyncRESTMapper
     from restmapper.cache import DiscoveryCache
     from restmapper.discovery import DiscoveryClient
     from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
@@ -49,6 +50,7 @@ __version__ = "0.1.0.dev0"
 
 # Heavier layers (requests, kubernetes) load on first use, so `import restmapper` stays cheap.
 _LAZY = {
+    "AsyncRESTMapper": "restmapper.aio",
     "DiscoveryCache": "restmapper.cache",
     "DiscoveryClient": "restmapper.discovery",
     "GenerationCache": "restmapper.store",
@@ -76,6 +78,7 @@ __all__ = [
     "APIStatusError",
     "AmbiguousKindError",
     "AmbiguousResourceError",
+    "AsyncRESTMapper",
     "ConfigError",
     "DiscoveryCache",
     "DiscoveryClient",

@@ -320,6 +320,28 @@ class LazyRESTMapper:
                             lambda: {group_kind.group},
                             lambda m: m.rest_mapping(group_kind, *versions))
 
+    def cached_rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping | None:
+        """Return :meth:`rest_mapping`'s answer if a fresh one is memoized, else None; never does I/O or waits.
+
+        For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
+        """
+        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
+        if memo is None or memo.error is not None:
+            return None
+        mapping: RESTMapping = memo.value
+        return mapping
+
+    def cached_resolve(self, arg: str) -> RESTMapping | None:
+        """Return :meth:`resolve`'s answer if a fresh one is memoized (and has no warning to emit), else None.
+
+        Never does I/O or waits.
+        """
+        memo = self._fresh_memo(("resolve", arg, False))
+        if memo is None or memo.error is not None or memo.value.warnings:
+            return None
+        mapping: RESTMapping = memo.value.mapping
+        return mapping
+
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
         """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
 
