@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,8 +14,9 @@ import urllib3
 import urllib3.exceptions
 
 from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
-from restmapper.transport._body import check_content_length, read_capped, split_lines
+from restmapper.transport._body import check_content_length, read_capped
 from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
 from restmapper.transport.retry import RetryPolicy, run_with_retry
 
@@ -51,72 +51,21 @@ def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str
     return TransportError(f"GET {path}: {kind}: {scrub(text)[:500]}", path=path, transient=transient)
 
 
-class _Urllib3Stream:
-    """A streaming answer over a urllib3 response (implements StreamResponse)."""
+def _urllib3_stream(response: Any, path: str, limit: int, scrub: Callable[[str], str]) -> LineStream:
+    """A streaming answer over a urllib3 response."""
 
-    def __init__(self, response: Any, path: str, limit: int, scrub: Callable[[str], str]) -> None:
-        self._response = response
-        self._path = path
-        self._limit = limit
-        self._scrub = scrub
-        self._closed = threading.Event()
-        self.status: int = int(response.status)
-        self.headers: Mapping[str, str] = dict(response.headers)
+    def release() -> None:
+        response.close()
+        response.release_conn()  # a half-read response must not go back to the pool
 
-    def __repr__(self) -> str:
-        return f"<stream GET {self._path} status={self.status}>"
-
-    def iter_lines(self) -> Iterator[bytes]:
-        """Yield the non-empty lines of the body until the server ends it or :meth:`close` is called.
-
-        Raises:
-            TransportError: read timeout or dropped connection (not after close()).
-            ResponseTooLargeError: one line exceeded the size cap.
-        """
-        try:
-            yield from split_lines(self._response.stream(_STREAM_CHUNK, decode_content=True), self._limit,
-                                   self._path)
-        except ResponseTooLargeError:
-            self.close()
-            raise
-        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
-            if self._closed.is_set():
-                return
-            raise _map_urllib3_error(exc, self._path, self._scrub) from None
-
-    def read(self) -> bytes:
-        """Return the rest of the body, bounded by the size cap.
-
-        Raises:
-            TransportError: the connection failed while reading.
-            ResponseTooLargeError: the body exceeded the size cap.
-        """
-        try:
-            check_content_length(self.headers, self._limit, self._path)
-            return read_capped(self._response.stream(_CHUNK, decode_content=True), self._limit, self._path)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise _map_urllib3_error(exc, self._path, self._scrub) from None
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Close the stream; idempotent and callable from another thread (it wakes a blocked reader)."""
-        if self._closed.is_set():
-            return
-        self._closed.set()
-        sock = getattr(getattr(self._response, "_connection", None), "sock", None)
-        if isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self._response.close()
-        # A half-read response must not go back to the pool.
-        self._response.release_conn()
-
-    def __enter__(self) -> _Urllib3Stream:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    return LineStream(
+        status=int(response.status), headers=dict(response.headers), path=path, limit=limit,
+        chunks=lambda size: response.stream(size, decode_content=True),
+        errors=(urllib3.exceptions.HTTPError,),
+        map_error=lambda exc: _map_urllib3_error(exc, path, scrub),
+        sock=lambda: getattr(getattr(response, "_connection", None), "sock", None),
+        release=release,
+    )
 
 
 class ApiClientTransport:
@@ -182,7 +131,7 @@ class ApiClientTransport:
         return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, timeout), path=path)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
-               params: Mapping[str, str] | None = None, timeout: float | None = None) -> _Urllib3Stream:
+               params: Mapping[str, str] | None = None, timeout: float | None = None) -> LineStream:
         """Open a streaming GET (a watch) without retries.
 
         Args:
@@ -201,7 +150,7 @@ class ApiClientTransport:
         url = self._url(path, params)
         response = self._send(path, url, headers, timeout)
         _log.debug("GET %s (stream) -> %d", path, response.status)
-        return _Urllib3Stream(response, path, self.max_body_bytes, self._scrub)
+        return _urllib3_stream(response, path, self.max_body_bytes, self._scrub)
 
     def scrub(self, text: str) -> str:
         """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import logging
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -18,9 +16,10 @@ import requests
 import requests.adapters
 import urllib3.exceptions
 
-from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
-from restmapper.transport._body import check_content_length, read_capped, split_lines
+from restmapper.errors import InvalidArgumentError, TransportError
+from restmapper.transport._body import check_content_length, read_capped
 from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
 from restmapper.transport.kubeconfig import ConfigError, configuration_options, load_kubeconfig
 from restmapper.transport.retry import RetryPolicy, run_with_retry
@@ -162,72 +161,16 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
     return TransportError(f"GET {path}: {kind}: {detail[:500]}", path=path, transient=transient)
 
 
-class _RequestsStream:
-    """A streaming answer over a requests.Response (implements StreamResponse)."""
-
-    def __init__(self, response: requests.Response, path: str, limit: int, scrub: Callable[[str], str]) -> None:
-        self._response = response
-        self._path = path
-        self._limit = limit
-        self._scrub = scrub
-        self._closed = threading.Event()
-        self.status: int = response.status_code
-        self.headers: Mapping[str, str] = dict(response.headers)
-
-    def __repr__(self) -> str:
-        return f"<stream GET {self._path} status={self.status}>"
-
-    def iter_lines(self) -> Iterator[bytes]:
-        """Yield the non-empty lines of the body until the server ends it or :meth:`close` is called.
-
-        Raises:
-            TransportError: read timeout or dropped connection (not after close()).
-            ResponseTooLargeError: one line exceeded the size cap.
-        """
-        try:
-            yield from split_lines(self._response.iter_content(chunk_size=_STREAM_CHUNK), self._limit, self._path)
-        except ResponseTooLargeError:
-            self.close()
-            raise
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
-            # After close() from another thread the socket is shut down under the reader; that is the end of the
-            # stream, not an error (urllib3 reports it in several shapes, AttributeError on a released fp among them).
-            if self._closed.is_set():
-                return
-            raise map_requests_error(exc, self._path, self._scrub) from None
-
-    def read(self) -> bytes:
-        """Return the rest of the body, bounded by the size cap.
-
-        Raises:
-            TransportError: the connection failed while reading.
-            ResponseTooLargeError: the body exceeded the size cap.
-        """
-        try:
-            check_content_length(self.headers, self._limit, self._path)
-            return read_capped(self._response.iter_content(chunk_size=_CHUNK), self._limit, self._path)
-        except requests.RequestException as exc:
-            raise map_requests_error(exc, self._path, self._scrub) from None
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Close the stream; idempotent and callable from another thread (it wakes a blocked reader)."""
-        if self._closed.is_set():
-            return
-        self._closed.set()
-        connection = getattr(self._response.raw, "_connection", None)
-        sock = getattr(connection, "sock", None)
-        if isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self._response.close()
-
-    def __enter__(self) -> _RequestsStream:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+def _requests_stream(response: requests.Response, path: str, limit: int, scrub: Callable[[str], str]) -> LineStream:
+    """A streaming answer over a requests.Response."""
+    return LineStream(
+        status=response.status_code, headers=dict(response.headers), path=path, limit=limit,
+        chunks=lambda size: response.iter_content(chunk_size=size),
+        errors=(requests.RequestException, urllib3.exceptions.HTTPError),
+        map_error=lambda exc: map_requests_error(exc, path, scrub),
+        sock=lambda: getattr(getattr(response.raw, "_connection", None), "sock", None),
+        release=response.close,
+    )
 
 
 class RequestsTransport:
@@ -404,7 +347,7 @@ class RequestsTransport:
         return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, params, timeout), path=path)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
-               params: Mapping[str, str] | None = None, timeout: float | None = None) -> _RequestsStream:
+               params: Mapping[str, str] | None = None, timeout: float | None = None) -> LineStream:
         """Open a streaming GET (a watch) without retries.
 
         Args:
@@ -423,7 +366,7 @@ class RequestsTransport:
         url = self._url(path)
         response = self._send(path, url, headers, params, timeout)
         _log.debug("GET %s (stream) -> %d", path, response.status_code)
-        return _RequestsStream(response, path, self.max_body_bytes, self._secrets.scrub)
+        return _requests_stream(response, path, self.max_body_bytes, self._secrets.scrub)
 
     def scrub(self, text: str) -> str:
         """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.
