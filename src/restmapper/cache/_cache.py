@@ -168,15 +168,19 @@ class DiscoveryCache:
             valid_until = self._valid_until(entries, (core, named))
             return GroupView(entries, valid_until, self.generation)
 
-    def group_names(self) -> tuple[str, ...]:
-        """Every group name the server lists, core first, in priority order (reads ``/api`` and ``/apis``).
+    def group_names(self, *, core: bool = True) -> tuple[str, ...]:
+        """Every group name the server lists, core first, in priority order.
+
+        Args:
+            core: include the core group (reads ``/api``); False reads only ``/apis``.
 
         Raises:
             DiscoveryError: as :meth:`groups`.
         """
-        core = self._ensure_root("/api")
-        named = self._ensure_root("/apis")
-        return tuple(g.name for g in core.root.groups) + tuple(g.name for g in named.root.groups if g.name)
+        named = tuple(g.name for g in self._ensure_root("/apis").root.groups if g.name)
+        if not core:
+            return named
+        return tuple(g.name for g in self._ensure_root("/api").root.groups) + named
 
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.

@@ -224,7 +224,7 @@ class LazyRESTMapper:
         """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
         if not group:
             return None
-        listed = self.cache.group_names()
+        listed = self.cache.group_names(core=False)  # a non-empty group never matches core, even as a prefix
         if group in listed:
             return {group}
         return {n for n in listed if n.startswith(group)} or {group}
