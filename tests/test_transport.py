@@ -466,3 +466,17 @@ def test_failing_auth_provider_message_is_scrubbed(mocked: responses.RequestsMoc
 def test_response_object_is_a_plain_value() -> None:
     resp = Response(status=200, headers={"content-type": "application/json"}, body=b"{}", path="/api")
     assert resp.content_type == "application/json"
+
+
+def test_environment_proxies_are_resolved_once_as_requests_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proxy variables are honoured (as kubectl does) but read at construction, not scanned on every request."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    t = RequestsTransport("https://kube.example:6443")
+    assert t._proxies == {"https": "http://proxy.example:3128"}  # resolved for base_url
+    assert t._session.trust_env is False
+    monkeypatch.setenv("NO_PROXY", "kube.example")
+    assert RequestsTransport("https://kube.example:6443")._proxies is None
+    explicit = RequestsTransport("https://kube.example:6443", proxy="http://other.example:8080")
+    assert explicit._proxies == {"http": "http://other.example:8080", "https": "http://other.example:8080"}
