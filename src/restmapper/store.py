@@ -176,11 +176,19 @@ def crd_fingerprint(obj: object) -> str:
 
     Raises:
         InvalidArgumentError: ``spec.versions`` is not a list, or an entry has no string ``name``, or a field
-            holds a value that is not JSON data.
+            holds a value that is not JSON data, or the object is nested too deeply.
 
     Mirrors apiextensions-apiserver: the names controller writes ``status.acceptedNames`` and the CRD handler
     must rebuild its serving info when they change (the seed-1 failure).
     """
+    try:
+        return _crd_fingerprint(obj)
+    except RecursionError:
+        # A hostile object nested thousands of levels deep: a typed error, never a crashed watch thread.
+        raise InvalidArgumentError("CustomResourceDefinition is nested too deeply to fingerprint") from None
+
+
+def _crd_fingerprint(obj: object) -> str:
     accepted = _plain(_child(_child(obj, "status"), "acceptedNames"), "status.acceptedNames")
     if isinstance(accepted, dict):
         # acceptedNames has fixed schema fields: normalize snake_case (a client model's to_dict()) to wire names.

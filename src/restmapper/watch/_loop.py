@@ -105,6 +105,7 @@ class ResourceLoop:
         """Loop until the session stops or RBAC forbids the resource."""
         need_list = True
         empty_ends = 0
+        gone_streak = 0
         while not self.stop.is_set():
             try:
                 if need_list:
@@ -114,18 +115,30 @@ class ResourceLoop:
             except _Forbidden:
                 return
             except _Gone:
-                self._count("relists")
-                need_list = True
-                continue
-            except (RestMapperError, ValueError) as exc:
+                outcome, events = "gone", 0
+            except Exception as exc:
+                # Anything else (a transport error, a hostile body: malformed JSON, RecursionError on absurd
+                # nesting, a bug) must never end the thread silently while `running` says True (seed 3):
+                # record it, back off, and list and watch again.
                 if self.stop.is_set():
                     return
+                if not isinstance(exc, (RestMapperError, ValueError)):
+                    self._count("malformed")
                 self._fail(exc)
+                need_list = need_list or not self.synced
                 continue
             if outcome == "gone":
                 self._count("relists")
                 need_list = True
+                # The first 410 relists at once; a server answering 410 again and again gets the backoff too
+                # (client-go's reflector restarts ListAndWatch through a backoff manager).
+                gone_streak = 0 if events else gone_streak + 1
+                if gone_streak > 1 and not self.stop.is_set():
+                    self.failures = max(self.failures, gone_streak - 2)  # the streak, not the connect, sets the delay
+                    self._fail(TransportError(f"GET {self.kind.path}: 410 Gone {gone_streak} times in a row",
+                                              path=self.kind.path))
             elif outcome == "ended":
+                gone_streak = 0
                 empty_ends = 0 if events else empty_ends + 1
                 if empty_ends >= _EMPTY_ENDS_BEFORE_BACKOFF and not self.stop.is_set():
                     self._fail(TransportError(f"GET {self.kind.path}: watch ended {empty_ends} times without "
@@ -195,7 +208,12 @@ class ResourceLoop:
             objects[known.uid] = item
         old = self.known
         # Diff against what we knew: a relist after missed events invalidates only what changed (the first list
-        # of a session knows nothing, so everything listed counts as added and is invalidated).
+        # of a session knows nothing, so everything listed counts as added and is invalidated). Deletions go
+        # first, as a live stream would have sent them: a CRD deleted and recreated (new UID) while the watch was
+        # down must end up present for a handler keyed by name.
+        for uid, vanished in old.items():
+            if uid not in fresh:
+                self._emit("DELETED", vanished.slim, frozenset({vanished.group}))
         for uid, known in fresh.items():
             before = old.get(uid)
             if before is None:
@@ -204,9 +222,6 @@ class ResourceLoop:
                 self._emit("MODIFIED", objects[uid], frozenset({known.group, before.group}))
             elif before.resource_version != known.resource_version:
                 self._emit("MODIFIED", objects[uid], frozenset())
-        for uid, before in old.items():
-            if uid not in fresh:
-                self._emit("DELETED", before.slim, frozenset({before.group}))
         self.known = fresh
         self.resource_version = rv
         self.synced = True

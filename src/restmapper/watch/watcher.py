@@ -129,6 +129,9 @@ class Watcher:
         # Held while a session's side effects run (invalidation, cache refresh, handlers), so that stop() can wait
         # for one in progress and none starts after it. Re-entrant: a handler may call stop().
         self._dispatch = threading.RLock()
+        # Serializes start() and stop() (never taken on a watch thread): a stop() racing a start() must see every
+        # thread that start() creates, and never join one that is not started yet.
+        self._lifecycle = threading.Lock()
         self._handlers: list[Handler] = []
         self._loops: tuple[ResourceLoop, ...] = ()
         self._stop = threading.Event()
@@ -147,20 +150,23 @@ class Watcher:
 
         A restart forgets everything known before, invalidates the mapper's whole cache and relists.
         """
-        with self._lock:
-            if not self._stop.is_set():
-                return self
-            stop = threading.Event()
-            self._stop = stop
-            self._loops = tuple(
-                ResourceLoop(self, kind, self.transport, stop, backoff=self._backoff, sleep=self._sleep,
-                             watch_timeout=self._watch_timeout, count=self._count) for kind in self._kinds)
-        # Anything cached before the watch starts may predate changes no event will report.
-        self.mapper.invalidate_all()
-        for loop in self._loops:
-            loop.thread = threading.Thread(target=loop.run, name=f"restmapper-watch-{loop.kind.label}",
-                                           daemon=self._daemon)
-            loop.thread.start()
+        with self._lifecycle:
+            with self._lock:
+                if not self._stop.is_set():
+                    return self
+                stop = threading.Event()
+                self._stop = stop
+                loops = tuple(
+                    ResourceLoop(self, kind, self.transport, stop, backoff=self._backoff, sleep=self._sleep,
+                                 watch_timeout=self._watch_timeout, count=self._count) for kind in self._kinds)
+                self._loops = loops
+            # Anything cached before the watch starts may predate changes no event will report.
+            self.mapper.invalidate_all()
+            for loop in loops:
+                thread = threading.Thread(target=loop.run, name=f"restmapper-watch-{loop.kind.label}",
+                                          daemon=self._daemon)
+                thread.start()
+                loop.thread = thread
         self._notify()
         return self
 
@@ -175,23 +181,38 @@ class Watcher:
                 result is discarded), or None to wait without bound.
 
         Returns:
-            True when every thread ended within the timeout.
+            True when every thread ended within the timeout. Called from a handler (on a watch thread), it stops
+            the session without waiting (the threads end as soon as the handler returns) and returns False.
         """
+        current = threading.current_thread()
         with self._lock:
+            on_watch_thread = any(loop.thread is current for loop in self._loops)
             stop, loops = self._stop, self._loops
             stop.set()
             self._handlers = []
         for loop in loops:
             loop.close_stream()
-        # Wait for a dispatch in progress; later ones see the stop event under this lock and do nothing.
-        with self._dispatch:
-            pass
-        ended = True
-        for loop in loops:
-            thread = loop.thread
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(timeout)
-                ended = ended and not thread.is_alive()
+        if on_watch_thread:
+            # This thread holds the dispatch lock the other loop may be waiting for: joining it would deadlock.
+            self._notify()
+            return False
+        with self._lifecycle:
+            # A start() in progress has finished creating its threads; wait for a dispatch in progress: later
+            # ones see the stop event under the dispatch lock and do nothing.
+            with self._lock:
+                stop, loops = self._stop, self._loops
+                stop.set()
+                self._handlers = []
+            for loop in loops:
+                loop.close_stream()
+            with self._dispatch:
+                pass
+            ended = True
+            for loop in loops:
+                thread = loop.thread
+                if thread is not None:
+                    thread.join(timeout)
+                    ended = ended and not thread.is_alive()
         self._notify()
         return ended
 
