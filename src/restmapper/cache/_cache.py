@@ -153,17 +153,30 @@ class DiscoveryCache:
         if names is not None:
             ordered = [g for g in ordered if g.name in names]
         now = self.clock()
+        seen: dict[str, GroupEntry] = {}
         to_load: list[APIGroup] = []
         with self._lock:
             for g in ordered:
                 entry = self._entries.get(g.name)
                 if entry is None or not self._fresh(entry, now) or self._retry_due(g.name, now):
                     to_load.append(g)
-        if to_load:
-            self._load(to_load)
-        with self._lock:
-            entries = tuple(e for g in ordered if (e := self._entries.get(g.name)) is not None)
+                else:
+                    seen[g.name] = entry
+        loaded = bool(to_load)
+        # Every listed group gets an entry when loaded (possibly with no versions), so one missing afterwards was
+        # invalidated concurrently (a watcher event): load it again rather than answer "not listed" for it.
+        for _attempt in range(3):
             if not to_load:
+                break
+            self._load(to_load)
+            with self._lock:
+                for g in to_load:
+                    if (entry := self._entries.get(g.name)) is not None:
+                        seen[g.name] = entry
+            to_load = [g for g in to_load if g.name not in seen]
+        with self._lock:
+            entries = tuple(seen[g.name] for g in ordered if g.name in seen)
+            if not loaded:
                 self._stats.hits += 1
             valid_until = self._valid_until(entries, (core, named))
             return GroupView(entries, valid_until, self.generation)
