@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 
+from restmapper.errors import InvalidArgumentError, RestMapperError, WaitTimeoutError
 from restmapper.mapper import LazyRESTMapper
+from restmapper.mapper.wait import CRD_KIND, ChangeNotifier, is_retryable_wait_error
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource, RESTMapping
 
 __all__ = ["AsyncRESTMapper"]
@@ -59,11 +61,39 @@ class AsyncRESTMapper:
         return await asyncio.to_thread(self.mapper.resource_for, resource)
 
     async def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
-                       poll_interval: float = 1.0) -> RESTMapping:
-        """Await :meth:`LazyRESTMapper.wait_for` (polling; the wait runs in a worker thread).
+                       watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
+        """Await the mapping of a kind as soon as it is served (:meth:`LazyRESTMapper.wait_for`, as a coroutine).
+
+        The waiting happens on the event loop (``asyncio.sleep``), not in a worker thread, so many waiters cost no
+        threads and cancelling the coroutine ends the wait; each attempt is one lookup. With a running ``watcher``
+        an invalidation it makes ends the sleep early (checked every 50 ms).
 
         Raises:
-            WaitTimeoutError: not served by the deadline.
+            WaitTimeoutError: not served by the deadline (chains the last lookup error).
+            AmbiguousKindError, AmbiguousResourceError, DiscoveryError, TransportError: as the sync method.
+            InvalidArgumentError: a negative timeout or a non-positive poll interval.
         """
-        return await asyncio.to_thread(self.mapper.wait_for, group_kind_or_arg, timeout,
-                                       poll_interval=poll_interval)
+        if timeout < 0 or poll_interval <= 0:
+            raise InvalidArgumentError(f"need timeout >= 0 and poll_interval > 0, got {timeout}, {poll_interval}")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: RestMapperError | None = None
+        while True:
+            seen = watcher.change_count if watcher is not None else 0
+            try:
+                if isinstance(group_kind_or_arg, GroupKind):
+                    return await self.rest_mapping(group_kind_or_arg)
+                return await self.resolve(group_kind_or_arg)
+            except RestMapperError as exc:
+                if not is_retryable_wait_error(exc):
+                    raise
+                last = exc
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise WaitTimeoutError(group_kind_or_arg, timeout, last) from last
+            wake_at = loop.time() + min(remaining, poll_interval)
+            event_driven = watcher is not None and watcher.watching(CRD_KIND)
+            while (now := loop.time()) < wake_at:
+                if event_driven and watcher is not None and watcher.change_count != seen:
+                    break
+                await asyncio.sleep(min(0.05, wake_at - now) if event_driven else wake_at - now)

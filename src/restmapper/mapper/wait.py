@@ -22,9 +22,9 @@ from restmapper.errors import (
 )
 from restmapper.model import GroupKind, RESTMapping
 
-__all__ = ["ChangeNotifier", "wait_for_mapping"]
+__all__ = ["CRD_KIND", "ChangeNotifier", "is_retryable_wait_error", "wait_for_mapping"]
 
-_CRD_KIND = "CustomResourceDefinition"
+CRD_KIND = "CustomResourceDefinition"
 
 
 class ChangeNotifier(Protocol):
@@ -50,7 +50,8 @@ class _Lookups(Protocol):
     def resolve(self, arg: str) -> RESTMapping: ...
 
 
-def _retryable(exc: RestMapperError) -> bool:
+def is_retryable_wait_error(exc: RestMapperError) -> bool:
+    """True for lookup errors that waiting may cure (no match yet, a group not discoverable yet, a transient error)."""
     if isinstance(exc, MappingError):
         return is_no_match(exc)
     # A CRD just created may be listed before its group version answers (Established delay), and a server
@@ -110,13 +111,13 @@ def wait_for_mapping(
                 return mapper.rest_mapping(group_kind_or_arg)
             return mapper.resolve(group_kind_or_arg)
         except RestMapperError as exc:
-            if not _retryable(exc):
+            if not is_retryable_wait_error(exc):
                 raise
             last = exc
         remaining = deadline - clock()
         if remaining <= 0:
             raise WaitTimeoutError(group_kind_or_arg, timeout, last) from last
-        if watcher is not None and watcher.watching(_CRD_KIND):
+        if watcher is not None and watcher.watching(CRD_KIND):
             watcher.wait_for_change(seen, min(remaining, poll_interval))
         elif sleep is not None:
             sleep(min(remaining, poll_interval))
