@@ -386,3 +386,16 @@ def test_serve_until_signal(tmp_path: Path, sig: signal.Signals, legacy: bool) -
             proc.kill()
             proc.wait()
     assert "Traceback" not in stderr
+
+
+def test_serve_rejects_an_impossible_port_and_kubeconfig_paths_that_are_not_files(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad_port = subprocess.run([sys.executable, "-m", "restmapper.cli", "serve", "--port", "99999"],
+                              capture_output=True, text=True, timeout=60)
+    assert bad_port.returncode == 2 and "between 0 and 65535" in bad_port.stderr
+    assert "Traceback" not in bad_port.stderr
+    out, err = io.StringIO(), io.StringIO()
+    assert run(["api-resources", "--kubeconfig", str(tmp_path)], stdout=out, stderr=err) == 1
+    assert "is a directory" in err.getvalue()

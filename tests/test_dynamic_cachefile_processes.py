@@ -58,3 +58,12 @@ def test_eight_processes_share_one_cache_file(tmp_path: Path) -> None:
     assert all(g["resources"]["v1"][0]["name"] == f"things{ROUNDS - 1}" for g in doc["groups"])
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_a_fifo_or_a_deeply_nested_file_is_a_miss_not_a_hang_or_crash(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert _cachefile.read_snapshot(str(fifo), SERVER) is None  # opening a FIFO without O_NONBLOCK blocks forever
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert _cachefile.read_snapshot(str(deep), SERVER) is None

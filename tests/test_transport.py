@@ -480,3 +480,15 @@ def test_environment_proxies_are_resolved_once_as_requests_would(monkeypatch: py
     assert RequestsTransport("https://kube.example:6443")._proxies is None
     explicit = RequestsTransport("https://kube.example:6443", proxy="http://other.example:8080")
     assert explicit._proxies == {"http": "http://other.example:8080", "https": "http://other.example:8080"}
+
+
+def test_split_lines_joins_a_long_line_across_many_chunks_and_caps_it() -> None:
+    from restmapper.transport._body import split_lines
+
+    line = b"x" * 100_000
+    chunks = [line[i:i + 7] for i in range(0, len(line), 7)] + [b"\r\n", b"a\nb", b"\n", b"tail"]
+    assert list(split_lines(chunks, 200_000, "/w")) == [line, b"a", b"b", b"tail"]
+    with pytest.raises(ResponseTooLargeError):
+        list(split_lines([b"y" * 50, b"y" * 60, b"\n"], 100, "/w"))
+    with pytest.raises(ResponseTooLargeError):
+        list(split_lines([b"z" * 150 + b"\nok\n"], 100, "/w"))

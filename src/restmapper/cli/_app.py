@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "lists) over plain HTTP until SIGINT or SIGTERM. Prints the URL and a kubeconfig path "
                     "usable with kubectl. No authentication: keep it on loopback.")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    sv.add_argument("--port", type=int, default=0, help="port (default: 0, any free port)")
+    sv.add_argument("--port", type=_port, default=0, help="port (default: 0, any free port)")
     sv.add_argument("--legacy", action="store_true", help="serve legacy discovery only (a pre-1.26 server)")
     sv.add_argument("--kubeconfig-out", metavar="PATH",
                     help="write the kubeconfig here (default: a private temporary file removed on exit)")
@@ -227,3 +227,14 @@ def run(argv: Sequence[str] | None = None, *, session: Session | None = None, st
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _port(text: str) -> int:
+    """argparse type for a TCP port (0 = any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be between 0 and 65535, got {port}")
+    return port

@@ -36,7 +36,8 @@ def read_snapshot(path: str, server: str) -> dict[str, Any] | None:
         The decoded document, or None for any kind of miss (logged at debug level; never raises).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO planted at the path must not hang (it is then refused as not a regular file).
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         log.debug("no usable discovery cache file at %s: %s", path, exc.strerror)
         return None
@@ -54,7 +55,7 @@ def read_snapshot(path: str, server: str) -> dict[str, Any] | None:
             os.close(fd)
     try:
         doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         log.warning("ignoring corrupt discovery cache file %s", path)
         return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("server") != server:

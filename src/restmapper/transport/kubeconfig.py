@@ -39,8 +39,12 @@ def kubeconfig_paths(path: str | None = None) -> list[Path]:
     """
     if path is not None:
         candidate = Path(path).expanduser()
-        if not candidate.is_file():
+        if candidate.is_dir():
+            raise ConfigError(f"kubeconfig path is a directory, not a file: {candidate}")
+        if not candidate.exists():
             raise ConfigError(f"kubeconfig file not found: {candidate}")
+        if not candidate.is_file():
+            raise ConfigError(f"kubeconfig path is not a regular file: {candidate}")
         return [candidate]
     env = os.environ.get("KUBECONFIG", "")
     if env:
