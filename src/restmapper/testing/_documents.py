@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from restmapper.model import APIResource
 from restmapper.testing.profile import ResourceSpec
+from restmapper.wire import encode_api_resource
 
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
@@ -153,29 +155,17 @@ def negotiate(header: str | None, aggregated_versions: Sequence[str]) -> str | N
 
 
 def legacy_resource(res: ResourceSpec) -> list[dict[str, Any]]:
-    """Return the ``APIResource`` entries of ``res``: the resource, then one ``parent/sub`` entry each subresource."""
-    entry: dict[str, Any] = {
-        "name": res.name,
-        "singularName": res.singular_name,
-        "namespaced": res.namespaced,
-        "kind": res.kind,
-        "verbs": list(res.verbs),
-    }
-    if res.short_names:
-        entry["shortNames"] = list(res.short_names)
-    if res.categories:
-        entry["categories"] = list(res.categories)
-    if res.storage_version_hash:
-        entry["storageVersionHash"] = res.storage_version_hash
-    out = [entry]
-    for sub in res.subresources:
-        s: dict[str, Any] = {"name": f"{res.name}/{sub.name}", "singularName": "", "namespaced": res.namespaced}
-        if sub.group or sub.version:
-            s["group"], s["version"] = sub.group, sub.version
-        s["kind"] = sub.kind
-        s["verbs"] = list(sub.verbs)
-        out.append(s)
-    return out
+    """Return the ``APIResource`` entries of ``res``: the resource, then one ``parent/sub`` entry each subresource.
+
+    Encoded by :func:`restmapper.wire.encode_api_resource`, the inverse of the parser clients use.
+    """
+    entries = [APIResource(res.name, res.singular_name, res.namespaced, res.kind, tuple(res.verbs),
+                           tuple(res.short_names), tuple(res.categories),
+                           storage_version_hash=res.storage_version_hash or None)]
+    entries.extend(APIResource(f"{res.name}/{sub.name}", "", res.namespaced, sub.kind, tuple(sub.verbs),
+                               group=sub.group or None, version=sub.version or None)
+                   for sub in res.subresources)
+    return [encode_api_resource(e) for e in entries]
 
 
 def resource_list(group_version: str, resources: Sequence[ResourceSpec], *, core: bool) -> dict[str, Any]:
