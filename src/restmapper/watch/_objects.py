@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
-from restmapper.store import crd_fingerprint
+from restmapper.store._generation import crd_fingerprint
 
 __all__ = ["APISERVICES", "CRDS", "Known", "ResourceKind", "known_from"]
 

@@ -12,9 +12,10 @@ from typing import Any
 
 from restmapper.errors import APIStatusError, InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
-from restmapper.store import GenerationCache
+from restmapper.store._generation import GenerationCache
 from restmapper.transport.base import Transport
-from restmapper.watch._loop import ResourceLoop, exponential_backoff
+from restmapper.transport.retry import RetryPolicy
+from restmapper.watch._loop import ResourceLoop
 from restmapper.watch._objects import APISERVICES, CRDS
 
 __all__ = ["Handler", "WatchStats", "Watcher"]
@@ -99,8 +100,9 @@ class Watcher:
             generation_cache: a cache of values derived from CRDs (e.g. ``GenerationCache.for_crds(...)``) kept
                 fresh from the CRD events, or None.
             clock: monotonic clock in seconds (for ``last_event_at``).
-            backoff_initial: first wait after a failure, seconds; doubled per consecutive failure.
-            backoff_max: cap of one wait, seconds.
+            backoff_initial: first wait after a failure, seconds; doubled per consecutive failure, plus up to 10 %
+                of jitter.
+            backoff_max: cap of one wait (before jitter), seconds.
             watch_timeout: ``timeoutSeconds`` asked of the server per watch request, seconds; the stream then
                 ends and is reopened at once from the last resource version.
             daemon: run the threads as daemon threads.
@@ -119,7 +121,7 @@ class Watcher:
         self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
         self.generation_cache = generation_cache
         self._clock = clock
-        self._backoff = exponential_backoff(backoff_initial, backoff_max)
+        self._backoff = RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max)
         self._watch_timeout = watch_timeout
         self._daemon = daemon
         self._sleep = sleep or _wait
