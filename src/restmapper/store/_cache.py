@@ -1,0 +1,370 @@
+"""The :class:`ObjectCache`: informers over the lazy mapper, one per kind, started on first use."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
+from restmapper.store._generation import GenerationCache
+from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
+from restmapper.store._informer import Informer, Transform
+from restmapper.transport.base import Transport
+from restmapper.transport.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from restmapper.watch.watcher import Watcher
+
+__all__ = ["KindArg", "ObjectCache"]
+
+KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
+"""What names a kind: a GroupKind, a GVK, a GVR, or what a user types (``"deploy"``, ``"Widget.example.com"``)."""
+
+_CRD = "CustomResourceDefinition"
+_HOT_LIMIT = 4096
+
+
+class ObjectCache:
+    """Read objects of any kind through self-healing informers (controller-runtime's ``cache.Cache`` over our mapper).
+
+    ``get``/``list`` of a kind start its informer on first use and wait for its first list (bounded by
+    ``sync_timeout``). Informers are keyed by GroupKind and watch the kind's preferred version (a version in a
+    GVK/GVR argument only names the kind); they follow the kind when it moves to another version, wait while it is
+    not served and restart by themselves when it is back. See the ``restmapper.store`` module docstring.
+
+    Thread-safe. Objects returned are the cache's own dicts, shared by every reader: treat them as read-only
+    (``copy.deepcopy`` before changing one), as client-go's listers require. They are not copied because a copy
+    costs more than the whole lookup (a ConfigMap deep copy is ~20 us; a warm ``get`` is ~1 us).
+    """
+
+    def __init__(
+        self,
+        mapper: LazyRESTMapper,
+        *,
+        namespace: str | None = None,
+        resync: float | None = None,
+        transform: Transform | None = None,
+        sync_timeout: float = 30.0,
+        watcher: Watcher | None = None,
+        transport: Transport | None = None,
+        watch_timeout: float = 300.0,
+        page_size: int = 500,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        probe_initial: float = 1.0,
+        probe_max: float = 30.0,
+        sleep: Callable[[threading.Event, float], None] | None = None,
+        daemon: bool = True,
+    ) -> None:
+        """Create a cache (no thread runs until the first use or :meth:`start`).
+
+        Args:
+            mapper: resolves kinds; its transport lists and watches (unless ``transport`` is given).
+            namespace: hold only this namespace's objects of namespaced kinds (None: all namespaces).
+            resync: every this many seconds, call every ``on_update(obj, obj)`` for every object (client-go's
+                resync period); None never.
+            transform: applied to every object before it is stored (client-go ``TransformFunc``), e.g. to drop
+                ``metadata.managedFields``; it must keep ``metadata`` name/namespace/uid/resourceVersion. An
+                object it raises on is skipped and counted in ``stats.malformed``.
+            sync_timeout: seconds a read waits for an informer's first list before
+                :class:`CacheSyncTimeoutError`.
+            watcher: a running CRD :class:`~restmapper.watch.Watcher` over the same mapper: informers of a kind
+                that is not served restart on its CRD events instead of re-probing, and move at once when a CRD
+                changes. None: a bounded re-probe with backoff.
+            transport: list/watch transport; None uses the mapper's discovery transport.
+            watch_timeout: ``timeoutSeconds`` of each watch request, seconds.
+            page_size: list page size (``limit``); 0 lists in one request.
+            backoff_initial: first wait after a list/watch failure, seconds (doubling, 10 % jitter).
+            backoff_max: cap of one wait, seconds.
+            probe_initial: first wait before asking again whether a not-served kind is back, seconds.
+            probe_max: cap of that wait (also the safety-net period when a watcher drives restarts), seconds.
+            sleep: ``sleep(stop_event, seconds)`` for backoff waits (tests inject one).
+            daemon: run informer threads as daemon threads.
+
+        Raises:
+            InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``resync``, bad backoff bounds.
+            TypeError: ``transform`` is not callable.
+        """
+        if sync_timeout <= 0 or watch_timeout <= 0 or (resync is not None and resync <= 0):
+            raise InvalidArgumentError("sync_timeout, watch_timeout and resync must be positive")
+        if not (0 <= backoff_initial <= backoff_max) or not (0 < probe_initial <= probe_max):
+            raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max and 0 < probe_initial <= probe_max")
+        if transform is not None and not callable(transform):
+            raise TypeError("transform must be callable")
+        if namespace is not None and (not isinstance(namespace, str) or not namespace):
+            raise InvalidArgumentError("namespace must be a non-empty string or None")
+        self.mapper = mapper
+        self.namespace = namespace
+        self.watcher = watcher
+        self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
+        self._options: dict[str, Any] = dict(
+            namespace=namespace, transform=transform, resync=resync, sync_timeout=sync_timeout,
+            watch_timeout=watch_timeout, page_size=page_size, sleep=sleep, daemon=daemon,
+            backoff=RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max),
+            probe=RetryPolicy(initial_backoff=probe_initial, max_backoff=probe_max))
+        # _lock guards _informers and _running; never held across I/O or while joining threads.
+        self._lock = threading.Lock()
+        self._informers: dict[GroupKind, Informer] = {}
+        self._running = False
+        # The warm path: kind argument -> (mapper cache generation or None, informer). Plain dict reads.
+        self._hot: dict[Hashable, tuple[int | None, Informer]] = {}
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> ObjectCache:
+        """Build a cache (and its mapper) for a kubeconfig cluster.
+
+        Args:
+            path: the kubeconfig, or None (``KUBECONFIG``, then ``~/.kube/config``).
+            context: the context, or None for the current one.
+            **options: cache options (see the constructor); any other keyword goes to
+                :meth:`LazyRESTMapper.from_kubeconfig` (mapper and transport options).
+
+        Raises:
+            ConfigError: the kubeconfig is missing or invalid.
+        """
+        names = set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
+        mine = {k: options.pop(k) for k in list(options) if k in names}
+        return cls(LazyRESTMapper.from_kubeconfig(path, context, **options), **mine)
+
+    # --- lifecycle ----------------------------------------------------------------------------------------------
+
+    def start(self) -> ObjectCache:
+        """Mark the cache running (informers still start on first use); returns self. Implicit on first use."""
+        with self._lock:
+            self._running = True
+        return self
+
+    def stop(self, timeout: float | None = 10.0) -> bool:
+        """Stop every informer and drop them with their handlers and indexers.
+
+        Using the cache afterwards starts new informers (a stopped informer is never handed out).
+
+        Args:
+            timeout: seconds to wait for each thread, or None without bound.
+
+        Returns:
+            True when every thread ended in time.
+        """
+        with self._lock:
+            informers = list(self._informers.values())
+            self._informers.clear()
+            self._hot = {}
+            self._running = False
+        if self.watcher is not None:
+            self.watcher.remove_handler(self._on_crd_event)
+        ended = True
+        for informer in informers:
+            ended = informer._stop_now(timeout) and ended
+        return ended
+
+    def __enter__(self) -> ObjectCache:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def informers(self) -> dict[GroupKind, Informer]:
+        """The informers running now, by GroupKind."""
+        with self._lock:
+            return dict(self._informers)
+
+    # --- kinds -> informers --------------------------------------------------------------------------------------
+
+    def group_kind(self, kind: KindArg) -> GroupKind:
+        """Return the GroupKind ``kind`` names (asks the mapper for strings and GVRs).
+
+        Raises:
+            NoKindMatchError, NoResourceMatchError: the mapper found no such kind (it is not served).
+            AmbiguousResourceError, AmbiguousKindError, DiscoveryError: as the mapper.
+            TypeError: ``kind`` is not one of the accepted types.
+        """
+        if isinstance(kind, GroupKind):
+            return kind
+        if isinstance(kind, GroupVersionKind):
+            return kind.group_kind
+        if isinstance(kind, GroupVersionResource):
+            return self.mapper.kind_for(kind).group_kind
+        if isinstance(kind, str):
+            mapping = self.mapper.cached_resolve(kind) or self.mapper.resolve(kind)
+            return mapping.group_version_kind.group_kind
+        raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
+                        f"got {type(kind).__name__}")
+
+    def informer(self, kind: KindArg) -> Informer:
+        """Return the running informer for ``kind``, starting it if needed (it may still be syncing).
+
+        A GroupKind or GVK gets an informer even when the kind is not served yet (state ``not_served``; it starts
+        listing when the kind appears); a string or GVR must resolve now.
+
+        Raises:
+            As :meth:`group_kind`.
+        """
+        hot = self._hot.get(kind)
+        if hot is not None and hot[1]._state != "stopped" and (
+                hot[0] is None or hot[0] == self.mapper.cache.generation):
+            return hot[1]
+        generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self.mapper.cache.generation
+        gk = self.group_kind(kind)
+        with self._lock:
+            informer = self._informers.get(gk)
+            fresh = informer is None or informer._state == "stopped"
+            if fresh:
+                informer = Informer(gk, self.mapper, self.transport, watched=self._watched, **self._options)
+                self._informers[gk] = informer
+                self._running = True
+            assert informer is not None
+            if len(self._hot) >= _HOT_LIMIT:
+                self._hot = {}
+            self._hot[kind] = (generation, informer)
+        if fresh:
+            informer._start()
+        return informer
+
+    # --- reads ------------------------------------------------------------------------------------------------
+
+    def get(self, kind: KindArg, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Return one object from the cache (the first read of a kind waits for its informer to sync).
+
+        Args:
+            kind: the kind (see :data:`KindArg`).
+            name: ``metadata.name``.
+            namespace: the namespace, for namespaced kinds (defaults to the cache's ``namespace``; ignored for
+                cluster-scoped kinds, as client-go's ``NamespaceIfScoped``).
+
+        Returns:
+            The object in wire form, in the informer's (preferred) version, after ``transform``. Shared and
+            read-only by contract (see the class docstring).
+
+        Raises:
+            ObjectNotFoundError: the cache has no such object (``is_not_found(exc)``).
+            NoKindMatchError, NoResourceMatchError: the kind is not served (the mapper's no-match).
+            CacheSyncTimeoutError: the informer did not sync within ``sync_timeout`` (chains its last error).
+            InvalidArgumentError: a namespaced kind without namespace, or outside the cache's ``namespace``.
+            AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
+        """
+        return self.informer(kind).get(name, namespace)
+
+    def list(self, kind: KindArg, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None, index: str | None = None,
+             value: str | None = None) -> list[dict[str, Any]]:
+        """Return the cached objects of ``kind`` that match, ordered by namespace then name.
+
+        Args:
+            kind: the kind.
+            namespace: only this namespace (None: every namespace the cache holds).
+            label_selector: as ``kubectl get -l`` (``app=web,tier!=db,env in (a,b),!legacy``).
+            field_selector: ``path=value``/``path!=value`` terms over dotted paths (``metadata.name=x``,
+                ``status.phase=Running``).
+            index: an indexer name (:meth:`Informer.add_indexer`) and ``value``: only objects indexed there.
+            value: the index value (give both or neither).
+
+        Returns:
+            The shared, read-only objects.
+
+        Raises:
+            InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
+            As :meth:`get` otherwise (never ObjectNotFoundError).
+        """
+        return self.informer(kind).list(namespace, label_selector, field_selector, index, value)
+
+    def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
+        """Start the informer for ``kind`` if needed and wait for its first list; returns ``has_synced``."""
+        return self.informer(kind).wait_for_sync(timeout)
+
+    def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
+                 resource_version: str | None = None, generation: int | None = None,
+                 timeout: float) -> dict[str, Any]:
+        """Read your writes: block until the cache holds ``name`` at least as new as a write you made.
+
+        After ``updated = client.replace(...)``, ``cache.wait_for(kind, name, ns,
+        resource_version=updated["metadata"]["resourceVersion"], timeout=10)`` returns once the cache has caught
+        up, and ``get`` returns that version (or a newer one) from then on.
+
+        How resourceVersions are compared: they are opaque strings by API contract, but every kube-apiserver
+        (etcd) issues decimal integers from one cluster-wide counter, so when both are decimal integers the cache
+        compares them as numbers: it is done when the held object's version is equal or greater, or when the
+        informer has observed that version on *any* event or bookmark of the kind (everything up to it was seen,
+        so the object is as new as it will get; a deleted object then raises ObjectNotFoundError). For other
+        servers only equality with the held object's version counts: a best effort that times out if another
+        write replaced yours first. ``generation`` waits for ``metadata.generation >= generation`` (spec writes).
+
+        Args:
+            kind, name, namespace: as :meth:`get`.
+            resource_version: ``metadata.resourceVersion`` returned by your write.
+            generation: ``metadata.generation`` returned by your write.
+            timeout: seconds.
+
+        Returns:
+            The object held when the condition holds (shared, read-only).
+
+        Raises:
+            ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``.
+            ObjectNotFoundError: the object was deleted after the version waited for.
+            InvalidArgumentError: a negative timeout. As :meth:`get` otherwise.
+        """
+        return self.informer(kind).wait_for(name, namespace, resource_version=resource_version,
+                                            generation=generation, timeout=timeout)
+
+    def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
+                    on_delete: OnDelete | None = None) -> HandlerHandle:
+        """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`)."""
+        return self.informer(kind).add_handler(on_add, on_update, on_delete)
+
+    def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
+                fingerprint: Callable[[Any], Hashable] | None = None,
+                dispose: Callable[[Any], None] | None = None) -> GenerationCache[Any, Any]:
+        """Return a :class:`GenerationCache` of values derived from objects of ``kind``, kept in step with them.
+
+        ``cache.get(obj)`` builds lazily and rebuilds when ``obj``'s UID, generation or ``fingerprint(obj)``
+        changed (DESIGN.md section 5.4); the informer's deletes (including a new UID replacing an object, and
+        deletes found by a relist or while the kind is not served) forget the entry and ``dispose`` its value.
+
+        Raises:
+            As :meth:`informer`.
+        """
+        cache: GenerationCache[Any, Any] = GenerationCache(build, fingerprint=fingerprint, dispose=dispose)
+
+        def forget(obj: Mapping[str, Any]) -> None:
+            uid = obj.get("metadata", {}).get("uid")
+            if isinstance(uid, str):
+                cache.forget(uid)
+
+        self.informer(kind).add_handler(on_delete=forget)
+        return cache
+
+    # --- healing driven by a CRD watcher -----------------------------------------------------------------------
+
+    def _watched(self) -> bool:
+        """True when a running watcher will tell us about CRD changes (re-registers our handler if it was
+        dropped by a watcher restart)."""
+        watcher = self.watcher
+        if watcher is None or not watcher.watching(_CRD):
+            return False
+        watcher.remove_handler(self._on_crd_event)
+        watcher.add_handler(self._on_crd_event)
+        return True
+
+    def _on_crd_event(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
+        # Runs on the watcher's thread after it invalidated the group: only wake informers, never do I/O here.
+        if kind != _CRD:
+            return
+        spec = obj.get("spec")
+        group = spec.get("group") if isinstance(spec, Mapping) else None
+        with self._lock:
+            informers = [i for gk, i in self._informers.items() if gk.group == group]
+        for informer in informers:
+            if event_type == "MODIFIED" and informer.mapping is not None and \
+                    self.mapper.cached_rest_mapping(informer.group_kind) == informer.mapping:
+                continue  # a heartbeat or a change that does not move this kind
+            informer._poke()
+
+    def __repr__(self) -> str:
+        with self._lock:
+            return f"ObjectCache(informers={len(self._informers)}, namespace={self.namespace!r})"

@@ -1,0 +1,154 @@
+"""Event handlers of an informer, and the thread that calls them (client-go ``sharedProcessor``, one queue).
+
+Changes are queued by the informer while it holds its store's lock, so the queue order is the store's order.
+One dispatch thread per informer calls the handlers in registration order, off the watch thread: a slow handler
+delays later handlers of the same informer, never the watch stream (the queue is unbounded, as client-go's
+``processorListener`` buffer). A handler added after the informer synced receives synthetic ``on_add`` calls for
+the objects held at that moment, queued for it alone; broadcast changes queued before it was added are not
+delivered to it (they are already in its synthetic adds), so it sees every object exactly once and in order.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Dispatcher", "HandlerHandle"]
+
+_log = logging.getLogger("restmapper.store")
+
+OnAdd = Callable[[dict[str, Any]], Any]
+OnUpdate = Callable[[dict[str, Any], dict[str, Any]], Any]
+OnDelete = Callable[[dict[str, Any]], Any]
+
+_STOP = object()
+
+
+class HandlerHandle:
+    """A registered set of handlers (returned by :meth:`Informer.add_handler`; pass it to ``remove_handler``).
+
+    Attributes:
+        on_add: ``on_add(obj)`` or None.
+        on_update: ``on_update(old, new)`` or None.
+        on_delete: ``on_delete(obj)`` (the last state seen) or None.
+        active: False once removed (or the informer stopped); it is then never called again.
+    """
+
+    __slots__ = ("active", "on_add", "on_delete", "on_update", "since")
+
+    def __init__(self, on_add: OnAdd | None, on_update: OnUpdate | None, on_delete: OnDelete | None,
+                 since: int) -> None:
+        self.on_add = on_add
+        self.on_update = on_update
+        self.on_delete = on_delete
+        self.since = since  # broadcast changes with a lower sequence number predate this handler
+        self.active = True
+
+    def __repr__(self) -> str:
+        return f"HandlerHandle(active={self.active})"
+
+
+Item = tuple[int, "HandlerHandle | None", str, "dict[str, Any] | None", "dict[str, Any] | None"]
+
+
+class Dispatcher:
+    """The queue and thread delivering one informer's changes to its handlers.
+
+    Attributes:
+        handlers: the registered handles, in order (replaced, never mutated, under the informer's lock).
+        seq: the sequence number of the last broadcast change queued (guarded by the informer's lock).
+    """
+
+    def __init__(self, label: str, *, count: Callable[[str], None], resync: float | None,
+                 resync_snapshot: Callable[[], list[dict[str, Any]] | None], daemon: bool) -> None:
+        self.handlers: tuple[HandlerHandle, ...] = ()
+        self.seq = 0
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._count = count
+        self._resync = resync
+        self._resync_snapshot = resync_snapshot
+        self._label = label
+        self.thread = threading.Thread(target=self._run, name=f"restmapper-informer-{label}-handlers",
+                                       daemon=daemon)
+
+    @property
+    def backlog(self) -> int:
+        """Queued changes not yet delivered (approximate)."""
+        return self._queue.qsize()
+
+    def broadcast(self, change_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Queue a change for every handler registered now (informer's lock held)."""
+        self.seq += 1
+        self._queue.put((self.seq, None, change_type, old, new))
+
+    def add(self, handle: HandlerHandle, existing: list[dict[str, Any]]) -> None:
+        """Register ``handle`` and queue synthetic adds of ``existing`` for it alone (informer's lock held)."""
+        self.handlers = (*self.handlers, handle)
+        for obj in existing:
+            self._queue.put((0, handle, "ADDED", None, obj))
+
+    def remove(self, handle: HandlerHandle) -> bool:
+        """Unregister ``handle`` (informer's lock held); True when it was registered."""
+        handle.active = False
+        if handle not in self.handlers:
+            return False
+        self.handlers = tuple(h for h in self.handlers if h is not handle)
+        return True
+
+    def stop(self) -> None:
+        """Deactivate every handler and end the thread after the item in progress."""
+        for handle in self.handlers:
+            handle.active = False
+        self.handlers = ()
+        self._queue.put(_STOP)
+
+    def _run(self) -> None:
+        next_resync = time.monotonic() + self._resync if self._resync else None
+        while True:
+            try:
+                if next_resync is None:
+                    item = self._queue.get()
+                else:
+                    item = self._queue.get(timeout=max(0.0, next_resync - time.monotonic()))
+            except queue.Empty:
+                assert self._resync is not None and next_resync is not None
+                next_resync = time.monotonic() + self._resync
+                self._resync_now()
+                continue
+            if item is _STOP:
+                return
+            self._deliver(item)
+
+    def _resync_now(self) -> None:
+        # client-go's resync: every handler gets on_update(obj, obj) for every held object.
+        objects = self._resync_snapshot()
+        if objects is None:
+            return
+        self._count("resyncs")
+        for obj in objects:
+            self._deliver((self.seq, None, "MODIFIED", obj, obj))
+
+    def _deliver(self, item: Item) -> None:
+        seq, target, change_type, old, new = item
+        for handle in (target,) if target is not None else self.handlers:
+            if not handle.active or (target is None and seq < handle.since):
+                continue
+            try:
+                if change_type == "ADDED":
+                    if handle.on_add is not None:
+                        assert new is not None
+                        handle.on_add(new)
+                elif change_type == "MODIFIED":
+                    if handle.on_update is not None:
+                        assert old is not None and new is not None
+                        handle.on_update(old, new)
+                elif handle.on_delete is not None:
+                    assert old is not None
+                    handle.on_delete(old)
+            except Exception:
+                self._count("handler_errors")
+                _log.exception("%s handler of the %s informer failed", change_type, self._label)

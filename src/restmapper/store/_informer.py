@@ -1,0 +1,524 @@
+"""One self-healing informer: the objects of one kind, kept by a :class:`~restmapper.watch.reflector.Reflector`.
+
+State machine (``Informer.state``)::
+
+    starting ──list ok──▶ synced ◀──connect ok── failing (errors, backing off; synced data still served)
+       │                    │  ▲
+       │ no-match      404 / early end: report to the mapper, re-resolve (same kind at another version: relist)
+       ▼                    ▼  │
+    not_served ◀── the mapper says the kind is not served (handlers see deletes; reads raise the no-match)
+       │ served again (watcher CRD event, or a bounded re-probe with backoff) ─▶ starting (backoff reset)
+    stopped (only by the cache's stop(); a stopped informer is never handed out again)
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from restmapper.errors import InvalidArgumentError, RestMapperError, TransportError, is_no_match
+from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.model import GroupKind, RESTMapping
+from restmapper.store._errors import (
+    CacheSyncTimeoutError,
+    InformerStoppedError,
+    ObjectNotFoundError,
+    ObjectWaitTimeoutError,
+)
+from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
+from restmapper.store._objects import Change, IndexFunc, ObjectStore, newer_resource_version
+from restmapper.store._selector import field_matcher, label_matcher
+from restmapper.transport.base import Transport
+from restmapper.transport.retry import RetryPolicy
+from restmapper.watch.reflector import Reflector
+
+__all__ = ["Informer", "InformerStats", "State", "Transform"]
+
+_log = logging.getLogger("restmapper.store")
+
+State = Literal["starting", "synced", "not_served", "failing", "stopped"]
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+_EARLY_ENDS_BEFORE_BACKOFF = 3
+
+
+@dataclass
+class InformerStats:
+    """Counters of one :class:`Informer` (monotonic) and two gauges (``objects``, ``backlog``).
+
+    Attributes:
+        lists: complete lists (initial, relists after 410, after a move or a restart).
+        relists: relists caused by 410 Gone.
+        connects: watch streams opened.
+        events: ADDED/MODIFIED/DELETED watch events received.
+        bookmarks: BOOKMARK events received.
+        errors: failed lists/watches/lookups (each followed by a backoff).
+        malformed: events or items that could not be read, or that a transform broke (skipped).
+        not_found: 404s for the resource type (each reported to the mapper).
+        moves: re-resolutions that changed the mapping (another version or scope).
+        restarts: returns from ``not_served`` to being served.
+        stale_drops: objects refused because they were older than the one held (no downgrade).
+        handler_errors: exceptions raised by handlers (logged, never propagated).
+        resyncs: periodic resyncs delivered.
+        objects: objects held now.
+        backlog: changes queued for handlers now.
+    """
+
+    lists: int = 0
+    relists: int = 0
+    connects: int = 0
+    events: int = 0
+    bookmarks: int = 0
+    errors: int = 0
+    malformed: int = 0
+    not_found: int = 0
+    moves: int = 0
+    restarts: int = 0
+    stale_drops: int = 0
+    handler_errors: int = 0
+    resyncs: int = 0
+    objects: int = 0
+    backlog: int = 0
+
+
+class Informer:
+    """List-then-watch of one kind into a generation-aware store, with handlers and indexers.
+
+    Get one from :meth:`ObjectCache.informer`; it runs for the life of its cache (see the ``restmapper.store``
+    module docstring for the leader-election pattern). Mirrors client-go's ``SharedIndexInformer``; adds healing
+    (the kind moving to another version, vanishing and coming back) and read-your-writes (:meth:`wait_for`).
+
+    Attributes:
+        group_kind: the kind this informer holds.
+    """
+
+    def __init__(self, group_kind: GroupKind, mapper: LazyRESTMapper, transport: Transport, *,
+                 namespace: str | None, transform: Transform | None, resync: float | None, sync_timeout: float,
+                 watch_timeout: float, backoff: RetryPolicy, probe: RetryPolicy, page_size: int,
+                 sleep: Callable[[threading.Event, float], None] | None, daemon: bool,
+                 watched: Callable[[], bool]) -> None:
+        self.group_kind = group_kind
+        self._label = str(group_kind)
+        self._mapper = mapper
+        self._namespace = namespace
+        self._transform = transform
+        self._sync_timeout = sync_timeout
+        self._probe = probe
+        self._watched = watched  # True while a CRD watcher will wake us when the kind is served again
+        self._store = ObjectStore()
+        # _cond's lock is the store's lock: it guards the fields below, every store write and every queueing.
+        self._cond = threading.Condition(self._store.lock)
+        self._state: State = "starting"
+        self._readable = False  # synced and served: get/list answer from the store
+        self._mapping: RESTMapping | None = None
+        self._namespaced = False
+        self._no_match: RestMapperError | None = None
+        self._error: BaseException | None = None  # the last lookup error (the reflector keeps its own)
+        self._observed_rv = ""
+        self._waiters = 0
+        self._counts = dict.fromkeys((f.name for f in fields(InformerStats)), 0)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._early_ends = 0
+        self._not_found_streak = 0
+        self._reflector = Reflector(transport, "", self, self._stop, label=self._label, backoff=backoff,
+                                    sleep=sleep, watch_timeout=watch_timeout, page_size=page_size,
+                                    count=self._count, return_on_early_end=True)
+        self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
+                                      resync_snapshot=self._resync_snapshot, daemon=daemon)
+        self._thread = threading.Thread(target=self._run, name=f"restmapper-informer-{self._label}", daemon=daemon)
+
+    # --- lifecycle (driven by the cache) ----------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self._dispatcher.thread.start()
+        self._thread.start()
+
+    def _stop_now(self, timeout: float | None) -> bool:
+        with self._cond:
+            self._state = "stopped"
+            self._readable = False
+            self._dispatcher.stop()
+            self._cond.notify_all()
+        self._stop.set()
+        self._wake.set()
+        self._reflector.close_stream()
+        current = threading.current_thread()
+        ended = True
+        for thread in (self._thread, self._dispatcher.thread):
+            if thread is not current and thread.ident is not None:
+                thread.join(timeout)
+                ended = ended and not thread.is_alive()
+        return ended
+
+    def _poke(self) -> None:
+        """Re-resolve soon (a CRD of this group changed): wake a not-served wait, interrupt a watch."""
+        self._wake.set()
+        if self._state != "not_served":
+            self._reflector.interrupt()
+
+    # --- state ---------------------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """``"starting"`` | ``"synced"`` | ``"not_served"`` | ``"failing"`` | ``"stopped"`` (module docstring)."""
+        return self._state
+
+    @property
+    def has_synced(self) -> bool:
+        """True when the store holds a complete list of a served kind (reads answer from it)."""
+        return self._readable
+
+    @property
+    def mapping(self) -> RESTMapping | None:
+        """The RESTMapping listed and watched now (None before the first resolution and while not served)."""
+        return self._mapping
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The most recent failure (list/watch, lookup, or the no-match while not served), or None."""
+        return self._error if self._error is not None else self._reflector.last_error
+
+    @property
+    def stats(self) -> InformerStats:
+        """A snapshot of the counters."""
+        with self._cond:
+            counts = dict(self._counts, objects=len(self._store), stale_drops=self._store.stale_drops,
+                          backlog=self._dispatcher.backlog)
+        return InformerStats(**counts)
+
+    def wait_for_sync(self, timeout: float | None) -> bool:
+        """Block until the informer has synced, the kind is not served, or ``timeout`` seconds passed.
+
+        Returns:
+            :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
+        """
+        with self._cond:
+            self._cond.wait_for(lambda: self._readable or self._state in ("not_served", "stopped"), timeout)
+            return self._readable
+
+    def _ensure_readable(self) -> None:
+        if self._readable:
+            return
+        if not self.wait_for_sync(self._sync_timeout):
+            state, no_match = self._state, self._no_match
+            if state == "not_served" and no_match is not None:
+                raise no_match
+            if state == "stopped":
+                raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+            raise CacheSyncTimeoutError(self._label, self._sync_timeout, self.last_error) from self.last_error
+
+    def _ns(self, namespace: str | None) -> str:
+        if not self._namespaced:
+            return ""  # as client-go's NamespaceIfScoped: a namespace means nothing to a cluster-scoped kind
+        ns = namespace or self._namespace
+        if not ns:
+            raise InvalidArgumentError(f"{self._label} is namespaced: give a namespace")
+        if self._namespace is not None and ns != self._namespace:
+            raise InvalidArgumentError(f"this cache holds namespace {self._namespace!r} only, not {ns!r}")
+        return ns
+
+    # --- reads -----------------------------------------------------------------------------------------------------
+
+    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Return the cached object (shared: never mutate it; see :meth:`ObjectCache.get`).
+
+        Raises:
+            ObjectNotFoundError: no such object.
+            NoKindMatchError: the kind is not served (the mapper's no-match).
+            CacheSyncTimeoutError: not synced within the cache's ``sync_timeout``.
+            InvalidArgumentError: a namespaced kind without a namespace, or one outside the cache's namespace.
+            InformerStoppedError: the cache was stopped.
+        """
+        if not self._readable:
+            self._ensure_readable()
+        ns = self._ns(namespace)
+        obj = self._store.get(ns, name)
+        if obj is None:
+            raise ObjectNotFoundError(self._label, ns, name)
+        return obj
+
+    def list(self, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None, index: str | None = None,
+             value: str | None = None) -> builtins.list[dict[str, Any]]:
+        """Return the cached objects that match, ordered by namespace then name (see :meth:`ObjectCache.list`)."""
+        label = label_matcher(label_selector) if label_selector else None
+        field = field_matcher(field_selector) if field_selector else None
+        if (index is None) != (value is None):
+            raise InvalidArgumentError("give both index and value, or neither")
+        self._ensure_readable()
+        ns = self._ns(namespace) if namespace is not None or self._namespace is not None else None
+        if index is not None and value is not None:
+            objects = self._store.by_index(index, value)
+            if ns:
+                objects = [o for o in objects if o["metadata"].get("namespace") == ns]
+        else:
+            objects = self._store.snapshot(ns or None)
+        if label is not None:
+            objects = [o for o in objects if label(o)]
+        if field is not None:
+            objects = [o for o in objects if field(o)]
+        return objects
+
+    def add_indexer(self, name: str, fn: IndexFunc) -> None:
+        """Add an index: ``fn(obj)`` returns the index values of ``obj`` (client-go ``IndexFunc``).
+
+        Raises:
+            InvalidArgumentError: the name is taken or ``fn`` is not callable.
+            Exception: whatever ``fn`` raises on a held object (nothing is added then).
+        """
+        self._store.add_indexer(name, fn)
+
+    def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
+        """Return the objects whose index ``name`` holds ``value`` (waits for sync as :meth:`get`).
+
+        Raises:
+            InvalidArgumentError: no such index. And as :meth:`get` for the sync.
+        """
+        self._ensure_readable()
+        return self._store.by_index(name, value)
+
+    # --- handlers --------------------------------------------------------------------------------------------------
+
+    def add_handler(self, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
+                    on_delete: OnDelete | None = None) -> HandlerHandle:
+        """Register handlers; when synced, ``on_add`` is called for every object held now (as client-go).
+
+        Handlers run on this informer's handler thread, in registration order, never on the watch thread; an
+        exception is logged and counted (``stats.handler_errors``). ``on_delete`` gets the last state seen.
+        Handlers survive ``not_served`` periods (they see deletes, then adds when the kind is back).
+
+        Raises:
+            InformerStoppedError: the informer is stopped.
+            TypeError: a handler that is not callable.
+        """
+        for fn in (on_add, on_update, on_delete):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"handlers must be callable, got {type(fn).__name__}")
+        with self._cond:
+            if self._state == "stopped":
+                raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+            handle = HandlerHandle(on_add, on_update, on_delete, self._dispatcher.seq + 1)
+            self._dispatcher.add(handle, self._store.snapshot() if self._readable else [])
+        return handle
+
+    def remove_handler(self, handle: HandlerHandle) -> bool:
+        """Unregister ``handle``: it is not called once this returns (unless it is running now).
+
+        Returns:
+            True when it was registered.
+        """
+        with self._cond:
+            return self._dispatcher.remove(handle)
+
+    # --- read your writes ----------------------------------------------------------------------------------------
+
+    def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
+                 generation: int | None = None, timeout: float) -> dict[str, Any]:
+        """Block until the cache holds ``name`` at least as new as asked; see :meth:`ObjectCache.wait_for`."""
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        deadline = time.monotonic() + timeout
+        self._ensure_readable()
+        ns = self._ns(namespace)
+        with self._cond:
+            self._waiters += 1
+            try:
+                while True:
+                    if self._readable:
+                        obj = self._store.get(ns, name)
+                        if self._reached(obj, resource_version, generation):
+                            assert obj is not None
+                            return obj
+                        if resource_version is not None and generation is None and \
+                                newer_resource_version(resource_version, self._observed_rv) is False:
+                            # Everything up to that version was seen: the object is as new as it will get.
+                            if obj is None:
+                                raise ObjectNotFoundError(self._label, ns, name)
+                            return obj
+                    elif self._state in ("not_served", "stopped"):
+                        self._ensure_readable()
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ObjectWaitTimeoutError(self._label, ns, name, timeout, resource_version, generation)
+                    self._cond.wait(remaining)
+            finally:
+                self._waiters -= 1
+
+    @staticmethod
+    def _reached(obj: Mapping[str, Any] | None, resource_version: str | None, generation: int | None) -> bool:
+        if obj is None:
+            return False
+        meta = obj["metadata"]
+        if resource_version is not None:
+            held = meta.get("resourceVersion")
+            if held != resource_version and newer_resource_version(held, resource_version) is not True:
+                return False
+        if generation is not None:
+            held_gen = meta.get("generation")
+            if not isinstance(held_gen, int) or held_gen < generation:
+                return False
+        return True
+
+    # --- the informer thread -----------------------------------------------------------------------------------
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._cond:
+            self._counts[name] += n
+
+    def _run(self) -> None:
+        relist = True
+        while not self._stop.is_set():
+            mapping = self._resolve()
+            if mapping is None:
+                return
+            if mapping != self._mapping:
+                if self._mapping is not None:
+                    self._count("moves")
+                    _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource,
+                              mapping.resource)
+                with self._cond:
+                    self._mapping, self._namespaced = mapping, mapping.namespaced
+                self._reflector.path = mapping.path(self._namespace)
+                relist = True
+            outcome = self._reflector.run(relist=relist)
+            relist = False
+            if outcome == "stopped":
+                return
+            if outcome == "not_found":
+                # A 404 for the resource type: evict the group so the next resolution refetches discovery.
+                self._count("not_found")
+                self._not_found_streak += 1
+                self._mapper.report_not_found(mapping.resource.group_version)
+                relist = True
+                if self._not_found_streak > 1:
+                    # Discovery still sends us to a path that 404s (the upgrade race): back off, then retry.
+                    self._reflector.fail(self._reflector.last_error or TransportError("404", path=""))
+            elif outcome == "forbidden":
+                relist = not self._reflector.synced
+                self._reflector.fail(self._reflector.last_error or TransportError("403", path=""))
+            elif outcome == "ended_early":
+                # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
+                # recreated, version no longer served): ask discovery again before reconnecting.
+                self._early_ends += 1
+                self._mapper.invalidate_group(mapping.resource.group)
+                if self._early_ends >= _EARLY_ENDS_BEFORE_BACKOFF:
+                    self._reflector.fail(TransportError(f"watch of {self._label} ended early "
+                                                        f"{self._early_ends} times in a row", path=""))
+
+    def _resolve(self) -> RESTMapping | None:
+        probes = 0
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                mapping = self._mapper.rest_mapping(self.group_kind)
+            except RestMapperError as exc:
+                if is_no_match(exc):
+                    self._enter_not_served(exc)
+                    probes += 1
+                    delay = self._probe.max_backoff if self._watched() else self._probe.backoff(probes)
+                    self._wake.wait(delay)
+                    continue
+                self._error = exc
+                self._set_state()
+                self._reflector.fail(exc)  # discovery failed: we cannot tell, keep serving what we hold
+                continue
+            self._error = None
+            if self._state == "not_served":
+                with self._cond:
+                    self._state, self._no_match = "starting", None
+                    self._counts["restarts"] += 1
+                    self._cond.notify_all()
+                self._reflector.failures = 0  # served again: start over with a fresh backoff (seed 004)
+            return mapping
+        return None
+
+    def _enter_not_served(self, exc: RestMapperError) -> None:
+        with self._cond:
+            if self._state == "stopped":
+                return
+            first = self._state != "not_served"
+            self._state, self._readable, self._no_match, self._error = "not_served", False, exc, exc
+            self._mapping = None
+            self._queue(self._store.replace([]))
+            self._cond.notify_all()
+        self._reflector.reset()
+        if first:
+            _log.info("%s is not served (%s): its informer waits for it to come back", self._label, exc)
+
+    def _set_state(self) -> None:
+        # Lock held or not: a plain recomputation from the reflector's fields.
+        with self._cond:
+            if self._state in ("not_served", "stopped"):
+                return
+            failing = self._reflector.failures > 0 or self._error is not None
+            synced = self._reflector.synced and self._mapping is not None
+            self._state = "failing" if failing else ("synced" if synced else "starting")
+            self._cond.notify_all()
+
+    def _queue(self, changes: builtins.list[Change]) -> None:
+        for change_type, old, new in changes:
+            self._dispatcher.broadcast(change_type, old, new)
+
+    def _transformed(self, obj: Any) -> dict[str, Any] | None:
+        if self._transform is None or not isinstance(obj, dict):
+            return obj if isinstance(obj, dict) else None
+        try:
+            return self._transform(obj)
+        except Exception:
+            self._count("malformed")
+            _log.warning("transform failed on a %s object; it is skipped", self._label, exc_info=True)
+            return None
+
+    def _resync_snapshot(self) -> builtins.list[dict[str, Any]] | None:
+        with self._cond:
+            return self._store.snapshot() if self._readable else None
+
+    # --- ReflectorSink ---------------------------------------------------------------------------------------------
+
+    def reflector_replace(self, items: builtins.list[Any], resource_version: str) -> None:
+        objs = [o for o in map(self._transformed, items) if o is not None]
+        with self._cond:
+            if self._state in ("stopped", "not_served"):
+                return
+            self._queue(self._store.replace(objs))
+            self._observed_rv = resource_version
+            self._readable = True
+            self._early_ends = self._not_found_streak = 0
+            self._state = "failing" if self._reflector.failures > 0 else "synced"
+            self._cond.notify_all()
+
+    def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
+        transformed = self._transformed(obj)
+        if transformed is None:
+            return
+        try:
+            with self._cond:
+                changes = (self._store.delete(transformed) if event_type == "DELETED"
+                           else self._store.upsert(transformed))
+                self._queue(changes)
+                rv = transformed["metadata"].get("resourceVersion")
+                if isinstance(rv, str) and rv:
+                    self._observed_rv = rv
+                self._early_ends = 0
+                if self._waiters:
+                    self._cond.notify_all()
+        except InvalidArgumentError as exc:
+            self._count("malformed")
+            _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
+
+    def reflector_bookmark(self, resource_version: str) -> None:
+        with self._cond:
+            self._observed_rv = resource_version
+            if self._waiters:
+                self._cond.notify_all()
+
+    def reflector_state(self) -> None:
+        self._set_state()
+
+    def __repr__(self) -> str:
+        return f"Informer({self._label}, state={self._state}, objects={len(self._store)})"

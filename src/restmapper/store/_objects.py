@@ -1,0 +1,273 @@
+"""The generation-aware object store of one informer (client-go ``tools/cache.threadSafeStore`` + indexers).
+
+Objects are wire-form dicts keyed by ``(namespace, name)`` (``""`` for cluster-scoped), each carrying its
+``metadata.uid``. Writes return the changes they made so the informer can hand them to its handlers in order:
+
+* a new key is an ``ADDED``; a known key with the same UID is a ``MODIFIED`` when its resourceVersion differs
+  and a silent replacement when it does not (the same object in another version's representation);
+* an object that is *older* than the one held for the same UID (lower ``metadata.generation``, or a lower
+  resourceVersion when both are decimal integers) is refused: the store never goes back in time;
+* a new UID under a held key is a ``DELETED`` of the old incarnation followed by an ``ADDED``;
+* a ``DELETED`` for another UID than the one held (a late event about an earlier incarnation) changes nothing;
+* :meth:`ObjectStore.replace` (a relist) diffs a complete list against what is held: deletes for what vanished,
+  updates for what changed, nothing for what did not, never a second ``ADDED`` for a held object.
+
+No I/O. Writers hold :attr:`ObjectStore.lock`; :meth:`ObjectStore.get` takes no lock (dict reads are atomic).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from restmapper.errors import InvalidArgumentError
+
+__all__ = ["Change", "IndexFunc", "ObjectStore", "identity", "newer_resource_version", "resource_version_int"]
+
+_log = logging.getLogger("restmapper.store")
+
+ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
+Change = tuple[ChangeType, "dict[str, Any] | None", "dict[str, Any] | None"]
+"""``(type, old, new)``: ``("ADDED", None, new)``, ``("MODIFIED", old, new)``, ``("DELETED", old, None)``."""
+
+IndexFunc = Callable[[Mapping[str, Any]], Iterable[str]]
+"""An indexer: the index values of an object (client-go ``IndexFunc``), e.g. ``lambda o: [o["spec"]["nodeName"]]``."""
+
+
+def resource_version_int(rv: object) -> int | None:
+    """``rv`` as an int when it is a string of decimal digits (etcd revisions are), else None."""
+    if isinstance(rv, str) and rv.isdigit() and rv.isascii():
+        return int(rv)
+    return None
+
+
+def newer_resource_version(a: object, b: object) -> bool | None:
+    """True when resourceVersion ``a`` is newer than ``b``, False when older or equal, None when not comparable.
+
+    resourceVersions are opaque by contract; kube-apiserver's are etcd revisions (decimal integers, one counter
+    for the whole cluster), so numeric comparison is right for every real server and is used only when both are
+    decimal integers.
+    """
+    ia, ib = resource_version_int(a), resource_version_int(b)
+    if ia is None or ib is None:
+        return None
+    return ia > ib
+
+
+def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
+    """Return ``(namespace, name, uid, metadata)`` of a wire-form object.
+
+    Raises:
+        InvalidArgumentError: not a JSON object, no ``metadata`` object, no non-empty string ``metadata.name``, or
+            a namespace or UID that is not a string.
+    """
+    if not isinstance(obj, dict):
+        raise InvalidArgumentError(f"object must be a JSON object, got {type(obj).__name__}")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise InvalidArgumentError("object without metadata")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError("object without metadata.name")
+    ns = meta.get("namespace") or ""
+    uid = meta.get("uid")
+    if not isinstance(ns, str) or (uid is not None and not isinstance(uid, str)):
+        raise InvalidArgumentError(f"object {name!r}: metadata.namespace and metadata.uid must be strings")
+    return ns, name, uid or None, meta
+
+
+def _older(new_meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> bool:
+    gen_new, gen_old = new_meta.get("generation"), old_meta.get("generation")
+    if isinstance(gen_new, int) and isinstance(gen_old, int) and gen_new < gen_old:
+        return True
+    return newer_resource_version(old_meta.get("resourceVersion"), new_meta.get("resourceVersion")) is True
+
+
+class ObjectStore:
+    """Objects of one resource type, generation-aware, with optional indexes (see the module docstring).
+
+    Attributes:
+        lock: held by every writer (re-entrant: the informer holds it while it also queues the changes).
+        stale_drops: objects refused because they were older than the held one.
+        index_errors: indexer calls that raised (the object is then not indexed by that indexer).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._by_ns: dict[str, dict[str, dict[str, Any]]] = {}
+        self._size = 0
+        self._indexers: dict[str, IndexFunc] = {}
+        self._indices: dict[str, dict[str, dict[tuple[str, str], dict[str, Any]]]] = {}
+        self.stale_drops = 0
+        self.index_errors = 0
+
+    # --- reads ----------------------------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object ``namespace/name`` (``""`` for cluster-scoped), or None. Lock-free."""
+        objects = self._by_ns.get(namespace)
+        return objects.get(name) if objects is not None else None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def snapshot(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The objects (of one namespace, or all), ordered by namespace then name."""
+        with self.lock:
+            if namespace is not None:
+                objects = self._by_ns.get(namespace)
+                return [objects[n] for n in sorted(objects)] if objects else []
+            return [objs[n] for ns in sorted(self._by_ns) for objs in (self._by_ns[ns],) for n in sorted(objs)]
+
+    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
+        """The objects whose indexer ``index`` returned ``value``, ordered by namespace then name.
+
+        Raises:
+            InvalidArgumentError: no indexer of that name.
+        """
+        with self.lock:
+            if index not in self._indices:
+                raise InvalidArgumentError(f"no indexer named {index!r}")
+            hits = self._indices[index].get(value, {})
+            return [hits[k] for k in sorted(hits)]
+
+    # --- indexes ----------------------------------------------------------------------------------------------
+
+    def add_indexer(self, name: str, fn: IndexFunc) -> None:
+        """Add an indexer and index every held object with it.
+
+        Raises:
+            InvalidArgumentError: an indexer of that name exists, or ``fn`` is not callable.
+            Exception: whatever ``fn`` raises on a held object (nothing is added then).
+        """
+        if not callable(fn):
+            raise InvalidArgumentError("an indexer must be callable")
+        with self.lock:
+            if name in self._indexers:
+                raise InvalidArgumentError(f"an indexer named {name!r} exists already")
+            index: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+            for ns, objects in self._by_ns.items():
+                for obj_name, obj in objects.items():
+                    for value in self._values(fn, obj, strict=True):
+                        index.setdefault(value, {})[(ns, obj_name)] = obj
+            self._indexers[name] = fn
+            self._indices[name] = index
+
+    def _values(self, fn: IndexFunc, obj: Mapping[str, Any], *, strict: bool = False) -> Iterable[str]:
+        try:
+            values = fn(obj)
+            if isinstance(values, (str, bytes)) or not all(isinstance(v, str) for v in values):
+                raise InvalidArgumentError("an indexer must return an iterable of strings")
+            return set(values)
+        except Exception:
+            if strict:
+                raise
+            self.index_errors += 1
+            _log.warning("indexer failed on an object; it is not indexed", exc_info=True)
+            return ()
+
+    def _index(self, key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indices[name]
+            if old is not None:
+                for value in self._values(fn, old):
+                    hits = index.get(value)
+                    if hits is not None:
+                        hits.pop(key, None)
+                        if not hits:
+                            del index[value]
+            if new is not None:
+                for value in self._values(fn, new):
+                    index.setdefault(value, {})[key] = new
+
+    # --- writes (lock held by the caller) --------------------------------------------------------------------------
+
+    def _put(self, ns: str, name: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        objects = self._by_ns.get(ns)
+        if objects is None:
+            objects = self._by_ns[ns] = {}
+        objects[name] = obj
+        if old is None:
+            self._size += 1
+        if self._indexers:
+            self._index((ns, name), old, obj)
+
+    def _pop(self, ns: str, name: str) -> dict[str, Any] | None:
+        objects = self._by_ns.get(ns)
+        if objects is None:
+            return None
+        old = objects.pop(name, None)
+        if old is not None:
+            self._size -= 1
+            if not objects:
+                del self._by_ns[ns]
+            if self._indexers:
+                self._index((ns, name), old, None)
+        return old
+
+    def upsert(self, obj: dict[str, Any]) -> list[Change]:
+        """Store ``obj`` (an ADDED or MODIFIED event, or a list item) and return the changes made.
+
+        Raises:
+            InvalidArgumentError: ``obj`` has no usable identity (see :func:`identity`); nothing changes.
+        """
+        ns, name, uid, meta = identity(obj)
+        with self.lock:
+            old = self.get(ns, name)
+            if old is None:
+                self._put(ns, name, obj, None)
+                return [("ADDED", None, obj)]
+            old_meta = old["metadata"]
+            old_uid = old_meta.get("uid")
+            if uid is not None and old_uid is not None and uid != old_uid:
+                self._pop(ns, name)
+                self._put(ns, name, obj, None)
+                return [("DELETED", old, None), ("ADDED", None, obj)]
+            if _older(meta, old_meta):
+                self.stale_drops += 1
+                return []
+            self._put(ns, name, obj, old)
+            if old_meta.get("resourceVersion") == meta.get("resourceVersion"):
+                return []
+            return [("MODIFIED", old, obj)]
+
+    def delete(self, obj: dict[str, Any]) -> list[Change]:
+        """Apply a DELETED event and return the changes made (the event's object is the final state).
+
+        Raises:
+            InvalidArgumentError: ``obj`` has no usable identity; nothing changes.
+        """
+        ns, name, uid, _ = identity(obj)
+        with self.lock:
+            old = self.get(ns, name)
+            if old is None:
+                return []
+            old_uid = old["metadata"].get("uid")
+            if uid is not None and old_uid is not None and uid != old_uid:
+                return []  # about an earlier incarnation: the one held was created after it
+            self._pop(ns, name)
+            return [("DELETED", obj, None)]
+
+    def replace(self, objs: Iterable[dict[str, Any]]) -> list[Change]:
+        """Make the store hold exactly ``objs`` (a relist) and return the changes: deletes for held objects that
+        are absent first, then adds and updates as :meth:`upsert`. Objects without identity are skipped."""
+        fresh: dict[tuple[str, str], dict[str, Any]] = {}
+        for obj in objs:
+            try:
+                ns, name, _, _ = identity(obj)
+            except InvalidArgumentError as exc:
+                _log.warning("ignoring a listed object: %s", exc)
+                continue
+            fresh[(ns, name)] = obj
+        changes: list[Change] = []
+        with self.lock:
+            for ns in list(self._by_ns):
+                for name in list(self._by_ns.get(ns, ())):
+                    if (ns, name) not in fresh:
+                        old = self._pop(ns, name)
+                        changes.append(("DELETED", old, None))
+            for obj in fresh.values():
+                changes.extend(self.upsert(obj))
+        return changes
