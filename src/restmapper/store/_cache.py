@@ -294,6 +294,8 @@ class ObjectCache:
         so the object is as new as it will get; a deleted object then raises ObjectNotFoundError). For other
         servers only equality with the held object's version counts: a best effort that times out if another
         write replaced yours first. ``generation`` waits for ``metadata.generation >= generation`` (spec writes).
+        Without either, it waits until the object exists. The wait spans the informer's first sync and periods
+        where the kind is not served (a CRD being recreated).
 
         Args:
             kind, name, namespace: as :meth:`get`.
@@ -305,7 +307,8 @@ class ObjectCache:
             The object held when the condition holds (shared, read-only).
 
         Raises:
-            ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``.
+            ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``; chains the
+                no-match when the kind was not served, else the informer's last error.
             ObjectNotFoundError: the object was deleted after the version waited for.
             InvalidArgumentError: a negative timeout. As :meth:`get` otherwise.
         """

@@ -201,6 +201,11 @@ class Informer:
             self._cond.wait_for(lambda: self._readable or self._state in ("not_served", "stopped"), timeout)
             return self._readable
 
+    def wait_for_state(self, *states: State, timeout: float | None) -> bool:
+        """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._state in states, timeout)
+
     def _ensure_readable(self) -> None:
         if self._readable:
             return
@@ -323,13 +328,12 @@ class Informer:
         if timeout < 0:
             raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
         deadline = time.monotonic() + timeout
-        self._ensure_readable()
-        ns = self._ns(namespace)
         with self._cond:
             self._waiters += 1
             try:
                 while True:
                     if self._readable:
+                        ns = self._ns(namespace)
                         obj = self._store.get(ns, name)
                         if self._reached(obj, resource_version, generation):
                             assert obj is not None
@@ -340,11 +344,14 @@ class Informer:
                             if obj is None:
                                 raise ObjectNotFoundError(self._label, ns, name)
                             return obj
-                    elif self._state in ("not_served", "stopped"):
-                        self._ensure_readable()
+                    elif self._state == "stopped":
+                        raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        raise ObjectWaitTimeoutError(self._label, ns, name, timeout, resource_version, generation)
+                        # Waiting spans not-served periods; the no-match (or last error) is the cause.
+                        cause = self._no_match if self._state == "not_served" else self.last_error
+                        raise ObjectWaitTimeoutError(self._label, namespace or self._namespace or "", name, timeout,
+                                                     resource_version, generation) from cause
                     self._cond.wait(remaining)
             finally:
                 self._waiters -= 1
