@@ -204,6 +204,7 @@ def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served
         assert informer.mapping is not None and informer.mapping.resource.version == "v1"
         mirror.clear_log()
         lists = informer.stats.lists
+        assert served.cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
         served.cluster.set_served(WIDGETS, False, version="v1")
         served.cluster.drop_watches()  # as the API server tears down the v1 storage
         assert informer.wait_for_state("synced", timeout=10)
@@ -228,6 +229,7 @@ def test_crd_deleted_then_recreated_with_another_scope(served: ServedCluster) ->
         mirror = Mirror()
         mirror.attach(informer)
         converged(mirror, served.cluster, WIDGETS)
+        assert served.cluster.wait_for_watchers(1, 10)
         served.cluster.delete_crd(WIDGETS)
         served.cluster.drop_watches()
         assert informer.wait_for_state("not_served", timeout=10)
@@ -315,6 +317,7 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
 
         # CRD deleted and recreated (new UID): deletes, the no-match while gone, then the new objects.
         old_uid = cache.get(WIDGETS, "a", "default")["metadata"]["uid"]
+        assert cluster.wait_for_watchers(1, 10)
         cluster.delete_crd(WIDGETS)
         cluster.drop_watches()
         assert informer.wait_for_state("not_served", timeout=10)
@@ -329,6 +332,7 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
         term2.clear_log()
 
         # Upgrade: v1 stops being served; the informer moves to v1beta1 without events for unchanged objects.
+        assert cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
         cluster.set_served(WIDGETS, False, version="v1")
         cluster.drop_watches()
         with informer._cond:
