@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from restmapper.cache import DiscoveryCache
     from restmapper.discovery import DiscoveryClient
     from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
-    from restmapper.store import GenerationCache
+    from restmapper.store import GenerationCache, ObjectCache, ObjectNotFoundError, is_not_found
     from restmapper.watch import Watcher, wait_for
 
 __version__ = "0.1.0.dev0"
@@ -55,9 +55,12 @@ _LAZY = {
     "DiscoveryClient": "restmapper.discovery",
     "GenerationCache": "restmapper.store",
     "LazyRESTMapper": "restmapper.mapper",
+    "ObjectCache": "restmapper.store",
+    "ObjectNotFoundError": "restmapper.store",
     "ShortNameConflictWarning": "restmapper.mapper",
     "StaticRESTMapper": "restmapper.mapper",
     "Watcher": "restmapper.watch",
+    "is_not_found": "restmapper.store",
     "wait_for": "restmapper.watch",
 }
 
@@ -96,6 +99,8 @@ __all__ = [
     "MappingError",
     "NoKindMatchError",
     "NoResourceMatchError",
+    "ObjectCache",
+    "ObjectNotFoundError",
     "RESTMapping",
     "ResponseTooLargeError",
     "RestMapperError",
@@ -109,5 +114,6 @@ __all__ = [
     "__version__",
     "is_ambiguous",
     "is_no_match",
+    "is_not_found",
     "wait_for",
 ]

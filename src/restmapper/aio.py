@@ -19,8 +19,9 @@ from restmapper.errors import InvalidArgumentError, RestMapperError, WaitTimeout
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper.wait import CRD_KIND, ChangeNotifier, is_retryable_wait_error
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource, RESTMapping
+from restmapper.store._aio import AsyncObjectCache
 
-__all__ = ["AsyncRESTMapper"]
+__all__ = ["AsyncObjectCache", "AsyncRESTMapper"]
 
 
 class AsyncRESTMapper:

@@ -1,0 +1,74 @@
+"""AsyncObjectCache: awaitable reads and waits, coroutine handlers delivered on the caller's loop, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from store_helpers import cm, key, object_cache
+
+from restmapper.aio import AsyncObjectCache
+from restmapper.store import ObjectNotFoundError
+from restmapper.testing import FakeCluster, ServedCluster
+
+
+@pytest.fixture
+def served() -> Iterator[ServedCluster]:
+    with FakeCluster().serve() as s:
+        yield s
+
+
+def test_async_reads_waits_and_coroutine_handlers(served: ServedCluster) -> None:
+    served.cluster.apply_object(cm("a", x="1"))
+    with object_cache(served) as sync_cache:
+        cache = AsyncObjectCache(sync_cache)
+
+        async def main() -> None:
+            loop_thread = threading.current_thread().name
+            assert (await cache.get("cm", "a", "default"))["data"] == {"x": "1"}
+            assert [key(o) for o in await cache.list("cm")] == ["default/a"]
+            assert await cache.wait_for_sync("cm", 10)
+            with pytest.raises(ObjectNotFoundError):
+                await cache.get("cm", "zz", "default")
+            seen: list[tuple[str, str]] = []
+            threads: set[str] = set()
+            done = asyncio.Event()
+
+            async def on_add(obj: dict[str, Any]) -> None:
+                threads.add(threading.current_thread().name)
+                await asyncio.sleep(0)  # a real coroutine: later changes must still arrive after this one
+                seen.append(("add", key(obj)))
+
+            def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+                seen.append(("update", key(new)))
+
+            async def on_delete(obj: dict[str, Any]) -> None:
+                seen.append(("delete", key(obj)))
+                done.set()
+
+            async def broken(obj: dict[str, Any]) -> None:
+                raise RuntimeError("handler bug")
+
+            broken_handle = await cache.add_handler("cm", on_add=broken)
+            handle = await cache.add_handler("cm", on_add=on_add, on_update=on_update, on_delete=on_delete)
+            rv = (await asyncio.to_thread(served.cluster.apply_object, cm("a", x="2")))["metadata"]["resourceVersion"]
+            held = await cache.wait_for("cm", "a", "default", resource_version=rv, timeout=10)
+            assert held["data"] == {"x": "2"}
+            await asyncio.to_thread(served.cluster.delete_object, "configmaps", "a", "default")
+            await asyncio.wait_for(done.wait(), 10)
+            assert seen == [("add", "default/a"), ("update", "default/a"), ("delete", "default/a")]
+            assert threads == {loop_thread}
+            informer = await cache.informer("cm")
+            assert informer.stats.handler_errors == 1
+            assert cache.remove_handler(handle) and cache.remove_handler(broken_handle)
+            assert not cache.remove_handler(handle)
+
+        asyncio.run(main())
+
+
+def test_async_cache_rejects_other_objects() -> None:
+    with pytest.raises(TypeError):
+        AsyncObjectCache(object())  # type: ignore[arg-type]
