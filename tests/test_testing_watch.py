@@ -53,7 +53,8 @@ def test_watch_without_resource_version_starts_with_current_state_and_bookmark()
     cluster = FakeCluster.embedded()
     cluster.apply_object(cm("a"))
     cluster.apply_object({**cm("b"), "metadata": {"name": "b", "namespace": "other"}})
-    events = mock_watch(cluster, CMS, allowWatchBookmarks="true", sendInitialEvents="true")
+    events = mock_watch(cluster, CMS, allowWatchBookmarks="true", sendInitialEvents="true",
+                        resourceVersionMatch="NotOlderThan")
     assert [e["type"] for e in events] == ["ADDED", "BOOKMARK", "BOOKMARK"]
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert events[2]["object"] == {"kind": "ConfigMap", "apiVersion": "v1",

@@ -152,6 +152,8 @@ class CRDLifecycleMixin:
         _, event = self._store.put(CRD_KEY, crd)
         if event:
             self._changed()
+            if old is not None and (old["spec"] != crd["spec"] or old["status"].get("acceptedNames") != accepted):
+                self._store.end_watches(str(crd["metadata"]["name"]))
 
     def delete_crd(self, name: str) -> None:
         """Delete the CRD called ``name`` and every object of its resource (each gets a ``DELETED`` event, then
@@ -169,6 +171,7 @@ class CRDLifecycleMixin:
             self._store.buckets.pop(name, None)
             self._pending.pop(name, None)
             self._store.remove(CRD_KEY, None, name)
+            self._store.end_watches(name)
             self._changed()
 
     def remove_crd(self, name: str) -> None:
@@ -253,6 +256,7 @@ class CRDLifecycleMixin:
             _, event = self._store.put(CRD_KEY, new)
             if event:
                 self._changed()
+                self._store.end_watches(name)
 
     def _edit_spec(self, name: str, edit: Callable[[dict[str, Any]], None]) -> None:
         with self._lock:

@@ -15,6 +15,8 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersion
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, object_key
 
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
 if TYPE_CHECKING:
     import threading
 
@@ -132,6 +134,18 @@ class ObjectsMixin:
                 raise KeyError(object_key(namespace, name))
             return copy.deepcopy(removed)
 
+    def _create_system_namespaces(self) -> None:
+        """Create the namespaces kube-apiserver's system namespaces controller keeps (when namespaces are served)."""
+        if not any(r.name == "namespaces" for v, rs in self._core_versions() if v == "v1" for r in rs):
+            return
+        with self._lock:
+            for name in SYSTEM_NAMESPACES:
+                if self._store.bucket("namespaces").get(name) is None:
+                    self._store.put("namespaces", {
+                        "apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+
     # --- watch control --------------------------------------------------------------------------------------
 
     @property
@@ -157,11 +171,34 @@ class ObjectsMixin:
         with self._store.cond:
             self._store.cond.notify_all()
 
-    def compact(self) -> None:
-        """Drop the watch history: a watch from any resourceVersion older than the current one gets ``410 Gone``
-        (an ``ERROR`` event with a ``Status`` of reason ``Expired``), as after an etcd compaction."""
+    def compact(self, resource_version: str | int | None = None) -> None:
+        """Compact the history as etcd does: a watch from, an exact list at, or a continue token of a
+        resourceVersion older than the compacted one gets ``410 Gone`` (reason ``Expired``; a watch as an
+        ``ERROR`` event).
+
+        Args:
+            resource_version: compact up to this resourceVersion (inclusive of what it replaced); None: up to the
+                current one.
+
+        Raises:
+            InvalidArgumentError: for a resourceVersion that is not a non-negative integer.
+        """
+        if resource_version is None:
+            target = None
+        elif isinstance(resource_version, int) or (isinstance(resource_version, str) and resource_version.isdigit()):
+            target = int(resource_version)
+            if target < 0:
+                raise InvalidArgumentError("resource_version must not be negative")
+        else:
+            raise InvalidArgumentError(f"resource_version must be an integer, got {resource_version!r}")
         with self._lock:
-            self._store.compact()
+            self._store.compact(target)
+
+    def send_bookmarks(self) -> None:
+        """Make every open watch that allows bookmarks send a ``BOOKMARK`` at the current resourceVersion now
+        (what the API server does about every minute; lets tests exercise bookmark handling without waiting)."""
+        with self._lock:
+            self._store.request_bookmarks()
 
     def drop_watches(self) -> None:
         """End every open watch stream now (clients see the response end cleanly, EOF, and should re-watch)."""
@@ -179,4 +216,5 @@ class ObjectsMixin:
             self._store.drop_watches()
             if not keep_objects:
                 self._store.wipe(keep=[CRD_KEY, APISERVICE_KEY])
+                self._create_system_namespaces()
             self._store.compact()

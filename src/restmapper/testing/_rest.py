@@ -10,8 +10,9 @@ namespaces; a cluster-scoped resource under ``/namespaces/`` is 404. Two 404 bod
 Objects are stored once per resource and shown in the requested group version (no conversion: ``apiVersion`` is
 rewritten). ``customresourcedefinitions`` writes go through the CRD lifecycle (POST is ``add_crd``); their and
 ``apiservices``' endpoints answer even on a cluster whose discovery does not list them. APIServices are read-only
-here (they follow what is served; use ``set_available``). Not modelled: pagination (``limit``/``continue`` are
-ignored), admission (a namespace need not exist), finalizers and graceful deletion, server-side apply.
+here (they follow what is served; use ``set_available``). Lists and watches honour ``resourceVersion``,
+``resourceVersionMatch``, ``limit``/``continue`` and ``sendInitialEvents`` (see :mod:`restmapper.testing._list`).
+Not modelled: admission (a namespace need not exist), finalizers and graceful deletion, server-side apply.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.model import GroupVersion
 from restmapper.testing import _documents as docs
+from restmapper.testing._list import ListOptionsError, ListSource, list_page, watch_options
 from restmapper.testing._router import Reply, Request
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, SelectorError, merge_patch, object_key, selector_matches
 from restmapper.testing._watch import WatchSpec, WatchStream
@@ -142,16 +144,17 @@ def _verb(method: str, target: Target) -> str | None:
 def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
     with cluster._lock:
         bucket = cluster._store.bucket(t.key)
-        if verb in ("list", "deletecollection"):
+        if verb == "deletecollection":
             items = _select(bucket, t, req)
-            if verb == "deletecollection":
-                for obj in items:
-                    _delete(cluster, t, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            for obj in items:
+                _delete(cluster, t, obj["metadata"].get("namespace"), obj["metadata"]["name"])
             return docs.json_reply(200, {
                 "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
                 "metadata": {"resourceVersion": str(cluster._store.resource_version)},
                 "items": [_shown(obj, t) for obj in items],
             })
+        if verb == "list":
+            return _list(cluster, req, t)
         if verb == "create":
             return _create(cluster, req, t)
         assert t.name is not None
@@ -171,6 +174,27 @@ def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply
                 return patched
             body = patched
         return _update(cluster, t, current, body)
+
+
+def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
+    store = cluster._store
+    q = req.query
+    label_selector, field_selector = q.get("labelSelector"), q.get("fieldSelector")
+
+    def matches(obj: dict[str, Any]) -> bool:
+        return (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and \
+            selector_matches(obj, label_selector, field_selector)
+
+    source = ListSource(lambda rv: store.snapshot(t.key, rv), store.resource_version, store.oldest_available)
+    try:
+        at, items, extra = list_page(q, source, matches, bool(label_selector or field_selector))
+    except ListOptionsError as exc:
+        return exc.reply
+    return docs.json_reply(200, {
+        "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
+        "metadata": {"resourceVersion": str(at), **extra},
+        "items": [_shown(obj, t) for obj in items],
+    })
 
 
 def _select(bucket: dict[str, dict[str, Any]], t: Target, req: Request) -> list[dict[str, Any]]:
@@ -352,15 +376,20 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     if rv not in ("", "0") and not rv.isdigit():
         return _bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer')
     try:
+        with cluster._lock:
+            options = watch_options(q, cluster._store.resource_version)
+    except ListOptionsError as exc:
+        return exc.reply
+    try:
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else _DEFAULT_WATCH_TIMEOUT
     except ValueError:
         return _bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}")
     spec = WatchSpec(
         key=t.key, api_version=str(t.gv), kind=t.spec.kind, namespace=t.namespace,
         label_selector=q.get("labelSelector"), field_selector=field_selector,
-        since=int(rv) if rv not in ("", "0") else None,
-        bookmarks=q.get("allowWatchBookmarks") in ("1", "true"),
-        send_initial_events=q.get("sendInitialEvents") in ("1", "true"), timeout=max(timeout, 0.0),
+        since=options.since, bookmarks=options.bookmarks, send_initial_events=options.initial_end_bookmark,
+        timeout=max(timeout, 0.0), initial_events=options.initial_events,
+        bookmark_interval=cluster.bookmark_interval,
     )
     stream = WatchStream(cluster._store, spec, mock_wait=cluster.mock_watch_wait)
     return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream

@@ -36,13 +36,21 @@ def now_timestamp() -> str:
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
-    """One stored change: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``; ``object`` a snapshot."""
+    """One stored change: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``; ``object`` a snapshot; ``prev`` the
+    stored object it replaced or deleted (None for ``ADDED``), so the state at an older resourceVersion can be
+    rebuilt (see :meth:`ObjectStore.snapshot`)."""
 
     resource_version: int
     type: str
     key: str
     namespace: str
     object: dict[str, Any]
+    prev: dict[str, Any] | None = None
+
+    @property
+    def object_key(self) -> str:
+        """The key of the object inside its bucket (``ns/name`` or ``name``)."""
+        return object_key(self.namespace, self.object["metadata"]["name"])
 
 
 class ObjectStore:
@@ -59,6 +67,8 @@ class ObjectStore:
         self._history: deque[WatchEvent] = deque()
         self._floor = 0  # every event with resourceVersion > floor is in history
         self.epoch = 0  # bumped by drop_watches/restart: streams opened in an older epoch end
+        self.key_epochs: dict[str, int] = {}  # bumped by end_watches(key): that resource's storage was torn down
+        self.bookmark_requests = 0  # bumped by request_bookmarks: streams allowing bookmarks send one
         self.open_watches = 0
         self.hooks: list[Callable[[], None]] = []  # run by streams before reading events (lazy APIService sync)
 
@@ -101,8 +111,8 @@ class ObjectStore:
                 return old, ""
             event_type = "MODIFIED"
         meta["resourceVersion"] = str(self._next())
-        bucket[k] = obj
-        self._record(WatchEvent(self.resource_version, event_type, key, namespace, copy.deepcopy(obj)))
+        bucket[k] = obj  # ``old`` is replaced, never mutated: it stays valid as the event's ``prev``
+        self._record(WatchEvent(self.resource_version, event_type, key, namespace, copy.deepcopy(obj), old))
         return obj, event_type
 
     def remove(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
@@ -111,11 +121,12 @@ class ObjectStore:
         Returns:
             The deleted object, or None when it did not exist.
         """
-        obj = self.bucket(key).pop(object_key(namespace, name), None)
-        if obj is None:
+        old = self.bucket(key).pop(object_key(namespace, name), None)
+        if old is None:
             return None
+        obj = copy.deepcopy(old)
         obj["metadata"]["resourceVersion"] = str(self._next())
-        self._record(WatchEvent(self.resource_version, "DELETED", key, namespace or "", copy.deepcopy(obj)))
+        self._record(WatchEvent(self.resource_version, "DELETED", key, namespace or "", copy.deepcopy(obj), old))
         return obj
 
     def _record(self, event: WatchEvent) -> None:
@@ -130,10 +141,49 @@ class ObjectStore:
             return None
         return [e for e in self._history if e.resource_version > resource_version]
 
-    def compact(self) -> None:
-        """Forget every event so far: a watch from any older resourceVersion now gets 410 Gone."""
-        self._history.clear()
-        self._floor = self.resource_version
+    @property
+    def oldest_available(self) -> int:
+        """The oldest resourceVersion whose state is still known (watch from it or list at it exactly)."""
+        return self._floor
+
+    def snapshot(self, key: str, resource_version: int) -> dict[str, dict[str, Any]] | None:
+        """Return the objects of ``key`` as they were at ``resource_version`` (by object key), as etcd's MVCC
+        serves a read at a revision; None when that revision was compacted away. Do not mutate the result.
+
+        ``resource_version`` must not be above the current one.
+        """
+        if resource_version < self._floor:
+            return None
+        state = dict(self.bucket(key))
+        for event in reversed(self._history):
+            if event.resource_version <= resource_version:
+                break
+            if event.key != key:
+                continue
+            k = event.object_key
+            if event.prev is None:
+                state.pop(k, None)
+            else:
+                state[k] = event.prev
+        return state
+
+    def compact(self, resource_version: int | None = None) -> None:
+        """Forget the events up to ``resource_version`` (default: every event so far), as an etcd compaction: a
+        watch from, or an exact list at, an older resourceVersion now gets 410 Gone."""
+        target = self.resource_version if resource_version is None else min(resource_version, self.resource_version)
+        while self._history and self._history[0].resource_version <= target:
+            self._history.popleft()
+        self._floor = max(self._floor, target)
+
+    def end_watches(self, key: str) -> None:
+        """End every open watch on resource ``key`` (its storage was torn down, e.g. its CRD changed)."""
+        self.key_epochs[key] = self.key_epochs.get(key, 0) + 1
+        self.cond.notify_all()
+
+    def request_bookmarks(self) -> None:
+        """Make every open watch that allows bookmarks send one now (as the server's periodic bookmark)."""
+        self.bookmark_requests += 1
+        self.cond.notify_all()
 
     def drop_watches(self) -> None:
         """End every open watch stream (streams notice at their next wake-up, which this triggers)."""

@@ -1,14 +1,24 @@
 """Watch streams of the fake cluster: newline-delimited ``watch.Event`` JSON, as kube-apiserver streams them.
 
-A stream sends, in order:
+Which events a stream starts with follows the API concepts' "Semantics for watch"
+(https://kubernetes.io/docs/reference/using-api/api-concepts/#semantics-for-watch) and the WatchList streaming
+(KEP-3157, ``sendInitialEvents``):
 
-- with no ``resourceVersion`` (or ``"0"``): an ``ADDED`` event for every current object ("get state and start at
-  most recent"); with ``sendInitialEvents=true`` and bookmarks allowed, then a ``BOOKMARK`` annotated
-  ``k8s.io/initial-events-end: "true"``;
-- with a ``resourceVersion``: every stored event after it, or a single ``ERROR`` event carrying a ``410 Expired``
-  Status ("too old resource version") when history before it was compacted, and the stream ends;
-- then new events as they happen, until ``timeoutSeconds`` (a ``BOOKMARK`` is sent just before, when allowed),
-  :meth:`FakeCluster.drop_watches`/``restart()``, the server stopping or the client going away.
+- no ``resourceVersion`` or ``"0"`` ("get state and start at most recent" / "start at any"): an ``ADDED`` event
+  for every current object, then changes;
+- ``resourceVersion=X`` ("start at exact"): every stored event after X, or a single ``ERROR`` event carrying a
+  ``410 Expired`` Status ("too old resource version: X (oldest)") when history after X was compacted, and the
+  stream ends (as the watch cache's error watcher);
+- ``sendInitialEvents=true`` (with ``resourceVersionMatch=NotOlderThan``): ``ADDED`` for the current state (not
+  older than X), then, when bookmarks are allowed, a ``BOOKMARK`` annotated ``k8s.io/initial-events-end: "true"``
+  at the state's resourceVersion; ``sendInitialEvents=false``: changes after X (or from now when X is unset/"0");
+- then changes as they happen, and ``BOOKMARK`` events (when ``allowWatchBookmarks``) every
+  ``bookmark_interval`` seconds (the cacher's ~1 minute), when the test calls ``FakeCluster.send_bookmarks()``, and
+  at ``timeoutSeconds`` just before the stream ends.
+
+A stream ends at ``timeoutSeconds``, on :meth:`FakeCluster.drop_watches`/``restart()``, when the storage of its
+resource is torn down (its CRD deleted, or its spec or accepted names changed, as apiextensions'
+``removeStorage_locked`` tears the cacher down), when the server stops or the client goes away.
 
 Front ends: the loopback server streams in real time (``stream``). The ``responses`` mock cannot hold a response
 open, so ``collect`` returns what is available now (waiting at most ``FakeCluster.mock_watch_wait`` seconds for a
@@ -44,10 +54,12 @@ class WatchSpec:
     namespace: str | None
     label_selector: str | None
     field_selector: str | None
-    since: int | None
+    since: int | None  # None: start from the current state
     bookmarks: bool
-    send_initial_events: bool
+    send_initial_events: bool  # the initial-events-end bookmark after the initial ADDED events
     timeout: float
+    initial_events: bool = True  # with ``since`` None: ADDED for every current object first
+    bookmark_interval: float | None = None  # seconds between periodic bookmarks (None: none)
 
 
 class WatchStream:
@@ -79,7 +91,7 @@ class WatchStream:
 
     def _expired(self, since: int) -> bytes:
         status = docs.status_doc(410, "Expired", f"too old resource version: {since} "
-                                                 f"({self._store.resource_version})")
+                                                 f"({self._store.oldest_available})")
         del status["details"]
         return self._encode("ERROR", status)
 
@@ -100,7 +112,8 @@ class WatchStream:
             hook()
         if s.since is None:
             chunks = [self._encode("ADDED", obj) for (_, obj) in sorted(store.bucket(s.key).items())
-                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)]
+                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)] \
+                if s.initial_events else []
             if s.send_initial_events and s.bookmarks:
                 chunks.append(self._bookmark(initial_end=True))
             return chunks, store.resource_version, False
@@ -109,36 +122,52 @@ class WatchStream:
             return [self._expired(s.since)], s.since, True
         return [self._encode(e.type, e.object) for e in events], last, False
 
+    def _ended(self, epoch: int, key_epoch: int) -> bool:
+        """True when the stream must end: dropped, or its resource's storage torn down (lock held)."""
+        return self._store.epoch != epoch or self._store.key_epochs.get(self._spec.key, 0) != key_epoch
+
     def stream(self, should_stop: Callable[[], bool]) -> Iterator[bytes]:
         """Yield events in real time until timeout, drop, ``should_stop()`` or a 410; counts as an open watch."""
-        store = self._store
+        store, spec = self._store, self._spec
         with store.cond:
-            epoch = store.epoch
+            epoch, key_epoch, bookmarks_seen = store.epoch, store.key_epochs.get(spec.key, 0), store.bookmark_requests
             store.open_watches += 1
             store.cond.notify_all()
         try:
             with store.cond:
                 chunks, last, ended = self._start()
             yield from chunks
-            deadline = self._clock() + self._spec.timeout
+            now = self._clock()
+            deadline = now + spec.timeout
+            next_bookmark = now + spec.bookmark_interval if spec.bookmark_interval else None
             while not ended:
                 with store.cond:
                     events, last = self._pending(last)
+                    now = self._clock()
                     if events is None:
                         chunks, ended = [self._expired(last)], True
-                    elif events:
-                        chunks = [self._encode(e.type, e.object) for e in events]
                     else:
-                        chunks = []
-                        remaining = deadline - self._clock()
-                        if store.epoch != epoch or should_stop():
+                        chunks = [self._encode(e.type, e.object) for e in events]
+                        if store.bookmark_requests != bookmarks_seen or \
+                                (next_bookmark is not None and now >= next_bookmark):
+                            bookmarks_seen = store.bookmark_requests
+                            if spec.bookmark_interval:
+                                next_bookmark = now + spec.bookmark_interval
+                            if spec.bookmarks:  # after the events: its resourceVersion covers them
+                                chunks.append(self._bookmark())
+                    if not chunks:
+                        remaining = deadline - now
+                        if self._ended(epoch, key_epoch) or should_stop():
                             return
                         if remaining <= _BOOKMARK_LEAD_SECONDS:
-                            if self._spec.bookmarks:
+                            if spec.bookmarks:
                                 chunks = [self._bookmark()]
                             ended = True
                         else:
-                            store.cond.wait(min(remaining, _POLL_SECONDS))
+                            wake = min(remaining, _POLL_SECONDS)
+                            if next_bookmark is not None:
+                                wake = min(wake, max(next_bookmark - now, 0.0))
+                            store.cond.wait(wake)
                 yield from chunks
         finally:
             with store.cond:
@@ -158,7 +187,8 @@ class WatchStream:
                     deadline = None if self._mock_wait is None else self._clock() + self._mock_wait
                     deadline = min(deadline, self._clock() + self._spec.timeout) if deadline is not None \
                         else self._clock() + self._spec.timeout
-                    while not chunks and not ended and store.epoch == epoch:
+                    key_epoch = store.key_epochs.get(self._spec.key, 0)
+                    while not chunks and not ended and not self._ended(epoch, key_epoch):
                         remaining = deadline - self._clock()
                         if remaining <= 0:
                             break

@@ -155,7 +155,11 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     APIService (:meth:`apiservices`, :meth:`set_available`). Watches are controlled with :meth:`compact`,
     :meth:`drop_watches`, :meth:`restart` and :meth:`wait_for_watchers`.
 
+    Every cluster serving the built-in profile starts with the namespaces kube-apiserver creates at start-up:
+    ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``.
+
     Attributes:
+        bookmark_interval: seconds between periodic watch bookmarks (see the constructor); may be changed.
         mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
             none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
     """
@@ -170,6 +174,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         git_version: str = "v1.35.0",
         sleep: Callable[[float], None] = time.sleep,
         history_limit: int = 1000,
+        bookmark_interval: float | None = 60.0,
     ) -> None:
         """Create a cluster.
 
@@ -181,6 +186,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             git_version: what ``/version`` reports, e.g. ``v1.35.0``.
             sleep: called with seconds for injected latency (inject a fake to keep tests fast).
             history_limit: how many watch events are kept; a watch from before the oldest gets 410 Gone.
+            bookmark_interval: seconds between the ``BOOKMARK`` events a watch that allows them receives (the
+                API server's cacher sends one about every minute); None: only at ``timeoutSeconds`` and on
+                :meth:`send_bookmarks`.
 
         Raises:
             InvalidArgumentError: for an unknown mode, a malformed ``git_version``, an invalid CRD or a
@@ -208,6 +216,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self._apiservices_dirty = True
         self._store.hooks.append(self._sync_apiservices)
         self.mock_watch_wait: float | None = 0.0
+        self.bookmark_interval = bookmark_interval
         self._stale: set[GroupVersion] = set()
         self._gone: set[GroupVersion] = set()
         self._faults: list[Fault] = []
@@ -221,6 +230,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
                 for vi, gv in enumerate(group.versions):
                     self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
+            self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)
         self._router = Router(lambda _r: docs.page_not_found(), lambda _r: docs.method_not_allowed())

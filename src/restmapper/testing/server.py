@@ -14,6 +14,7 @@ import select
 import shutil
 import socket
 import struct
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -128,6 +129,47 @@ def _peer_closed(sock: socket.socket) -> bool:
         return True
 
 
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that can close every open connection (keep-alive ones included) and that treats a
+    client going away (``BrokenPipeError``, ``ConnectionResetError``...) as normal, never printing a traceback."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 stopping: threading.Event) -> None:
+        self.stopping = stopping
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if self.stopping.is_set():
+            self.shutdown_request(request)
+            return
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        """Shut down every accepted connection: idle keep-alive ones see EOF, busy ones an error on write."""
+        with self._open_lock:
+            connections = list(self._open)
+        for sock in connections:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError) or self.stopping.is_set():
+            return  # the client went away, or we are closing its connection: nothing to report
+        super().handle_error(request, client_address)
+
+
 def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -138,6 +180,9 @@ def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[Base
         sys_version = ""
 
         def _dispatch(self) -> None:
+            if stopping.is_set():  # the server's block exited: answer nothing more, even on keep-alive
+                self.close_connection = True
+                return
             path, query = _split_target(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length > 0 else b""
@@ -197,6 +242,9 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
                   kubeconfig_path: str | os.PathLike[str] | None = None) -> Iterator[ServedCluster]:
     """Serve ``cluster`` over plain HTTP on ``host:port`` from a daemon thread until the context exits.
 
+    When the block exits the server stops answering every connection, keep-alive ones included (they are shut
+    down; a request already being answered may still complete), and a client that goes away is never reported.
+
     Args:
         cluster: the cluster answering.
         host: the address to bind (loopback by default).
@@ -211,8 +259,7 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         OSError: when the address cannot be bound or the kubeconfig cannot be written.
     """
     stopping = threading.Event()
-    server = ThreadingHTTPServer((host, port), _handler_class(cluster, stopping))
-    server.daemon_threads = True
+    server = LoopbackHTTPServer((host, port), _handler_class(cluster, stopping), stopping)
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     url = f"http://{bound_host}:{bound_port}"
     tmpdir: str | None = None
@@ -234,6 +281,7 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
             cluster._wake_watchers()  # open watch streams notice ``stopping`` and end
             server.shutdown()
             thread.join()
+            server.close_open_connections()
     finally:
         server.server_close()
         if tmpdir is not None:

@@ -1,0 +1,240 @@
+"""List and watch options of the fake cluster: ``resourceVersion``, ``resourceVersionMatch``, ``limit``/``continue``.
+
+Validation follows apimachinery's ``ValidateListOptions`` (422 ``ListOptions.meta.k8s.io "" is invalid``), the
+continue token and its checks apiserver's ``storage.ValidateListOptions``/``EncodeContinue``; which state a list
+reads follows the API concepts' "Semantics for get and list" and "Retrieving large results sets in chunks"
+(https://kubernetes.io/docs/reference/using-api/api-concepts/):
+
+- ``resourceVersion`` unset: the most recent state (a consistent read);
+- ``"0"`` (any) and ``NotOlderThan``: the most recent state too (the kit never lags), or ``504 Timeout`` "Too large
+  resource version" (cause ``ResourceVersionTooLarge``) when X is newer than the cluster's, as the watch cache after
+  its wait (the kit answers at once);
+- ``Exact`` (and the legacy unset match with ``limit`` and X != "0"): the state at X exactly, ``410 Expired``
+  ("The resourceVersion for the provided list is too old.") once X was compacted;
+- ``limit``: at most that many items, in key order (``namespace/name``), with ``metadata.continue`` and
+  ``remainingItemCount`` (only without selectors, as etcd3's store); every page reads the first page's snapshot;
+  a continue token whose resourceVersion was compacted gets ``410 Expired`` with a fresh token in
+  ``metadata.continue`` that continues at the latest state (an inconsistent continuation);
+- ``continue`` together with a ``resourceVersion`` other than "0" is ``400``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from restmapper.testing import _documents as docs
+from restmapper.testing._router import Reply
+
+__all__ = ["ListOptionsError", "ListSource", "WatchOptions", "encode_continue", "list_page", "too_large",
+           "watch_options"]
+
+_TOKEN_VERSION = "meta.k8s.io/v1"
+_LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+_CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+_RV_TOO_LARGE_RETRY_SECONDS = 1
+
+
+class ListOptionsError(Exception):
+    """Invalid or unservable list/watch options; ``reply`` is the Status the API server answers with."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply[0])
+        self.reply = reply
+
+
+def _invalid(errors: list[tuple[str, str, str]]) -> ListOptionsError:
+    """422 for ``(field, reason, detail)`` errors, as ``errors.NewInvalid(ListOptions.meta.k8s.io, "")``."""
+    texts = [f"{f}: {kind}: {detail}" for f, kind, detail in errors]
+    summary = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    causes = [{"reason": "FieldValue" + kind.replace(" ", ""), "message": f"{kind}: {detail}", "field": f}
+              for f, kind, detail in errors]
+    doc = docs.status_doc(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {summary}',
+                          {"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes})
+    return ListOptionsError(docs.json_reply(422, doc))
+
+
+def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None,
+            list_meta: dict[str, Any] | None = None) -> ListOptionsError:
+    doc = docs.status_doc(code, reason, message, details)
+    if list_meta:
+        doc["metadata"] = list_meta
+    if not details:
+        del doc["details"]
+    return ListOptionsError(docs.json_reply(code, doc))
+
+
+def _bad_request(message: str) -> ListOptionsError:
+    return _status(400, "BadRequest", message)
+
+
+def too_large(requested: int, current: int) -> ListOptionsError:
+    """504 Timeout "Too large resource version" (``storage.NewTooLargeResourceVersionError``)."""
+    return _status(504, "Timeout", f"Too large resource version: {requested}, current: {current}", {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": _RV_TOO_LARGE_RETRY_SECONDS})
+
+
+def _parse_rv(text: str) -> int:
+    if not text.isdigit():
+        raise _bad_request(f'invalid resource version: strconv.ParseUint: parsing "{text}": invalid syntax')
+    return int(text)
+
+
+def _flag(query: Any, name: str) -> bool | None:
+    value = query.get(name)
+    if value is None:
+        return None
+    if value.lower() in ("1", "true", "t"):
+        return True
+    if value.lower() in ("", "0", "false", "f"):
+        return False
+    raise _bad_request(f'{name}: invalid value "{value}": expected a boolean')
+
+
+def encode_continue(resource_version: int, last_key: str) -> str:
+    """Return a continue token for the items after ``last_key`` at ``resource_version`` (-1: the latest state),
+    shaped as apiserver's (URL-safe base64 of ``{"v", "rv", "start"}``)."""
+    raw = json.dumps({"v": _TOKEN_VERSION, "rv": resource_version, "start": last_key + "\x00"},
+                     separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or doc.get("v") != _TOKEN_VERSION:
+            raise ValueError("continue key is not valid: server does not recognize this encoded version")
+        rv, start = doc.get("rv"), doc.get("start")
+        if not isinstance(rv, int) or rv == 0 or not isinstance(start, str):
+            raise ValueError("continue key is not valid: incorrect encoded start resourceVersion "
+                             "(version meta.k8s.io/v1)")
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise _bad_request(f"invalid continue token: {exc}") from None
+    return rv, start
+
+
+@dataclass(frozen=True)
+class ListSource:
+    """Where a list reads: the store's snapshot function, the current and oldest resourceVersions."""
+
+    snapshot: Callable[[int], dict[str, dict[str, Any]] | None]
+    current: int
+    oldest: int
+
+
+def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]], bool],
+              has_selectors: bool) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+    """Return ``(resourceVersion, items, extra list metadata)`` of one list request (see the module docstring).
+
+    Raises:
+        ListOptionsError: for invalid options or a resourceVersion that is compacted or too large.
+    """
+    rv_text = query.get("resourceVersion") or ""
+    match = query.get("resourceVersionMatch") or ""
+    token = query.get("continue") or ""
+    errors: list[tuple[str, str, str]] = []
+    if match:
+        if not rv_text:
+            errors.append(("resourceVersionMatch", "Forbidden",
+                           "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+        if token:
+            errors.append(("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden when continue is "
+                                                                 "provided"))
+        if match not in ("Exact", "NotOlderThan"):
+            errors.append(("resourceVersionMatch", "Unsupported value",
+                           f'"{match}": supported values: "Exact", "NotOlderThan", ""'))
+        if match == "Exact" and rv_text == "0":
+            errors.append(("resourceVersionMatch", "Forbidden",
+                           'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    if query.get("sendInitialEvents") is not None:
+        errors.append(("sendInitialEvents", "Forbidden", "sendInitialEvents is forbidden for list"))
+    if errors:
+        raise _invalid(errors)
+    try:
+        limit = int(query.get("limit") or 0)
+    except ValueError:
+        raise _bad_request(f"limit: invalid value {query.get('limit')!r}") from None
+    start = ""
+    at = source.current
+    if token:
+        if rv_text not in ("", "0"):
+            raise _bad_request("specifying resource version is not allowed when using continue")
+        token_rv, start = _decode_continue(token)
+        if token_rv > 0:
+            if token_rv < source.oldest:
+                raise _status(410, "Expired", _CONTINUE_TOO_OLD,
+                              list_meta={"continue": encode_continue(-1, start.rstrip("\x00"))})
+            at = min(token_rv, source.current)
+    elif rv_text:
+        requested = _parse_rv(rv_text)
+        exact = match == "Exact" or (not match and limit > 0 and requested > 0)
+        if requested > source.current:
+            raise too_large(requested, source.current)
+        if exact:
+            if requested < source.oldest:
+                raise _status(410, "Expired", _LIST_TOO_OLD)
+            at = requested
+    state = source.snapshot(at)
+    if state is None:
+        raise _status(410, "Expired", _LIST_TOO_OLD)
+    selected = [(k, obj) for k, obj in sorted(state.items()) if (not start or k >= start) and matches(obj)]
+    meta: dict[str, Any] = {}
+    if limit > 0 and len(selected) > limit:
+        rest = len(selected) - limit
+        selected = selected[:limit]
+        meta["continue"] = encode_continue(at, selected[-1][0])
+        if not has_selectors:
+            meta["remainingItemCount"] = rest
+    return at, [obj for _, obj in selected], meta
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """What a watch request asked for, validated."""
+
+    since: int | None  # None: start from the current state
+    initial_events: bool  # synthetic ADDED events for the current state first
+    initial_end_bookmark: bool  # sendInitialEvents=true: the k8s.io/initial-events-end bookmark
+    bookmarks: bool
+
+
+def watch_options(query: Any, current: int) -> WatchOptions:
+    """Validate a watch's options (``validateWatchOptions``) and say where it starts (see :mod:`._watch`).
+
+    Raises:
+        ListOptionsError: for invalid options.
+    """
+    rv_text = query.get("resourceVersion") or ""
+    match = query.get("resourceVersionMatch") or ""
+    send_initial = _flag(query, "sendInitialEvents")
+    errors: list[tuple[str, str, str]] = []
+    if send_initial is not None and match != "NotOlderThan":
+        errors.append(("resourceVersionMatch", "Forbidden",
+                       "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+    if match:
+        if send_initial is None:
+            errors.append(("resourceVersionMatch", "Forbidden",
+                           "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+        if match != "NotOlderThan":
+            errors.append(("resourceVersionMatch", "Unsupported value", f'"{match}": supported values: '
+                                                                         '"NotOlderThan"'))
+    if errors:
+        raise _invalid(errors)
+    bookmarks = bool(_flag(query, "allowWatchBookmarks"))
+    requested = _parse_rv(rv_text) if rv_text else 0
+    if send_initial:
+        return WatchOptions(None, True, bookmarks, bookmarks)
+    if requested == 0:
+        return WatchOptions(None, send_initial is None, False, bookmarks)
+    return WatchOptions(requested, False, False, bookmarks)
+
