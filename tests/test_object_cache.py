@@ -205,8 +205,7 @@ def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served
         mirror.clear_log()
         lists = informer.stats.lists
         assert served.cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
-        served.cluster.set_served(WIDGETS, False, version="v1")
-        served.cluster.drop_watches()  # as the API server tears down the v1 storage
+        served.cluster.set_served(WIDGETS, False, version="v1")  # the kit ends the v1 watch, as the API server
         assert informer.wait_for_state("synced", timeout=10)
         with informer._cond:
             assert informer._cond.wait_for(
@@ -231,7 +230,6 @@ def test_crd_deleted_then_recreated_with_another_scope(served: ServedCluster) ->
         converged(mirror, served.cluster, WIDGETS)
         assert served.cluster.wait_for_watchers(1, 10)
         served.cluster.delete_crd(WIDGETS)
-        served.cluster.drop_watches()
         assert informer.wait_for_state("not_served", timeout=10)
         with pytest.raises(NoKindMatchError):
             cache.get(WIDGET_GK, "w", "default")
@@ -319,7 +317,6 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
         old_uid = cache.get(WIDGETS, "a", "default")["metadata"]["uid"]
         assert cluster.wait_for_watchers(1, 10)
         cluster.delete_crd(WIDGETS)
-        cluster.drop_watches()
         assert informer.wait_for_state("not_served", timeout=10)
         with pytest.raises(NoKindMatchError):
             cache.get(WIDGET_GK, "a", "default")
@@ -333,8 +330,7 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
 
         # Upgrade: v1 stops being served; the informer moves to v1beta1 without events for unchanged objects.
         assert cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
-        cluster.set_served(WIDGETS, False, version="v1")
-        cluster.drop_watches()
+        cluster.set_served(WIDGETS, False, version="v1")  # the storage teardown ends the v1 watch
         with informer._cond:
             assert informer._cond.wait_for(
                 lambda: informer.mapping is not None and informer.mapping.resource.version == "v1beta1", 10)

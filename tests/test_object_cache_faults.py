@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from store_helpers import Mirror, cm, converged
+from watch_helpers import make_mapper
 
 from restmapper.errors import TransportError
 from restmapper.store import Informer, ObjectCache
@@ -53,12 +54,18 @@ class GatedTransport:
         self.armed = False
         self.waiting = threading.Event()
         self.break_after: int | None = None
+        self.hold_continue = False  # hold the next list request that carries a continue token
         self.watches: list[dict[str, str]] = []
+        self.lists: list[dict[str, str]] = []
 
     def get(self, path: str, headers: Mapping[str, str] | None = None, **kw: Any) -> Any:
-        if path == CM_PATH and self.armed:
-            self.waiting.set()
-            assert self.gate.wait(10)
+        if path == CM_PATH:
+            params = dict(kw.get("params") or {})
+            self.lists.append(params)
+            if self.armed or (self.hold_continue and "continue" in params):
+                self.hold_continue = False
+                self.waiting.set()
+                assert self.gate.wait(10)
         return self.inner.get(path, headers, **kw)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, **kw: Any) -> Any:
@@ -106,12 +113,11 @@ def _churn(cluster: FakeCluster) -> list[tuple[str, str, str]]:
     return writes
 
 
-def _cache(served: ServedCluster) -> tuple[ObjectCache, GatedTransport]:
-    from watch_helpers import make_mapper
-
+def _cache(served: ServedCluster, **options: Any) -> tuple[ObjectCache, GatedTransport]:
     mapper = make_mapper(served.url, miss_refresh_interval=0.0)
     transport = GatedTransport(mapper.cache.discovery.transport)
-    cache = ObjectCache(mapper, transport=transport, backoff_initial=0.01, backoff_max=0.05, sync_timeout=10)
+    cache = ObjectCache(mapper, transport=transport, backoff_initial=0.01, backoff_max=0.05, sync_timeout=10,
+                        **options)
     return cache, transport
 
 
@@ -181,5 +187,31 @@ def test_server_restart(served: ServedCluster, keep_objects: bool) -> None:
         assert sorted(e[:2] for e in mirror.log) == expected
         assert not mirror.errors and informer.stats.relists == 1
         assert informer.wait_for_state("synced", timeout=10)
+    finally:
+        assert cache.stop(10)
+
+
+def test_expired_continue_token_restarts_the_list_without_duplicates(served: ServedCluster) -> None:
+    """The second page's continue token expires (its snapshot was compacted) while the list is paged: the list
+    starts over and the handlers see one consistent list: every object once, in its final state."""
+    for i in range(7):
+        served.cluster.apply_object(cm(f"c{i}", v="0"))
+    cache, transport = _cache(served, page_size=3)
+    try:
+        transport.hold_continue = True
+        informer = cache.informer("cm")
+        mirror = Mirror()
+        mirror.attach(informer)  # before the first list: it hears that list's adds
+        assert transport.waiting.wait(10)  # page 1 read; the request for page 2 is held
+        writes = _churn(served.cluster)
+        served.cluster.compact()  # the token's snapshot is gone: 410 Expired
+        transport.gate.set()
+        converged(mirror, served.cluster, "configmaps")
+        assert sorted(e[1] for e in mirror.log) == sorted(f"default/{n}" for n in (
+            "c0", "c1", "c2", "c4", "c5", "c6", "n1"))
+        assert {e[0] for e in mirror.log} == {"ADDED"} and not mirror.errors
+        assert mirror.versions()["default/c1"] == writes[1][2]
+        assert [("continue" in p) for p in transport.lists] == [False, True, False, True, True]
+        assert informer.stats.lists == 1
     finally:
         assert cache.stop(10)
