@@ -17,6 +17,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
                              "kubernetes.dynamic after the upgrade"]),
     ("generation_cache.py", ["generation 1 -> 1 (no bump)", "Gadget request: accepted",
                              "Widget request: rejected (expects kind Gadget)", "builds: Widget@gen1, Gadget@gen1"]),
+    ("object_cache_controller.py", ["while not leader, handler calls: 0",
+                                    "term 2 (synthetic adds): ['a: size 10 via example.com/v1alpha1'",
+                                    "after the upgrade: watching v1beta1, a is example.com/v1beta1 | moves=1",
+                                    "upgrade events: ['update b']", "get raises no-match: True",
+                                    "deletes: ['a: gone', 'b: gone', 'c: gone']",
+                                    "CRD recreated cluster-scoped: ['z: size 7 via example.com/v1beta1']",
+                                    "survived everything without a restart: True"]),
     ("watch_lease_loss.py", ["term 2: Widget namespaced = False", "term 1 handler calls after stop: 0",
                              "backoff waits: []", "nothing lost, nothing waited: True"]),
 ])

@@ -207,11 +207,10 @@ def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served
         assert served.cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
         served.cluster.set_served(WIDGETS, False, version="v1")  # the kit ends the v1 watch, as the API server
         assert informer.wait_for_state("synced", timeout=10)
-        with informer._cond:
-            assert informer._cond.wait_for(
-                lambda: informer.mapping is not None and informer.mapping.resource.version == "v1beta1", 10)
-        assert informer.wait_for_sync(10)
-        assert cache.get(WIDGETS, "w1", "default")["apiVersion"] == "example.com/v1beta1"
+        assert informer.wait_until(lambda i: i.mapping is not None and i.mapping.resource.version == "v1beta1",
+                                   timeout=10)
+        # The relist at v1beta1 replaces each object's representation silently (same UID and resourceVersion).
+        assert informer.wait_until(lambda i: i.get("w1", "default")["apiVersion"] == "example.com/v1beta1", 10)
         assert informer.stats.lists == lists + 1 and informer.stats.moves == 1
         changed = served.cluster.apply_object(widget_obj("w1", version="v1beta1", size=3))
         cache.wait_for(WIDGETS, "w1", "default", resource_version=changed["metadata"]["resourceVersion"], timeout=10)
@@ -331,9 +330,8 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
         # Upgrade: v1 stops being served; the informer moves to v1beta1 without events for unchanged objects.
         assert cluster.wait_for_watchers(1, 10)  # the informer's v1 watch is open
         cluster.set_served(WIDGETS, False, version="v1")  # the storage teardown ends the v1 watch
-        with informer._cond:
-            assert informer._cond.wait_for(
-                lambda: informer.mapping is not None and informer.mapping.resource.version == "v1beta1", 10)
+        assert informer.wait_until(lambda i: i.mapping is not None and i.mapping.resource.version == "v1beta1",
+                                   timeout=10)
         assert informer.wait_for_sync(10)
         updated = cluster.apply_object(widget_obj("a", version="v1beta1", size=6))
         got = cache.wait_for(WIDGETS, "a", "default", resource_version=updated["metadata"]["resourceVersion"],

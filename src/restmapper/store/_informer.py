@@ -206,6 +206,20 @@ class Informer:
         with self._cond:
             return self._cond.wait_for(lambda: self._state in states, timeout)
 
+    def wait_until(self, predicate: Callable[[Informer], bool], timeout: float | None) -> bool:
+        """Block until ``predicate(self)`` holds or ``timeout`` seconds passed; True when it holds.
+
+        The predicate is checked at once and after every state change, mapping change, list and event, with the
+        informer's lock held: keep it short and non-blocking (reading :attr:`state`, :attr:`mapping`,
+        :meth:`get` of a synced informer, :attr:`stats` is fine).
+        """
+        with self._cond:
+            self._waiters += 1
+            try:
+                return self._cond.wait_for(lambda: predicate(self), timeout)
+            finally:
+                self._waiters -= 1
+
     def _ensure_readable(self) -> None:
         if self._readable:
             return
@@ -390,6 +404,7 @@ class Informer:
                               mapping.resource)
                 with self._cond:
                     self._mapping, self._namespaced = mapping, mapping.namespaced
+                    self._cond.notify_all()
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
             outcome = self._reflector.run(relist=relist)
