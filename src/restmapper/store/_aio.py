@@ -57,10 +57,9 @@ class AsyncObjectCache:
 
     async def informer(self, kind: KindArg) -> Informer:
         """Await :meth:`ObjectCache.informer` (inline when the kind is already known)."""
-        hot = self.cache._hot.get(kind)
-        if hot is not None and hot[1].state != "stopped" and (
-                hot[0] is None or hot[0] == self.cache.mapper.cache.generation):
-            return hot[1]
+        informer = self.cache._warm_informer(kind)
+        if informer is not None:
+            return informer
         return await asyncio.to_thread(self.cache.informer, kind)
 
     async def get(self, kind: KindArg, name: str, namespace: str | None = None) -> dict[str, Any]:

@@ -102,6 +102,7 @@ class ObjectCache:
         self.namespace = namespace
         self.watcher = watcher
         self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
+        self._discovery_cache = mapper.cache
         self._options: dict[str, Any] = dict(
             namespace=namespace, transform=transform, resync=resync, sync_timeout=sync_timeout,
             watch_timeout=watch_timeout, page_size=page_size, sleep=sleep, daemon=daemon,
@@ -111,8 +112,8 @@ class ObjectCache:
         self._lock = threading.Lock()
         self._informers: dict[GroupKind, Informer] = {}
         self._running = False
-        # The warm path: kind argument -> (mapper cache generation or None, informer). Plain dict reads.
-        self._hot: dict[Hashable, tuple[int | None, Informer]] = {}
+        # The warm path: kind string or id(kind object) -> (kind, mapper cache generation or None, informer).
+        self._hot: dict[Hashable, tuple[KindArg, int | None, Informer]] = {}
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> ObjectCache:
@@ -175,6 +176,9 @@ class ObjectCache:
         with self._lock:
             return dict(self._informers)
 
+    def _cache_generation(self) -> int:
+        return self._discovery_cache.generation
+
     # --- kinds -> informers --------------------------------------------------------------------------------------
 
     def group_kind(self, kind: KindArg) -> GroupKind:
@@ -197,6 +201,14 @@ class ObjectCache:
         raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
                         f"got {type(kind).__name__}")
 
+    def _warm_informer(self, kind: KindArg) -> Informer | None:
+        """The memoized informer for ``kind`` when it is still valid (no lock, no hashing of dataclasses)."""
+        hot = self._hot.get(kind if kind.__class__ is str else id(kind))
+        if hot is not None and (hot[0] is kind or hot[0] == kind) and hot[2]._state != "stopped" and (
+                hot[1] is None or hot[1] == self._cache_generation()):
+            return hot[2]
+        return None
+
     def informer(self, kind: KindArg) -> Informer:
         """Return the running informer for ``kind``, starting it if needed (it may still be syncing).
 
@@ -206,11 +218,10 @@ class ObjectCache:
         Raises:
             As :meth:`group_kind`.
         """
-        hot = self._hot.get(kind)
-        if hot is not None and hot[1]._state != "stopped" and (
-                hot[0] is None or hot[0] == self.mapper.cache.generation):
-            return hot[1]
-        generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self.mapper.cache.generation
+        warm = self._warm_informer(kind)
+        if warm is not None:
+            return warm
+        generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self._cache_generation()
         gk = self.group_kind(kind)
         with self._lock:
             informer = self._informers.get(gk)
@@ -222,7 +233,9 @@ class ObjectCache:
             assert informer is not None
             if len(self._hot) >= _HOT_LIMIT:
                 self._hot = {}
-            self._hot[kind] = (generation, informer)
+            # Strings hash fast (cached); a frozen dataclass hashes in ~0.5 us, so other kinds are keyed by id() and
+            # the entry keeps the object itself (checked with `is`, and alive while memoized).
+            self._hot[kind if isinstance(kind, str) else id(kind)] = (kind, generation, informer)
         if fresh:
             informer._start()
         return informer
@@ -249,6 +262,10 @@ class ObjectCache:
             InvalidArgumentError: a namespaced kind without namespace, or outside the cache's ``namespace``.
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
         """
+        hot = self._hot.get(kind if kind.__class__ is str else id(kind))
+        if hot is not None and (hot[0] is kind or hot[0] == kind) and hot[2]._readable and (
+                hot[1] is None or hot[1] == self._discovery_cache.generation):
+            return hot[2].get(name, namespace)
         return self.informer(kind).get(name, namespace)
 
     def list(self, kind: KindArg, namespace: str | None = None, label_selector: str | None = None,

@@ -83,7 +83,8 @@ class Dispatcher:
     def broadcast(self, change_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         """Queue a change for every handler registered now (informer's lock held)."""
         self.seq += 1
-        self._queue.put((self.seq, None, change_type, old, new))
+        if self.handlers:  # a handler registered later starts after this sequence number: nobody would get it
+            self._queue.put((self.seq, None, change_type, old, new))
 
     def add(self, handle: HandlerHandle, existing: list[dict[str, Any]]) -> None:
         """Register ``handle`` and queue synthetic adds of ``existing`` for it alone (informer's lock held)."""

@@ -110,6 +110,7 @@ class Informer:
         self._probe = probe
         self._watched = watched  # True while a CRD watcher will wake us when the kind is served again
         self._store = ObjectStore()
+        self._by_ns = self._store.objects_by_namespace  # read-only alias for the warm get path
         # _cond's lock is the store's lock: it guards the fields below, every store write and every queueing.
         self._cond = threading.Condition(self._store.lock)
         self._state: State = "starting"
@@ -253,8 +254,17 @@ class Informer:
             InvalidArgumentError: a namespaced kind without a namespace, or one outside the cache's namespace.
             InformerStoppedError: the cache was stopped.
         """
-        if not self._readable:
-            self._ensure_readable()
+        if self._readable:  # the warm path: attribute reads and two dict lookups, no lock
+            if not self._namespaced:
+                objects = self._by_ns.get("")
+            elif namespace is not None and (self._namespace is None or namespace == self._namespace):
+                objects = self._by_ns.get(namespace)
+            else:
+                objects = self._by_ns.get(self._ns(namespace))
+            obj = objects.get(name) if objects is not None else None
+            if obj is not None:
+                return obj
+        self._ensure_readable()
         ns = self._ns(namespace)
         obj = self._store.get(ns, name)
         if obj is None:

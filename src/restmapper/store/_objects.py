@@ -97,6 +97,7 @@ class ObjectStore:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._by_ns: dict[str, dict[str, dict[str, Any]]] = {}
+        self.objects_by_namespace = self._by_ns  # namespace -> name -> object; readers must not mutate it
         self._size = 0
         self._indexers: dict[str, IndexFunc] = {}
         self._indices: dict[str, dict[str, dict[tuple[str, str], dict[str, Any]]]] = {}
