@@ -256,8 +256,10 @@ def test_not_served_informer_restarts_on_the_watchers_crd_event(served: ServedCl
             served.cluster.add_crd(WIDGET)
             served.cluster.apply_object(widget_obj("w"))
             assert cache.wait_for(WIDGET_GK, "w", "default", timeout=10)["metadata"]["name"] == "w"
+            assert [h for h in watcher._handlers if h == cache._crd_handler] == [cache._crd_handler]  # never twice
         finally:
             assert cache.stop(10)
+        assert watcher._handlers == []  # the cache's stop removed its handler
 
 
 def test_sync_timeout_is_typed_and_chains_the_last_error(served: ServedCluster) -> None:

@@ -103,6 +103,7 @@ class ObjectCache:
         self.watcher = watcher
         self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
         self._discovery_cache = mapper.cache
+        self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
         self._options: dict[str, Any] = dict(
             namespace=namespace, transform=transform, resync=resync, sync_timeout=sync_timeout,
             watch_timeout=watch_timeout, page_size=page_size, sleep=sleep, daemon=daemon,
@@ -157,7 +158,7 @@ class ObjectCache:
             self._hot = {}
             self._running = False
         if self.watcher is not None:
-            self.watcher.remove_handler(self._on_crd_event)
+            self.watcher.remove_handler(self._crd_handler)
         ended = True
         for informer in informers:
             ended = informer._stop_now(timeout) and ended
@@ -367,8 +368,8 @@ class ObjectCache:
         watcher = self.watcher
         if watcher is None or not watcher.watching(_CRD):
             return False
-        watcher.remove_handler(self._on_crd_event)
-        watcher.add_handler(self._on_crd_event)
+        watcher.remove_handler(self._crd_handler)
+        watcher.add_handler(self._crd_handler)
         return True
 
     def _on_crd_event(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
