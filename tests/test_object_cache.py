@@ -352,3 +352,17 @@ def test_objects_are_shared_and_read_only_by_contract(served: ServedCluster) -> 
         mine = copy.deepcopy(first)
         mine["data"]["x"] = "2"
         assert cache.get("cm", "a", "default")["data"] == {"x": "1"}
+
+
+def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster) -> None:
+    """RBAC (403) is not the end: the informer reports failing with the error and retries with backoff."""
+    served.cluster.apply_object(cm("a"))
+    fault = served.cluster.inject("/api/v1/configmaps", status=403, body='{"kind":"Status","code":403}')
+    with object_cache(served, sync_timeout=0.2) as cache:
+        with pytest.raises(CacheSyncTimeoutError):
+            cache.get("cm", "a", "default")
+        informer = cache.informer("cm")
+        assert informer.wait_for_state("failing", timeout=10)
+        assert "403" in str(informer.last_error)
+        fault.remove()
+        assert informer.wait_for_sync(10) and cache.get("cm", "a", "default")["metadata"]["name"] == "a"

@@ -459,6 +459,11 @@ class Informer:
                 self._set_state()
                 self._reflector.fail(exc)  # discovery failed: we cannot tell, keep serving what we hold
                 continue
+            except Exception as exc:  # a bug below must not end the thread while `state` says it runs
+                self._error = exc
+                self._set_state()
+                self._reflector.fail(exc)
+                continue
             self._error = None
             if self._state == "not_served":
                 with self._cond:
