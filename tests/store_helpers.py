@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from watch_helpers import make_mapper
+from watch_helpers import WIDGET, make_mapper
 
 from restmapper.store import Informer, ObjectCache
 from restmapper.testing import FakeCluster, ServedCluster
@@ -113,3 +113,12 @@ def object_cache(served: ServedCluster, **options: Any) -> Iterator[ObjectCache]
         yield cache
     finally:
         assert cache.stop(timeout=10)
+
+
+@contextmanager
+def widget_cluster() -> Iterator[ServedCluster]:
+    """A served cluster with the built-in profile and the Widget CRD (v1 preferred, v1beta1)."""
+    cluster = FakeCluster()
+    cluster.add_crd(WIDGET)
+    with cluster.serve() as served:
+        yield served

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_obj
+from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_cluster, widget_obj
 from watch_helpers import WIDGET, make_mapper, widget
 
 from restmapper.errors import InvalidArgumentError, NoKindMatchError, is_no_match
@@ -24,7 +24,7 @@ from restmapper.store import (
     ObjectWaitTimeoutError,
     is_not_found,
 )
-from restmapper.testing import FakeCluster, ServedCluster
+from restmapper.testing import ServedCluster
 from restmapper.watch import Watcher
 
 WIDGET_GK = GroupKind("example.com", "Widget")
@@ -32,9 +32,7 @@ WIDGET_GK = GroupKind("example.com", "Widget")
 
 @pytest.fixture
 def served() -> Iterator[ServedCluster]:
-    cluster = FakeCluster()
-    cluster.add_crd(WIDGET)
-    with cluster.serve() as s:
+    with widget_cluster() as s:
         yield s
 
 

@@ -10,12 +10,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_obj
-from watch_helpers import WIDGET, widget
+from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_cluster, widget_obj
+from watch_helpers import widget
 
 from restmapper.errors import is_no_match
 from restmapper.store import CacheSyncTimeoutError, ObjectNotFoundError
-from restmapper.testing import FakeCluster, ServedCluster
+from restmapper.testing import ServedCluster
 
 SECONDS = float(os.environ.get("RESTMAPPER_CHURN_SECONDS", "2"))
 READERS = 64
@@ -23,9 +23,7 @@ READERS = 64
 
 @pytest.fixture
 def served() -> Iterator[ServedCluster]:
-    cluster = FakeCluster()
-    cluster.add_crd(WIDGET)
-    with cluster.serve() as s:
+    with widget_cluster() as s:
         yield s
 
 
