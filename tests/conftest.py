@@ -26,3 +26,10 @@ def require_fixtures() -> Path:
 def fixtures_dir() -> Path:
     """Path to ``<repo>/../shared/fixtures`` (``discovery/`` and ``crds/`` under it); skips when absent."""
     return require_fixtures()
+
+
+@pytest.fixture(autouse=True)
+def _not_in_a_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests decide whether they run "in a pod": a CI runner that really is one must not change their answers."""
+    for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
+        monkeypatch.delenv(name, raising=False)

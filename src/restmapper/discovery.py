@@ -29,7 +29,7 @@ from restmapper.errors import (
     RestMapperError,
 )
 from restmapper.model import APIGroup, APIResourceList, GroupVersion, VersionInfo
-from restmapper.transport import Response, Transport, scrub_with
+from restmapper.transport import ClientConfig, Response, Transport, incluster_config, resolve_config, scrub_with
 
 __all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
 
@@ -164,21 +164,49 @@ class DiscoveryClient:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
                         **options: Any) -> DiscoveryClient:
-        """Build a client for a kubeconfig cluster (usual lookup: ``KUBECONFIG``, then ``~/.kube/config``).
+        """Build a client from a kubeconfig, or the pod's service account when there is none.
 
         Args:
-            path: the kubeconfig file, or None for the usual lookup.
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``).
             context: the context name, or None for the current context.
-            **options: passed to :meth:`RequestsTransport.from_kubeconfig` (timeouts, retry, ...).
+            **options: passed to :class:`~restmapper.transport.RequestsTransport` (timeouts, retry, ...).
 
         Raises:
-            ConfigError: the kubeconfig is missing or invalid.
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+        """
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> DiscoveryClient:
+        """Build a client from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: passed to :class:`~restmapper.transport.RequestsTransport`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> DiscoveryClient:
+        """Build a client from resolved settings (:func:`~restmapper.transport.resolve_config`).
+
+        Args:
+            config: the settings.
+            **options: passed to :class:`~restmapper.transport.RequestsTransport`, overriding them.
+
+        Raises:
+            ConfigError: the settings are unusable.
         """
         from restmapper.transport import RequestsTransport, RetryPolicy
 
         # A 503 usually means one aggregated API is down: report it at once instead of retrying the whole call.
         options.setdefault("retry", RetryPolicy(max_attempts=3, retry_statuses=frozenset({429, 500, 502, 504})))
-        return cls(RequestsTransport.from_kubeconfig(path, context, **options))
+        return cls(RequestsTransport.from_config(config, **options))
 
     def _scrub(self, text: str) -> str:
         return scrub_with(self._transport, text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from restmapper.testing._pod import ServiceAccount
 from restmapper.testing.cluster import FakeCluster, Fault, RecordedRequest
 from restmapper.testing.crd import InvalidCRDError
 from restmapper.testing.profile import APIProfile, embedded_crd_manifests, load_builtin_profile
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidCRDError",
     "RecordedRequest",
     "ServedCluster",
+    "ServiceAccount",
     "embedded_crd_manifests",
     "load_builtin_profile",
 ]

@@ -16,6 +16,7 @@ from restmapper.transport.base import (
     header,
     scrub_with,
 )
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.kubeconfig import ConfigError
 from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
 from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_RETRY_STATUSES",
     "DEFAULT_USER_AGENT",
     "ApiClientTransport",
+    "ClientConfig",
     "ConfigError",
     "RequestsTransport",
     "Response",
@@ -32,6 +34,8 @@ __all__ = [
     "StreamResponse",
     "Transport",
     "header",
+    "incluster_config",
     "parse_retry_after",
+    "resolve_config",
     "scrub_with",
 ]

@@ -21,7 +21,8 @@ from restmapper.transport._body import check_content_length, read_capped
 from restmapper.transport._redact import sanitize, strip_userinfo
 from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
-from restmapper.transport.kubeconfig import ConfigError, configuration_options, load_kubeconfig
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
+from restmapper.transport.kubeconfig import ConfigError, configuration_options
 from restmapper.transport.retry import RetryPolicy, run_with_retry
 
 __all__ = ["DEFAULT_USER_AGENT", "RequestsTransport"]
@@ -305,10 +306,11 @@ class RequestsTransport:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
                         **options: Any) -> RequestsTransport:
-        """Build a transport from a kubeconfig file, as kubectl would connect.
+        """Build a transport from a kubeconfig, or from the pod's service account when there is none.
 
         Args:
-            path: the kubeconfig file; None reads ``$KUBECONFIG`` (several files merged) or ``~/.kube/config``.
+            path: the kubeconfig file; None resolves as :func:`~restmapper.transport.config.resolve_config`:
+                ``$KUBECONFIG`` (several files merged), the in-cluster service account, then ``~/.kube/config``.
             context: the context to use; None uses ``current-context``.
             **options: any :class:`RequestsTransport` keyword (timeouts, retry, ...), overriding the file.
 
@@ -316,18 +318,47 @@ class RequestsTransport:
             The transport.
 
         Raises:
-            ConfigError: no kubeconfig, unknown context, invalid content, or an exec plugin that fails.
+            ConfigError: no usable source (the message lists those tried), unknown context, invalid content, or
+                an exec plugin that fails.
 
         The file is loaded by ``kubernetes.config.load_kube_config`` into a fresh Configuration, so exec plugins,
         auth providers, client certificates and inline CA data work as in ``kubernetes.client``; a user's
         ``tokenFile`` is re-read every minute, as client-go does.
         """
-        cfg, extra = load_kubeconfig(path, context)
-        merged = configuration_options(cfg)
-        if "token_file" in extra:
-            merged.pop("auth_provider", None)
-            merged["token_file"] = extra["token_file"]
-        merged["identity_material"] = extra["identity_material"]
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> RequestsTransport:
+        """Build a transport from the pod's service account, as client-go ``rest.InClusterConfig``.
+
+        Args:
+            service_account_dir: the folder with ``token``, ``ca.crt`` and ``namespace`` (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: any :class:`RequestsTransport` keyword, overriding the service account's settings.
+
+        Returns:
+            The transport; the token file is re-read every minute, so rotated tokens are followed.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> RequestsTransport:
+        """Build a transport from resolved settings (:func:`~restmapper.transport.config.resolve_config`).
+
+        Args:
+            config: the settings.
+            **options: any :class:`RequestsTransport` keyword, overriding them.
+
+        Returns:
+            The transport.
+
+        Raises:
+            ConfigError: the settings hold an unusable server URL or certificate pair.
+        """
+        merged = dict(config.options)
         merged.update(options)
         return cls(**merged)
 
