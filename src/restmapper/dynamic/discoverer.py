@@ -25,10 +25,10 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._index import GroupResources, VersionResources, build_group, generic_list
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError
+from restmapper.errors import DiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
-from restmapper.transport import ApiClientTransport
+from restmapper.transport import ApiClientTransport, status_error
 from restmapper.transport.base import Transport
 
 __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
@@ -195,7 +195,7 @@ class SelfHealingDiscoverer:
                 return {"kubernetes": dict(self._version)}
         resp = self._transport.get("/version", {"Accept": "application/json"})
         if resp.status != 200:
-            raise APIStatusError("/version", resp.status)
+            raise status_error(self._transport, "/version", resp.status, resp.body, resp.headers)
         # The wire decoder bounds nesting and rejects NaN/Infinity; a raw json.loads would not.
         doc = wire.decode_json(resp.body, document="/version")
         with self._lock:

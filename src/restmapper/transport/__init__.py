@@ -7,6 +7,7 @@ Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep crede
 
 from __future__ import annotations
 
+from restmapper.transport._status import status_error
 from restmapper.transport.apiclient_transport import ApiClientTransport
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -38,4 +39,5 @@ __all__ = [
     "parse_retry_after",
     "resolve_config",
     "scrub_with",
+    "status_error",
 ]

@@ -17,8 +17,8 @@ from typing import Any, Literal, Protocol
 
 import tenacity
 
-from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError
-from restmapper.transport.base import Response, StreamResponse, Transport
+from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError, release_frames
+from restmapper.transport import Response, StreamResponse, Transport, status_error
 from restmapper.watch._objects import Known, ResourceKind, known_from
 
 __all__ = ["LoopOwner", "ResourceLoop"]
@@ -52,20 +52,6 @@ class LoopOwner(Protocol):
     def _loop_forbidden(self, loop: ResourceLoop, error: APIStatusError) -> None: ...
 
     def _loop_relisted(self, loop: ResourceLoop, live: frozenset[str]) -> None: ...
-
-
-def _status_message(body: bytes) -> str:
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return body[:200].decode("utf-8", "replace").strip()
-    if isinstance(doc, dict) and isinstance(doc.get("message"), str):
-        return str(doc["message"])[:500]
-    return ""
-
-
-def _status_error(path: str, status: int, body: bytes) -> APIStatusError:
-    return APIStatusError(path, status, _status_message(body))
 
 
 class ResourceLoop:
@@ -146,7 +132,7 @@ class ResourceLoop:
 
     def _fail(self, exc: BaseException) -> None:
         self.failures += 1
-        self.last_error = exc
+        self.last_error = release_frames(exc)  # kept until the next failure: not with the body it was about
         self.connected = False
         self._count("errors")
         delay = self._backoff(self.failures)
@@ -161,7 +147,7 @@ class ResourceLoop:
     def _get(self, params: dict[str, str]) -> Response:
         resp = self._transport.get(self.kind.path, _ACCEPT, params=params)
         if resp.status == 403:
-            self._forbidden(_status_error(self.kind.path, resp.status, resp.body))
+            self._forbidden(status_error(self._transport, self.kind.path, resp.status, resp.body, resp.headers))
         return resp
 
     def _list(self) -> None:
@@ -178,7 +164,7 @@ class ResourceLoop:
                 items, cont, restarted = [], "", True
                 continue
             if resp.status != 200:
-                raise _status_error(self.kind.path, resp.status, resp.body)
+                raise status_error(self._transport, self.kind.path, resp.status, resp.body, resp.headers)
             doc = json.loads(resp.body)
             if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
                 raise InvalidArgumentError(f"GET {self.kind.path}: list without items")
@@ -261,7 +247,7 @@ class ResourceLoop:
             if stream.status == 410:
                 return "gone", 0
             if stream.status != 200:
-                error = _status_error(self.kind.path, stream.status, stream.read())
+                error = status_error(self._transport, self.kind.path, stream.status, stream.read(), stream.headers)
                 if stream.status == 403:
                     self._forbidden(error)
                 raise error
@@ -294,8 +280,7 @@ class ResourceLoop:
             code = obj.get("code")
             if code == 410:
                 return True
-            raise APIStatusError(self.kind.path, code if isinstance(code, int) else 500,
-                                 str(obj.get("message", ""))[:500])
+            raise status_error(self._transport, self.kind.path, code, obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
         if event_type == "BOOKMARK":
