@@ -6,6 +6,10 @@ fixtures``; it is read from there, never copied in. In a fresh clone without tha
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,3 +30,42 @@ def require_fixtures() -> Path:
 def fixtures_dir() -> Path:
     """Path to ``<repo>/../shared/fixtures`` (``discovery/`` and ``crds/`` under it); skips when absent."""
     return require_fixtures()
+
+
+@pytest.fixture(autouse=True)
+def _not_in_a_pod(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests decide whether they run "in a pod": a CI runner that really is one must not change their answers."""
+    for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_tempdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point ``tempfile`` (and child processes, through ``TMPDIR``) at a folder of this session's own.
+
+    Other test sessions on the machine then cannot make :func:`_no_leaked_temp_dirs` see their folders.
+    """
+    private = tmp_path_factory.mktemp("tempdir")
+    saved_env, saved_tempdir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(private)
+    tempfile.tempdir = str(private)
+    try:
+        yield private
+    finally:
+        tempfile.tempdir = saved_tempdir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_temp_dirs(_private_tempdir: Path) -> Iterator[None]:
+    """A test must leave no ``restmapper-*`` temporary folder behind (the kit's and ``serve``'s kubeconfigs)."""
+    before = set(_private_tempdir.glob("restmapper-*"))
+    yield
+    left = sorted(set(_private_tempdir.glob("restmapper-*")) - before)
+    for path in left:
+        shutil.rmtree(path, ignore_errors=True)
+    if left:
+        pytest.fail(f"the test left temporary folders behind: {[p.name for p in left]}")

@@ -399,3 +399,31 @@ def test_serve_rejects_an_impossible_port_and_kubeconfig_paths_that_are_not_file
     out, err = io.StringIO(), io.StringIO()
     assert run(["api-resources", "--kubeconfig", str(tmp_path)], stdout=out, stderr=err) == 1
     assert "is a directory" in err.getvalue()
+
+
+@pytest.mark.parametrize("after", ["Serving the embedded cluster", "url: ", "try: "])
+def test_serve_cleans_up_when_sigterm_comes_right_after_the_banner(after: str) -> None:
+    """The handler is installed before the banner: a SIGTERM at any line of it removes the temporary kubeconfig."""
+    argv = [sys.executable, "-m", "restmapper.cli", "serve", "--port", "0"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        lines = _line_reader(proc)
+        seen: list[str] = []
+        while not seen or not seen[-1].startswith(after):
+            line = lines.get(timeout=20)
+            assert line, f"serve exited early: {seen}"
+            seen.append(line)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        while (line := lines.get(timeout=20)) != "":
+            seen.append(line)
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    kubeconfig = Path(next(s for s in seen if s.startswith("kubeconfig: "))[len("kubeconfig: "):].strip())
+    assert not kubeconfig.exists() and not kubeconfig.parent.exists()
+    assert seen[-1] == "stopped\n" and "Traceback" not in stderr

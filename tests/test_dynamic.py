@@ -318,6 +318,7 @@ def test_cache_file_is_private_atomic_and_reused(tmp_path: Path) -> None:
         dc = DynamicClient(api_client(s.url), cache_file=str(path), discoverer=SelfHealingDiscoverer)
         dc.resources.get(kind="Deployment")
         assert dc.version
+        assert dc.resources.flush_cache_file()
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
         again = DynamicClient(api_client(s.url), cache_file=str(path), discoverer=SelfHealingDiscoverer)
@@ -332,6 +333,7 @@ def test_corrupt_cache_file_is_a_miss(tmp_path: Path) -> None:
     with FakeCluster.embedded().serve(kubeconfig_path=tmp_path / "kubeconfig") as s:
         dc = DynamicClient(api_client(s.url), cache_file=str(path), discoverer=SelfHealingDiscoverer)
         assert dc.resources.get(kind="Pod").name == "pods"
+        assert dc.resources.flush_cache_file()
     assert '"format"' in path.read_text()
 
 
@@ -343,6 +345,7 @@ def test_cache_file_symlink_is_not_followed(tmp_path: Path) -> None:
     with FakeCluster.embedded().serve(kubeconfig_path=tmp_path / "kubeconfig") as s:
         dc = DynamicClient(api_client(s.url), cache_file=str(link), discoverer=SelfHealingDiscoverer)
         assert dc.resources.get(kind="Pod").name == "pods"
+        assert dc.resources.flush_cache_file()
     assert target.read_text() == "keep me"
     assert link.is_symlink()
 
@@ -353,6 +356,7 @@ def test_cache_file_answers_when_server_is_down(tmp_path: Path) -> None:
     with cluster.serve(kubeconfig_path=tmp_path / "kubeconfig") as s:
         dc = DynamicClient(api_client(s.url), cache_file=str(path), discoverer=SelfHealingDiscoverer)
         dc.resources.get(api_version="apps/v1", kind="Deployment")
+        assert dc.resources.flush_cache_file()
         url = s.url
     down = _Down()
     down.identity = ApiClientTransport(api_client(url)).identity  # the snapshot is keyed by server and identity

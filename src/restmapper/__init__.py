@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from restmapper.errors import (
@@ -37,6 +38,10 @@ from restmapper.model import (
     Scope,
     VersionInfo,
 )
+
+# A library adds no handler of its own but a NullHandler (Python logging HOWTO, "Configuring Logging for a
+# Library"): applications decide where our records go, and none is printed as "No handlers could be found".
+logging.getLogger("restmapper").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from restmapper.aio import AsyncRESTMapper

@@ -10,26 +10,35 @@ no eviction; that is :mod:`restmapper.cache`'s job.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
-import json
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from restmapper import wire
+from restmapper._redact import scrubbing
 from restmapper.errors import (
-    APIStatusError,
     DiscoveryError,
     MalformedDiscoveryError,
     RestMapperError,
+    release_frames,
 )
 from restmapper.model import APIGroup, APIResourceList, GroupVersion, VersionInfo
-from restmapper.transport import Response, Transport, scrub_with
+from restmapper.transport import (
+    ClientConfig,
+    Response,
+    Transport,
+    incluster_config,
+    resolve_config,
+    scrub_with,
+    status_error,
+)
 
 __all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
 
@@ -38,7 +47,6 @@ log = logging.getLogger("restmapper.discovery")
 DEFAULT_MAX_WORKERS = 8
 """Default bound on concurrent legacy group-version fetches."""
 
-_REASON_LIMIT = 200
 _REPROBE_AGGREGATED_AFTER = 300.0
 """Seconds after a 406 before aggregated discovery is asked for again (a proxy may have been at fault)."""
 
@@ -53,6 +61,27 @@ def _check_root_groups(path: str, doc: wire.AggregatedDiscovery) -> None:
     for gv in doc.stale:
         if (gv.group == "") != (path == "/api"):
             raise MalformedDiscoveryError(path, "items", f"unexpected group version {str(gv)!r} in {path}")
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _releasing(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Errors leaving ``method`` let go of the locals of the frames they passed (response bodies among them).
+
+    Callers keep errors (a cache's failure backoff): without this, an error about a 64 MiB body kept it alive.
+    """
+
+    @functools.wraps(method)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except RestMapperError as exc:
+            release_frames(exc)
+            raise
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -96,34 +125,6 @@ class _CachedDocument:
     parsed: Any
 
 
-def _status_reason(resp: Response) -> str:
-    """A short, credential-free reason from an error body: ``Status.message`` or the first line of text."""
-    body = resp.body[:4096]
-    try:
-        doc = json.loads(body)
-        if isinstance(doc, dict) and isinstance(doc.get("message"), str):
-            return str(doc["message"])[:_REASON_LIMIT]
-    except ValueError:
-        pass
-    text = body.decode("utf-8", "replace").strip()
-    if text.lower().startswith(("<!doctype", "<html")):
-        return "HTML page (probably from a proxy)"
-    first = text.splitlines()[0] if text else ""
-    return "".join(ch for ch in first if ch.isprintable())[:_REASON_LIMIT]
-
-
-def _status_error(resp: Response, path: str, scrub: Callable[[str], str]) -> APIStatusError:
-    retry_after: float | None = None
-    value = resp.header("Retry-After")
-    if value is not None:
-        try:
-            retry_after = float(value)
-        except ValueError:
-            retry_after = None
-    # The reason is server text: a proxy may echo the request's Authorization header back in it.
-    return APIStatusError(path, resp.status, scrub(_status_reason(resp)), retry_after=retry_after)
-
-
 class DiscoveryClient:
     """Reads a server's discovery documents through a :class:`~restmapper.transport.Transport`.
 
@@ -164,32 +165,56 @@ class DiscoveryClient:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
                         **options: Any) -> DiscoveryClient:
-        """Build a client for a kubeconfig cluster (usual lookup: ``KUBECONFIG``, then ``~/.kube/config``).
+        """Build a client from a kubeconfig, or the pod's service account when there is none.
 
         Args:
-            path: the kubeconfig file, or None for the usual lookup.
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``).
             context: the context name, or None for the current context.
-            **options: passed to :meth:`RequestsTransport.from_kubeconfig` (timeouts, retry, ...).
+            **options: passed to :class:`~restmapper.transport.RequestsTransport` (timeouts, retry, ...).
 
         Raises:
-            ConfigError: the kubeconfig is missing or invalid.
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+        """
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> DiscoveryClient:
+        """Build a client from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: passed to :class:`~restmapper.transport.RequestsTransport`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> DiscoveryClient:
+        """Build a client from resolved settings (:func:`~restmapper.transport.resolve_config`).
+
+        Args:
+            config: the settings.
+            **options: passed to :class:`~restmapper.transport.RequestsTransport`, overriding them.
+
+        Raises:
+            ConfigError: the settings are unusable.
         """
         from restmapper.transport import RequestsTransport, RetryPolicy
 
         # A 503 usually means one aggregated API is down: report it at once instead of retrying the whole call.
         options.setdefault("retry", RetryPolicy(max_attempts=3, retry_statuses=frozenset({429, 500, 502, 504})))
-        return cls(RequestsTransport.from_kubeconfig(path, context, **options))
+        return cls(RequestsTransport.from_config(config, **options))
 
     def _scrub(self, text: str) -> str:
         return scrub_with(self._transport, text)
 
-    @contextlib.contextmanager
-    def _scrubbed(self) -> Iterator[None]:
-        """Re-raise parse errors with server text scrubbed of credentials (and without the unscrubbed chain)."""
-        try:
-            yield
-        except MalformedDiscoveryError as exc:
-            raise MalformedDiscoveryError(exc.document, self._scrub(exc.field), self._scrub(exc.reason)) from None
+    def _scrubbed(self) -> contextlib.AbstractContextManager[None]:
+        """While parsing, server text quoted in errors is scrubbed of this transport's credentials, then cut."""
+        return scrubbing(self._scrub)
 
     @property
     def transport(self) -> Transport:
@@ -204,6 +229,7 @@ class DiscoveryClient:
             headers["If-None-Match"] = etag
         return self._transport.get(path, headers)
 
+    @_releasing
     def server_version(self) -> VersionInfo:
         """Return the server's ``/version``.
 
@@ -213,10 +239,11 @@ class DiscoveryClient:
         """
         resp = self._get("/version", wire.ACCEPT_JSON)
         if resp.status != 200:
-            raise _status_error(resp, "/version", self._scrub)
+            raise status_error(self._transport, "/version", resp.status, resp.body, resp.headers)
         with self._scrubbed():
             return wire.parse_version_info(resp.body, document="/version")
 
+    @_releasing
     def server_resources_for_group_version(self, gv: GroupVersion | str) -> APIResourceList:
         """Return the resources of one group version from its legacy document (``/api/v1``, ``/apis/g/v``).
 
@@ -236,7 +263,7 @@ class DiscoveryClient:
         path = gv.path
         resp = self._get(path, wire.ACCEPT_JSON)
         if resp.status != 200:
-            raise _status_error(resp, path, self._scrub)
+            raise status_error(self._transport, path, resp.status, resp.body, resp.headers)
         with self._scrubbed():
             wire.detect_format(resp.content_type, document=path)
             return wire.parse_api_resource_list(resp.body, document=path, expected=gv)
@@ -266,7 +293,7 @@ class DiscoveryClient:
                 self._documents.pop(path, None)
             return None, previous is None
         if resp.status != 200:
-            raise _status_error(resp, path, self._scrub)
+            raise status_error(self._transport, path, resp.status, resp.body, resp.headers)
         with self._scrubbed():
             fmt = wire.detect_format(resp.content_type, document=path)
             parsed: Any
@@ -285,6 +312,7 @@ class DiscoveryClient:
             self._documents[path] = doc
         return doc, unchanged
 
+    @_releasing
     def fetch_core(self) -> RootDiscovery:
         """Fetch ``/api`` alone (conditionally): the core group, for lookups that never need ``/apis``.
 
@@ -300,6 +328,7 @@ class DiscoveryClient:
         doc, same = self._fetch_document("/api", allow_404=True)
         return self._root_from((doc,), same)
 
+    @_releasing
     def fetch_named(self) -> RootDiscovery:
         """Fetch ``/apis`` alone (conditionally): every named group.
 
@@ -311,6 +340,7 @@ class DiscoveryClient:
         doc, same = self._fetch_document("/apis", allow_404=False)
         return self._root_from((doc,), same)
 
+    @_releasing
     def fetch_root(self) -> RootDiscovery:
         """Fetch ``/api`` and ``/apis`` (conditionally, with the ETags of the previous call).
 
@@ -410,6 +440,7 @@ class DiscoveryClient:
                 failed[gv] = res
         return ok, failed
 
+    @_releasing
     def server_groups_and_resources(self) -> tuple[list[APIGroup], dict[GroupVersion, APIResourceList]]:
         """Return every group and the resources of every served group version.
 

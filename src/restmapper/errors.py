@@ -9,6 +9,7 @@ chaining, ``ExceptionGroup`` and :class:`DiscoveryError` aggregates, as ``meta.I
 from __future__ import annotations
 
 import builtins
+import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "MappingError",
     "NoKindMatchError",
     "NoResourceMatchError",
+    "RequestTimeoutError",
     "ResponseTooLargeError",
     "RestMapperError",
     "TransportError",
@@ -41,8 +43,23 @@ __all__ = [
 ]
 
 
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    """Recreate an unpickled error without calling its ``__init__`` (whose signature is not ``*args``)."""
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
 class RestMapperError(Exception):
-    """Base of every error raised by restmapper."""
+    """Base of every error raised by restmapper.
+
+    Every subclass survives ``pickle`` (a lookup failing in a ``ProcessPoolExecutor`` worker reaches the parent
+    with its message and fields), whatever its ``__init__`` signature: the fields are restored as they were.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class InvalidArgumentError(RestMapperError, ValueError):
@@ -80,6 +97,20 @@ class ResponseTooLargeError(TransportError):
         super().__init__(f"response from {path} exceeds the size limit of {limit} bytes", path=path,
                          transient=False)
         self.limit = limit
+
+
+class RequestTimeoutError(TransportError, TimeoutError):
+    """A request did not complete within its total deadline (headers and the whole body), however slowly the
+    server kept sending; client-go's discovery client bounds each request to 32 s the same way.
+
+    Attributes:
+        timeout: the deadline that expired, seconds.
+    """
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__(f"GET {path}: no complete answer within the request deadline of {timeout:g}s", path=path,
+                         transient=True)
+        self.timeout = timeout
 
 
 class APIStatusError(TransportError):
@@ -267,6 +298,39 @@ def _ambiguous_message(
 
 
 _EXCEPTION_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
+
+
+def release_frames(exc: BaseException) -> BaseException:
+    """Drop the local variables of the finished frames ``exc`` (and every error it wraps) still refers to.
+
+    An error kept for later (a cache's failure backoff, a watcher's ``last_error``) holds its traceback, whose
+    frames hold their locals: a 64 MiB response body among them. File names and line numbers are kept. Frames
+    still running are left alone.
+
+    Returns:
+        ``exc`` itself.
+    """
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.__traceback__ is not None:
+            traceback.clear_frames(e.__traceback__)
+        if e.__context__ is not None and e.__suppress_context__:
+            # ``raise ... from None`` hides the context but keeps it (and its traceback) alive: drop it.
+            e.__context__ = None
+        stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
+        if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
+            stack.extend(e.exceptions)
+        if isinstance(e, DiscoveryError):
+            stack.extend(e.failed.values())
+        last = getattr(e, "last_error", None)
+        if isinstance(last, BaseException):
+            stack.append(last)
+    return exc
 
 
 def _walk(exc: BaseException) -> Iterable[BaseException]:

@@ -62,7 +62,8 @@ def _add_connection(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     g = p.add_argument_group("connection")
     g.add_argument("--kubeconfig", metavar="PATH", default=default,
-                   help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+                   help="kubeconfig file (default: $KUBECONFIG, then the pod's service account, then "
+                        "~/.kube/config)")
     g.add_argument("--context", metavar="NAME", default=default, help="kubeconfig context (default: current)")
     g.add_argument("--embedded", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="talk to the embedded fake cluster (built-in APIs and sample CRDs) in-process")

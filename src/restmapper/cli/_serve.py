@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -11,25 +12,32 @@ from typing import Any, TextIO
 __all__ = ["serve_forever"]
 
 
-class _Stop(Exception):
-    """Raised in the main thread by the SIGTERM handler to leave the wait loop."""
+_POLL = 0.2  # seconds between looks at the stop flag (a signal also cuts the sleep short)
 
 
 @contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
-        raise _Stop
+def _signals_stop(stopping: list[int]) -> Iterator[None]:
+    """While inside, SIGTERM and SIGINT only record themselves in ``stopping``: nothing interrupts the cleanup.
 
+    Installed before the server starts and the banner is printed, so a SIGTERM at any moment after launch ends in
+    a clean shutdown (the temporary kubeconfig removed) instead of the default action killing the process.
+    """
+
+    def handler(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, handler)
     except ValueError:
-        # Not the main thread (an embedding caller): only KeyboardInterrupt or the caller's wait stops us.
-        yield
-        return
+        # Not the main thread (an embedding caller): only the caller's wait stops us.
+        pass
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def serve_forever(*, host: str, port: int, legacy: bool, kubeconfig_out: str | None, out: TextIO,
@@ -53,23 +61,22 @@ def serve_forever(*, host: str, port: int, legacy: bool, kubeconfig_out: str | N
     """
     from restmapper.testing import FakeCluster
 
-    cluster = FakeCluster.embedded(mode="legacy" if legacy else "aggregated")
-    with cluster.serve(host=host, port=port, kubeconfig_path=kubeconfig_out) as served:
-        flavour = "legacy" if legacy else "aggregated"
-        out.write(f"Serving the embedded cluster ({flavour} discovery); stop with Ctrl-C or SIGTERM.\n")
-        out.write(f"url: {served.url}\n")
-        out.write(f"kubeconfig: {served.kubeconfig_path}\n")
-        out.write(f"try: kubectl --kubeconfig {served.kubeconfig_path} api-resources\n")
-        out.flush()
-        try:
+    stopping: list[int] = []
+    with _signals_stop(stopping):
+        cluster = FakeCluster.embedded(mode="legacy" if legacy else "aggregated")
+        with cluster.serve(host=host, port=port, kubeconfig_path=kubeconfig_out) as served:
+            flavour = "legacy" if legacy else "aggregated"
+            out.write(f"Serving the embedded cluster ({flavour} discovery); stop with Ctrl-C or SIGTERM.\n")
+            out.write(f"url: {served.url}\n")
+            out.write(f"kubeconfig: {served.kubeconfig_path}\n")
+            out.write(f"try: kubectl --kubeconfig {served.kubeconfig_path} api-resources\n")
+            out.flush()
             if wait is not None:
-                wait()
+                with contextlib.suppress(KeyboardInterrupt):
+                    wait()
             else:
-                with _sigterm_stops():
-                    while True:
-                        time.sleep(3600)
-        except (KeyboardInterrupt, _Stop):
-            pass
-    out.write("stopped\n")
-    out.flush()
+                while not stopping:
+                    time.sleep(_POLL)
+        out.write("stopped\n")
+        out.flush()
     return 0

@@ -4,19 +4,29 @@ Written atomically (a private temporary file in the same directory, then ``os.re
 through a symlink; read tolerantly (anything unreadable, corrupt, of another format or of another server is a
 miss). Upstream ``kubernetes.dynamic`` writes ``osrcp-<md5(host)>.json`` into the shared temp dir, world-readable
 by default umask, follows symlinks and crashes or wipes on a bad file: DESIGN.md section 6 forbids all of that.
+
+Persisting is best effort and never on a lookup's path: a :class:`Persister` thread merges snapshots under a
+``filelock`` lock (``flock`` on POSIX, ``msvcrt`` on Windows) waited for at most ``lock_timeout`` seconds; a lock
+held by another process, or a lock file another user created, skips the write with a log line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import stat
+import threading
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FORMAT", "merge_snapshot", "read_snapshot", "write_snapshot"]
+import filelock
+
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "Persister", "merge_snapshot", "read_snapshot", "write_snapshot"]
+
+DEFAULT_LOCK_TIMEOUT = 5.0
+"""Seconds a write waits for the cache file's lock before it is skipped."""
 
 log = logging.getLogger("restmapper.dynamic")
 
@@ -88,7 +98,8 @@ def write_snapshot(path: str, doc: dict[str, Any]) -> bool:
         return False
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)
+            if hasattr(os, "fchmod"):  # not on Windows before 3.13, where the mode bits mean little anyway
+                os.fchmod(f.fileno(), 0o600)
             json.dump(doc, f, separators=(",", ":"))
             f.flush()
             os.fsync(f.fileno())
@@ -101,37 +112,104 @@ def write_snapshot(path: str, doc: dict[str, Any]) -> bool:
         return False
 
 
-def merge_snapshot(path: str, server: str, doc: dict[str, Any]) -> bool:
+def merge_snapshot(path: str, server: str, doc: dict[str, Any], *,
+                   lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> bool:
     """Merge ``doc`` into the snapshot at ``path`` under an exclusive lock, then replace it atomically.
 
     Several processes may share one cache file, each knowing only the groups it looked up. Readers never see a
-    torn file (writes are a rename); writers take ``<path>.lock`` (``flock``, mode 0600, never a symlink) so that
-    none of them loses another's groups: groups in ``doc`` replace those of the same name, the others are kept.
+    torn file (writes are a rename); writers take ``<path>.lock`` (``filelock``: mode 0600, never through a
+    symlink) so that none of them loses another's groups: groups in ``doc`` replace those of the same name, the
+    others are kept.
 
     Args:
         path: the cache file; its directory must exist.
         server: the server identity both snapshots must be for (another server's file is replaced, not merged).
         doc: the new snapshot (``{"format", "server", "version", "groups": [{"name", ...}, ...]}``).
+        lock_timeout: seconds to wait for the lock (0: one attempt).
 
     Returns:
-        True when written; False when the lock or the write failed (logged, never raised).
+        True when written; False when the lock was not had in time, could not be taken (a lock file another user
+        created, a read-only directory) or the write failed: logged, never raised.
     """
     lock_path = os.path.abspath(path) + ".lock"
+    lock = filelock.FileLock(lock_path, timeout=lock_timeout, mode=0o600, thread_local=False)
     try:
-        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
-    except OSError as exc:
-        log.warning("cannot lock the discovery cache file %s: %s", path, exc.strerror)
-        return False
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        current = read_snapshot(path, server)
-        merged = dict(doc)
-        if current is not None and isinstance(current.get("groups"), list):
-            mine = {g.get("name") for g in doc.get("groups", ()) if isinstance(g, dict)}
-            kept = [g for g in current["groups"] if isinstance(g, dict) and g.get("name") not in mine]
-            merged["groups"] = list(doc.get("groups", ())) + kept
-            if merged.get("version") is None:
-                merged["version"] = current.get("version")
-        return write_snapshot(path, merged)
-    finally:
-        os.close(lock_fd)  # releases the flock
+        with lock:
+            current = read_snapshot(path, server)
+            merged = dict(doc)
+            if current is not None and isinstance(current.get("groups"), list):
+                mine = {g.get("name") for g in doc.get("groups", ()) if isinstance(g, dict)}
+                kept = [g for g in current["groups"] if isinstance(g, dict) and g.get("name") not in mine]
+                merged["groups"] = list(doc.get("groups", ())) + kept
+                if merged.get("version") is None:
+                    merged["version"] = current.get("version")
+            return write_snapshot(path, merged)
+    except filelock.Timeout:
+        log.warning("not writing the discovery cache file %s: its lock %s stayed busy for %gs", path, lock_path,
+                    lock_timeout)
+    except (OSError, NotImplementedError) as exc:
+        log.warning("not writing the discovery cache file %s: cannot lock %s: %s", path, lock_path,
+                    getattr(exc, "strerror", None) or type(exc).__name__)
+    return False
+
+
+class Persister:
+    """Writes snapshots on its own thread, so that a lookup never waits on the file, its lock or the disk.
+
+    Only the newest pending snapshot is written (an older one still waiting is replaced). The thread exists only
+    while there is something to write; it is not a daemon, so a snapshot handed over before the interpreter exits is
+    written (or skipped after ``lock_timeout``), never cut half-way.
+
+    Args:
+        path: the cache file.
+        server: the server identity of the snapshots.
+        lock_timeout: seconds one write waits for the file's lock before it is skipped (logged).
+        on_skip: called (on the writer thread) after a write was skipped, so the owner submits it again later.
+    """
+
+    def __init__(self, path: str, server: str, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+                 on_skip: Callable[[], None] | None = None) -> None:
+        self.path = path
+        self.server = server
+        self.lock_timeout = lock_timeout
+        self._on_skip = on_skip
+        self._cond = threading.Condition()  # guards _pending, _busy, _written, _skipped
+        self._pending: dict[str, Any] | None = None
+        self._busy = False
+        self.written = 0
+        self.skipped = 0
+
+    def submit(self, doc: dict[str, Any]) -> None:
+        """Hand ``doc`` over for writing and return at once."""
+        with self._cond:
+            self._pending = doc
+            if self._busy:
+                return
+            self._busy = True
+        threading.Thread(target=self._run, name="restmapper-cache-file", daemon=False).start()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until nothing is pending or being written; False when ``timeout`` seconds passed first."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._busy, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                doc, self._pending = self._pending, None
+                if doc is None:
+                    self._busy = False
+                    self._cond.notify_all()
+                    return
+            ok = False
+            try:
+                ok = merge_snapshot(self.path, self.server, doc, lock_timeout=self.lock_timeout)
+            except Exception:  # a bug must not leave _busy set forever: log it, count it as skipped
+                log.exception("writing the discovery cache file %s failed", self.path)
+            with self._cond:
+                if ok:
+                    self.written += 1
+                else:
+                    self.skipped += 1
+            if not ok and self._on_skip is not None:
+                self._on_skip()

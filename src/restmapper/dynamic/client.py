@@ -9,9 +9,11 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, ResourceNotUniqueError
 from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
+from restmapper.dynamic._config import api_client_for
 from restmapper.dynamic._notfound import is_resource_type_not_found
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
+from restmapper.transport import incluster_config, resolve_config
 
 __all__ = ["SelfHealingDynamicClient", "is_resource_type_not_found"]
 
@@ -44,6 +46,40 @@ class SelfHealingDynamicClient(DynamicClient):
         """
         super().__init__(client, cache_file=cache_file,  # type: ignore[no-untyped-call]
                          discoverer=discoverer or SelfHealingDiscoverer)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, *, cache_file: str | None = None,
+                        discoverer: Any = None) -> SelfHealingDynamicClient:
+        """Build a client from a kubeconfig, or the pod's service account when there is none.
+
+        Args:
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
+            context: the context, or None for the current one.
+            cache_file: passed to the discoverer.
+            discoverer: as the constructor.
+
+        Raises:
+            ConfigError: no usable source (the message lists those tried), or the settings are invalid.
+        """
+        return cls(api_client_for(resolve_config(path, context)), cache_file=cache_file, discoverer=discoverer)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, *, cache_file: str | None = None,
+                       discoverer: Any = None) -> SelfHealingDynamicClient:
+        """Build a client from the pod's service account (``kubernetes.config.load_incluster_config``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            cache_file: passed to the discoverer.
+            discoverer: as the constructor.
+
+        Raises:
+            ConfigError: not in a pod, or the token or CA file is missing or empty.
+        """
+        return cls(api_client_for(incluster_config(service_account_dir)), cache_file=cache_file,
+                   discoverer=discoverer)
 
     def _heal(self, resource: Any) -> Any | None:
         """Return a re-resolved resource of the same kind and group, or None when nothing changed."""

@@ -20,15 +20,16 @@ from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniq
 from kubernetes.dynamic.resource import Resource, ResourceList
 
 from restmapper import wire
+from restmapper._redact import scrubbing
 from restmapper.cache import GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._index import GroupResources, VersionResources, build_group, generic_list
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError
+from restmapper.errors import DiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
-from restmapper.transport import ApiClientTransport
+from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
 
 __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
@@ -116,13 +117,15 @@ class SelfHealingDiscoverer:
     def __init__(self, client: Any, cache_file: str | None = None, *, ttl: float | None = 300.0,
                  miss_refresh_interval: float = 1.0, max_stale: float = 600.0,
                  clock: Callable[[], float] = time.monotonic, transport: Transport | None = None,
-                 observe_requests: bool = True) -> None:
+                 observe_requests: bool = True,
+                 cache_file_lock_timeout: float = _cachefile.DEFAULT_LOCK_TIMEOUT) -> None:
         """Create a discoverer for a ``DynamicClient``.
 
         Args:
             client: the ``kubernetes.dynamic.DynamicClient`` (its ``client`` ApiClient carries auth and TLS).
             cache_file: a file to keep a private snapshot in (mode 0600, atomic, never through a symlink); None
-                (the default) writes nothing anywhere.
+                (the default) writes nothing anywhere. Lookups never wait on it: it is read once here and written
+                in the background, best effort (see ``cache_file_lock_timeout`` and :meth:`flush_cache_file`).
             ttl: seconds a discovered group stays fresh (None: forever, 0: revalidate every lookup).
             miss_refresh_interval: at most one revalidation per this many seconds is caused by lookups that miss.
             max_stale: seconds a group may be served after a transient refresh failure.
@@ -131,6 +134,8 @@ class SelfHealingDiscoverer:
             observe_requests: wrap ``client.request`` (on this instance only) so that a request answering 404
                 for its resource *type* evicts that group: the next ``resources.get`` sees the new mapping
                 (a CRD version removed, a CRD recreated) instead of the cached one.
+            cache_file_lock_timeout: seconds a background write waits for the cache file's lock (held by another
+                process sharing the file, or a lock file created by another user) before it is skipped and logged.
 
         Raises:
             InvalidArgumentError: the ApiClient's Configuration has no host.
@@ -155,6 +160,8 @@ class SelfHealingDiscoverer:
         self._server = str(getattr(self._transport, "identity", "")) or str(client.configuration.host)
         self._snapshot: dict[str, Any] | None = None
         self._written_generation = -1
+        self._persister = (_cachefile.Persister(cache_file, self._server, cache_file_lock_timeout,
+                                                on_skip=self._write_again) if cache_file is not None else None)
         if observe_requests and callable(getattr(client, "request", None)):
             self._observe(client)
         if cache_file is not None:
@@ -195,9 +202,10 @@ class SelfHealingDiscoverer:
                 return {"kubernetes": dict(self._version)}
         resp = self._transport.get("/version", {"Accept": "application/json"})
         if resp.status != 200:
-            raise APIStatusError("/version", resp.status)
+            raise status_error(self._transport, "/version", resp.status, resp.body, resp.headers)
         # The wire decoder bounds nesting and rejects NaN/Infinity; a raw json.loads would not.
-        doc = wire.decode_json(resp.body, document="/version")
+        with scrubbing(lambda text: scrub_with(self._transport, text)):
+            doc = wire.decode_json(resp.body, document="/version")
         with self._lock:
             self._version = doc
             self._written_generation = -1  # the snapshot lacks the version: write it
@@ -484,8 +492,23 @@ class SelfHealingDiscoverer:
             self._snapshot = None
             return None
 
+    def flush_cache_file(self, timeout: float | None = 10.0) -> bool:
+        """Wait until what was discovered so far has been written to the cache file (or skipped, and logged).
+
+        Args:
+            timeout: seconds to wait at most; None waits as long as the write takes (bounded by the lock wait).
+
+        Returns:
+            True when no write is pending (also without a cache file); False when ``timeout`` passed first.
+        """
+        return True if self._persister is None else self._persister.flush(timeout)
+
+    def _write_again(self) -> None:
+        with self._lock:
+            self._written_generation = -1  # a skipped write is retried by the next lookup
+
     def _maybe_write(self) -> None:
-        if self._cache_file is None:
+        if self._persister is None:
             return
         generation = self.cache.generation
         with self._lock:
@@ -497,4 +520,4 @@ class SelfHealingDiscoverer:
                                      for gv, rl in e.resources.items()}}
                       for e in self._seen.values()]
             doc = {"format": _cachefile.FORMAT, "server": self._server, "version": self._version, "groups": groups}
-        _cachefile.merge_snapshot(self._cache_file, self._server, doc)
+        self._persister.submit(doc)

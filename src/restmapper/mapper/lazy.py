@@ -34,12 +34,14 @@ from restmapper.model import (
     RESTMapping,
     parse_resource_arg,
 )
+from restmapper.transport import ClientConfig, incluster_config, resolve_config
 
 __all__ = ["LazyRESTMapper"]
 
 T = TypeVar("T")
 
 _MEMO_LIMIT = 8192
+_MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,19 +103,47 @@ class LazyRESTMapper:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
                         **options: Any) -> LazyRESTMapper:
-        """Build a mapper for a kubeconfig cluster (usual lookup: ``KUBECONFIG``, then ``~/.kube/config``).
+        """Build a mapper from a kubeconfig, or the pod's service account when there is none.
 
         Args:
-            path: the kubeconfig file, or None.
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
             context: the context, or None for the current one.
             **options: mapper options (``ttl``, ``miss_refresh_interval``, ``max_stale``, ``clock``); any other
                 keyword goes to the transport (timeouts, retry, ``max_body_bytes``).
 
         Raises:
-            ConfigError: the kubeconfig is missing or invalid.
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
         """
-        mine = {k: options.pop(k) for k in ("ttl", "miss_refresh_interval", "max_stale", "clock") if k in options}
-        return cls(DiscoveryClient.from_kubeconfig(path, context, **options), **mine)
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> LazyRESTMapper:
+        """Build a mapper from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: as :meth:`from_kubeconfig`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> LazyRESTMapper:
+        """Build a mapper from resolved settings (:func:`~restmapper.transport.resolve_config`).
+
+        Args:
+            config: the settings.
+            **options: as :meth:`from_kubeconfig`.
+
+        Raises:
+            ConfigError: the settings are unusable.
+        """
+        mine = {k: options.pop(k) for k in _MAPPER_OPTIONS if k in options}
+        return cls(DiscoveryClient.from_config(config, **options), **mine)
 
     @property
     def stats(self) -> CacheStats:

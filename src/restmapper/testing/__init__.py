@@ -3,7 +3,11 @@
 :class:`FakeCluster` models the served API (a recent release's built-in groups, CRDs from manifests,
 aggregated APIs), failure modes (stale group versions, the listed-but-gone upgrade race), injected faults and a
 request log. Use it through ``cluster.mock()`` (``responses``, for ``requests``-based code) or
-``cluster.serve()`` (a loopback HTTP server with a kubeconfig, for kubectl and urllib3 clients).
+``cluster.serve()`` (a loopback HTTP server with a kubeconfig, for kubectl and urllib3 clients; ``tls=True`` for
+HTTPS) or :class:`InProcessTransport` (no socket at all). :class:`ServiceAccount` simulates a pod;
+:func:`crd_manifest` and :class:`ManualClock` are what tests keep re-writing. The pytest plugin
+(:mod:`restmapper.testing.pytest_plugin`) is registered on install: fixtures ``fake_cluster``,
+``fake_cluster_server``, ``mapper``, ``manual_clock`` and ``restmapper_cluster``.
 
 ``EMBEDDED_CRD_NAMES`` (the CRDs :meth:`FakeCluster.embedded` installs) is computed on first access.
 """
@@ -12,9 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from restmapper.testing._pod import ServiceAccount
+from restmapper.testing.builders import ManualClock, crd_manifest
 from restmapper.testing.cluster import FakeCluster, Fault, RecordedRequest
 from restmapper.testing.crd import InvalidCRDError
 from restmapper.testing.profile import APIProfile, embedded_crd_manifests, load_builtin_profile
+from restmapper.testing.transport import InProcessTransport
 
 if TYPE_CHECKING:
     from restmapper.testing.server import ServedCluster
@@ -24,9 +31,13 @@ __all__ = [
     "APIProfile",
     "FakeCluster",
     "Fault",
+    "InProcessTransport",
     "InvalidCRDError",
+    "ManualClock",
     "RecordedRequest",
     "ServedCluster",
+    "ServiceAccount",
+    "crd_manifest",
     "embedded_crd_manifests",
     "load_builtin_profile",
 ]

@@ -446,15 +446,18 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         return mock_cluster(self, assert_all_requests_are_fired=assert_all_requests_are_fired)
 
     def serve(
-        self, *, host: str = "127.0.0.1", port: int = 0, kubeconfig_path: str | os.PathLike[str] | None = None
+        self, *, host: str = "127.0.0.1", port: int = 0, kubeconfig_path: str | os.PathLike[str] | None = None,
+        tls: bool = False, authorize: Callable[[Mapping[str, str]], bool] | None = None,
     ) -> contextlib.AbstractContextManager[ServedCluster]:
-        """Return a context manager serving this cluster on a loopback HTTP server (for kubectl, urllib3).
+        """Return a context manager serving this cluster on a loopback HTTP(S) server (for kubectl, urllib3).
 
-        See :func:`restmapper.testing.server.serve_cluster`.
+        See :func:`restmapper.testing.server.serve_cluster` (``tls``: HTTPS with a generated CA; ``authorize``:
+        a bearer-token check, e.g. :meth:`restmapper.testing.ServiceAccount.authorize`).
         """
         from restmapper.testing.server import serve_cluster
 
-        return serve_cluster(self, host=host, port=port, kubeconfig_path=kubeconfig_path)
+        return serve_cluster(self, host=host, port=port, kubeconfig_path=kubeconfig_path, tls=tls,
+                             authorize=authorize)
 
     # --- HTTP ------------------------------------------------------------------------------------------------------
 

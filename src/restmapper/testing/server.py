@@ -7,17 +7,20 @@ available now and ends the response (see :mod:`restmapper.testing._watch`).
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import re
 import select
 import shutil
 import socket
+import ssl
 import struct
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -87,23 +90,32 @@ class ServedCluster:
     """A running loopback server.
 
     Attributes:
-        url: ``http://<host>:<port>``.
+        url: ``http://<host>:<port>`` (``https://`` in TLS mode).
         kubeconfig_path: a kubeconfig (mode 0600) whose cluster, context and user are ``restmapper-embedded``
-            and whose server is ``url``; the user has no credentials.
+            and whose server is ``url`` (with the CA as ``certificate-authority-data`` in TLS mode); the user has
+            no credentials.
         cluster: the :class:`FakeCluster` being served.
+        ca_file: in TLS mode, the generated CA certificate (PEM) that signed the server's certificate; else None.
     """
 
     url: str
     kubeconfig_path: Path
     cluster: FakeCluster
+    ca_file: Path | None = None
 
 
-def kubeconfig_text(server: str) -> str:
-    """Return a kubeconfig for ``server`` with cluster/context/user ``restmapper-embedded`` and no credentials."""
+def kubeconfig_text(server: str, ca_pem: bytes | None = None) -> str:
+    """Return a kubeconfig for ``server`` with cluster/context/user ``restmapper-embedded`` and no credentials.
+
+    ``ca_pem``, when given, becomes the cluster's ``certificate-authority-data``.
+    """
+    cluster: dict[str, str] = {"server": server}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode("ascii")
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": KUBECONFIG_NAME, "cluster": {"server": server}}],
+        "clusters": [{"name": KUBECONFIG_NAME, "cluster": cluster}],
         "contexts": [{"name": KUBECONFIG_NAME, "context": {"cluster": KUBECONFIG_NAME, "user": KUBECONFIG_NAME}}],
         "current-context": KUBECONFIG_NAME,
         "users": [{"name": KUBECONFIG_NAME, "user": {}}],
@@ -124,6 +136,8 @@ def _peer_closed(sock: socket.socket) -> bool:
     """True when the client closed its side (readable with EOF); a watch stream then ends."""
     try:
         readable, _, _ = select.select([sock], [], [], 0)
+        if readable and isinstance(sock, ssl.SSLSocket):
+            return True  # a watch client sends nothing more but a close_notify alert or a FIN; TLS cannot peek
         return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
@@ -170,7 +184,12 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[BaseHTTPRequestHandler]:
+_UNAUTHORIZED = json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": "Unauthorized", "reason": "Unauthorized", "code": 401}).encode()
+
+
+def _handler_class(cluster: FakeCluster, stopping: threading.Event,
+                   authorize: Callable[[Mapping[str, str]], bool] | None = None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         # Headers and body go out in separate writes: without TCP_NODELAY every keep-alive request after the
@@ -186,6 +205,14 @@ def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[Base
             path, query = _split_target(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length > 0 else b""
+            if authorize is not None and not authorize(dict(self.headers.items())):
+                # kube-apiserver's answer to a missing, wrong or revoked bearer token.
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(_UNAUTHORIZED)))
+                self.end_headers()
+                self.wfile.write(_UNAUTHORIZED)
+                return
             try:
                 status, headers, data = cluster.handle_stream(self.command, path, query,
                                                               dict(self.headers.items()), body)
@@ -239,8 +266,9 @@ def _handler_class(cluster: FakeCluster, stopping: threading.Event) -> type[Base
 
 @contextlib.contextmanager
 def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 0,
-                  kubeconfig_path: str | os.PathLike[str] | None = None) -> Iterator[ServedCluster]:
-    """Serve ``cluster`` over plain HTTP on ``host:port`` from a daemon thread until the context exits.
+                  kubeconfig_path: str | os.PathLike[str] | None = None, tls: bool = False,
+                  authorize: Callable[[Mapping[str, str]], bool] | None = None) -> Iterator[ServedCluster]:
+    """Serve ``cluster`` over HTTP (or HTTPS) on ``host:port`` from a daemon thread until the context exits.
 
     When the block exits the server stops answering every connection, keep-alive ones included (they are shut
     down; a request already being answered may still complete), and a client that goes away is never reported.
@@ -251,31 +279,45 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         port: the port; 0 picks a free one.
         kubeconfig_path: where to write the kubeconfig; None writes it in a private temporary directory (0700)
             removed on exit.
+        tls: serve HTTPS with a CA and certificate generated now (see :mod:`restmapper.testing._tls`; needs
+            the ``cryptography`` package); the kubeconfig trusts that CA and ``ServedCluster.ca_file`` holds it.
+        authorize: called with each request's headers; False answers 401 Unauthorized, as kube-apiserver does
+            for a bad bearer token (see :class:`restmapper.testing.ServiceAccount`). None accepts everything.
 
     Yields:
         A :class:`ServedCluster`.
 
     Raises:
         OSError: when the address cannot be bound or the kubeconfig cannot be written.
+        ModuleNotFoundError: ``tls`` without the ``cryptography`` package.
     """
     stopping = threading.Event()
-    server = LoopbackHTTPServer((host, port), _handler_class(cluster, stopping), stopping)
+    server = LoopbackHTTPServer((host, port), _handler_class(cluster, stopping, authorize), stopping)
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
-    url = f"http://{bound_host}:{bound_port}"
+    url = f"{'https' if tls else 'http'}://{bound_host}:{bound_port}"
     tmpdir: str | None = None
     try:
-        if kubeconfig_path is None:
+        private = None
+        if kubeconfig_path is None or tls:
             tmpdir = tempfile.mkdtemp(prefix="restmapper-")
-            path = Path(tmpdir) / "kubeconfig"
-        else:
-            path = Path(kubeconfig_path)
-        _write_private(path, kubeconfig_text(url))
+            private = Path(tmpdir)
+        path = Path(kubeconfig_path) if kubeconfig_path is not None else Path(str(private)) / "kubeconfig"
+        ca_file: Path | None = None
+        if private is not None and tls:
+            from restmapper.testing._tls import make_tls_material
+
+            material = make_tls_material(private)
+            # The handshake runs in the request's thread on first read, so a slow client never stalls accept().
+            server.socket = material.server_context().wrap_socket(server.socket, server_side=True,
+                                                                  do_handshake_on_connect=False)
+            ca_file = material.ca_file
+        _write_private(path, kubeconfig_text(url, ca_file.read_bytes() if ca_file is not None else None))
         # A short poll interval keeps shutdown (and so every loopback test's teardown) fast.
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                                   name=f"restmapper-fake-apiserver:{bound_port}", daemon=True)
         thread.start()
         try:
-            yield ServedCluster(url, path, cluster)
+            yield ServedCluster(url, path, cluster, ca_file)
         finally:
             stopping.set()
             cluster._wake_watchers()  # open watch streams notice ``stopping`` and end

@@ -7,6 +7,7 @@ Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep crede
 
 from __future__ import annotations
 
+from restmapper.transport._status import status_error
 from restmapper.transport.apiclient_transport import ApiClientTransport
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -16,6 +17,7 @@ from restmapper.transport.base import (
     header,
     scrub_with,
 )
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.kubeconfig import ConfigError
 from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
 from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_RETRY_STATUSES",
     "DEFAULT_USER_AGENT",
     "ApiClientTransport",
+    "ClientConfig",
     "ConfigError",
     "RequestsTransport",
     "Response",
@@ -32,6 +35,9 @@ __all__ = [
     "StreamResponse",
     "Transport",
     "header",
+    "incluster_config",
     "parse_retry_after",
+    "resolve_config",
     "scrub_with",
+    "status_error",
 ]

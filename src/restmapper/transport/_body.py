@@ -34,6 +34,9 @@ def read_capped(chunks: Iterable[bytes], limit: int, path: str) -> bytes:
             continue
         total += len(chunk)
         if total > limit:
+            # The error's traceback keeps this frame: drop what was read, or a cached error keeps it alive.
+            parts.clear()
+            del chunk
             raise ResponseTooLargeError(path, limit)
         parts.append(chunk)
     return b"".join(parts)
@@ -58,6 +61,7 @@ def split_lines(chunks: Iterable[bytes], limit: int, path: str) -> Iterator[byte
         while (cut := chunk.find(b"\n", start)) >= 0:
             pending += chunk[start:cut]
             if len(pending) > limit:
+                pending.clear()
                 raise ResponseTooLargeError(path, limit)
             line = bytes(pending).rstrip(b"\r")
             pending.clear()
@@ -66,6 +70,7 @@ def split_lines(chunks: Iterable[bytes], limit: int, path: str) -> Iterator[byte
             start = cut + 1
         pending += chunk[start:]
         if len(pending) > limit:
+            pending.clear()
             raise ResponseTooLargeError(path, limit)
     tail = bytes(pending).rstrip(b"\r")
     if tail:

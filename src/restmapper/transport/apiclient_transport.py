@@ -13,8 +13,9 @@ from urllib.parse import urlencode
 import urllib3
 import urllib3.exceptions
 
-from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
+from restmapper.errors import InvalidArgumentError, RequestTimeoutError, ResponseTooLargeError, TransportError
 from restmapper.transport._body import check_content_length, read_capped
+from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT, Deadline, check_request_timeout, translated
 from restmapper.transport._redact import sanitize, strip_userinfo
 from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
@@ -81,6 +82,10 @@ class ApiClientTransport:
         retry: the retry policy for :meth:`get` (default :class:`RetryPolicy`).
         connect_timeout: seconds to establish a connection.
         read_timeout: seconds to wait for bytes from the server.
+        request_timeout: total deadline of one :meth:`get` attempt in seconds, from the response headers to the
+            last body byte (default 32, client-go's discovery timeout; None for none): past it the attempt fails
+            with :class:`~restmapper.errors.RequestTimeoutError`. The ApiClient's pool is not ours to change, so
+            a server trickling its *headers* is bounded by ``read_timeout`` per read only.
 
     Raises:
         InvalidArgumentError: the client's Configuration has no host or ``max_body_bytes`` is not positive.
@@ -91,7 +96,7 @@ class ApiClientTransport:
 
     def __init__(self, api_client: Any, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                  retry: RetryPolicy | None = None, connect_timeout: float = 10.0,
-                 read_timeout: float = 30.0) -> None:
+                 read_timeout: float = 30.0, request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> None:
         if max_body_bytes <= 0:
             raise InvalidArgumentError(f"max_body_bytes must be positive, got {max_body_bytes}")
         self._api_client = api_client
@@ -103,6 +108,7 @@ class ApiClientTransport:
         self.max_body_bytes = max_body_bytes
         self.retry = retry if retry is not None else RetryPolicy()
         self._timeout = (connect_timeout, read_timeout)
+        self.request_timeout = check_request_timeout(request_timeout)
         self._secrets_lock = threading.Lock()
         self._secrets: dict[str, None] = {}
         self.identity: str = self._compute_identity()
@@ -219,6 +225,10 @@ class ApiClientTransport:
             basic = cfg.get_basic_auth_token()
             if basic:
                 out["authorization"] = str(basic)
+                password = getattr(cfg, "password", None)
+                if password:
+                    self._remember(str(password))
+                    self._remember(f"{getattr(cfg, 'username', None) or ''}:{password}")
         for value in out.values():
             self._remember(value)
             token = value.partition(" ")[2]
@@ -243,18 +253,21 @@ class ApiClientTransport:
             raise _map_urllib3_error(exc, path, self._scrub) from None
 
     def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Response:
-        response = self._send(path, url, headers, timeout)
-        try:
-            response_headers = dict(response.headers)
-            check_content_length(response_headers, self.max_body_bytes, path)
-            body = read_capped(response.stream(_CHUNK, decode_content=True), self.max_body_bytes, path)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise _map_urllib3_error(exc, path, self._scrub) from None
-        except ResponseTooLargeError:
-            # Dropping the connection stops the download; a half-read connection must not be reused.
-            response.close()
-            raise
-        finally:
-            response.release_conn()
+        with Deadline(self.request_timeout, path) as deadline, translated(deadline):
+            response = self._send(path, url, headers, timeout)
+            try:
+                deadline.attach(getattr(getattr(response, "_connection", None), "sock", None))
+                response_headers = dict(response.headers)
+                check_content_length(response_headers, self.max_body_bytes, path)
+                body = read_capped(response.stream(_CHUNK, decode_content=True), self.max_body_bytes, path)
+                deadline.check()
+            except (ResponseTooLargeError, RequestTimeoutError):
+                # Dropping the connection stops the download; a half-read connection must not be reused.
+                response.close()
+                raise
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise _map_urllib3_error(exc, path, self._scrub) from None
+            finally:
+                response.release_conn()
         _log.debug("GET %s -> %d (%d bytes)", path, response.status, len(body))
         return Response(status=int(response.status), headers=response_headers, body=body, path=path)

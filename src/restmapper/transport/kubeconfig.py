@@ -108,6 +108,7 @@ class _Selection:
                 break
         if ctx is None:
             raise ConfigError(f'context "{current}" not found in kubeconfig {", ".join(map(str, paths))}')
+        self.namespace = str(ctx.get("namespace") or "")
         self.user_name = str(ctx.get("user") or "")
         self.cluster_name = str(ctx.get("cluster") or "")
         cluster: dict[str, Any] | None = None
@@ -150,8 +151,9 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
         context: the context name, or None for ``current-context``.
 
     Returns:
-        ``(configuration, extra_options)``: a fresh ``kubernetes.client.Configuration`` and transport options
-        the Configuration cannot express (``token_file``, ``identity_material``).
+        ``(configuration, extra)``: a fresh ``kubernetes.client.Configuration`` and what it cannot express:
+        transport options (``token_file``, ``identity_material``) and the ``context`` name, its ``namespace``
+        (empty when unset) and the ``location`` (the files read, ``os.pathsep``-joined).
 
     Raises:
         ConfigError: no file, unknown context, invalid content, or an exec plugin that yields no credential.
@@ -174,7 +176,8 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
                           f"{type(exc).__name__}") from None
     if "exec" in selection.user and not _api_key(cfg) and not getattr(cfg, "cert_file", None):
         raise ConfigError(f'exec credential plugin of user "{selection.user_name}" returned no credential')
-    extra: dict[str, Any] = {"identity_material": selection.identity_material()}
+    extra: dict[str, Any] = {"identity_material": selection.identity_material(), "context": selection.context_name,
+                             "namespace": selection.namespace, "location": os.pathsep.join(map(str, paths))}
     token_file = selection.token_file()
     if token_file is not None:
         extra["token_file"] = token_file

@@ -14,14 +14,25 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 import requests.adapters
+import urllib3
+import urllib3.connection
 import urllib3.exceptions
+import urllib3.poolmanager
 
 from restmapper.errors import InvalidArgumentError, TransportError
 from restmapper.transport._body import check_content_length, read_capped
+from restmapper.transport._deadline import (
+    DEFAULT_REQUEST_TIMEOUT,
+    Deadline,
+    attached,
+    check_request_timeout,
+    translated,
+)
 from restmapper.transport._redact import sanitize, strip_userinfo
 from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
-from restmapper.transport.kubeconfig import ConfigError, configuration_options, load_kubeconfig
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
+from restmapper.transport.kubeconfig import ConfigError, configuration_options
 from restmapper.transport.retry import RetryPolicy, run_with_retry
 
 __all__ = ["DEFAULT_USER_AGENT", "RequestsTransport"]
@@ -113,7 +124,44 @@ class _TokenFile:
             return fresh
 
 
-class _SNIAdapter(requests.adapters.HTTPAdapter):
+class _HTTPConnection(urllib3.connection.HTTPConnection):
+    def getresponse(self) -> Any:
+        attached(self.sock)  # from here on, the request's deadline can cut a server trickling its headers
+        return super().getresponse()
+
+
+class _HTTPSConnection(urllib3.connection.HTTPSConnection):
+    def getresponse(self) -> Any:
+        attached(self.sock)
+        return super().getresponse()
+
+
+class _HTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+_POOLS: dict[str, type[urllib3.HTTPConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _DeadlineAdapter(requests.adapters.HTTPAdapter):
+    """Connections that tell the running request's :class:`Deadline` their socket before reading the answer."""
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:  # not SOCKS
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+class _SNIAdapter(_DeadlineAdapter):
     """Sends ``tls_server_name`` as SNI and checks the certificate against it (kubeconfig ``tls-server-name``)."""
 
     def __init__(self, server_hostname: str) -> None:
@@ -191,6 +239,10 @@ class RequestsTransport:
         tls_server_name: the name sent as SNI and checked in the server certificate, when it differs from the host.
         connect_timeout: seconds to establish a connection.
         read_timeout: seconds to wait for bytes from the server (per read, not for the whole body).
+        request_timeout: total deadline of one :meth:`get` attempt in seconds, from sending the request to the
+            last body byte, however slowly the server sends (default 32, client-go's discovery timeout; None for
+            none); past it the attempt fails with :class:`~restmapper.errors.RequestTimeoutError`. Streams
+            (watches) have no total deadline.
         max_body_bytes: size cap of one body in bytes, enforced while reading.
         retry: the retry policy for :meth:`get` (default :class:`RetryPolicy`); streams are never retried.
         user_agent: the User-Agent header.
@@ -222,6 +274,7 @@ class RequestsTransport:
         tls_server_name: str | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 30.0,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         retry: RetryPolicy | None = None,
         user_agent: str = DEFAULT_USER_AGENT,
@@ -255,13 +308,17 @@ class RequestsTransport:
         self._proxy_display = strip_userinfo(proxy) if proxy else None
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self.request_timeout = check_request_timeout(request_timeout)
         self.max_body_bytes = max_body_bytes
         self.retry = retry if retry is not None else RetryPolicy()
         self._user_agent = user_agent
         self._basic: str | None = None
         if username is not None or password is not None:
-            raw = f"{username or ''}:{password or ''}".encode()
-            self._basic = "Basic " + base64.b64encode(raw).decode("ascii")
+            pair = f"{username or ''}:{password or ''}"
+            encoded = base64.b64encode(pair.encode()).decode("ascii")
+            self._basic = "Basic " + encoded
+            # Every derived form: a server may echo the header, its bare base64 or the decoded pair.
+            self._secrets.add(pair if password else None, encoded)
         self._secrets.add(token, f"Bearer {token}" if token else None, password, self._basic)
         self._token_file = (_TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS,
                                        self._secrets) if token_file else None)
@@ -276,6 +333,8 @@ class RequestsTransport:
             self._proxies = dict(env["proxies"]) or None
             self._verify = env["verify"] if env["verify"] is not None else verify
             self._session.trust_env = False
+            self._session.mount("https://", _DeadlineAdapter())
+            self._session.mount("http://", _DeadlineAdapter())
         if tls_server_name:
             self._session.mount("https://", _SNIAdapter(tls_server_name))
         self.identity: str = self._compute_identity(identity_material)
@@ -305,10 +364,11 @@ class RequestsTransport:
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
                         **options: Any) -> RequestsTransport:
-        """Build a transport from a kubeconfig file, as kubectl would connect.
+        """Build a transport from a kubeconfig, or from the pod's service account when there is none.
 
         Args:
-            path: the kubeconfig file; None reads ``$KUBECONFIG`` (several files merged) or ``~/.kube/config``.
+            path: the kubeconfig file; None resolves as :func:`~restmapper.transport.config.resolve_config`:
+                ``$KUBECONFIG`` (several files merged), the in-cluster service account, then ``~/.kube/config``.
             context: the context to use; None uses ``current-context``.
             **options: any :class:`RequestsTransport` keyword (timeouts, retry, ...), overriding the file.
 
@@ -316,18 +376,47 @@ class RequestsTransport:
             The transport.
 
         Raises:
-            ConfigError: no kubeconfig, unknown context, invalid content, or an exec plugin that fails.
+            ConfigError: no usable source (the message lists those tried), unknown context, invalid content, or
+                an exec plugin that fails.
 
         The file is loaded by ``kubernetes.config.load_kube_config`` into a fresh Configuration, so exec plugins,
         auth providers, client certificates and inline CA data work as in ``kubernetes.client``; a user's
         ``tokenFile`` is re-read every minute, as client-go does.
         """
-        cfg, extra = load_kubeconfig(path, context)
-        merged = configuration_options(cfg)
-        if "token_file" in extra:
-            merged.pop("auth_provider", None)
-            merged["token_file"] = extra["token_file"]
-        merged["identity_material"] = extra["identity_material"]
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> RequestsTransport:
+        """Build a transport from the pod's service account, as client-go ``rest.InClusterConfig``.
+
+        Args:
+            service_account_dir: the folder with ``token``, ``ca.crt`` and ``namespace`` (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: any :class:`RequestsTransport` keyword, overriding the service account's settings.
+
+        Returns:
+            The transport; the token file is re-read every minute, so rotated tokens are followed.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> RequestsTransport:
+        """Build a transport from resolved settings (:func:`~restmapper.transport.config.resolve_config`).
+
+        Args:
+            config: the settings.
+            **options: any :class:`RequestsTransport` keyword, overriding them.
+
+        Returns:
+            The transport.
+
+        Raises:
+            ConfigError: the settings hold an unusable server URL or certificate pair.
+        """
+        merged = dict(config.options)
         merged.update(options)
         return cls(**merged)
 
@@ -486,13 +575,19 @@ class RequestsTransport:
 
     def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
                  timeout: float | None) -> Response:
-        response = self._send(path, url, headers, params, timeout)
-        try:
-            check_content_length(response.headers, self.max_body_bytes, path)
-            body = read_capped(response.iter_content(chunk_size=_CHUNK), self.max_body_bytes, path)
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise map_requests_error(exc, path, self._secrets.scrub) from None
-        finally:
-            response.close()
+        with Deadline(self.request_timeout, path) as deadline, translated(deadline):
+            response = self._send(path, url, headers, params, timeout)
+            try:
+                # A session passed in by the caller has plain connections: the deadline learns the socket here.
+                deadline.attach(getattr(getattr(response.raw, "_connection", None), "sock", None))
+                check_content_length(response.headers, self.max_body_bytes, path)
+                body = read_capped(response.iter_content(chunk_size=_CHUNK), self.max_body_bytes, path)
+                # A server that closes instead of finishing a body without a length looks complete when the deadline
+                # shut the socket: the deadline decides.
+                deadline.check()
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise map_requests_error(exc, path, self._secrets.scrub) from None
+            finally:
+                response.close()
         _log.debug("GET %s -> %d (%d bytes)", path, response.status_code, len(body))
         return Response(status=response.status_code, headers=dict(response.headers), body=body, path=path)

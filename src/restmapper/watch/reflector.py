@@ -29,11 +29,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
-from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError
+from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError, release_frames
+from restmapper.transport import status_error
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
 
-__all__ = ["Outcome", "Reflector", "ReflectorSink", "status_error"]
+__all__ = ["Outcome", "Reflector", "ReflectorSink"]
 
 _log = logging.getLogger("restmapper.watch")
 
@@ -61,21 +62,6 @@ class ReflectorSink(Protocol):
 
     def reflector_state(self) -> None:
         """``connected``, ``failures`` or ``last_error`` changed."""
-
-
-def _status_message(body: bytes) -> str:
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return body[:200].decode("utf-8", "replace").strip()
-    if isinstance(doc, dict) and isinstance(doc.get("message"), str):
-        return str(doc["message"])[:500]
-    return ""
-
-
-def status_error(path: str, status: int, body: bytes) -> APIStatusError:
-    """Return the :class:`APIStatusError` for a non-200 answer (the Status ``message`` or the body's start)."""
-    return APIStatusError(path, status, _status_message(body))
 
 
 class _Gone(Exception):
@@ -248,7 +234,7 @@ class Reflector:
         """Record a failure and wait the backoff for it (the running thread; owners call it for an outcome they
         treat as an error, e.g. a 404 on a collection that must exist)."""
         self.failures += 1
-        self.last_error = exc
+        self.last_error = release_frames(exc)  # kept until the next failure: not with the body it was about
         self.connected = False
         self._count("errors")
         delay = self._backoff.backoff(self.failures)
@@ -260,15 +246,19 @@ class Reflector:
 
     # --- list ----------------------------------------------------------------------------------------------------
 
-    def _check(self, status: int, body: bytes) -> None:
+    def _error(self, status: object, body: bytes | Mapping[str, Any],
+               headers: Mapping[str, str] | None = None) -> APIStatusError:
+        return status_error(self.transport, self.path, status, body, headers)  # scrubbed, as every status error
+
+    def _check(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
         if status == 403:
-            self._refuse("forbidden", status_error(self.path, status, body))
+            self._refuse("forbidden", self._error(status, body, headers))
         if status == 404:
-            self._refuse("not_found", status_error(self.path, status, body))
+            self._refuse("not_found", self._error(status, body, headers))
 
     def _refuse(self, outcome: Outcome, error: APIStatusError) -> None:
         self.connected = False
-        self.last_error = error
+        self.last_error = release_frames(error)
         self.sink.reflector_state()
         raise _Return(outcome)
 
@@ -286,9 +276,9 @@ class Reflector:
                 # The continue token expired between pages: start over once, as client-go's pager does.
                 items, cont, restarted = [], "", True
                 continue
-            self._check(resp.status, resp.body)
+            self._check(resp.status, resp.body, resp.headers)
             if resp.status != 200:
-                raise status_error(self.path, resp.status, resp.body)
+                raise self._error(resp.status, resp.body, resp.headers)
             doc = json.loads(resp.body)
             if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
                 raise InvalidArgumentError(f"GET {self.path}: list without items")
@@ -329,8 +319,8 @@ class Reflector:
                 return "gone", 0, False
             if stream.status != 200:
                 body = stream.read()
-                self._check(stream.status, body)
-                raise status_error(self.path, stream.status, body)
+                self._check(stream.status, body, stream.headers)
+                raise self._error(stream.status, body, stream.headers)
             self._count("connects")
             self.failures = 0  # a successful connect resets the backoff
             self.connected = True
@@ -361,8 +351,7 @@ class Reflector:
             code = obj.get("code")
             if code == 410:
                 return True
-            raise APIStatusError(self.path, code if isinstance(code, int) else 500,
-                                 str(obj.get("message", ""))[:500])
+            raise self._error(code, obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
         if event_type == "BOOKMARK":

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
+from restmapper._redact import excerpt
 from restmapper.errors import MalformedDiscoveryError
 
-__all__ = ["decode_json"]
+__all__ = ["decode_json", "quote"]
 
 _SNIPPET_CHARS = 32
 # Only this much of the body is inspected to recognise an HTML page: proxies put the doctype first.
@@ -25,11 +26,17 @@ def fail(document: str, path: str, reason: str) -> NoReturn:
     raise MalformedDiscoveryError(document, path, reason)
 
 
-def _snippet(text: str) -> str:
-    # Short and sanitized: an error message must never carry the body (nor a token a proxy echoed into it).
-    cut = text[:_SNIPPET_CHARS]
+def _snippet(text: str, start: int = 0) -> str:
+    # Short and scrubbed before it is cut: an error message must never carry the body (nor a token a proxy
+    # echoed into it, nor the head of one).
+    cut = excerpt(text, _SNIPPET_CHARS, start=start)
     clean = "".join(ch if ch.isprintable() else "?" for ch in cut)
-    return repr(clean) + ("..." if len(text) > _SNIPPET_CHARS else "")
+    return repr(clean) + ("..." if len(text) - start > _SNIPPET_CHARS else "")
+
+
+def quote(text: str, limit: int = 100) -> str:
+    """``repr`` of at most ``limit`` characters of server text, scrubbed of credentials before it is cut."""
+    return repr(excerpt(text, limit)) + ("..." if len(text) > limit else "")
 
 
 def _reject_constant(name: str) -> Any:
@@ -66,10 +73,15 @@ def decode_json(body: bytes, *, document: str) -> dict[str, Any]:
     head = stripped[:_HTML_SNIFF_BYTES].lower()
     if head.startswith(b"<") and (b"<!doctype" in head or b"<html" in head):
         fail(document, "", "got an HTML page, probably from a proxy, instead of a JSON discovery document")
+    # Every failure is raised *after* its except block: the decoder's exception keeps the whole body (``doc``,
+    # ``object``), and an implicit ``__context__`` would keep it (and any credential in it) alive in the error.
+    reason = ""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        fail(document, "", f"body is not valid UTF-8 (byte {exc.start})")
+        reason = f"body is not valid UTF-8 (byte {exc.start})"
+    if reason:
+        fail(document, "", reason)
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -78,15 +90,16 @@ def decode_json(body: bytes, *, document: str) -> dict[str, Any]:
         if exc.pos >= len(text.rstrip()):
             reason = f"truncated JSON: {exc.msg} at {where}"
         else:
-            reason = f"invalid JSON: {exc.msg} at {where} near {_snippet(text[start:])}"
+            reason = f"invalid JSON: {exc.msg} at {where} near {_snippet(text, start)}"
         if not text.lstrip().startswith(("{", "[")):
             reason = f"body is not JSON (starts with {_snippet(text.lstrip())}): {exc.msg} at {where}"
-        fail(document, "", reason)
     except RecursionError:
-        fail(document, "", "invalid JSON: nested too deeply")
+        reason = "invalid JSON: nested too deeply"
     except ValueError as exc:
         # Out-of-range integers (int max str digits) and NaN/Infinity constants.
-        fail(document, "", f"invalid JSON: {exc}")
+        reason = f"invalid JSON: {exc}"
+    if reason:
+        fail(document, "", reason)
     if not isinstance(value, dict):
         fail(document, "", f"top level must be a JSON object, not {json_type(value)}")
     return value

@@ -14,7 +14,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
-from restmapper.wire._json import Reader, decode_json
+from restmapper.wire._json import Reader, decode_json, quote
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
@@ -81,9 +81,9 @@ def _format_of(root: Reader, fmt: DocumentFormat) -> DocumentFormat:
     api_version = root.get_str("apiVersion")
     if api_version:
         if api_version not in (DocumentFormat.AGGREGATED_V2.value, DocumentFormat.AGGREGATED_V2BETA1.value):
-            root.fail("apiVersion", f"unsupported aggregated discovery version {api_version[:100]!r}")
+            root.fail("apiVersion", f"unsupported aggregated discovery version {quote(api_version)}")
         if api_version != fmt.api_version:
-            root.fail("apiVersion", f"{api_version!r} does not match the Content-Type ({fmt.api_version})")
+            root.fail("apiVersion", f"{quote(api_version)} does not match the Content-Type ({fmt.api_version})")
     return fmt
 
 
@@ -108,7 +108,7 @@ def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
         name = entry.get_str("resource", required=True, non_empty=True)
         scope = entry.get_str("scope", required=True)
         if scope not in _SCOPES:
-            entry.fail("scope", f"must be 'Namespaced' or 'Cluster', got {scope[:100]!r}")
+            entry.fail("scope", f"must be 'Namespaced' or 'Cluster', got {quote(scope)}")
         namespaced = _SCOPES[scope]
         verbs = entry.get_str_list("verbs")
         short_names = entry.get_str_list("shortNames")
@@ -170,13 +170,13 @@ def parse_aggregated(
         meta = item.get_object("metadata")
         name = meta.get_str("name") if meta is not None else ""
         if name in listed:
-            (meta or item).fail("name" if meta else None, f"duplicate group {name!r}")
+            (meta or item).fail("name" if meta else None, f"duplicate group {quote(name)}")
         fresh: list[str] = []
         all_versions: list[str] = []
         for version in item.get_objects("versions"):
             v = version.get_str("version", required=True, non_empty=True)
             if v in all_versions:
-                version.fail("version", f"duplicate version {v!r} of group {name!r}")
+                version.fail("version", f"duplicate version {quote(v)} of group {quote(name)}")
             all_versions.append(v)
             gv = GroupVersion(name, v)
             # client-go treats every freshness other than Stale (missing included) as current.

@@ -11,7 +11,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion, VersionInfo
-from restmapper.wire._json import Reader, decode_json
+from restmapper.wire._json import Reader, decode_json, quote
 
 __all__ = [
     "encode_api_group",
@@ -35,12 +35,15 @@ def _root(body: bytes, document: str, *kinds: str) -> Reader:
 def parse_group_version(reader: Reader, key: str) -> GroupVersion:
     """The GroupVersion string at ``key`` of ``reader``, parsed as apimachinery ``schema.ParseGroupVersion``."""
     text = reader.get_str(key, required=True, non_empty=True)
+    gv: GroupVersion | None
     try:
         gv = GroupVersion.parse(text)
     except InvalidArgumentError:
-        reader.fail(key, f"not a group version: {text[:100]!r}")
+        gv = None  # fail outside the except block: the parse error quotes the whole text
+    if gv is None:
+        reader.fail(key, f"not a group version: {quote(text)}")
     if not gv.version:
-        reader.fail(key, f"group version {text[:100]!r} has no version")
+        reader.fail(key, f"group version {quote(text)} has no version")
     return gv
 
 
@@ -87,7 +90,7 @@ def _read_group(reader: Reader) -> APIGroup:
         version = entry.get_str("version", required=True, non_empty=True)
         _check_group_version(entry, name, version)
         if version in versions:
-            entry.fail("version", f"duplicate version {version!r}")
+            entry.fail("version", f"duplicate version {quote(version)}")
         versions.append(version)
     preferred: str | None = None
     pref = reader.get_object("preferredVersion")
@@ -101,7 +104,7 @@ def _read_group(reader: Reader) -> APIGroup:
 def _check_group_version(entry: Reader, group: str, version: str) -> None:
     text = entry.get_str("groupVersion")
     if text and text != str(GroupVersion(group, version)):
-        entry.fail("groupVersion", f"{text[:100]!r} does not match group {group!r} and version {version!r}")
+        entry.fail("groupVersion", f"{quote(text)} does not match group {quote(group)} and version {quote(version)}")
 
 
 def parse_api_group_list(body: bytes, *, document: str = "/apis") -> tuple[APIGroup, ...]:
@@ -128,7 +131,7 @@ def parse_api_group_list(body: bytes, *, document: str = "/apis") -> tuple[APIGr
     for entry in root.get_objects("groups"):
         group = _read_group(entry)
         if group.name in seen:
-            entry.fail("name", f"duplicate group {group.name!r}")
+            entry.fail("name", f"duplicate group {quote(group.name)}")
         seen.add(group.name)
         groups.append(group)
     return tuple(groups)
@@ -195,7 +198,7 @@ def parse_api_resource_list(
     root = _root(body, document, "APIResourceList")
     gv = parse_group_version(root, "groupVersion")
     if expected is not None and gv != expected:
-        root.fail("groupVersion", f"expected {str(expected)!r}, got {str(gv)!r}")
+        root.fail("groupVersion", f"expected {str(expected)!r}, got {quote(str(gv))}")
     resources = tuple(read_api_resource(entry, gv) for entry in root.get_objects("resources"))
     return APIResourceList(group_version=gv, resources=resources)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from restmapper.wire._json import fail
+from restmapper.wire._json import fail, quote
 
 __all__ = ["ACCEPT_AGGREGATED", "ACCEPT_JSON", "DocumentFormat", "detect_format"]
 
@@ -95,15 +95,16 @@ def detect_format(content_type: str | None, *, document: str) -> DocumentFormat:
     if not content_type or not content_type.strip():
         return DocumentFormat.LEGACY
     base, params = _media_type(content_type)
-    shown = content_type.strip()[:200]
+    shown = quote(content_type.strip(), 200)
     if base != "application/json":
-        fail(document, "", f"unexpected Content-Type {shown!r}: not a JSON discovery document")
+        fail(document, "", f"unexpected Content-Type {shown}: not a JSON discovery document")
     g, v, as_ = params.get("g"), params.get("v"), params.get("as")
     if g is None and v is None and as_ is None:
         return DocumentFormat.LEGACY
     if (g or "").lower() != _AGGREGATED_GROUP or (as_ or "").lower() != _AGGREGATED_KIND:
-        fail(document, "", f"unexpected Content-Type {shown!r}: not an APIGroupDiscoveryList of {_AGGREGATED_GROUP}")
+        fail(document, "", f"unexpected Content-Type {shown}: not an APIGroupDiscoveryList of {_AGGREGATED_GROUP}")
     fmt = _VERSIONS.get((v or "").lower())
     if fmt is None:
-        fail(document, "", f"unexpected Content-Type {shown!r}: unsupported aggregated discovery version {v!r}")
+        fail(document, "", f"unexpected Content-Type {shown}: "
+             f"unsupported aggregated discovery version {quote(v or '')}")
     return fmt

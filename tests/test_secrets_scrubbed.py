@@ -1,0 +1,187 @@
+"""Rule 5, secrets never leave: every derived form of every credential is scrubbed from every error path (issue 9).
+
+A server (or a proxy in front of it) echoes a credential into an error body, a Status message, a malformed
+discovery document or a watch ``ERROR`` event. Whatever form it echoes (the raw token, ``Bearer <token>``, the bare
+base64 of ``user:password``, ``Basic <base64>``, the decoded pair, a token file's contents, what an exec plugin
+printed), no part of it may reach an exception, ``last_error`` or a log line: scrubbing happens before any
+truncation, so not even the head of a cut credential comes out.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from watch_helpers import make_mapper
+
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import APIStatusError, MalformedDiscoveryError, RestMapperError
+from restmapper.testing import FakeCluster
+from restmapper.transport import RequestsTransport, RetryPolicy, Transport, status_error
+from restmapper.watch import Watcher
+
+TOKEN = "tok-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"  # longer than any excerpt cut
+USER, PASSWORD = "alice", "pa55-word-0123456789abcdefghijklmnop"
+PAIR = f"{USER}:{PASSWORD}"
+B64 = base64.b64encode(PAIR.encode()).decode()
+EXEC_TOKEN = "exec-9876543210zyxwvutsrqponmlkjihgfedcbaZYXWV"
+FILE_TOKEN = "file-5555555555aaaaaaaaaabbbbbbbbbbccccccccccdd"
+
+
+def _token(url: str, tmp: Path) -> Transport:
+    return RequestsTransport(url, token=TOKEN, retry=RetryPolicy.no_retry())
+
+
+def _basic(url: str, tmp: Path) -> Transport:
+    return RequestsTransport(url, username=USER, password=PASSWORD, retry=RetryPolicy.no_retry())
+
+
+def _token_file(url: str, tmp: Path) -> Transport:
+    path = tmp / "token"
+    path.write_text(FILE_TOKEN + "\n")
+    return RequestsTransport(url, token_file=str(path), retry=RetryPolicy.no_retry())
+
+
+def _exec(url: str, tmp: Path) -> Transport:
+    return RequestsTransport(url, auth_provider=lambda: {"Authorization": f"Bearer {EXEC_TOKEN}"},
+                             retry=RetryPolicy.no_retry())
+
+
+# (credential kind, transport factory, every form the server may echo)
+CREDENTIALS: list[tuple[str, Callable[[str, Path], Transport], list[str]]] = [
+    ("token", _token, [TOKEN, f"Bearer {TOKEN}", f"Authorization: Bearer {TOKEN}"]),
+    ("basic", _basic, [PASSWORD, B64, f"Basic {B64}", PAIR]),
+    ("token-file", _token_file, [FILE_TOKEN, f"Bearer {FILE_TOKEN}"]),
+    ("exec", _exec, [EXEC_TOKEN, f"Bearer {EXEC_TOKEN}"]),
+]
+CASES = [pytest.param(make, form, id=f"{kind}-{i}") for kind, make, forms in CREDENTIALS
+         for i, form in enumerate(forms)]
+
+
+def _secret_of(form: str) -> str:
+    return form.rpartition(" ")[2]
+
+
+def assert_clean(text: str, form: str) -> None:
+    """No 8-character piece of the credential (or of its decoded pair) appears in ``text``."""
+    for secret in {_secret_of(form), PASSWORD, B64}:
+        if secret not in form and secret != _secret_of(form):
+            continue
+        for i in range(len(secret) - 7):
+            assert secret[i:i + 8] not in text, f"credential piece {secret[i:i + 8]!r} leaked in {text!r}"
+
+
+def _messages(exc: BaseException) -> str:
+    out = []
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        out.append(f"{e!s} {e!r} {vars(e)!r}")
+        stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
+        stack.extend(getattr(e, "failed", {}).values())
+    return "\n".join(out)
+
+
+# Where the echo goes: an error body (text or Status), a body that is not JSON, a JSON document cut at the
+# credential, a Status object where a document was expected.
+BODIES: list[tuple[str, Callable[[str], tuple[int, str, str]]]] = [
+    ("text-status", lambda f: (503, f"upstream refused {f} for this request", "text/plain")),
+    ("status-object", lambda f: (403, '{"kind":"Status","apiVersion":"v1","status":"Failure","message":"user '
+                                       + f + ' is forbidden","reason":"Forbidden","code":403}', "application/json")),
+    ("not-json", lambda f: (200, f + " was rejected by the proxy " * 4, "application/json")),
+    ("cut-json", lambda f: (200, '{"kind":"APIResourceList","groupVersion":"apps/v1","x":"' + f + '" oops',
+                            "application/json")),
+    ("status-as-document", lambda f: (200, '{"kind":"Status","message":"' + f + ' denied"}', "application/json")),
+]
+
+
+@pytest.mark.parametrize("make", [c.values[0] for c in CASES], ids=[c.id for c in CASES])
+@pytest.mark.parametrize("where", [b[1] for b in BODIES], ids=[b[0] for b in BODIES])
+@pytest.mark.parametrize("mode", ["legacy", "aggregated"])
+def test_discovery_errors_never_carry_an_echoed_credential(
+        make: Any, where: Callable[[str], tuple[int, str, str]], mode: str, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    forms = next(forms for _, m, forms in CREDENTIALS if m is make)
+    cluster = FakeCluster(mode=mode)
+    with cluster.serve() as served:
+        client = DiscoveryClient(make(served.url, tmp_path))
+        for form in forms:
+            status, body, content_type = where(form)
+            path = "/apis/apps/v1" if mode == "legacy" else "/apis"
+            fault = cluster.inject(path, status=status, body=body, content_type=content_type)
+            try:
+                with pytest.raises(RestMapperError) as info:
+                    if mode == "legacy":
+                        client.server_resources_for_group_version("apps/v1")
+                    else:
+                        client.fetch_named()
+            finally:
+                fault.remove()
+            assert isinstance(info.value, (APIStatusError, MalformedDiscoveryError))
+            assert_clean(_messages(info.value), form)
+    assert_clean(caplog.text, forms[0])
+
+
+def test_the_watcher_uses_the_one_status_path_and_scrubs_last_error_and_logs(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A proxy echoing ``Bearer <token>`` in a list error: the watcher once logged it and kept it in last_error."""
+    caplog.set_level(logging.DEBUG)
+    cluster = FakeCluster()
+    with cluster.serve() as served:
+        mapper = make_mapper(served.url)
+        transport = RequestsTransport(served.url, token=TOKEN, retry=RetryPolicy.no_retry())
+        cluster.inject("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", status=500,
+                       body=f"proxy: upstream rejected Authorization: Bearer {TOKEN} (raw {TOKEN})")
+        failed = threading.Event()
+
+        def sleep(stop: threading.Event, seconds: float) -> None:
+            failed.set()
+            stop.wait(10)
+
+        watcher = Watcher(mapper, transport=transport, sleep=sleep, watch_apiservices=False)
+        watcher.start()
+        try:
+            assert failed.wait(10)
+            error = watcher.last_error
+        finally:
+            assert watcher.stop(timeout=10)
+    assert isinstance(error, APIStatusError) and error.status == 500
+    assert "<redacted>" in str(error)
+    assert_clean(_messages(error), TOKEN)
+    assert_clean(caplog.text, TOKEN)
+
+
+def test_a_watch_error_event_goes_through_the_same_scrubbing() -> None:
+    transport = RequestsTransport("http://127.0.0.1:1", token=TOKEN)
+    error = status_error(transport, "/apis/x", 500, {"kind": "Status", "code": 500, "message": f"echo {TOKEN}"})
+    assert error.status == 500 and "echo <redacted>" in error.reason
+    odd = status_error(transport, "/apis/x", "five hundred", {"message": 7})
+    assert odd.status == 500 and odd.reason == ""
+
+
+def test_scrubbing_happens_before_the_reason_is_cut() -> None:
+    """A reason is cut to 200 characters; a credential straddling the cut must not leave its head behind."""
+    transport = RequestsTransport("http://127.0.0.1:1", token=TOKEN)
+    for pad in range(170, 200):
+        error = status_error(transport, "/apis", 503, ("x" * pad + TOKEN + " tail").encode())
+        assert len(error.reason) <= 200
+        assert_clean(str(error), TOKEN)
+
+
+def test_the_status_error_helper_is_the_only_one() -> None:
+    """Delete the copies: no module but the transport's builds an APIStatusError from a body."""
+    src = Path(__file__).resolve().parents[1] / "src" / "restmapper"
+    builders = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                      if "APIStatusError(" in p.read_text(encoding="utf-8")
+                      and p.name not in ("errors.py", "_status.py"))
+    assert builders == []
