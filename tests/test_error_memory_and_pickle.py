@@ -43,6 +43,7 @@ from restmapper.errors import (
     WaitTimeoutError,
 )
 from restmapper.model import GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource
+from restmapper.store import CacheSyncTimeoutError, ObjectWaitTimeoutError
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -149,6 +150,8 @@ SAMPLES: dict[type[BaseException], BaseException] = {
     AmbiguousKindError: AmbiguousKindError(GVK, [GVR], [GVK, GroupVersionKind("x", "v1", "Deployment")]),
     WaitTimeoutError: WaitTimeoutError(GroupKind("example.com", "Widget"), 5.0,
                                        NoKindMatchError(GroupKind("example.com", "Widget"))),
+    CacheSyncTimeoutError: CacheSyncTimeoutError("Widget.example.com", 30.0, STATUS),
+    ObjectWaitTimeoutError: ObjectWaitTimeoutError("Widget.example.com", "default", "w1", 10.0, "42", 3),
 }
 
 
