@@ -212,6 +212,6 @@ def test_expired_continue_token_restarts_the_list_without_duplicates(served: Ser
         assert {e[0] for e in mirror.log} == {"ADDED"} and not mirror.errors
         assert mirror.versions()["default/c1"] == writes[1][2]
         assert [("continue" in p) for p in transport.lists] == [False, True, False, True, True]
-        assert informer.stats.lists == 1
+        assert informer.stats.lists == 1 and informer.stats.relists == 0  # watched from the restarted list's RV
     finally:
         assert cache.stop(10)

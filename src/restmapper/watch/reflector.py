@@ -274,7 +274,7 @@ class Reflector:
             resp = self.transport.get(self.path, _ACCEPT, params=params)
             if resp.status == 410 and cont and not restarted:
                 # The continue token expired between pages: start over once, as client-go's pager does.
-                items, cont, restarted = [], "", True
+                items, cont, rv, restarted = [], "", "", True
                 continue
             self._check(resp.status, resp.body, resp.headers)
             if resp.status != 200:
