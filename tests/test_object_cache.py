@@ -364,3 +364,26 @@ def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster
         assert "403" in str(informer.last_error)
         fault.remove()
         assert informer.wait_for_sync(10) and cache.get("cm", "a", "default")["metadata"]["name"] == "a"
+
+
+def test_404_for_the_type_reports_to_the_mapper_backs_off_and_heals(served: ServedCluster) -> None:
+    """The upgrade race (seed 002/003): v1 still listed by discovery but 404 on its own path. Every 404 is
+    reported to the mapper (group evicted); while discovery still sends the informer there it backs off (state
+    failing, data kept); once v1 is no longer listed it moves to v1beta1 by itself."""
+    served.cluster.apply_object(widget_obj("w"))
+    with object_cache(served) as cache:
+        informer = cache.informer(WIDGETS)
+        assert informer.wait_for_sync(10) and informer.mapping is not None
+        assert informer.mapping.resource.version == "v1"
+        evictions = cache.mapper.stats.evictions
+        assert served.cluster.wait_for_watchers(1, 10)
+        served.cluster.set_listed_but_gone("example.com/v1")
+        served.cluster.drop_watches()
+        assert informer.wait_until(lambda i: i.stats.not_found >= 2 and i.state == "failing", timeout=10)
+        assert cache.get(WIDGETS, "w", "default")["metadata"]["name"] == "w"
+        assert cache.mapper.stats.evictions > evictions
+        served.cluster.set_served(WIDGETS, False, version="v1")
+        served.cluster.set_listed_but_gone("example.com/v1", on=False)
+        assert informer.wait_until(lambda i: i.mapping is not None and i.mapping.resource.version == "v1beta1"
+                                   and i.state == "synced", timeout=10)
+        assert cache.get(WIDGETS, "w", "default")["apiVersion"] == "example.com/v1beta1"

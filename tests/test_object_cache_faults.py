@@ -215,3 +215,48 @@ def test_expired_continue_token_restarts_the_list_without_duplicates(served: Ser
         assert informer.stats.lists == 1 and informer.stats.relists == 0  # watched from the restarted list's RV
     finally:
         assert cache.stop(10)
+
+
+class _Empty:
+    status, headers = 200, {"Content-Type": "application/json"}
+
+    def iter_lines(self) -> Iterator[bytes]:
+        return iter(())
+
+    def read(self) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_server_ending_every_watch_at_once_gets_backoff_not_a_tight_loop(served: ServedCluster) -> None:
+    """Each early end re-resolves the mapping (a teardown looks like that); three in a row back off, growing."""
+    delays: list[float] = []
+    enough = threading.Event()
+
+    def sleep(stop: threading.Event, seconds: float) -> None:
+        delays.append(seconds)
+        if len(delays) >= 4:
+            enough.set()
+            stop.wait(10)
+
+    mapper = make_mapper(served.url, miss_refresh_interval=0.0)
+    inner = mapper.cache.discovery.transport
+
+    class EmptyWatches(GatedTransport):
+        def stream(self, path: str, headers: Mapping[str, str] | None = None, **kw: Any) -> Any:
+            if path == CM_PATH:
+                self.watches.append(dict(kw.get("params") or {}))
+                return _Empty()
+            return self.inner.stream(path, headers, **kw)
+
+    transport = EmptyWatches(inner)
+    cache = ObjectCache(mapper, transport=transport, sleep=sleep, backoff_initial=0.5, sync_timeout=10)
+    try:
+        assert cache.wait_for_sync("cm", 10)
+        assert enough.wait(10)
+        assert len(transport.watches) <= 3 * len(delays) + 3
+        assert delays[-1] > delays[0]
+    finally:
+        assert cache.stop(10)

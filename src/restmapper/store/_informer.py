@@ -439,6 +439,9 @@ class Informer:
                 self._early_ends += 1
                 self._mapper.invalidate_group(mapping.resource.group)
                 if self._early_ends >= _EARLY_ENDS_BEFORE_BACKOFF:
+                    # Each stream connected (resetting the backoff); the streak, not the connect, sets the delay.
+                    self._reflector.failures = max(self._reflector.failures,
+                                                   self._early_ends - _EARLY_ENDS_BEFORE_BACKOFF)
                     self._reflector.fail(TransportError(f"watch of {self._label} ended early "
                                                         f"{self._early_ends} times in a row", path=""))
 
@@ -525,7 +528,6 @@ class Informer:
             self._queue(self._store.replace(objs))
             self._observed_rv = resource_version
             self._readable = True
-            self._early_ends = self._not_found_streak = 0
             self._state = "failing" if self._reflector.failures > 0 else "synced"
             self._cond.notify_all()
 
@@ -555,6 +557,10 @@ class Informer:
                 self._cond.notify_all()
 
     def reflector_state(self) -> None:
+        if self._reflector.connected:
+            # Only a watch that opened proves the path serves (a list may succeed where the watch 404s). Early
+            # ends are forgiven by an event only: a server ending every watch at once must still get backoff.
+            self._not_found_streak = 0
         self._set_state()
 
     def __repr__(self) -> str:
