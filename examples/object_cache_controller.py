@@ -55,7 +55,7 @@ class Reconciler:
             on_delete=lambda o: self._enqueue("delete", o))
 
     def lose_lease(self) -> None:
-        self.cache.informer(WIDGETS).remove_handler(self.handle)
+        self.cache.remove_handler(self.handle)
 
     def _enqueue(self, what: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]

@@ -301,7 +301,7 @@ def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(serv
         assert [e[:2] for e in term1.log] == [("ADDED", "default/a")]
 
         # Lease lost: the controller removes its handlers; the informer keeps running.
-        assert informer.remove_handler(handle)
+        assert cache.remove_handler(handle) and not cache.remove_handler(handle)
         cluster.apply_object(widget_obj("b"))
         assert cache.wait_for(WIDGETS, "b", "default", timeout=10)
         # Lease regained: a new term's handlers get synthetic adds for everything, then live events.

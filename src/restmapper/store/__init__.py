@@ -30,7 +30,7 @@ first, so the new term starts from the full picture::
             try:
                 run_workers()                                 # reconcile: read through cache.get / cache.list
             finally:
-                cache.informer("widgets.example.com").remove_handler(handle)
+                cache.remove_handler(handle)
 
 :class:`GenerationCache` (DESIGN.md section 5.4) caches values derived from objects, rebuilt when an object's UID,
 generation or fingerprint changes; :meth:`ObjectCache.derived` keeps one in step with an informer.

@@ -338,6 +338,14 @@ class ObjectCache:
         """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`)."""
         return self.informer(kind).add_handler(on_add, on_update, on_delete)
 
+    def remove_handler(self, handle: HandlerHandle) -> bool:
+        """Unregister handlers added with :meth:`add_handler` (or ``informer(kind).add_handler``), whatever kind.
+
+        Returns:
+            True when they were registered with one of this cache's informers.
+        """
+        return any(informer.remove_handler(handle) for informer in self.informers.values())
+
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
                 fingerprint: Callable[[Any], Hashable] | None = None,
                 dispose: Callable[[Any], None] | None = None) -> GenerationCache[Any, Any]:
