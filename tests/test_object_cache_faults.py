@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from store_helpers import Mirror, cm, converged
-from watch_helpers import make_mapper
+from watch_helpers import BackoffRecorder, make_mapper
 
 from restmapper.errors import TransportError
 from restmapper.store import Informer, ObjectCache
@@ -232,15 +232,8 @@ class _Empty:
 
 def test_a_server_ending_every_watch_at_once_gets_backoff_not_a_tight_loop(served: ServedCluster) -> None:
     """Each early end re-resolves the mapping (a teardown looks like that); three in a row back off, growing."""
-    delays: list[float] = []
-    enough = threading.Event()
-
-    def sleep(stop: threading.Event, seconds: float) -> None:
-        delays.append(seconds)
-        if len(delays) >= 4:
-            enough.set()
-            stop.wait(10)
-
+    sleep = BackoffRecorder(4)
+    delays, enough = sleep.delays, sleep.enough
     mapper = make_mapper(served.url, miss_refresh_interval=0.0)
     inner = mapper.cache.discovery.transport
 

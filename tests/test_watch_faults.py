@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from watch_helpers import WIDGET, Recorder, make_mapper, running, until
+from watch_helpers import WIDGET, BackoffRecorder, Recorder, make_mapper, running, until
 
 from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.transport import Transport
@@ -85,15 +85,8 @@ def test_a_hostile_watch_line_never_ends_the_loop_silently() -> None:
 
 def test_a_410_storm_backs_off_instead_of_relisting_in_a_tight_loop() -> None:
     cluster = FakeCluster.embedded()
-    delays: list[float] = []
-    enough = threading.Event()
-
-    def recording_sleep(stop: threading.Event, seconds: float) -> None:
-        delays.append(seconds)
-        if len(delays) >= 5:
-            enough.set()
-            stop.wait(10)
-
+    recording_sleep = BackoffRecorder(5)
+    delays, enough = recording_sleep.delays, recording_sleep.enough
     with cluster.serve() as served:
         mapper = make_mapper(served.url)
         gone = _ScriptedStream(410, [], b'{"kind":"Status","code":410,"reason":"Expired"}')

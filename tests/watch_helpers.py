@@ -69,6 +69,22 @@ class Recorder:
             self.objects.clear()
 
 
+class BackoffRecorder:
+    """A ``sleep(stop, seconds)`` that records every backoff wait; from the ``enough``-th on it sets ``enough`` and
+    parks until the owner stops (so a test can inspect a storm of retries without racing it)."""
+
+    def __init__(self, enough: int) -> None:
+        self.delays: list[float] = []
+        self.enough = threading.Event()
+        self._count = enough
+
+    def __call__(self, stop: threading.Event, seconds: float) -> None:
+        self.delays.append(seconds)
+        if len(self.delays) >= self._count:
+            self.enough.set()
+            stop.wait(10)
+
+
 def until(watcher: Watcher, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait (on the watcher's change condition) until ``predicate()`` holds."""
     with watcher.changed:
