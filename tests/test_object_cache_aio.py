@@ -72,3 +72,27 @@ def test_async_reads_waits_and_coroutine_handlers(served: ServedCluster) -> None
 def test_async_cache_rejects_other_objects() -> None:
     with pytest.raises(TypeError):
         AsyncObjectCache(object())  # type: ignore[arg-type]
+
+
+def test_many_async_waits_cost_no_threads_and_time_out_typed(served: ServedCluster) -> None:
+    """100 concurrent read-your-writes waits run on the loop (the default executor has a handful of threads)."""
+    from restmapper.store import ObjectWaitTimeoutError
+
+    served.cluster.apply_object(cm("a", x="0"))
+    with object_cache(served) as sync_cache:
+        cache = AsyncObjectCache(sync_cache)
+
+        async def main() -> None:
+            await cache.get("cm", "a", "default")
+            threads = threading.active_count()
+            updated = await asyncio.to_thread(served.cluster.apply_object, cm("a", x="1"))
+            rv = updated["metadata"]["resourceVersion"]
+            waits = [cache.wait_for("cm", "a", "default", resource_version=rv, timeout=10) for _ in range(100)]
+            results = await asyncio.gather(*waits)
+            assert {r["data"]["x"] for r in results} == {"1"}
+            assert threading.active_count() <= threads + 1
+            with pytest.raises(ObjectWaitTimeoutError):
+                await cache.wait_for("cm", "a", "default", generation=99, timeout=0.05)
+            assert await cache.wait_for_sync("cm", 1)
+
+        asyncio.run(main())

@@ -1,9 +1,11 @@
 """asyncio front end of the object cache: :class:`AsyncObjectCache` (exported from :mod:`restmapper.aio`).
 
-Reads of a synced informer are dict lookups and are answered inline; anything that may wait (the first sync, a
-read-your-writes wait) runs in a worker thread through :func:`asyncio.to_thread`, bounded by its timeout, so the
-event loop never blocks. Handlers may be coroutine functions: the informer's handler thread hands each change to
-the loop that registered them (``loop.call_soon_threadsafe``) and one task per registration runs them in order.
+Reads of a synced informer are dict lookups and are answered inline; the first read of a kind (which may start
+an informer and wait for its sync) runs in a worker thread through :func:`asyncio.to_thread`. Waits
+(``wait_for``, ``wait_for_sync``) happen on the event loop itself: the informer wakes them after every change
+with ``loop.call_soon_threadsafe``, so the loop never blocks and a wait costs no thread. Handlers may be
+coroutine functions: the informer's handler thread hands each change to the loop that registered them and one
+task per registration runs them in order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from restmapper.errors import InvalidArgumentError
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer
@@ -79,23 +82,65 @@ class AsyncObjectCache:
         return await asyncio.to_thread(informer.list, namespace, label_selector, field_selector, index, value)
 
     async def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
-        """Await :meth:`ObjectCache.wait_for_sync` (waits in a worker thread)."""
+        """Await :meth:`ObjectCache.wait_for_sync` (waits on the event loop, woken by the informer)."""
         informer = await self.informer(kind)
-        if informer.has_synced:
-            return True
-        return await asyncio.to_thread(informer.wait_for_sync, timeout)
+        return await self._until(informer, lambda: informer.has_synced or informer.state in ("not_served", "stopped"),
+                                 timeout) and informer.has_synced
 
     async def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
                        resource_version: str | None = None, generation: int | None = None,
                        timeout: float) -> dict[str, Any]:
-        """Await :meth:`ObjectCache.wait_for` (read your writes; waits in a worker thread, bounded by ``timeout``).
+        """Await :meth:`ObjectCache.wait_for` (read your writes).
+
+        The wait happens on the event loop, not in a thread: the informer wakes it after each change (a
+        thread-safe hand-off), so many concurrent waits cost no executor threads and cancelling ends the wait.
 
         Raises:
             As :meth:`ObjectCache.wait_for`.
         """
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
         informer = await self.informer(kind)
-        return await asyncio.to_thread(informer.wait_for, name, namespace, resource_version=resource_version,
-                                       generation=generation, timeout=timeout)
+        found: list[dict[str, Any]] = []
+
+        def caught_up() -> bool | None:
+            checked, obj = informer._try_caught_up(name, namespace, resource_version, generation)
+            if obj is not None:
+                found.append(obj)
+            return (obj is not None) if checked else None
+
+        if await self._until(informer, caught_up, timeout) and found:
+            return found[0]
+        raise informer._wait_timeout(name, namespace, timeout, resource_version, generation)
+
+    @staticmethod
+    async def _until(informer: Informer, predicate: Callable[[], bool | None], timeout: float | None) -> bool:
+        """Wait on the loop until ``predicate()`` (evaluated on the loop) is True; False at the timeout. None
+        means "could not look" (the informer's lock was busy): look again a millisecond later."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+
+        def changed() -> None:  # on the informer's threads, lock held: only schedule
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(wake.set)
+
+        informer._listen(changed)
+        try:
+            deadline = None if timeout is None else loop.time() + timeout
+            while True:
+                wake.clear()
+                done = predicate()
+                if done:
+                    return True
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    return False
+                if done is None:
+                    remaining = 0.001 if remaining is None else min(remaining, 0.001)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(wake.wait(), remaining)
+        finally:
+            informer._listen(changed, on=False)
 
     async def add_handler(self, kind: KindArg, on_add: AsyncHandler | None = None,
                           on_update: AsyncHandler | None = None,

@@ -121,6 +121,7 @@ class Informer:
         self._error: BaseException | None = None  # the last lookup error (the reflector keeps its own)
         self._observed_rv = ""
         self._waiters = 0
+        self._listeners: builtins.list[Callable[[], None]] = []
         self._counts = dict.fromkeys((f.name for f in fields(InformerStats)), 0)
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -144,7 +145,7 @@ class Informer:
             self._state = "stopped"
             self._readable = False
             self._dispatcher.stop()
-            self._cond.notify_all()
+            self._changed()
         self._stop.set()
         self._wake.set()
         self._reflector.close_stream()
@@ -356,29 +357,63 @@ class Informer:
             self._waiters += 1
             try:
                 while True:
-                    if self._readable:
-                        ns = self._ns(namespace)
-                        obj = self._store.get(ns, name)
-                        if self._reached(obj, resource_version, generation):
-                            assert obj is not None
-                            return obj
-                        if resource_version is not None and generation is None and \
-                                newer_resource_version(resource_version, self._observed_rv) is False:
-                            # Everything up to that version was seen: the object is as new as it will get.
-                            if obj is None:
-                                raise ObjectNotFoundError(self._label, ns, name)
-                            return obj
-                    elif self._state == "stopped":
-                        raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+                    obj = self._caught_up(name, namespace, resource_version, generation)
+                    if obj is not None:
+                        return obj
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        # Waiting spans not-served periods; the no-match (or last error) is the cause.
-                        cause = self._no_match if self._state == "not_served" else self.last_error
-                        raise ObjectWaitTimeoutError(self._label, namespace or self._namespace or "", name, timeout,
-                                                     resource_version, generation) from cause
+                        raise self._wait_timeout(name, namespace, timeout, resource_version, generation)
                     self._cond.wait(remaining)
             finally:
                 self._waiters -= 1
+
+    def _caught_up(self, name: str, namespace: str | None, resource_version: str | None,
+                   generation: int | None) -> dict[str, Any] | None:
+        """The object when the wait is over, None while it is not (lock held)."""
+        if self._readable:
+            ns = self._ns(namespace)
+            obj = self._store.get(ns, name)
+            if self._reached(obj, resource_version, generation):
+                return obj
+            if resource_version is not None and generation is None and \
+                    newer_resource_version(resource_version, self._observed_rv) is False:
+                # Everything up to that version was seen: the object is as new as it will get.
+                if obj is None:
+                    raise ObjectNotFoundError(self._label, ns, name)
+                return obj
+        elif self._state == "stopped":
+            raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        return None
+
+    def _try_caught_up(self, name: str, namespace: str | None, resource_version: str | None,
+                       generation: int | None) -> tuple[bool, dict[str, Any] | None]:
+        """``(checked, object)`` without blocking: ``checked`` is False when the lock was busy (for asyncio)."""
+        if not self._cond.acquire(blocking=False):
+            return False, None
+        try:
+            return True, self._caught_up(name, namespace, resource_version, generation)
+        finally:
+            self._cond.release()
+
+    def _wait_timeout(self, name: str, namespace: str | None, timeout: float, resource_version: str | None,
+                      generation: int | None) -> ObjectWaitTimeoutError:
+        # Waiting spans not-served periods; the no-match (or the last error) is the cause.
+        cause = self._no_match if self._state == "not_served" else self.last_error
+        error = ObjectWaitTimeoutError(self._label, namespace or self._namespace or "", name, timeout,
+                                       resource_version, generation)
+        error.__cause__ = cause
+        return error
+
+    def _listen(self, fn: Callable[[], None], on: bool = True) -> None:
+        """Add (or remove) a callback run, lock held, after every change a waiter may care about (asyncio)."""
+        with self._cond:
+            self._listeners = [f for f in self._listeners if f is not fn] + ([fn] if on else [])
+
+    def _changed(self) -> None:
+        # Lock held: wake blocking waiters and tell listeners (they must only schedule, never block).
+        self._cond.notify_all()
+        for fn in self._listeners:
+            fn()
 
     @staticmethod
     def _reached(obj: Mapping[str, Any] | None, resource_version: str | None, generation: int | None) -> bool:
@@ -414,7 +449,7 @@ class Informer:
                               mapping.resource)
                 with self._cond:
                     self._mapping, self._namespaced = mapping, mapping.namespaced
-                    self._cond.notify_all()
+                    self._changed()
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
             outcome = self._reflector.run(relist=relist)
@@ -472,7 +507,7 @@ class Informer:
                 with self._cond:
                     self._state, self._no_match = "starting", None
                     self._counts["restarts"] += 1
-                    self._cond.notify_all()
+                    self._changed()
                 self._reflector.failures = 0  # served again: start over with a fresh backoff (seed 004)
             return mapping
         return None
@@ -485,7 +520,7 @@ class Informer:
             self._state, self._readable, self._no_match, self._error = "not_served", False, exc, exc
             self._mapping = None
             self._queue(self._store.replace([]))
-            self._cond.notify_all()
+            self._changed()
         self._reflector.reset()
         if first:
             _log.info("%s is not served (%s): its informer waits for it to come back", self._label, exc)
@@ -498,7 +533,7 @@ class Informer:
             failing = self._reflector.failures > 0 or self._error is not None
             synced = self._reflector.synced and self._mapping is not None
             self._state = "failing" if failing else ("synced" if synced else "starting")
-            self._cond.notify_all()
+            self._changed()
 
     def _queue(self, changes: builtins.list[Change]) -> None:
         for change_type, old, new in changes:
@@ -529,7 +564,7 @@ class Informer:
             self._observed_rv = resource_version
             self._readable = True
             self._state = "failing" if self._reflector.failures > 0 else "synced"
-            self._cond.notify_all()
+            self._changed()
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         transformed = self._transformed(obj)
@@ -544,8 +579,8 @@ class Informer:
                 if isinstance(rv, str) and rv:
                     self._observed_rv = rv
                 self._early_ends = 0
-                if self._waiters:
-                    self._cond.notify_all()
+                if self._waiters or self._listeners:
+                    self._changed()
         except InvalidArgumentError as exc:
             self._count("malformed")
             _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
@@ -553,8 +588,8 @@ class Informer:
     def reflector_bookmark(self, resource_version: str) -> None:
         with self._cond:
             self._observed_rv = resource_version
-            if self._waiters:
-                self._cond.notify_all()
+            if self._waiters or self._listeners:
+                self._changed()
 
     def reflector_state(self) -> None:
         if self._reflector.connected:
