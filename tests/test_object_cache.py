@@ -387,3 +387,14 @@ def test_404_for_the_type_reports_to_the_mapper_backs_off_and_heals(served: Serv
         assert informer.wait_until(lambda i: i.mapping is not None and i.mapping.resource.version == "v1beta1"
                                    and i.state == "synced", timeout=10)
         assert cache.get(WIDGETS, "w", "default")["apiVersion"] == "example.com/v1beta1"
+
+
+def test_from_kubeconfig_splits_cache_and_mapper_options(served: ServedCluster) -> None:
+    served.cluster.apply_object(cm("a"))
+    cache = ObjectCache.from_kubeconfig(str(served.kubeconfig_path), sync_timeout=7.0, namespace="default",
+                                        ttl=12.0)
+    try:
+        assert cache.namespace == "default" and cache.mapper.cache.ttl == 12.0
+        assert cache.get("cm", "a")["metadata"]["name"] == "a"
+    finally:
+        assert cache.stop(10)
