@@ -38,7 +38,7 @@ from restmapper.model import (
 from restmapper.store._aio import AsyncObjectCache
 from restmapper.transport import ClientConfig
 
-__all__ = ["AsyncObjectCache", "AsyncRESTMapper"]
+__all__ = ["AsyncObjectCache", "AsyncRESTMapper", "run_blocking"]
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ class AsyncRESTMapper:
         Raises:
             ConfigError: as :meth:`LazyRESTMapper.from_kubeconfig`.
         """
-        mapper = await _off_loop(executor, functools.partial(LazyRESTMapper.from_kubeconfig, path, context,
+        mapper = await run_blocking(executor, functools.partial(LazyRESTMapper.from_kubeconfig, path, context,
                                                              **options))
         return cls(mapper, executor=executor)
 
@@ -90,7 +90,7 @@ class AsyncRESTMapper:
         Raises:
             ConfigError: not in a pod, or the token file is missing or empty.
         """
-        mapper = await _off_loop(executor, functools.partial(LazyRESTMapper.from_incluster, service_account_dir,
+        mapper = await run_blocking(executor, functools.partial(LazyRESTMapper.from_incluster, service_account_dir,
                                                              **options))
         return cls(mapper, executor=executor)
 
@@ -102,11 +102,11 @@ class AsyncRESTMapper:
         Raises:
             ConfigError: the settings are unusable.
         """
-        mapper = await _off_loop(executor, functools.partial(LazyRESTMapper.from_config, config, **options))
+        mapper = await run_blocking(executor, functools.partial(LazyRESTMapper.from_config, config, **options))
         return cls(mapper, executor=executor)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await _off_loop(self.executor, functools.partial(fn, *args))
+        return await run_blocking(self.executor, functools.partial(fn, *args))
 
     # --- cache state (no I/O: answered inline) --------------------------------------------------------------
 
@@ -237,8 +237,16 @@ class AsyncRESTMapper:
                 await asyncio.sleep(min(0.05, wake_at - now) if event_driven else wake_at - now)
 
 
-async def _off_loop(executor: Executor | None, call: Callable[[], T]) -> T:
-    """Run ``call`` in ``executor`` (None: :func:`asyncio.to_thread`), carrying the caller's context variables."""
+async def run_blocking(executor: Executor | None, call: Callable[[], T]) -> T:
+    """Await ``call()`` run in ``executor`` (None: :func:`asyncio.to_thread`), carrying the caller's context variables.
+
+    Args:
+        executor: a ``concurrent.futures.Executor``, or None for the loop's default executor.
+        call: a function of no arguments (use ``functools.partial``).
+
+    Returns:
+        What ``call`` returns; what it raises is raised here.
+    """
     if executor is None:
         return await asyncio.to_thread(call)
     loop = asyncio.get_running_loop()
