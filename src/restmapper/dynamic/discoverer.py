@@ -1,4 +1,4 @@
-"""``SelfHealingDiscoverer``: a drop-in discoverer for ``kubernetes.dynamic.DynamicClient`` (DESIGN.md 5.6).
+"""``SelfHealingDiscoverer``: a drop-in discoverer for ``kubernetes.dynamic.DynamicClient`` (docs/design.md §8).
 
 ``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps ``resources.get/search``, ``api_groups``,
 ``version``, ``invalidate_cache()`` and iteration with upstream's keywords and return types, but reads discovery
