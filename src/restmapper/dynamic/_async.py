@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 from restmapper.aio import run_blocking
 from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic.client import relocated
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
 from restmapper.transport.kubeconfig import api_key_of, configuration_options
 
-__all__ = ["AsyncSelfHealingDiscovererBase", "call_healed"]
+__all__ = ["AsyncHealingClientMixin", "AsyncSelfHealingDiscovererBase", "call_healed"]
 
 log = logging.getLogger("restmapper.dynamic")
 
@@ -207,27 +208,66 @@ class AsyncSelfHealingDiscovererBase:
             yield item
 
 
+class AsyncHealingClientMixin:
+    """Request methods of an asyncio ``DynamicClient`` that heal once on a resource-type 404 (see :func:`call_healed`).
+
+    Mix in before the library's ``DynamicClient``; set :attr:`_flavour` and :attr:`_subresource_class`.
+    """
+
+    _flavour: ClassVar[Flavour]
+    _subresource_class: ClassVar[Any]
+
+    async def _healed(self, verb: str, resource: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        method = getattr(super(), verb)
+        return await call_healed(self, method, resource, self._flavour, self._subresource_class, args, kwargs)
+
+    async def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.get``, healed once on a resource-type 404."""
+        return await self._healed("get", resource, args, kwargs)
+
+    async def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.create``, healed once on a resource-type 404."""
+        return await self._healed("create", resource, args, kwargs)
+
+    async def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.delete``, healed once on a resource-type 404."""
+        return await self._healed("delete", resource, args, kwargs)
+
+    async def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.replace``, healed once on a resource-type 404."""
+        return await self._healed("replace", resource, args, kwargs)
+
+    async def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.patch``, healed once on a resource-type 404."""
+        return await self._healed("patch", resource, args, kwargs)
+
+    async def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.server_side_apply``, healed once on a resource-type 404."""
+        return await self._healed("server_side_apply", resource, args, kwargs)
+
+
 async def call_healed(client: Any, method: Callable[..., Any], resource: Any, flavour: Flavour,
                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Await ``method(client, resource, ...)``; on a resource-type 404, re-resolve the kind once and retry if moved.
+    """Await ``method(resource, ...)`` (a bound client method); on a resource-type 404, re-resolve the kind once and
+    retry if it moved.
 
     As :class:`~restmapper.dynamic.SelfHealingDynamicClient`: the group is reported to the mapper (evicted), the
     same kind in the same group is resolved again (preferred version) and the request is sent once more when the
     mapping changed (version, plural or scope). A missing object is never retried.
     """
     try:
-        result = await method(client, resource, *args, **kwargs)
+        result = await method(resource, *args, **kwargs)
     except Exception as exc:
         if getattr(exc, "status", None) != 404 or not is_resource_type_not_found(exc):
             raise
         fresh = await _heal(client, resource, flavour, subresource_class)
         if fresh is None:
             raise
-        return await method(client, fresh, *args, **kwargs)
+        return await method(fresh, *args, **kwargs)
     if _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
         fresh = await _heal(client, resource, flavour, subresource_class)
         if fresh is not None:
-            return await method(client, fresh, *args, **kwargs)
+            return await method(fresh, *args, **kwargs)
     return result
 
 
@@ -250,13 +290,4 @@ async def _heal(client: Any, resource: Any, flavour: Flavour, subresource_class:
             fresh = await discoverer.get(api_version=parent.api_version, kind=parent.kind)
     except (flavour.not_found, flavour.not_unique):
         return None
-    if isinstance(resource, subresource_class):
-        fresh = fresh.subresources.get(resource.subresource)
-        if fresh is None:
-            return None
-    if (fresh.group_version, fresh.name, fresh.namespaced) == (
-            resource.group_version, resource.name, resource.namespaced):
-        return None
-    log.info("%s %s moved to %s (namespaced=%s); retrying once", parent.kind, resource.group_version,
-             fresh.group_version, fresh.namespaced)
-    return fresh
+    return relocated(resource, fresh, subresource_class)
