@@ -92,3 +92,21 @@ def test_stats_collector_exposes_cache_and_generation_cache_counters() -> None:
         StatsCollector({"bad": object()})
     with pytest.raises(TypeError):
         StatsCollector({"Not-A-Name": mapper})
+
+
+def test_stats_collector_exposes_object_cache_informers_by_kind() -> None:
+    from restmapper.store import ObjectCache
+
+    cluster = FakeCluster.embedded()
+    cluster.apply_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}})
+    registry = CollectorRegistry()
+    with cluster.serve() as served:
+        cache = ObjectCache(LazyRESTMapper.from_kubeconfig(str(served.kubeconfig_path)))
+        try:
+            registry.register(StatsCollector({"object_cache": cache}))
+            cache.get("cm", "a", "default")
+            sample = registry.get_sample_value
+            assert sample("restmapper_object_cache_lists_total", {"kind": "ConfigMap"}) == 1
+            assert sample("restmapper_object_cache_objects", {"kind": "ConfigMap"}) == 1  # a gauge
+        finally:
+            cache.stop()

@@ -32,7 +32,7 @@ from restmapper.transport import Response, StreamResponse, Transport, scrub_with
 
 try:
     from prometheus_client import CollectorRegistry, Counter, Histogram
-    from prometheus_client.core import CounterMetricFamily
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
     from prometheus_client.registry import Collector
 except ModuleNotFoundError as exc:  # an optional extra
     raise ModuleNotFoundError("restmapper.metrics needs prometheus_client: pip install 'kube-restmapper[prometheus]'",
@@ -164,42 +164,61 @@ class _InstrumentedTransport:
         return f"Instrumented({self._inner!r})"
 
 
+_GAUGES = frozenset({"objects", "backlog"})  # InformerStats fields that are levels, not counts
+
+
 class StatsCollector(Collector):
     """Expose objects' ``stats`` counters to Prometheus, read at each scrape.
 
     Args:
         sources: metric-name part -> an object with a ``stats`` attribute or property returning a dataclass of
-            counters (``LazyRESTMapper``, ``DiscoveryCache``, ``Watcher``, ``GenerationCache``, an object cache).
-            Integer fields become ``restmapper_<name>_<field>_total``; mapping fields (the discovery cache's
-            ``fetches`` by endpoint) become one counter with a ``key`` label.
+            counters (``LazyRESTMapper``, ``DiscoveryCache``, ``Watcher``, ``GenerationCache``), or an object
+            cache (``restmapper.store.ObjectCache``: its informers' stats, labelled ``kind``). Integer fields
+            become ``restmapper_<name>_<field>_total`` (``objects`` and ``backlog`` are gauges, without the
+            suffix); mapping fields (the discovery cache's ``fetches`` by endpoint) get a ``key`` label.
 
     Raises:
-        TypeError: a source has no dataclass ``stats``.
+        TypeError: a source has neither a dataclass ``stats`` nor ``informers``, or a name is not a metric-name part.
     """
 
     def __init__(self, sources: Mapping[str, Any]) -> None:
         for name, source in sources.items():
             if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
                 raise TypeError(f"source name {name!r} must be a metric-name part ([a-z_][a-z0-9_]*)")
-            if not dataclasses.is_dataclass(getattr(source, "stats", None)):
-                raise TypeError(f"source {name!r} ({type(source).__name__}) has no dataclass 'stats'")
+            if not (dataclasses.is_dataclass(getattr(source, "stats", None)) or hasattr(source, "informers")):
+                raise TypeError(f"source {name!r} ({type(source).__name__}) has no dataclass 'stats' or 'informers'")
         self._sources = dict(sources)
 
-    def collect(self) -> Iterator[CounterMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, Any] = {}  # name -> CounterMetricFamily | GaugeMetricFamily
         for name, source in self._sources.items():
-            stats = source.stats
-            for f in dataclasses.fields(stats):
-                value = getattr(stats, f.name)
-                metric = f"restmapper_{name}_{f.name}"
-                if isinstance(value, bool):
-                    continue
-                if isinstance(value, int):
-                    yield CounterMetricFamily(metric, f"{type(stats).__name__}.{f.name}", value=value)
-                elif isinstance(value, Mapping):
-                    family = CounterMetricFamily(metric, f"{type(stats).__name__}.{f.name} by key", labels=["key"])
-                    for key, count in sorted(value.items()):
-                        family.add_metric([str(key)], count)
-                    yield family
+            if dataclasses.is_dataclass(getattr(source, "stats", None)):
+                self._add(families, name, source.stats, [], [])
+            else:
+                for kind, informer in sorted(source.informers.items(), key=lambda i: str(i[0])):
+                    self._add(families, name, informer.stats, ["kind"], [str(kind)])
+        yield from families.values()
 
-    def describe(self) -> Iterator[CounterMetricFamily]:
+    @staticmethod
+    def _add(families: dict[str, Any], name: str, stats: Any, labels: list[str], values: list[str]) -> None:
+        for f in dataclasses.fields(stats):
+            value = getattr(stats, f.name)
+            metric = f"restmapper_{name}_{f.name}"
+            doc = f"{type(stats).__name__}.{f.name}"
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int):
+                family = families.get(metric)
+                if family is None:
+                    kind = GaugeMetricFamily if f.name in _GAUGES else CounterMetricFamily
+                    family = families[metric] = kind(metric, doc, labels=labels)
+                family.add_metric(values, value)
+            elif isinstance(value, Mapping):
+                family = families.get(metric)
+                if family is None:
+                    family = families[metric] = CounterMetricFamily(metric, doc + " by key", labels=[*labels, "key"])
+                for key, count in sorted(value.items()):
+                    family.add_metric([*values, str(key)], count)
+
+    def describe(self) -> Iterator[Metric]:
         return iter(())
