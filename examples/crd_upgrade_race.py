@@ -1,4 +1,4 @@
-"""A Cluster API upgrade stops serving v1alpha4 while a controller runs (DESIGN.md section 1, seed 2).
+"""A Cluster API upgrade stops serving v1alpha4 while a controller runs (docs/design.md §1.2).
 
 Legacy discovery lists cluster.x-k8s.io/v1beta1 and v1alpha4. The upgrade first leaves v1alpha4 listed but 404 on
 its own path (the race), then marks it ``served: false``. Our mapper evicts the group on the 404 and heals; then the

@@ -2,7 +2,7 @@
 
 The loop looks up ``Widget`` (group ``example.com``) by kind and lists it, as controllers do every reconcile.
 Half-way, the CRD is upgraded: ``v1`` is added and ``v1alpha1`` stops being served (the Cluster API upgrade
-race of DESIGN.md section 1). Upstream's LazyDiscoverer keeps answering from its cache and lists the removed
+race of docs/design.md §1.2). Upstream's LazyDiscoverer keeps answering from its cache and lists the removed
 version forever; with ``discoverer=SelfHealingDiscoverer`` the 404 evicts the group and the next reconcile
 uses ``v1``. Runs against the embedded cluster served on loopback; exits 0 when ours recovered.
 """

@@ -84,3 +84,81 @@ def test_async_wait_for_finds_a_late_crd_and_cancels_without_holding_threads() -
                 await mapper.wait_for("ghosts", 0.05, poll_interval=0.02)
 
         asyncio.run(main())
+
+
+# --- the whole mapper surface, an executor, async constructors ---------------------------------------------
+
+def _public(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_")}
+
+
+def test_async_mapper_covers_the_whole_sync_surface() -> None:
+    from restmapper.mapper import LazyRESTMapper as Sync
+
+    missing = _public(Sync) - _public(AsyncRESTMapper)
+    assert not missing, f"AsyncRESTMapper lacks {sorted(missing)}"
+
+
+def test_every_async_method_answers_as_the_sync_one_and_runs_in_the_given_executor() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from restmapper.model import GroupVersion, GroupVersionKind, GroupVersionResource
+    from restmapper.testing import InProcessTransport
+
+    sync = LazyRESTMapper(DiscoveryClient(InProcessTransport(FakeCluster.embedded())))
+    calls = [
+        ("rest_mapping", (GroupKind("apps", "Deployment"),)),
+        ("rest_mappings", (GroupKind("autoscaling", "HorizontalPodAutoscaler"),)),
+        ("kind_for", (GroupVersionResource("", "", "pods"),)),
+        ("kinds_for", (GroupVersionResource("autoscaling", "", "horizontalpodautoscalers"),)),
+        ("resource_for", (GroupVersionResource("apps", "", "deployment"),)),
+        ("resources_for", (GroupVersionResource("", "", "horizontalpodautoscaler"),)),
+        ("resource_singularizer", ("deployments",)),
+        ("is_namespaced", (GroupVersionKind("apps", "v1", "Deployment"),)),
+        ("resolve", ("certs",)),
+        ("resolve_all", ("all,crd",)),
+        ("expand_category", ("all",)),
+    ]
+    seen_threads: set[str] = set()
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="mapper-pool") as pool:
+        original = pool.submit
+
+        def submit(fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            def tracked():  # type: ignore[no-untyped-def]
+                seen_threads.add(threading.current_thread().name)
+                return fn(*args, **kwargs)
+            return original(tracked)
+
+        pool.submit = submit  # type: ignore[method-assign]
+        amapper = AsyncRESTMapper(LazyRESTMapper(DiscoveryClient(InProcessTransport(FakeCluster.embedded()))),
+                                  executor=pool)
+
+        async def main() -> None:
+            for name, args in calls:
+                expected = getattr(sync, name)(*args)
+                assert await getattr(amapper, name)(*args) == expected, name
+            amapper.invalidate_group("apps")
+            amapper.invalidate_group_version(GroupVersion("autoscaling", "v2"))
+            amapper.report_not_found(GroupVersion("cert-manager.io", "v1"))
+            amapper.invalidate_all()
+            assert amapper.stats.evictions >= 0
+            with pytest.raises(TypeError):
+                await amapper.is_namespaced(GroupKind("apps", "Deployment"))  # type: ignore[arg-type]
+
+        asyncio.run(main())
+    assert seen_threads and all(n.startswith("mapper-pool") for n in seen_threads)
+
+
+def test_async_constructors_read_config_off_the_loop(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = FakeCluster.embedded()
+    with cluster.serve() as served:
+        monkeypatch.setenv("KUBECONFIG", str(served.kubeconfig_path))
+
+        async def main() -> None:
+            amapper = await AsyncRESTMapper.from_kubeconfig(ttl=10)
+            assert (await amapper.resolve("deploy")).resource.group == "apps"
+            assert amapper.mapper.cache.ttl == 10
+            with pytest.raises(TypeError):
+                AsyncRESTMapper(object())  # type: ignore[arg-type]
+
+        asyncio.run(main())

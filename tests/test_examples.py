@@ -24,6 +24,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
                                     "deletes: ['a: gone', 'b: gone', 'c: gone']",
                                     "CRD recreated cluster-scoped: ['z: size 7 via example.com/v1beta1']",
                                     "survived everything without a restart: True"]),
+    ("kopf_operator.py", ["'resource': 'deployments'", "'group': 'cert-manager.io'", "'name': 'nope', 'error'",
+                          "loop ticks while discovering:"]),
     ("watch_lease_loss.py", ["term 2: Widget namespaced = False", "term 1 handler calls after stop: 0",
                              "backoff waits: []", "nothing lost, nothing waited: True"]),
 ])

@@ -247,3 +247,18 @@ def test_watch_streams_over_tls_and_ends_when_the_client_leaves(tmp_path: Path) 
         assert b'"ADDED"' in first
         stream.close()
         assert transport.get("/version").status == 200  # the server is still answering
+
+
+def test_object_cache_works_in_a_pod(pod: tuple[ServedCluster, ServiceAccount]) -> None:
+    from restmapper.store import ObjectCache
+
+    served, account = pod
+    served.cluster.apply_object({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "settings", "namespace": "operators"}, "data": {"a": "1"}})
+    for cache in (ObjectCache.from_kubeconfig(), ObjectCache.from_incluster()):
+        try:
+            assert cache.get("configmaps", "settings", "operators")["data"] == {"a": "1"}
+            assert [o["metadata"]["name"] for o in cache.list("cm", namespace="operators")] == ["settings"]
+        finally:
+            cache.stop()
+    assert account.token not in repr(cache)

@@ -1,4 +1,4 @@
-"""Drop-in self-healing discovery for ``kubernetes.dynamic`` (DESIGN.md 5.6).
+"""Drop-in self-healing discovery for ``kubernetes.dynamic`` (docs/design.md §8).
 
 ``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps existing code working while fixing what
 upstream's ``LazyDiscoverer`` gets wrong; :class:`SelfHealingDynamicClient` also re-resolves a resource whose

@@ -3,7 +3,7 @@
 Written atomically (a private temporary file in the same directory, then ``os.replace``) with mode 0600, never
 through a symlink; read tolerantly (anything unreadable, corrupt, of another format or of another server is a
 miss). Upstream ``kubernetes.dynamic`` writes ``osrcp-<md5(host)>.json`` into the shared temp dir, world-readable
-by default umask, follows symlinks and crashes or wipes on a bad file: DESIGN.md section 6 forbids all of that.
+by default umask, follows symlinks and crashes or wipes on a bad file: docs/design.md §10 forbids all of that.
 
 Persisting is best effort and never on a lookup's path: a :class:`Persister` thread merges snapshots under a
 ``filelock`` lock (``flock`` on POSIX, ``msvcrt`` on Windows) waited for at most ``lock_timeout`` seconds; a lock

@@ -10,12 +10,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubernetes.dynamic.discovery import ResourceGroup
+from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
 from kubernetes.dynamic.resource import Resource, ResourceList
 
 from restmapper.cache import GroupEntry
 from restmapper.model import APIResource, APIResourceList, GroupVersion
 
-__all__ = ["GroupResources", "VersionResources", "build_group", "generic_list"]
+__all__ = ["KUBERNETES_DYNAMIC", "Flavour", "GroupResources", "VersionResources", "build_group", "generic_list"]
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """The classes of one dynamic-client library (``kubernetes.dynamic``, ``kubernetes.aio.dynamic``,
+    ``kubernetes_asyncio.dynamic``): discoverers hand out that library's own objects and raise its own errors.
+
+    Attributes:
+        resource: its ``Resource`` class.
+        resource_list: its ``ResourceList`` class.
+        resource_group: its ``ResourceGroup`` (``parse_api_groups`` values).
+        not_found: its ``ResourceNotFoundError``.
+        not_unique: its ``ResourceNotUniqueError``.
+        snake_case: its ``Resource`` takes ``singular_name``/``short_names`` (the asyncio libraries) instead of
+            the server's ``singularName``/``shortNames``.
+    """
+
+    resource: Any
+    resource_list: Any
+    resource_group: Any
+    not_found: type[Exception]
+    not_unique: type[Exception]
+    snake_case: bool = False
+
+
+KUBERNETES_DYNAMIC = Flavour(Resource, ResourceList, ResourceGroup, ResourceNotFoundError, ResourceNotUniqueError)
+"""``kubernetes.dynamic``'s classes."""
 
 
 def _raw_subresource(res: APIResource) -> dict[str, Any]:
@@ -29,11 +58,19 @@ def _raw_subresource(res: APIResource) -> dict[str, Any]:
 
 
 def _resource(client: Any, gv: GroupVersion, res: APIResource, preferred: bool,
-              subresources: dict[str, dict[str, Any]] | None) -> Resource:
+              subresources: dict[str, dict[str, Any]] | None, flavour: Flavour) -> Resource:
     extra: dict[str, Any] = {}
     if res.storage_version_hash:
         extra["storageVersionHash"] = res.storage_version_hash
-    return Resource(  # type: ignore[no-untyped-call]
+    if flavour.snake_case:
+        # The asyncio libraries name these arguments in snake_case (their own discoverers pass the server's
+        # camelCase keys, so their singular_name is always a guess; ours is the server's).
+        return flavour.resource(  # type: ignore[no-any-return]
+            prefix="api" if not gv.group else "apis", group=gv.group, api_version=gv.version, kind=res.kind,
+            namespaced=res.namespaced, verbs=list(res.verbs), name=res.name, preferred=preferred, client=client,
+            singular_name=res.singular_name or None, short_names=list(res.short_names) or None,
+            categories=list(res.categories) or None, subresources=subresources, **extra)
+    return flavour.resource(  # type: ignore[no-any-return]
         prefix="api" if not gv.group else "apis",
         group=gv.group,
         api_version=gv.version,
@@ -53,9 +90,9 @@ def _resource(client: Any, gv: GroupVersion, res: APIResource, preferred: bool,
     )
 
 
-def generic_list(client: Any) -> ResourceList:
+def generic_list(client: Any, flavour: Flavour = KUBERNETES_DYNAMIC) -> ResourceList:
     """The generic ``v1 List`` kind upstream serves under ``apis//v1`` (``ResourceList(client)``)."""
-    return ResourceList(client)  # type: ignore[no-untyped-call]
+    return flavour.resource_list(client)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -90,7 +127,7 @@ class GroupResources:
     by_version: dict[str, VersionResources]
 
 
-def _build_version(client: Any, resources: APIResourceList, preferred: bool) -> VersionResources:
+def _build_version(client: Any, resources: APIResourceList, preferred: bool, flavour: Flavour) -> VersionResources:
     gv = resources.group_version
     subs: dict[str, dict[str, dict[str, Any]]] = {}
     for res in resources.resources:
@@ -99,10 +136,9 @@ def _build_version(client: Any, resources: APIResourceList, preferred: bool) -> 
     by_kind: dict[str, list[Resource]] = {}
     by_name: dict[str, list[Resource]] = {}
     for res in resources.top_level():
-        obj = _resource(client, gv, res, preferred, subs.get(res.name))
+        obj = _resource(client, gv, res, preferred, subs.get(res.name), flavour)
         by_kind.setdefault(res.kind, []).append(obj)
-        lst = ResourceList(client, group=gv.group, api_version=gv.version,  # type: ignore[no-untyped-call]
-                           base_kind=res.kind)
+        lst = flavour.resource_list(client, group=gv.group, api_version=gv.version, base_kind=res.kind)
         # Pre-resolve upstream's lazily looked-up base resource: filters read attributes through it, and a lookup
         # by kind could be ambiguous when two resources share the kind.
         lst.__dict__["_ResourceList__base_resource"] = obj
@@ -116,12 +152,13 @@ def _build_version(client: Any, resources: APIResourceList, preferred: bool) -> 
     return VersionResources(gv, preferred, by_kind, by_kind_lower, by_name, flat)
 
 
-def build_group(client: Any, entry: GroupEntry) -> GroupResources:
-    """Build the ``kubernetes.dynamic`` objects of one cached group entry.
+def build_group(client: Any, entry: GroupEntry, flavour: Flavour = KUBERNETES_DYNAMIC) -> GroupResources:
+    """Build the dynamic-client objects of one cached group entry.
 
     Args:
         client: the ``DynamicClient`` the Resource objects call back into.
         entry: the cache entry (its failed versions have no resources and are left out).
+        flavour: whose classes to build (default ``kubernetes.dynamic``'s).
 
     Returns:
         The group's versions in the server's priority order, preferred version first.
@@ -131,5 +168,5 @@ def build_group(client: Any, entry: GroupEntry) -> GroupResources:
     if preferred in ordered:
         ordered.remove(preferred)
         ordered.insert(0, preferred)
-    versions = tuple(_build_version(client, entry.resources[gv], gv == preferred) for gv in ordered)
+    versions = tuple(_build_version(client, entry.resources[gv], gv == preferred, flavour) for gv in ordered)
     return GroupResources(entry.name, entry.generation, versions, {v.group_version.version: v for v in versions})

@@ -20,6 +20,23 @@ __all__ = ["SelfHealingDynamicClient", "is_resource_type_not_found"]
 log = logging.getLogger("restmapper.dynamic")
 
 
+def relocated(resource: Any, fresh: Any, subresource_class: Any) -> Any | None:
+    """Return ``fresh`` (or its subresource matching ``resource``) when the mapping moved, else None.
+
+    "Moved" means another group version, plural or scope: the request is worth sending once more.
+    """
+    if isinstance(resource, subresource_class):
+        fresh = fresh.subresources.get(resource.subresource)
+        if fresh is None:
+            return None
+    if (fresh.group_version, fresh.name, fresh.namespaced) == (
+            resource.group_version, resource.name, resource.namespaced):
+        return None
+    log.info("%s %s moved to %s (namespaced=%s); retrying once", fresh.kind, resource.group_version,
+             fresh.group_version, fresh.namespaced)
+    return fresh
+
+
 class SelfHealingDynamicClient(DynamicClient):
     """A ``kubernetes.dynamic.DynamicClient`` whose default discoverer is :class:`SelfHealingDiscoverer` and whose
     requests heal once when the resource type vanished.
@@ -102,16 +119,7 @@ class SelfHealingDynamicClient(DynamicClient):
                 fresh = discoverer.get(api_version=parent.api_version, kind=parent.kind)
         except (ResourceNotFoundError, ResourceNotUniqueError):
             return None
-        if isinstance(resource, Subresource):
-            fresh = fresh.subresources.get(resource.subresource)
-            if fresh is None:
-                return None
-        if (fresh.group_version, fresh.name, fresh.namespaced) == (
-                resource.group_version, resource.name, resource.namespaced):
-            return None
-        log.info("%s %s moved to %s (namespaced=%s); retrying once", parent.kind, resource.group_version,
-                 fresh.group_version, fresh.namespaced)
-        return fresh
+        return relocated(resource, fresh, Subresource)
 
     def _call(self, verb: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(DynamicClient, verb)

@@ -1,4 +1,4 @@
-"""``SelfHealingDiscoverer``: a drop-in discoverer for ``kubernetes.dynamic.DynamicClient`` (DESIGN.md 5.6).
+"""``SelfHealingDiscoverer``: a drop-in discoverer for ``kubernetes.dynamic.DynamicClient`` (docs/design.md §8).
 
 ``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps ``resources.get/search``, ``api_groups``,
 ``version``, ``invalidate_cache()`` and iteration with upstream's keywords and return types, but reads discovery
@@ -15,16 +15,21 @@ import time
 from collections.abc import Callable, Iterator, KeysView
 from typing import Any
 
-from kubernetes.dynamic.discovery import ResourceGroup
-from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
-from kubernetes.dynamic.resource import Resource, ResourceList
+from kubernetes.dynamic.resource import Resource
 
 from restmapper import wire
 from restmapper._redact import scrubbing
 from restmapper.cache import GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
-from restmapper.dynamic._index import GroupResources, VersionResources, build_group, generic_list
+from restmapper.dynamic._index import (
+    KUBERNETES_DYNAMIC,
+    Flavour,
+    GroupResources,
+    VersionResources,
+    build_group,
+    generic_list,
+)
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.errors import DiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
@@ -69,11 +74,12 @@ def _matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
     return True
 
 
-def _by_plural(results: list[Resource], kind: str) -> list[Resource]:
+def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Resource]:
     """Of resources sharing a kind, the one whose names are the kind's (``templates`` over ``processedtemplates``)."""
-    if all(isinstance(r, ResourceList) for r in results) and kind.lower().endswith("list"):
-        bases = [r.base_resource() for r in results]
-        chosen = _by_plural(bases, kind[:-4])
+    if all(isinstance(r, flavour.resource_list) for r in results) and kind.lower().endswith("list"):
+        # Pre-resolved when built (``base_resource()`` is a coroutine in the asyncio libraries).
+        bases = [r.__dict__["_ResourceList__base_resource"] for r in results]
+        chosen = _by_plural(bases, kind[:-4], flavour)
         return [r for r, b in zip(results, bases, strict=True) if b in chosen]
     plural, singular = unsafe_guess_kind_to_resource(kind)
     wanted = kind.lower()
@@ -113,6 +119,8 @@ class SelfHealingDiscoverer:
         client: the ``DynamicClient``.
         mapper: the :class:`~restmapper.mapper.LazyRESTMapper` (its ``cache`` has the counters).
     """
+
+    _flavour: Flavour = KUBERNETES_DYNAMIC  # whose Resource classes and errors to hand out
 
     def __init__(self, client: Any, cache_file: str | None = None, *, ttl: float | None = 300.0,
                  miss_refresh_interval: float = 1.0, max_stale: float = 600.0,
@@ -154,7 +162,7 @@ class SelfHealingDiscoverer:
         self._seen: dict[str, GroupEntry] = {}
         self._get_memo: dict[Any, tuple[int, float, Any, BaseException | None]] = {}
         self._search_memo: dict[Any, tuple[int, float, list[Resource]]] = {}
-        self._generic_list = generic_list(client)
+        self._generic_list = generic_list(client, self._flavour)
         self._version: dict[str, Any] | None = None
         self._cache_file = cache_file
         self._server = str(getattr(self._transport, "identity", "")) or str(client.configuration.host)
@@ -244,12 +252,13 @@ class SelfHealingDiscoverer:
         del request_resources
         if update:
             self.mapper.invalidate_all()
-        generic = ResourceGroup(True, resources={"List": [self._generic_list]})  # type: ignore[no-untyped-call]
+        group_class = self._flavour.resource_group
+        generic = group_class(True, resources={"List": [self._generic_list]})
         out: dict[str, Any] = {"api": {}, "apis": {"": {"v1": generic}}}
         for entry, group in self._entries(None):
             prefix = "api" if not entry.name else "apis"
             out[prefix][entry.name] = {
-                v.group_version.version: ResourceGroup(v.preferred, resources=dict(v.by_kind))  # type: ignore[no-untyped-call]
+                v.group_version.version: group_class(v.preferred, resources=dict(v.by_kind))
                 for v in group.versions}
         return out
 
@@ -328,7 +337,7 @@ class SelfHealingDiscoverer:
         error: BaseException | None = None
         try:
             value, until = self._get(kwargs)
-        except (ResourceNotFoundError, ResourceNotUniqueError) as exc:
+        except (self._flavour.not_found, self._flavour.not_unique) as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         if key is not None:
             self._remember(self._get_memo, key, (generation, until, value, error))
@@ -350,15 +359,16 @@ class SelfHealingDiscoverer:
         if len(results) > 1 and api_version:
             exact = [r for r in results if r.group_version == api_version]
             results = exact or results
-        if len(results) > 1 and not all(isinstance(r, ResourceList) for r in results):
-            results = [r for r in results if not isinstance(r, ResourceList)]
+        listing = self._flavour.resource_list
+        if len(results) > 1 and not all(isinstance(r, listing) for r in results):
+            results = [r for r in results if not isinstance(r, listing)]
         if len(results) > 1 and len({r.group for r in results}) == 1:
             rank = self._version_rank(results[0].group)
             best = min(rank.get(r.api_version, len(rank)) for r in results)
             results = [r for r in results if rank.get(r.api_version, len(rank)) == best]
         kind = _wild(kwargs.get("kind"))
         if len(results) > 1 and isinstance(kind, str) and len({r.group_version for r in results}) == 1:
-            results = _by_plural(results, kind)
+            results = _by_plural(results, kind, self._flavour)
         if len(results) == 1:
             return results[0], until
         if not results:
@@ -367,8 +377,8 @@ class SelfHealingDiscoverer:
             if failures:
                 message += "; these group versions could not be discovered: " + ", ".join(
                     f"{gv}: {err}" for gv, err in sorted(failures.items(), key=lambda i: str(i[0])))
-            raise ResourceNotFoundError(message)
-        raise ResourceNotUniqueError(f"Multiple matches found for {kwargs}: {results}")
+            raise self._flavour.not_found(message)
+        raise self._flavour.not_unique(f"Multiple matches found for {kwargs}: {results}")
 
     def _version_rank(self, group: str) -> dict[str, int]:
         with self._lock:
@@ -464,7 +474,7 @@ class SelfHealingDiscoverer:
             cached = self._groups.get(entry.name)
         if cached is not None and cached.generation == entry.generation:
             return cached
-        built = build_group(self.client, entry)
+        built = build_group(self.client, entry, self._flavour)
         with self._lock:
             self._groups[entry.name] = built
             self._seen[entry.name] = entry

@@ -121,17 +121,37 @@ class ObjectCache:
         """Build a cache (and its mapper) for a kubeconfig cluster.
 
         Args:
-            path: the kubeconfig, or None (``KUBECONFIG``, then ``~/.kube/config``).
+            path: the kubeconfig, or None (``$KUBECONFIG``, the pod's service account, then ``~/.kube/config``).
             context: the context, or None for the current one.
             **options: cache options (see the constructor); any other keyword goes to
                 :meth:`LazyRESTMapper.from_kubeconfig` (mapper and transport options).
 
         Raises:
-            ConfigError: the kubeconfig is missing or invalid.
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
         """
-        names = set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
-        mine = {k: options.pop(k) for k in list(options) if k in names}
+        mine = cls._own_options(options)
         return cls(LazyRESTMapper.from_kubeconfig(path, context, **options), **mine)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> ObjectCache:
+        """Build a cache (and its mapper) from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                ``/var/run/secrets/kubernetes.io/serviceaccount``).
+            **options: as :meth:`from_kubeconfig`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+        """
+        mine = cls._own_options(options)
+        return cls(LazyRESTMapper.from_incluster(service_account_dir, **options), **mine)
+
+    @classmethod
+    def _own_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """Pop the constructor's keywords out of ``options`` (the rest go to the mapper and transport)."""
+        names = set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
+        return {k: options.pop(k) for k in list(options) if k in names}
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 

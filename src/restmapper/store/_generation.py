@@ -1,8 +1,8 @@
-"""A generation-aware cache of values derived from Kubernetes objects (DESIGN.md section 5.4).
+"""A generation-aware cache of values derived from Kubernetes objects (docs/design.md §6).
 
 Controllers keep derived state per object: a client per CRD, a compiled schema, a validator. The cache here
 answers "give me the value for *this* object" and guarantees the value was built from an object at least as new
-as the one in hand. It exists because of a real failure (DESIGN.md section 1, seed 1): kube-apiserver's CRD
+as the one in hand. It exists because of a real failure (docs/design.md §1.1): kube-apiserver's CRD
 handler kept per-CRD serving state keyed by UID and never checked that the entry was built from the CRD it was
 serving, so after an update, discovery (fed by the same informer) already advertised the new spec while requests
 were still served from the old one.
@@ -290,7 +290,7 @@ class GenerationCache(Generic[T, V]):
         >>> cache.get(crd)
         'Widget'
 
-    Mirrors the check kube-apiserver's CRD handler lacked (DESIGN.md section 1, seed 1): serving state must be
+    Mirrors the check kube-apiserver's CRD handler lacked (docs/design.md §1.1): serving state must be
     built from a CRD at least as new as the one in hand, including ``status.acceptedNames``.
     """
 

@@ -18,7 +18,7 @@ import yaml
 
 from restmapper.errors import ConfigError
 
-__all__ = ["ConfigError", "configuration_options", "kubeconfig_paths", "load_kubeconfig"]
+__all__ = ["ConfigError", "api_key_of", "configuration_options", "kubeconfig_paths", "load_kubeconfig"]
 
 
 def kubeconfig_paths(path: str | None = None) -> list[Path]:
@@ -174,7 +174,7 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigError(f"invalid kubeconfig {', '.join(map(str, paths))} (context \"{selection.context_name}\"): "
                           f"{type(exc).__name__}") from None
-    if "exec" in selection.user and not _api_key(cfg) and not getattr(cfg, "cert_file", None):
+    if "exec" in selection.user and not api_key_of(cfg) and not getattr(cfg, "cert_file", None):
         raise ConfigError(f'exec credential plugin of user "{selection.user_name}" returned no credential')
     extra: dict[str, Any] = {"identity_material": selection.identity_material(), "context": selection.context_name,
                              "namespace": selection.namespace, "location": os.pathsep.join(map(str, paths))}
@@ -189,7 +189,7 @@ def _first_line(text: str) -> str:
     return line[:300]
 
 
-def _api_key(cfg: Any) -> str | None:
+def api_key_of(cfg: Any) -> str | None:
     """The Authorization value a Configuration holds (prefix applied), after running its refresh hook."""
     hook = getattr(cfg, "refresh_api_key_hook", None)
     if hook is not None:
@@ -246,6 +246,6 @@ def configuration_options(cfg: Any) -> dict[str, Any]:
 
 def _configuration_auth(cfg: Any) -> Callable[[], dict[str, str]]:
     def provider() -> dict[str, str]:
-        value = _api_key(cfg)
+        value = api_key_of(cfg)
         return {"Authorization": value} if value else {}
     return provider

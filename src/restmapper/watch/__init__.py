@@ -6,7 +6,7 @@ apiservices`` and invalidates exactly the groups whose discovery changed. It is 
 own healing (TTL, 404 eviction, rate-limited miss revalidation), never a requirement: without it, or when RBAC
 forbids it, lookups still converge.
 
-Run it in every replica, leader or not. The lesson of DESIGN.md section 1 (seed 3, kcp): a watch started with the
+Run it in every replica, leader or not. The lesson of docs/design.md §1.3: a watch started with the
 leader-election context dies with the lease, and a stopped watch handed out later silently serves nothing. A
 watcher's lifetime is the process: start it once at startup, stop it at shutdown, and let leadership decide only
 what the controller *does*::

@@ -74,8 +74,8 @@ class Watcher:
 
     Lifetime: a watcher's lifetime is the process, not a leader-election lease. ``stop()`` ends the threads and
     removes every handler; ``start()`` again relists from scratch and invalidates the mapper's cache, so nothing
-    from before the stop is served. Mirrors client-go's reflector protocol; the kcp lesson of DESIGN.md section 1
-    (seed 3) decides the lifetime rules.
+    from before the stop is served. Mirrors client-go's reflector protocol; the lesson of docs/design.md §1.3
+    decides the lifetime rules.
     """
 
     def __init__(

@@ -1,0 +1,293 @@
+"""What the asyncio drop-ins share: a discoverer shell over :class:`SelfHealingDiscoverer` and the heal-once call.
+
+The asyncio dynamic clients (``kubernetes.aio.dynamic``, ``kubernetes_asyncio.dynamic``) await their
+discoverer's ``get``/``search``/``api_groups``; the work underneath is the thread-safe synchronous discoverer,
+run off the event loop (warm answers are memoized, so the thread hop is the only cost). Credentials stay the
+client's: its ``refresh_api_key_hook`` (exec plugins, rotating service-account tokens) runs on the loop before each
+discovery call, as the client's own ``ApiClient`` runs it before each request, and the transport sends what it left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from typing import Any, ClassVar
+
+from restmapper.aio import run_blocking
+from restmapper.dynamic._index import Flavour
+from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic.client import relocated
+from restmapper.dynamic.discoverer import SelfHealingDiscoverer
+from restmapper.model import GroupVersion
+from restmapper.transport import RequestsTransport, Transport
+from restmapper.transport.kubeconfig import api_key_of, configuration_options
+
+__all__ = ["AsyncHealingClientMixin", "AsyncSelfHealingDiscovererBase", "call_healed"]
+
+log = logging.getLogger("restmapper.dynamic")
+
+
+def _type_not_found_status(result: Any) -> bool:
+    """True for a returned (not raised) 404 ``Status`` naming no object: ``kubernetes_asyncio.dynamic`` returns
+    error statuses instead of raising them."""
+    if getattr(result, "kind", None) != "Status" or getattr(result, "code", None) != 404:
+        return False
+    details = getattr(result, "details", None)
+    return not (details is not None and getattr(details, "name", None))
+
+
+class _WithoutHook:
+    """A view of a Configuration without its refresh hook: the hook runs on the loop, never in a worker thread."""
+
+    def __init__(self, cfg: Any) -> None:
+        self._cfg = cfg
+
+    def __getattr__(self, name: str) -> Any:
+        return None if name == "refresh_api_key_hook" else getattr(self._cfg, name)
+
+
+def transport_for_configuration(cfg: Any) -> RequestsTransport:
+    """A transport speaking as an asyncio client's ``Configuration`` (host, TLS, proxy, bearer token or basic auth).
+
+    The bearer token is read from ``cfg.api_key`` at each request, so a refresh made on the loop is followed.
+    """
+    view = _WithoutHook(cfg)
+    options = configuration_options(view)
+    if "username" not in options:
+        options["auth_provider"] = lambda: {"Authorization": v} if (v := api_key_of(view)) else {}
+    return RequestsTransport(**options)
+
+
+async def refresh_credentials(cfg: Any) -> None:
+    """Run the Configuration's ``refresh_api_key_hook`` (sync or async), as the asyncio ApiClients do per request."""
+    hook = getattr(cfg, "refresh_api_key_hook", None)
+    if hook is not None:
+        result = hook(cfg)
+        if asyncio.iscoroutine(result):
+            await result
+
+
+class AsyncSelfHealingDiscovererBase:
+    """An awaitable discoverer for an asyncio ``DynamicClient``; subclasses name the library (:attr:`_flavour`).
+
+    Args:
+        client: the asyncio ``DynamicClient``.
+        cache_file: a private snapshot file, as :class:`SelfHealingDiscoverer` (None: no file).
+        ttl, miss_refresh_interval, max_stale, clock: as :class:`SelfHealingDiscoverer`.
+        transport: how to reach the server; default a ``requests`` transport built from ``client.configuration``.
+        executor: where blocking discovery runs (None: :func:`asyncio.to_thread`).
+        observe_requests: wrap ``client.request`` (on this instance) so a resource-type 404 evicts its group.
+
+    Attributes:
+        client: the ``DynamicClient``.
+        mapper: the :class:`~restmapper.mapper.LazyRESTMapper` underneath (shared with sync code if you like).
+        sync: the synchronous :class:`SelfHealingDiscoverer` doing the work.
+
+    Construction sends no request; awaiting the discoverer (the ``DynamicClient`` does) reads ``/version``, as
+    upstream's discoverers do, so that ``client.version`` answers without I/O.
+    """
+
+    _flavour: ClassVar[Flavour]
+    _core_class: ClassVar[type[SelfHealingDiscoverer]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_flavour" in cls.__dict__:
+            cls._core_class = type(f"_{cls.__name__}Core", (SelfHealingDiscoverer,), {"_flavour": cls._flavour})
+
+    def __init__(self, client: Any, cache_file: str | None = None, *, ttl: float | None = 300.0,
+                 miss_refresh_interval: float = 1.0, max_stale: float = 600.0,
+                 clock: Callable[[], float] = time.monotonic, transport: Transport | None = None,
+                 executor: Executor | None = None, observe_requests: bool = True) -> None:
+        self.client = client
+        self._executor = executor
+        self._configuration = client.configuration
+        self.sync = self._core_class(
+            client, cache_file, ttl=ttl, miss_refresh_interval=miss_refresh_interval, max_stale=max_stale,
+            clock=clock, transport=transport if transport is not None else transport_for_configuration(
+                client.configuration), observe_requests=False)
+        self.mapper = self.sync.mapper
+        self.cache = self.sync.cache
+        if observe_requests and callable(getattr(client, "request", None)):
+            self._observe(client)
+
+    def _observe(self, client: Any) -> None:
+        original = client.request
+        mapper = self.mapper
+
+        def evict(method: str, path: str) -> None:
+            gv = group_version_of_path(path)
+            if gv is not None:
+                log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
+                mapper.report_not_found(gv)
+
+        async def request(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                result = await original(method, path, *args, **kwargs)
+            except Exception as exc:
+                if is_resource_type_not_found(exc):
+                    evict(method, path)
+                raise
+            if _type_not_found_status(result):
+                evict(method, path)
+            return result
+
+        client.request = request
+
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        await refresh_credentials(self._configuration)
+        return await run_blocking(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def _start(self) -> AsyncSelfHealingDiscovererBase:
+        await self._run(lambda: self.sync.version)
+        return self
+
+    def __await__(self) -> Any:
+        return self._start().__await__()
+
+    async def __aenter__(self) -> AsyncSelfHealingDiscovererBase:
+        return await self._start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+    # --- upstream's asyncio surface ------------------------------------------------------------------------------
+
+    @property
+    def version(self) -> dict[str, Any]:
+        """``{"kubernetes": <the /version document>}``, read when the discoverer was awaited.
+
+        Raises:
+            APIStatusError, MalformedDiscoveryError, TransportError: when read here for the first time and failing.
+        """
+        return self.sync.version
+
+    @property
+    def api_groups(self) -> Any:
+        """An awaitable of the group names, ``""`` first (upstream: ``await client.resources.api_groups``).
+
+        Raises:
+            DiscoveryError: ``/api`` or ``/apis`` could not be read (when awaited).
+        """
+        return self._run(lambda: self.sync.api_groups)
+
+    async def invalidate_cache(self) -> None:
+        """Forget everything discovered (no request: the next lookup refetches)."""
+        self.sync.invalidate_cache()
+
+    async def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
+        """Await :meth:`SelfHealingDiscoverer.parse_api_groups` (this library's ``ResourceGroup`` values)."""
+        return await self._run(self.sync.parse_api_groups, request_resources, update)  # type: ignore[no-any-return]
+
+    async def search(self, **kwargs: Any) -> list[Any]:
+        """Await :meth:`SelfHealingDiscoverer.search`: this library's ``Resource``/``ResourceList`` objects.
+
+        Raises:
+            TypeError: an unknown keyword.
+            DiscoveryError: the root documents could not be read.
+        """
+        return await self._run(self.sync.search, **kwargs)  # type: ignore[no-any-return]
+
+    async def get(self, **kwargs: Any) -> Any:
+        """Await :meth:`SelfHealingDiscoverer.get`: one of this library's ``Resource`` objects.
+
+        Raises:
+            ResourceNotFoundError, ResourceNotUniqueError: this library's, as :meth:`SelfHealingDiscoverer.get`.
+            TypeError: an unknown keyword.
+            DiscoveryError: the root documents could not be read.
+        """
+        return await self._run(self.sync.get, **kwargs)
+
+    async def __aiter__(self) -> AsyncIterator[list[Any]]:
+        """Yield, per group version (core first), one list per kind, as the synchronous discoverer iterates."""
+        for item in await self._run(lambda: list(self.sync)):
+            yield item
+
+
+class AsyncHealingClientMixin:
+    """Request methods of an asyncio ``DynamicClient`` that heal once on a resource-type 404 (see :func:`call_healed`).
+
+    Mix in before the library's ``DynamicClient``; set :attr:`_flavour` and :attr:`_subresource_class`.
+    """
+
+    _flavour: ClassVar[Flavour]
+    _subresource_class: ClassVar[Any]
+
+    async def _healed(self, verb: str, resource: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        method = getattr(super(), verb)
+        return await call_healed(self, method, resource, self._flavour, self._subresource_class, args, kwargs)
+
+    async def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.get``, healed once on a resource-type 404."""
+        return await self._healed("get", resource, args, kwargs)
+
+    async def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.create``, healed once on a resource-type 404."""
+        return await self._healed("create", resource, args, kwargs)
+
+    async def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.delete``, healed once on a resource-type 404."""
+        return await self._healed("delete", resource, args, kwargs)
+
+    async def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.replace``, healed once on a resource-type 404."""
+        return await self._healed("replace", resource, args, kwargs)
+
+    async def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.patch``, healed once on a resource-type 404."""
+        return await self._healed("patch", resource, args, kwargs)
+
+    async def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        """``DynamicClient.server_side_apply``, healed once on a resource-type 404."""
+        return await self._healed("server_side_apply", resource, args, kwargs)
+
+
+async def call_healed(client: Any, method: Callable[..., Any], resource: Any, flavour: Flavour,
+                      subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Await ``method(resource, ...)`` (a bound client method); on a resource-type 404, re-resolve the kind once and
+    retry if it moved.
+
+    As :class:`~restmapper.dynamic.SelfHealingDynamicClient`: the group is reported to the mapper (evicted), the
+    same kind in the same group is resolved again (preferred version) and the request is sent once more when the
+    mapping changed (version, plural or scope). A missing object is never retried.
+    """
+    try:
+        result = await method(resource, *args, **kwargs)
+    except Exception as exc:
+        if getattr(exc, "status", None) != 404 or not is_resource_type_not_found(exc):
+            raise
+        fresh = await _heal(client, resource, flavour, subresource_class)
+        if fresh is None:
+            raise
+        return await method(fresh, *args, **kwargs)
+    if _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
+        fresh = await _heal(client, resource, flavour, subresource_class)
+        if fresh is not None:
+            return await method(fresh, *args, **kwargs)
+    return result
+
+
+async def _heal(client: Any, resource: Any, flavour: Flavour, subresource_class: Any) -> Any | None:
+    if isinstance(resource, flavour.resource_list):
+        return None
+    parent = resource.parent if isinstance(resource, subresource_class) else resource
+    if not isinstance(parent, flavour.resource) or not parent.kind:
+        return None
+    discoverer = client.resources
+    mapper = getattr(discoverer, "mapper", None)
+    if mapper is not None:
+        mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
+    else:
+        await discoverer.invalidate_cache()
+    try:
+        if parent.group:
+            fresh = await discoverer.get(group=parent.group, kind=parent.kind)
+        else:
+            fresh = await discoverer.get(api_version=parent.api_version, kind=parent.kind)
+    except (flavour.not_found, flavour.not_unique):
+        return None
+    return relocated(resource, fresh, subresource_class)
