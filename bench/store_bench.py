@@ -1,4 +1,4 @@
-"""Object-cache benchmark (DESIGN.md section 7): ``python bench/store_bench.py`` (``--quick`` for a smoke run).
+"""Object-cache benchmark: ``python bench/store_bench.py`` (``--quick`` for a smoke run).
 
 On one loopback kit cluster holding N ConfigMaps (10,000 by default), all in one process:
 

@@ -1,4 +1,4 @@
-"""A small reconciler reading through ObjectCache while its API changes under it (DESIGN.md section 1, seed 4).
+"""A small reconciler reading through ObjectCache while its API changes under it (docs/design.md §1.3).
 
 It keeps one ConfigMap ``widget-<name>`` per Widget. The cache lives for the process; the lease decides only
 whether handlers are registered. On the embedded cluster it then survives, without a restart:

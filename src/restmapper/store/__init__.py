@@ -1,6 +1,6 @@
 """Objects and derived values kept fresh from the API server: :class:`ObjectCache` and :class:`GenerationCache`.
 
-:class:`ObjectCache` is what a controller reads objects through (DESIGN.md section 5.9): one self-healing
+:class:`ObjectCache` is what a controller reads objects through (docs/design.md §11): one self-healing
 :class:`Informer` per kind, for any kind a user can name, started on first use::
 
     from restmapper.store import ObjectCache
@@ -17,7 +17,7 @@ follows with one relist and no delete/add storm; when the kind stops being serve
 ``not_served`` (reads raise the mapper's no-match, handlers see deletes and are kept) and restarts by itself when
 the kind is back; a CRD recreated with a new UID or another scope replaces the old objects with the new ones.
 
-Leader election: informers live as long as the cache, **not** as long as a lease (DESIGN.md section 1, seed 4: an
+Leader election: informers live as long as the cache, **not** as long as a lease (docs/design.md §1.3: an
 informer started with the leader context dies with the lease and a stopped informer handed out later serves
 nothing). Keep one cache for the process; a leader-elected controller adds its handlers when it gains the lease
 and removes them when it loses it. A handler added to a synced informer gets ``on_add`` for every current object
@@ -32,7 +32,7 @@ first, so the new term starts from the full picture::
             finally:
                 cache.remove_handler(handle)
 
-:class:`GenerationCache` (DESIGN.md section 5.4) caches values derived from objects, rebuilt when an object's UID,
+:class:`GenerationCache` (docs/design.md §6) caches values derived from objects, rebuilt when an object's UID,
 generation or fingerprint changes; :meth:`ObjectCache.derived` keeps one in step with an informer.
 """
 

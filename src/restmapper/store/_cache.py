@@ -372,7 +372,7 @@ class ObjectCache:
         """Return a :class:`GenerationCache` of values derived from objects of ``kind``, kept in step with them.
 
         ``cache.get(obj)`` builds lazily and rebuilds when ``obj``'s UID, generation or ``fingerprint(obj)``
-        changed (DESIGN.md section 5.4); the informer's deletes (including a new UID replacing an object, and
+        changed (docs/design.md §6); the informer's deletes (including a new UID replacing an object, and
         deletes found by a relist or while the kind is not served) forget the entry and ``dispose`` its value.
 
         Raises:

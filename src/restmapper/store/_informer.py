@@ -508,7 +508,7 @@ class Informer:
                     self._state, self._no_match = "starting", None
                     self._counts["restarts"] += 1
                     self._changed()
-                self._reflector.failures = 0  # served again: start over with a fresh backoff (seed 004)
+                self._reflector.failures = 0  # served again: start over with a fresh backoff (§1.3)
             return mapping
         return None
 
