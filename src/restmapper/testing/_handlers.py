@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.model import GroupVersion
 from restmapper.testing import _documents as docs
+from restmapper.testing import _openapi as openapi
 from restmapper.testing._router import Reply, Request, Router
 from restmapper.testing.profile import ResourceSpec
 
@@ -27,6 +28,9 @@ def install(cluster: FakeCluster, router: Router) -> None:
     router.add("/api/{version}", h.core_version)
     router.add("/apis/{group}", h.group)
     router.add("/apis/{group}/{version}", h.group_version)
+    router.add("/openapi/v2", h.openapi_v2)
+    router.add("/openapi/v3", h.openapi_v3)
+    router.add("/openapi/v3/{rest*}", h.openapi_v3_gv)
     router.add("/api/{version}/{rest*}", h.core_resource, _ANY_METHOD)
     router.add("/apis/{group}/{version}/{rest*}", h.group_resource, _ANY_METHOD)
 
@@ -175,6 +179,43 @@ class _Handlers:
     def group_version(self, req: Request, p: dict[str, str]) -> Reply:
         return self._resource_list(req, GroupVersion(p["group"], p["version"]))
 
+    # --- OpenAPI ---------------------------------------------------------------------------------------------------
+
+    def _openapi_documents(self) -> dict[str, bytes]:
+        """Every served group version's OpenAPI v3 document, serialized (lock held; cached per revision)."""
+        c = self.c
+        key = (c._revision, "openapi", "v3")
+        cached = c._openapi_cache.get(key)
+        if cached is not None:
+            return cached
+        out: dict[str, bytes] = {}
+        for version, resources in c._core_versions():
+            out[openapi.gv_path("", version)] = docs.dumps(openapi.gv_document("", version, resources, custom=False))
+        for g in c._view():
+            for version, resources, custom in g.versions:
+                schemas = _crd_schemas(c, g.name, version) if custom else None
+                out[openapi.gv_path(g.name, version)] = docs.dumps(
+                    openapi.gv_document(g.name, version, resources, custom=custom, schemas=schemas))
+        c._openapi_cache.clear()
+        c._openapi_cache[key] = out
+        return out
+
+    def openapi_v3(self, req: Request, _p: dict[str, str]) -> Reply:
+        with self.c._lock:
+            return docs.json_reply(200, openapi.root_document(self._openapi_documents()))
+
+    def openapi_v3_gv(self, req: Request, p: dict[str, str]) -> Reply:
+        with self.c._lock:
+            body = self._openapi_documents().get(p["rest"].strip("/"))
+        if body is None:
+            return docs.not_found()
+        return 200, {"Content-Type": docs.JSON, "Etag": f'"{openapi.document_hash(body)}"'}, body
+
+    def openapi_v2(self, req: Request, _p: dict[str, str]) -> Reply:
+        if docs.negotiate(req.header("Accept"), ()) is None:
+            return docs.not_acceptable()
+        return docs.json_reply(200, openapi.swagger_document(self.c.git_version))
+
     # --- resource endpoints ---------------------------------------------------------------------------------------
 
     def core_resource(self, req: Request, p: dict[str, str]) -> Reply:
@@ -187,6 +228,20 @@ class _Handlers:
         from restmapper.testing._rest import handle_resource
 
         return handle_resource(self.c, req, gv, rest, self._lookup)
+
+
+def _crd_schemas(cluster: FakeCluster, group: str, version: str) -> dict[str, dict[str, Any]]:
+    """The ``openAPIV3Schema`` of each CRD kind served at ``group/version`` (lock held)."""
+    out: dict[str, dict[str, Any]] = {}
+    for crd in cluster._crds.values():
+        if crd["spec"]["group"] != group:
+            continue
+        kind = (crd.get("status", {}).get("acceptedNames") or crd["spec"]["names"])["kind"]
+        for v in crd["spec"]["versions"]:
+            schema = (v.get("schema") or {}).get("openAPIV3Schema")
+            if v["name"] == version and isinstance(schema, dict):
+                out[kind] = schema
+    return out
 
 
 def _aggregated_versions(cluster: FakeCluster) -> tuple[str, ...]:

@@ -224,6 +224,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self._revision = 0
         self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
         self._body_cache: dict[tuple[int, str, str], bytes] = {}
+        self._openapi_cache: dict[tuple[int, str, str], dict[str, bytes]] = {}
         if builtin:
             profile = load_builtin_profile()
             for gi, group in enumerate(profile.groups):
@@ -548,7 +549,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
                 merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
                                                          list(sv.resources), False)
         for crd in self._crds.values():
-            if crd["metadata"]["name"] in self._pending:
+            if not any(c.get("type") == "Established" and c.get("status") == "True"
+                       for c in crd.get("status", {}).get("conditions", ())):
                 continue  # apiextensions' discovery controller skips CRDs that are not Established
             group = crd["spec"]["group"]
             for v in crd["spec"]["versions"]:

@@ -10,6 +10,8 @@ Follows the "Server-Side Apply" reference (https://kubernetes.io/docs/reference/
   manager's is a **conflict** (409, reason ``Conflict``, one ``FieldManagerConflict`` cause per field) unless
   ``force=true``, which moves the field to the applier; equal values are shared;
 - fields the applier set last time and omits now are removed, unless another manager also owns them;
+- ``kubectl`` (the manager ``kubectl apply --server-side`` uses) takes over, without a conflict, fields listed in
+  the ``kubectl.kubernetes.io/last-applied-configuration`` annotation (the upgrade from client-side apply);
 - lists whose Kubernetes type declares a merge key (see :mod:`.patch`) are associative (items ``k:{"name":...}``),
   ``finalizers`` is a set (``v:"..."``); every other list is atomic (owned and replaced as a whole).
 
@@ -37,10 +39,12 @@ Path = tuple[str, ...]
 
 
 class ApplyConflict(Exception):
-    """An apply that would change fields another manager owns: ``conflicts`` is ``[(manager, apiVersion, field)]``."""
+    """An apply that would change fields another manager owns: ``conflicts`` is ``[(manager, apiVersion, field)]``,
+    ``paths`` the conflicting field paths."""
 
-    def __init__(self, conflicts: list[tuple[str, str, str]]) -> None:
+    def __init__(self, conflicts: list[tuple[str, str, str]], paths: set[Path] | None = None) -> None:
         self.conflicts = conflicts
+        self.paths = paths or set()
         n = len(conflicts)
         managers = sorted({m for m, _, _ in conflicts})
         if n == 1:
@@ -211,6 +215,15 @@ def _set_entries(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
         meta.pop("managedFields", None)
 
 
+def _last_applied_fields(obj: Mapping[str, Any]) -> set[Path]:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    try:
+        last = json.loads(annotations.get("kubectl.kubernetes.io/last-applied-configuration") or "null")
+    except ValueError:
+        return set()
+    return leaves(fields_of(last)) if isinstance(last, dict) else set()
+
+
 def apply(current: dict[str, Any] | None, config: dict[str, Any], *, manager: str, force: bool, api_version: str,
           now: str, subresource: str | None = None) -> dict[str, Any]:
     """Return the object after ``manager`` applies ``config`` to ``current`` (None: the object is created).
@@ -232,8 +245,10 @@ def apply(current: dict[str, Any] | None, config: dict[str, Any], *, manager: st
                 continue
             conflicts.append((str(entry.get("manager")), str(entry.get("apiVersion")), _field_text(path)))
             taken.add(path)
-    if conflicts and not force:
-        raise ApplyConflict(conflicts)
+    if conflicts and not force and not (manager == "kubectl" and taken <= _last_applied_fields(base)):
+        # kubectl's server-side apply takes over fields its client-side apply set (the last-applied-configuration
+        # annotation) without conflicts, as apimachinery's lastAppliedManager; any other manager must force.
+        raise ApplyConflict(conflicts, taken)
     out: dict[str, Any] = _merge(base, config)
     previous = leaves(mine.get("fieldsV1") or {}) if mine is not None else set()
     owned_by_others = set().union(*(leaves(e.get("fieldsV1") or {}) for e in others)) if others else set()
