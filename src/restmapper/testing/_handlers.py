@@ -93,7 +93,7 @@ class _Handlers:
             body = self._cached("apis", "legacy", lambda: {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
-                "groups": [docs.api_group(g.name, [v for v, _, _ in g.versions]) for g in view],
+                "groups": [docs.api_group(g.name, [v for v, _, _ in g.versions]) for g in c._legacy_view()],
             })
             return 200, {"Content-Type": docs.JSON}, body
 

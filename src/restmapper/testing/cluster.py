@@ -5,10 +5,11 @@ faults and a request log. :meth:`FakeCluster.handle` is the single HTTP entry po
 :mod:`restmapper.testing.server` (``responses`` mock and loopback server) only translate to and from it.
 
 Ordering mirrors kube-apiserver's aggregator: core first at ``/api``; ``/apis`` groups by group priority, highest
-first, ties by name (built-in groups keep the profile's order above everything else, CRD groups have priority
-1000, aggregated APIs added with :meth:`FakeCluster.add_api_resources` 100 by default); a group's priority is the
-highest of its versions'. Versions within a group by version priority, ties by Kubernetes version order
-(``version.CompareKubeAwareVersionStrings``); the first is the preferred version.
+first (built-in groups keep the profile's order above everything else, CRD groups have priority 1000, aggregated
+APIs added with :meth:`FakeCluster.add_api_resources` 100 by default); a group's priority is the highest of its
+versions'. Ties are broken by group name in aggregated discovery, and by APIService name (``<version>.<group>``)
+in the legacy ``APIGroupList`` (see :meth:`FakeCluster._legacy_view`). Versions within a group by version priority,
+ties by Kubernetes version order (``version.CompareKubeAwareVersionStrings``); the first is the preferred version.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from restmapper.testing._store import CRD_KEY, ObjectStore
 from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource
 from restmapper.testing.profile import (
     ResourceSpec,
-    SubresourceSpec,
     embedded_crd_manifests,
     load_builtin_profile,
+    specs_from_api_resources,
 )
 
 if TYPE_CHECKING:
@@ -113,26 +114,7 @@ class _StaticVersion:
 class _ServedGroup:
     name: str
     versions: tuple[tuple[str, tuple[ResourceSpec, ...], bool], ...]  # (version, resources, from CRDs)
-
-
-def _spec_from_api_resource(group_version: GroupVersion, parent: APIResource,
-                            subs: Sequence[APIResource]) -> ResourceSpec:
-    return ResourceSpec(
-        name=parent.name,
-        singular_name=parent.singular_name,
-        kind=parent.kind,
-        namespaced=parent.namespaced,
-        verbs=tuple(parent.verbs),
-        short_names=tuple(parent.short_names),
-        categories=tuple(parent.categories),
-        storage_version_hash=parent.storage_version_hash or "",
-        subresources=tuple(
-            SubresourceSpec(s.subresource or "", s.kind, tuple(s.verbs), s.group or "", s.version or "")
-            for s in subs
-        ),
-        response_group=group_version.group,
-        response_version=group_version.version,
-    )
+    legacy_rank: tuple[int, str] = (0, "")  # its best APIService's (-groupPriorityMinimum, name) for legacy /apis
 
 
 class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
@@ -169,21 +151,23 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         *,
         builtin: bool = True,
         crds: Iterable[Mapping[str, Any] | str] = (),
-        mode: str = "aggregated",
+        mode: str | None = None,
         base_url: str = "https://kube.restmapper.test",
-        git_version: str = "v1.35.0",
+        git_version: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         history_limit: int = 1000,
         bookmark_interval: float | None = 60.0,
+        release: str | None = None,
     ) -> None:
         """Create a cluster.
 
         Args:
-            builtin: serve the built-in API profile (core v1 and the named groups of a recent release).
-            crds: CRD manifests (dicts or YAML text) installed at once.
-            mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring).
+            builtin: serve the built-in API profile of ``release`` (core v1 and its named groups).
+            crds: CRD manifests (dicts or YAML text, several documents allowed) installed at once.
+            mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring); None: the
+                release's default (``1.35``: aggregated, ``1.27``: aggregated-v2beta1, ``1.20``: legacy).
             base_url: the URL the ``responses`` front end intercepts (no trailing slash needed).
-            git_version: what ``/version`` reports, e.g. ``v1.35.0``.
+            git_version: what ``/version`` reports, e.g. ``v1.35.0``; None: the release's.
             sleep: called with seconds for injected latency (inject a fake to keep tests fast).
             history_limit: how many watch events are kept; a watch from before the oldest gets 410 Gone.
             bookmark_interval: seconds between the ``BOOKMARK`` events a watch that allows them receives (the
@@ -197,9 +181,13 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         if history_limit < 1:
             raise InvalidArgumentError("history_limit must be at least 1")
         self._lock = threading.RLock()  # guards everything below; never held while sleeping
+        self._profile = load_builtin_profile(release) if builtin else None
+        self._modes = self._profile.modes if self._profile is not None else MODES
         self._mode = ""
-        self.mode = mode
+        self.mode = mode if mode is not None else self._modes[0]
         self.base_url = base_url.rstrip("/")
+        if git_version is None:
+            git_version = self._profile.git_version if self._profile is not None else "v1.35.0"
         self.git_version = git_version
         major, _, rest = git_version.lstrip("v").partition(".")
         minor = rest.partition(".")[0]
@@ -225,9 +213,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
         self._body_cache: dict[tuple[int, str, str], bytes] = {}
         self._openapi_cache: dict[tuple[int, str, str], dict[str, bytes]] = {}
-        if builtin:
-            profile = load_builtin_profile()
-            for gi, group in enumerate(profile.groups):
+        if self._profile is not None:
+            for gi, group in enumerate(self._profile.groups):
                 for vi, gv in enumerate(group.versions):
                     self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
@@ -242,13 +229,18 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     @classmethod
     def embedded(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster with the built-in profile and the embedded CRDs (cert-manager, cluster-api, argo-cd,
-        gateway-api, external-snapshotter); keyword arguments as the constructor."""
+        gateway-api, external-snapshotter); keyword arguments as the constructor, e.g. ``release="1.27"``."""
         return cls(builtin=True, crds=embedded_crd_manifests(), **kwargs)
 
     @classmethod
     def empty(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster serving nothing but ``/version`` and empty discovery documents."""
         return cls(builtin=False, **kwargs)
+
+    @property
+    def release(self) -> str | None:
+        """The Kubernetes release whose built-in API is served (``"1.35"``...), None without the built-in profile."""
+        return self._profile.release if self._profile is not None else None
 
     @property
     def mode(self) -> str:
@@ -259,6 +251,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     def mode(self, value: str) -> None:
         if value not in MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, got {value!r}")
+        if value not in self._modes:
+            raise InvalidArgumentError(f"release {self.release} serves {', '.join(self._modes)} discovery, not "
+                                       f"{value!r}")
         self._mode = value
 
     def _changed(self) -> None:
@@ -289,15 +284,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         gv = GroupVersion.parse(group_version)
         if not gv.version:
             raise InvalidArgumentError(f"group version {group_version!r} has no version")
-        parents = [r for r in resources if not r.is_subresource]
-        specs = []
-        for parent in parents:
-            subs = [r for r in resources if r.is_subresource and r.parent == parent.name]
-            specs.append(_spec_from_api_resource(GroupVersion("", ""), parent, subs))
-        orphans = {r.name for r in resources if r.is_subresource} - {
-            f"{p.name}/{s.subresource}" for p in parents for s in resources if s.parent == p.name}
-        if orphans:
-            raise InvalidArgumentError(f"subresources without a parent resource: {sorted(orphans)}")
+        specs = specs_from_api_resources(resources)
         with self._lock:
             versions = self._static.setdefault(gv.group, {})
             if preferred:
@@ -306,7 +293,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             else:
                 version_priority = versions[gv.version].version_priority if gv.version in versions \
                     else CRD_VERSION_PRIORITY
-            versions[gv.version] = _StaticVersion(tuple(specs), priority, version_priority)
+            versions[gv.version] = _StaticVersion(specs, priority, version_priority)
             self._aggregated.add(gv)
             self._changed()
 
@@ -564,12 +551,23 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         for group, by_version in merged.items():
             order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
             group_priority = max(by_version[v][0] for v in order)
+            legacy_rank = min((-by_version[v][0], f"{v}.{group}") for v in order)
             served.append((group_priority, group,
-                           tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order)))
+                           tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order), legacy_rank))
         served.sort(key=lambda t: (-t[0], t[1]))
-        view = tuple(_ServedGroup(name, versions) for _, name, versions in served)
+        view = tuple(_ServedGroup(name, versions, rank) for _, name, versions, rank in served)
         self._view_cache = (self._revision, view)
         return view
+
+    def _legacy_view(self) -> tuple[_ServedGroup, ...]:
+        """The named groups in legacy ``/apis`` order (lock held by caller).
+
+        kube-aggregator's ``/apis`` sorts APIServices by ``groupPriorityMinimum`` (highest first), ties by APIService
+        name (``<version>.<group>``), and lists each group where its first APIService falls
+        (``SortedByGroupAndVersion``); aggregated discovery sorts groups by their highest priority, ties by group
+        name. The two differ for groups of equal priority (``v1.b.io`` sorts before ``v1beta1.a.io``).
+        """
+        return tuple(sorted(self._view(), key=lambda g: g.legacy_rank))
 
     def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
         versions = self._static.get("", {})
