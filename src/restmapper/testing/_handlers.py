@@ -5,6 +5,7 @@ Resource endpoints (objects, watches) are answered by :mod:`restmapper.testing._
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from restmapper.model import GroupVersion
@@ -38,15 +39,16 @@ def install(cluster: FakeCluster, router: Router) -> None:
 class _Handlers:
     def __init__(self, cluster: FakeCluster) -> None:
         self.c = cluster
+        self.i = cluster.internals
 
     # --- /version --------------------------------------------------------------------------------------------
 
     def version(self, _req: Request, _p: dict[str, str]) -> Reply:
-        c = self.c
+        major, minor, git_version = self.i.version_info()
         return docs.json_reply(200, {
-            "major": c._major,
-            "minor": c._minor,
-            "gitVersion": c.git_version,
+            "major": major,
+            "minor": minor,
+            "gitVersion": git_version,
             "gitCommit": "0000000000000000000000000000000000000000",
             "gitTreeState": "clean",
             "buildDate": "2026-01-01T00:00:00Z",
@@ -62,66 +64,40 @@ class _Handlers:
 
     def api(self, req: Request, _p: dict[str, str]) -> Reply:
         c = self.c
-        with c._lock:
+        with self.i.lock:
             choice = docs.negotiate(req.header("Accept"), _aggregated_versions(c))
             if choice is None:
                 return docs.not_acceptable()
-            core = c._core_versions()
+            core = self.i.core_versions()
             if choice:
                 body = self._cached("api", choice, lambda: docs.aggregated_list(
-                    [self._aggregated_group("", core)] if core else [], choice))
+                    [("", core)] if core else [], self._stale(), choice))
                 return self._aggregated_reply(req, choice, body)
-            return docs.json_reply(200, {
-                "kind": "APIVersions",
-                "versions": [v for v, _ in core],
-                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
-                                                "serverAddress": self._server_address(req)}],
-            })
+            return docs.json_reply(200, docs.api_versions([v for v, _ in core], self._server_address(req)))
 
     def apis(self, req: Request, _p: dict[str, str]) -> Reply:
         c = self.c
-        with c._lock:
+        with self.i.lock:
             choice = docs.negotiate(req.header("Accept"), _aggregated_versions(c))
             if choice is None:
                 return docs.not_acceptable()
-            view = c._view()
             if choice:
                 body = self._cached("apis", choice, lambda: docs.aggregated_list(
-                    [self._aggregated_group(g.name, [(v, r) for v, r, _ in g.versions], crd_flags=[
-                        f for _, _, f in g.versions]) for g in view], choice))
+                    [(g.name, [(v, _discovery_order(r, crd)) for v, r, crd in g.versions])
+                     for g in self.i.served_groups()], self._stale(), choice))
                 return self._aggregated_reply(req, choice, body)
-            body = self._cached("apis", "legacy", lambda: {
-                "kind": "APIGroupList",
-                "apiVersion": "v1",
-                "groups": [docs.api_group(g.name, [v for v, _, _ in g.versions]) for g in c._legacy_view()],
-            })
+            body = self._cached("apis", "legacy", lambda: docs.api_group_list(
+                [(g.name, [v for v, _, _ in g.versions]) for g in self.i.served_groups(legacy=True)]))
             return 200, {"Content-Type": docs.JSON}, body
 
     def _cached(self, doc: str, flavour: str, build: Any) -> bytes:
-        key = (self.c._revision, doc, flavour)
-        body = self.c._body_cache.get(key)
-        if body is None:
-            body = docs.dumps(build())
-            self.c._body_cache[key] = body
+        body: bytes = self.i.cached(("body", doc, flavour), lambda: docs.dumps(build()))
         return body
 
-    def _aggregated_group(self, name: str, versions: list[tuple[str, tuple[ResourceSpec, ...]]],
-                          crd_flags: list[bool] | None = None) -> dict[str, Any]:
-        out = []
-        for i, (version, resources) in enumerate(versions):
-            if GroupVersion(name, version) in self.c._stale:
-                out.append({"version": version, "freshness": "Stale"})
-                continue
-            ordered = list(resources)
-            if crd_flags and crd_flags[i]:
-                # The CRD discovery controller sorts a CRD group version's resources by name.
-                ordered.sort(key=lambda r: r.name)
-            entry: dict[str, Any] = {"version": version}
-            if ordered:
-                entry["resources"] = [docs.aggregated_resource(r) for r in ordered]
-            entry["freshness"] = "Current"
-            out.append(entry)
-        return {"metadata": {"name": name} if name else {}, "versions": out}
+    def _stale(self) -> set[GroupVersion]:
+        return {GroupVersion(g.name, v) for g in self.i.served_groups() for v, _, _ in g.versions
+                if self.i.is_stale(GroupVersion(g.name, v))} | {
+            GroupVersion("", v) for v, _ in self.i.core_versions() if self.i.is_stale(GroupVersion("", v))}
 
     def _aggregated_reply(self, req: Request, version: str, body: bytes) -> Reply:
         headers = docs.aggregated_headers(version, body)
@@ -134,44 +110,40 @@ class _Handlers:
     # --- /apis/<group> and group versions ------------------------------------------------------------------------
 
     def group(self, req: Request, p: dict[str, str]) -> Reply:
-        c = self.c
         if docs.negotiate(req.header("Accept"), ()) is None:
             return docs.not_acceptable()
-        with c._lock:
-            for g in c._view():
+        with self.i.lock:
+            for g in self.i.served_groups():
                 if g.name == p["group"]:
-                    doc = {"kind": "APIGroup", "apiVersion": "v1",
-                           **docs.api_group(g.name, [v for v, _, _ in g.versions])}
-                    return docs.json_reply(200, doc)
+                    return docs.json_reply(200, docs.api_group(g.name, [v for v, _, _ in g.versions]))
         return docs.not_found()
 
     def _lookup(self, gv: GroupVersion) -> tuple[Reply | None, tuple[ResourceSpec, ...]]:
         """Return (error reply, ()) or (None, resources) for a group version's own path (lock held)."""
-        c = self.c
-        if gv in c._gone:
+        if self.i.is_gone(gv):
             return docs.not_found(), ()
         if gv.group == "":
-            versions = dict(c._core_versions())
+            versions = dict(self.i.core_versions())
             resources = versions.get(gv.version)
         else:
             resources = None
-            for g in c._view():
+            for g in self.i.served_groups():
                 if g.name == gv.group:
                     resources = next((r for v, r, _ in g.versions if v == gv.version), None)
         if resources is None:
             return docs.not_found(), ()
-        if gv in c._stale:
+        if self.i.is_stale(gv):
             return docs.text_reply(503, "the server is currently unable to handle the request"), ()
         return None, resources
 
     def _resource_list(self, req: Request, gv: GroupVersion) -> Reply:
         if docs.negotiate(req.header("Accept"), ()) is None:
             return docs.not_acceptable()
-        with self.c._lock:
+        with self.i.lock:
             error, resources = self._lookup(gv)
             if error is not None:
                 return error
-            return docs.json_reply(200, docs.resource_list(str(gv), resources, core=gv.group == ""))
+            return docs.json_reply(200, docs.resource_list(gv, resources))
 
     def core_version(self, req: Request, p: dict[str, str]) -> Reply:
         return self._resource_list(req, GroupVersion("", p["version"]))
@@ -183,29 +155,26 @@ class _Handlers:
 
     def _openapi_documents(self) -> dict[str, bytes]:
         """Every served group version's OpenAPI v3 document, serialized (lock held; cached per revision)."""
-        c = self.c
-        key = (c._revision, "openapi", "v3")
-        cached = c._openapi_cache.get(key)
-        if cached is not None:
-            return cached
+        documents: dict[str, bytes] = self.i.cached(("openapi", "v3"), self._build_openapi_documents)
+        return documents
+
+    def _build_openapi_documents(self) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
-        for version, resources in c._core_versions():
+        for version, resources in self.i.core_versions():
             out[openapi.gv_path("", version)] = docs.dumps(openapi.gv_document("", version, resources, custom=False))
-        for g in c._view():
+        for g in self.i.served_groups():
             for version, resources, custom in g.versions:
-                schemas = _crd_schemas(c, g.name, version) if custom else None
+                schemas = _crd_schemas(self.i.crds(), g.name, version) if custom else None
                 out[openapi.gv_path(g.name, version)] = docs.dumps(
                     openapi.gv_document(g.name, version, resources, custom=custom, schemas=schemas))
-        c._openapi_cache.clear()
-        c._openapi_cache[key] = out
         return out
 
     def openapi_v3(self, req: Request, _p: dict[str, str]) -> Reply:
-        with self.c._lock:
+        with self.i.lock:
             return docs.json_reply(200, openapi.root_document(self._openapi_documents()))
 
     def openapi_v3_gv(self, req: Request, p: dict[str, str]) -> Reply:
-        with self.c._lock:
+        with self.i.lock:
             body = self._openapi_documents().get(p["rest"].strip("/"))
         if body is None:
             return docs.not_found()
@@ -230,10 +199,10 @@ class _Handlers:
         return handle_resource(self.c, req, gv, rest, self._lookup)
 
 
-def _crd_schemas(cluster: FakeCluster, group: str, version: str) -> dict[str, dict[str, Any]]:
+def _crd_schemas(crds: Mapping[str, dict[str, Any]], group: str, version: str) -> dict[str, dict[str, Any]]:
     """The ``openAPIV3Schema`` of each CRD kind served at ``group/version`` (lock held)."""
     out: dict[str, dict[str, Any]] = {}
-    for crd in cluster._crds.values():
+    for crd in crds.values():
         if crd["spec"]["group"] != group:
             continue
         kind = (crd.get("status", {}).get("acceptedNames") or crd["spec"]["names"])["kind"]
@@ -242,6 +211,11 @@ def _crd_schemas(cluster: FakeCluster, group: str, version: str) -> dict[str, di
             if v["name"] == version and isinstance(schema, dict):
                 out[kind] = schema
     return out
+
+
+def _discovery_order(resources: tuple[ResourceSpec, ...], crd: bool) -> tuple[ResourceSpec, ...]:
+    """The CRD discovery controller sorts a CRD group version's resources by name; built-in ones keep theirs."""
+    return tuple(sorted(resources, key=lambda r: r.name)) if crd else resources
 
 
 def _aggregated_versions(cluster: FakeCluster) -> tuple[str, ...]:

@@ -92,7 +92,7 @@ def _bad_request(message: str) -> Reply:
 def storage_key(cluster: FakeCluster, gv: GroupVersion, spec: ResourceSpec) -> str:
     """Return where objects of ``spec`` at ``gv`` are stored: the CRD name for custom resources (so a renamed
     accepted plural keeps its objects), else ``resource.group`` (``configmaps`` for core). Lock held."""
-    for name, crd in cluster._crds.items():
+    for name, crd in cluster.internals.crds().items():
         names = crd.get("status", {}).get("acceptedNames") or crd["spec"]["names"]
         if crd["spec"]["group"] == gv.group and names["plural"] == spec.name:
             return name
@@ -113,8 +113,8 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
         namespace, parts = parts[1], parts[2:]
     if not parts or len(parts) > 3:
         return docs.not_found()
-    with cluster._lock:
-        cluster._sync_apiservices()
+    with cluster.internals.lock:
+        cluster.internals.sync_apiservices()
         error, resources = lookup(gv)
         spec = next((r for r in resources if r.name == parts[0]), None)
         if spec is None:
@@ -123,7 +123,7 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
                 return error if error is not None else docs.not_found()
             spec = always[1]
         key = storage_key(cluster, gv, spec)
-        custom = key in cluster._crds
+        custom = key in cluster.internals.crds()
     if namespace is not None and not spec.namespaced:
         return docs.not_found()
     sub = parts[2] if len(parts) == 3 else None
@@ -164,14 +164,14 @@ def _error(exc: APIError) -> Reply:
 
 def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
     try:
-        with cluster._lock:
+        with cluster.internals.lock:
             return _dispatch_locked(cluster, req, t, verb)
     except APIError as exc:
         return _error(exc)
 
 
 def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
-    bucket = cluster._store.bucket(t.key)
+    bucket = cluster.internals.store.bucket(t.key)
     res = _resource(t)
     if verb == "deletecollection":
         options = delete_options(req.query, req.body)
@@ -179,7 +179,7 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
         shown = [_shown(_delete(cluster, t, res, obj, options), t) for obj in items]
         return docs.json_reply(200, {
             "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
-            "metadata": {"resourceVersion": str(cluster._store.resource_version)}, "items": shown,
+            "metadata": {"resourceVersion": str(cluster.internals.store.resource_version)}, "items": shown,
         })
     if verb == "list":
         return _list(cluster, req, t)
@@ -213,7 +213,7 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
 
 
 def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
-    store = cluster._store
+    store = cluster.internals.store
     q = req.query
     label_selector, field_selector = q.get("labelSelector"), q.get("fieldSelector")
     selected = compile_selectors(label_selector, field_selector)
@@ -271,15 +271,15 @@ def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Rep
 
 def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
     name = new["metadata"]["name"]
-    if object_key(t.namespace, name) in cluster._store.bucket(t.key):
+    if object_key(t.namespace, name) in cluster.internals.store.bucket(t.key):
         return _status(409, "AlreadyExists", f'{t.qualified} "{name}" already exists', t.details(name))
     if t.key == CRD_KEY:
         try:
             crd_name = cluster.add_crd(new)
         except InvalidCRDError as exc:
             return _status(422, "Invalid", str(exc), {"name": name, "group": t.gv.group, "kind": t.spec.name})
-        return docs.json_reply(201, _shown(cluster._crds[crd_name], t))
-    stored, _ = cluster._store.put(t.key, new)
+        return docs.json_reply(201, _shown(cluster.internals.crds()[crd_name], t))
+    stored, _ = cluster.internals.store.put(t.key, new)
     return docs.json_reply(201, _shown(stored, t))
 
 
@@ -289,14 +289,14 @@ def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new:
             name = cluster.update_crd(new)
         except InvalidCRDError as exc:
             return _status(422, "Invalid", str(exc), t.details(t.name or ""))
-        return docs.json_reply(200, _shown(cluster._crds[name], t))
+        return docs.json_reply(200, _shown(cluster.internals.crds()[name], t))
     meta = new["metadata"]
     if "deletionTimestamp" in meta and not meta.get("finalizers"):
         # The last finalizer is gone: the registry removes the object (watchers see DELETED).
-        removed = cluster._store.remove(t.key, meta.get("namespace"), meta["name"])
+        removed = cluster.internals.store.remove(t.key, meta.get("namespace"), meta["name"])
         assert removed is not None
         return docs.json_reply(200, _shown(removed, t))
-    stored, _ = cluster._store.put(t.key, new)
+    stored, _ = cluster.internals.store.put(t.key, new)
     return docs.json_reply(200, _shown(stored, t))
 
 
@@ -311,9 +311,9 @@ def _delete(cluster: FakeCluster, t: Target, res: Resource, current: dict[str, A
     if held is not None:
         if held is current:
             return current
-        stored, _ = cluster._store.put(t.key, held, bump_generation=None)
+        stored, _ = cluster.internals.store.put(t.key, held, bump_generation=None)
         return stored
-    removed = cluster._store.remove(t.key, meta.get("namespace"), meta["name"])
+    removed = cluster.internals.store.remove(t.key, meta.get("namespace"), meta["name"])
     assert removed is not None
     return removed
 
@@ -333,8 +333,8 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     if rv not in ("", "0") and not rv.isdigit():
         return _bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer')
     try:
-        with cluster._lock:
-            options = watch_options(q, cluster._store.resource_version)
+        with cluster.internals.lock:
+            options = watch_options(q, cluster.internals.store.resource_version)
     except ListOptionsError as exc:
         return exc.reply
     try:
@@ -348,5 +348,5 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
         timeout=max(timeout, 0.0), initial_events=options.initial_events,
         bookmark_interval=cluster.bookmark_interval,
     )
-    stream = WatchStream(cluster._store, spec, mock_wait=cluster.mock_watch_wait)
+    stream = WatchStream(cluster.internals.store, spec, mock_wait=cluster.mock_watch_wait)
     return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion, version_priority_key
@@ -117,6 +117,73 @@ class _ServedGroup:
     legacy_rank: tuple[int, str] = (0, "")  # its best APIService's (-groupPriorityMinimum, name) for legacy /apis
 
 
+T = TypeVar("T")
+
+
+class ClusterInternals:
+    """The small internal API of a :class:`FakeCluster` that the kit's own layers use (handlers, REST, watch,
+    server); not a public API. Every method is called with :attr:`lock` held unless it says otherwise."""
+
+    def __init__(self, cluster: FakeCluster) -> None:
+        self._cluster = cluster
+        self._cache: dict[tuple[str, ...], tuple[int, Any]] = {}
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The cluster's lock (re-entrant; also the lock of the store's condition)."""
+        return self._cluster._lock
+
+    @property
+    def store(self) -> ObjectStore:
+        """The object store (objects, resourceVersions, watch history)."""
+        return self._cluster._store
+
+    def version_info(self) -> tuple[str, str, str]:
+        """``(major, minor, gitVersion)`` for ``/version``."""
+        c = self._cluster
+        return c._major, c._minor, c.git_version
+
+    def core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
+        """The core group's versions, preferred first, with their resources."""
+        return self._cluster._core_versions()
+
+    def served_groups(self, *, legacy: bool = False) -> tuple[_ServedGroup, ...]:
+        """The named groups in aggregated discovery order, or in legacy ``/apis`` order."""
+        return self._cluster._legacy_view() if legacy else self._cluster._view()
+
+    def crds(self) -> Mapping[str, dict[str, Any]]:
+        """The stored CRD objects by name (live objects: never mutate them)."""
+        return self._cluster._crds
+
+    def is_stale(self, gv: GroupVersion) -> bool:
+        """True when ``gv``'s APIService is unavailable (see :meth:`FakeCluster.set_stale`)."""
+        return gv in self._cluster._stale
+
+    def is_gone(self, gv: GroupVersion) -> bool:
+        """True when ``gv`` is listed but its own path answers 404 (:meth:`FakeCluster.set_listed_but_gone`)."""
+        return gv in self._cluster._gone
+
+    def cached(self, key: tuple[str, ...], build: Callable[[], T]) -> T:
+        """Return ``build()``, memoized until what is served changes (documents derived from the served API)."""
+        revision = self._cluster._revision
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == revision:
+            return hit[1]  # type: ignore[no-any-return]
+        if hit is not None or len(self._cache) > 64:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] == revision}
+        value = build()
+        self._cache[key] = (revision, value)
+        return value
+
+    def sync_apiservices(self) -> None:
+        """Bring the APIService objects in line with what is served (cheap when nothing changed)."""
+        self._cluster._sync_apiservices()
+
+    def wake_watchers(self) -> None:
+        """Wake every waiting watch stream (takes the lock itself)."""
+        self._cluster._wake_watchers()
+
+
 class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
 
@@ -141,6 +208,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``.
 
     Attributes:
+        internals: the kit's internal API of this cluster (:class:`ClusterInternals`), for the kit's own layers.
         bookmark_interval: seconds between periodic watch bookmarks (see the constructor); may be changed.
         mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
             none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
@@ -211,8 +279,6 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self.requests: list[RecordedRequest] = []
         self._revision = 0
         self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
-        self._body_cache: dict[tuple[int, str, str], bytes] = {}
-        self._openapi_cache: dict[tuple[int, str, str], dict[str, bytes]] = {}
         if self._profile is not None:
             for gi, group in enumerate(self._profile.groups):
                 for vi, gv in enumerate(group.versions):
@@ -221,6 +287,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)
+        self.internals = ClusterInternals(self)
         self._router = Router(lambda _r: docs.page_not_found(), lambda _r: docs.method_not_allowed())
         self._add_routes(self._router)
 
@@ -259,7 +326,6 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     def _changed(self) -> None:
         self._revision += 1
         self._view_cache = None
-        self._body_cache.clear()
         self._apiservices_dirty = True
         self._store.cond.notify_all()  # watch streams sync APIServices when they wake
 
