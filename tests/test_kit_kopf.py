@@ -4,11 +4,10 @@ sees a created object, runs its handler and writes its progress back (annotation
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from kit_helpers import wait_until
 
 from restmapper.testing import FakeCluster
 
@@ -22,16 +21,6 @@ OPERATOR = textwrap.dedent('''
         logger.info("handled %s/%s", namespace, name)
         return {"seen": name}
 ''')
-
-
-def wait_until(predicate: Any, timeout: float = 60.0) -> bool:
-    """Bounded polling of state the operator changes from its own threads (a safety net, not a race sleep)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_kopf_runner_sees_a_created_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

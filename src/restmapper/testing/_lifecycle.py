@@ -31,8 +31,8 @@ from restmapper.testing.crd import (
 if TYPE_CHECKING:
     import threading
 
+    from restmapper.testing._served import StaticVersion as _StaticVersion
     from restmapper.testing._store import ObjectStore
-    from restmapper.testing.cluster import _StaticVersion
 
 _NAME_FIELDS = {"plural": "plural", "singular": "singular", "kind": "kind", "list_kind": "listKind",
                 "listKind": "listKind", "short_names": "shortNames", "shortNames": "shortNames",

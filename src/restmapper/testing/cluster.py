@@ -22,13 +22,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError
-from restmapper.model import APIResource, GroupVersion, version_priority_key
+from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
+from restmapper.testing import _served as served
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._objects import ObjectsMixin
 from restmapper.testing._router import Request, Router, StreamBody
+from restmapper.testing._served import ServedGroup
+from restmapper.testing._served import StaticVersion as _StaticVersion
 from restmapper.testing._store import CRD_KEY, ObjectStore
-from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource
+from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
     ResourceSpec,
     embedded_crd_manifests,
@@ -103,20 +106,6 @@ class Fault:
         return self.times is not None and self.hits >= self.times
 
 
-@dataclass
-class _StaticVersion:
-    resources: tuple[ResourceSpec, ...]
-    group_priority: int
-    version_priority: int
-
-
-@dataclass(frozen=True)
-class _ServedGroup:
-    name: str
-    versions: tuple[tuple[str, tuple[ResourceSpec, ...], bool], ...]  # (version, resources, from CRDs)
-    legacy_rank: tuple[int, str] = (0, "")  # its best APIService's (-groupPriorityMinimum, name) for legacy /apis
-
-
 T = TypeVar("T")
 
 
@@ -147,7 +136,7 @@ class ClusterInternals:
         """The core group's versions, preferred first, with their resources."""
         return self._cluster._core_versions()
 
-    def served_groups(self, *, legacy: bool = False) -> tuple[_ServedGroup, ...]:
+    def served_groups(self, *, legacy: bool = False) -> tuple[ServedGroup, ...]:
         """The named groups in aggregated discovery order, or in legacy ``/apis`` order."""
         return self._cluster._legacy_view() if legacy else self._cluster._view()
 
@@ -278,7 +267,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self._faults: list[Fault] = []
         self.requests: list[RecordedRequest] = []
         self._revision = 0
-        self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
+        self._view_cache: tuple[int, tuple[ServedGroup, ...]] | None = None
         if self._profile is not None:
             for gi, group in enumerate(self._profile.groups):
                 for vi, gv in enumerate(group.versions):
@@ -590,52 +579,17 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
 
     # --- the served view -----------------------------------------------------------------------------------------
 
-    def _view(self) -> tuple[_ServedGroup, ...]:
-        """The named groups in server order, each with its versions in priority order (lock held by caller)."""
+    def _view(self) -> tuple[ServedGroup, ...]:
+        """The named groups in aggregated discovery order (lock held by caller; cached per revision)."""
         if self._view_cache is not None and self._view_cache[0] == self._revision:
             return self._view_cache[1]
-        merged: dict[str, dict[str, tuple[int, int, list[ResourceSpec], bool]]] = {}
-        for group, versions in self._static.items():
-            if group == "":
-                continue
-            for version, sv in versions.items():
-                merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
-                                                         list(sv.resources), False)
-        for crd in self._crds.values():
-            if not any(c.get("type") == "Established" and c.get("status") == "True"
-                       for c in crd.get("status", {}).get("conditions", ())):
-                continue  # apiextensions' discovery controller skips CRDs that are not Established
-            group = crd["spec"]["group"]
-            for v in crd["spec"]["versions"]:
-                res = crd_resource(crd, v["name"])
-                if res is None:
-                    continue
-                entry = merged.setdefault(group, {}).setdefault(
-                    v["name"], (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, [], True))
-                entry[2].append(res)
-        served = []
-        for group, by_version in merged.items():
-            order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
-            group_priority = max(by_version[v][0] for v in order)
-            legacy_rank = min((-by_version[v][0], f"{v}.{group}") for v in order)
-            served.append((group_priority, group,
-                           tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order), legacy_rank))
-        served.sort(key=lambda t: (-t[0], t[1]))
-        view = tuple(_ServedGroup(name, versions, rank) for _, name, versions, rank in served)
+        view = served.named_groups(self._static, self._crds.values())
         self._view_cache = (self._revision, view)
         return view
 
-    def _legacy_view(self) -> tuple[_ServedGroup, ...]:
-        """The named groups in legacy ``/apis`` order (lock held by caller).
-
-        kube-aggregator's ``/apis`` sorts APIServices by ``groupPriorityMinimum`` (highest first), ties by APIService
-        name (``<version>.<group>``), and lists each group where its first APIService falls
-        (``SortedByGroupAndVersion``); aggregated discovery sorts groups by their highest priority, ties by group
-        name. The two differ for groups of equal priority (``v1.b.io`` sorts before ``v1beta1.a.io``).
-        """
-        return tuple(sorted(self._view(), key=lambda g: g.legacy_rank))
+    def _legacy_view(self) -> tuple[ServedGroup, ...]:
+        """The named groups in legacy ``/apis`` order (lock held by caller); see :func:`served.legacy_order`."""
+        return served.legacy_order(self._view())
 
     def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
-        versions = self._static.get("", {})
-        order = sorted(versions, key=lambda v: (-versions[v].version_priority, version_priority_key(v)))
-        return [(v, versions[v].resources) for v in order]
+        return served.core_versions(self._static)
