@@ -247,3 +247,29 @@ def test_delete_options_are_validated_and_preconditions_checked(cluster: FakeClu
         name = "a" if policy == "Orphan" else "b"
         status, doc = call(cluster, "DELETE", CMS + "/" + name, propagationPolicy=policy)
         assert status == 200 and cluster.get_object("configmaps", name, "default") is None
+
+
+def test_deleting_a_namespace_terminates_it_until_its_objects_are_gone(cluster: FakeCluster) -> None:
+    """Namespaces concept page ("Deleting a namespace"): the namespace goes ``Terminating``, everything in it is
+    deleted; an object held by a finalizer keeps the namespace until the finalizer is removed."""
+    cluster.apply_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"},
+                          "spec": {"finalizers": ["kubernetes"]}})
+    cluster.apply_object({**cm("held"), "metadata": {"name": "held", "namespace": "other", "finalizers": ["x/y"]}})
+    status, doc = call(cluster, "DELETE", "/api/v1/namespaces/other")
+    assert status == 200 and doc["status"]["phase"] == "Terminating" and doc["metadata"]["deletionTimestamp"]
+    assert cluster.get_object("configmaps", "d", "other") is None  # deleted by the namespace controller
+    held = cluster.get_object("configmaps", "held", "other")
+    assert held is not None and held["metadata"]["deletionTimestamp"]
+    assert cluster.get_object("namespaces", "other") is not None
+    status, _ = call(cluster, "PATCH", "/api/v1/namespaces/other/configmaps/held", {"metadata": {"finalizers": None}},
+                     "application/merge-patch+json")
+    assert status == 200
+    assert cluster.get_object("configmaps", "held", "other") is None
+    assert cluster.get_object("namespaces", "other") is None
+
+
+def test_deleting_an_empty_namespace_removes_it_at_once(cluster: FakeCluster) -> None:
+    cluster.apply_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "empty"},
+                          "spec": {"finalizers": ["kubernetes"]}})
+    status, _ = call(cluster, "DELETE", "/api/v1/namespaces/empty")
+    assert status == 200 and cluster.get_object("namespaces", "empty") is None

@@ -12,7 +12,8 @@ rewritten). ``customresourcedefinitions`` writes go through the CRD lifecycle (P
 ``apiservices``' endpoints answer even on a cluster whose discovery does not list them. APIServices are read-only
 here (they follow what is served; use ``set_available``). Lists and watches honour ``resourceVersion``,
 ``resourceVersionMatch``, ``limit``/``continue`` and ``sendInitialEvents`` (see :mod:`restmapper.testing._list`).
-Not modelled: admission (a namespace need not exist), finalizers and graceful deletion, server-side apply.
+Writes, patches, server-side apply, finalizers and namespace deletion follow :mod:`restmapper.testing.objects`. Not
+modelled: admission (a namespace need not exist to create objects in it), graceful deletion periods.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from restmapper.testing._router import Reply, Request
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, object_key
 from restmapper.testing._watch import WatchSpec, WatchStream
 from restmapper.testing.crd import InvalidCRDError
+from restmapper.testing.objects.namespaces import NAMESPACES_KEY, finish_namespace, terminate_namespace
 from restmapper.testing.objects.selectors import SelectorError, compile_selectors
 from restmapper.testing.objects.writes import (
     APPLY_PATCH,
@@ -290,13 +292,18 @@ def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new:
         except InvalidCRDError as exc:
             return _status(422, "Invalid", str(exc), t.details(t.name or ""))
         return docs.json_reply(200, _shown(cluster.internals.crds()[name], t))
+    store = cluster.internals.store
     meta = new["metadata"]
     if "deletionTimestamp" in meta and not meta.get("finalizers"):
         # The last finalizer is gone: the registry removes the object (watchers see DELETED).
-        removed = cluster.internals.store.remove(t.key, meta.get("namespace"), meta["name"])
+        if t.key == NAMESPACES_KEY:
+            stored, _ = store.put(t.key, new, bump_generation=None)
+            return docs.json_reply(200, _shown(finish_namespace(store, meta["name"]) or stored, t))
+        removed = store.remove(t.key, meta.get("namespace"), meta["name"])
         assert removed is not None
+        finish_namespace(store, meta.get("namespace"))
         return docs.json_reply(200, _shown(removed, t))
-    stored, _ = cluster.internals.store.put(t.key, new)
+    stored, _ = store.put(t.key, new)
     return docs.json_reply(200, _shown(stored, t))
 
 
@@ -307,14 +314,18 @@ def _delete(cluster: FakeCluster, t: Target, res: Resource, current: dict[str, A
         last = copy.deepcopy(current)
         cluster.delete_crd(meta["name"])
         return last
+    store = cluster.internals.store
     held = mark_deleting(res, current, options, now_timestamp())
+    if t.key == NAMESPACES_KEY:
+        return terminate_namespace(store, current, now_timestamp())
     if held is not None:
         if held is current:
             return current
-        stored, _ = cluster.internals.store.put(t.key, held, bump_generation=None)
+        stored, _ = store.put(t.key, held, bump_generation=None)
         return stored
-    removed = cluster.internals.store.remove(t.key, meta.get("namespace"), meta["name"])
+    removed = store.remove(t.key, meta.get("namespace"), meta["name"])
     assert removed is not None
+    finish_namespace(store, meta.get("namespace"))
     return removed
 
 
