@@ -3,23 +3,31 @@
 
 Usage (from the repository root, with ``../shared/fixtures`` present)::
 
-    python scripts/gen_profile.py            # rewrite src/restmapper/testing/data/*.txt
+    python scripts/gen_profile.py            # rewrite src/restmapper/testing/data/
     python scripts/gen_profile.py --check    # exit 1 if the committed files differ from a fresh generation
 
-Sources and which one wins:
+Each release profile (``data/profiles/<release>.json``) holds real discovery documents, in the legacy form the
+``restmapper.wire`` parsers read: ``api`` (``APIVersions``), ``apis`` (``APIGroupList``: group order and version
+order, preferred first) and ``resources`` (one ``APIResourceList`` per group version, ``v1`` for core), plus
+``release``, ``gitVersion`` and the discovery ``modes`` that release serves (the first is its default).
+Documents are parsed with ``restmapper.wire`` and written back with its encoders, so the data is exactly what
+the parsers accept.
 
-- Named groups come from ``discovery/aggregated_v2.json``: it is the newest document that describes the whole
-  server at one instant (group order, version order with the preferred version first, resources, subresources
-  and their response kinds). ``apis.json`` is a slightly different snapshot (it lists ``lifecycle.k8s.io``,
-  absent from the aggregated document); it is *not* used, so that ``/apis`` (legacy) and the aggregated
-  documents served by the fake cluster always agree, as they do on a real server.
-- The core group ``v1`` exists only in ``discovery/api__v1.json`` (the aggregated document is the ``/apis`` one).
-- ``storageVersionHash`` values are not in aggregated documents; they are taken from the per-group-version legacy
-  files (``apis__<group>__<version>.json``) when that file lists the resource with a hash, and left out otherwise.
-- Embedded CRDs come from the ``*.names.json`` summaries next to the CRD manifests in ``crds/`` (names, scope,
-  per-version served/storage/subresources: all discovery needs; schemas are not kept).
+Sources, per release:
 
-The output is our own line format, documented in ``src/restmapper/testing/profile.py``.
+- ``1.35`` (aggregated v2, v2beta1 and legacy): named groups from ``discovery/aggregated_v2.json`` (the newest
+  document describing the whole server at one instant; ``apis.json`` is a slightly different snapshot and is not
+  used, so that legacy and aggregated discovery agree as on a real server); core ``v1`` from ``api__v1.json``;
+  ``storageVersionHash`` from the per-group-version legacy files where they list it.
+- ``1.27`` (the aggregated ``v2beta1`` era, 1.26-1.32: v2beta1 and legacy): named groups from
+  ``discovery/aggregated_v2beta1.json`` (an older snapshot served as v2beta1), core ``v1`` from ``api__v1.json``.
+- ``1.20`` (legacy discovery only): the complete legacy tree of a real v1.20.4 server
+  (``captures/cben-kubernetes-discovery-samples/k0s-v0.11.0``), without its two CRD groups (``*.projectcalico.org``,
+  ``*.k0sproject.io``), which are not built in.
+
+Embedded CRDs (``data/embedded-crds.json``) are minimal ``apiextensions.k8s.io/v1`` manifests (names, scope,
+per-version served/storage/deprecated/subresources; no schemas) built from the ``*.names.json`` summaries next
+to the CRD manifests in ``crds/``.
 """
 
 from __future__ import annotations
@@ -27,159 +35,157 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from restmapper.model import APIGroup, APIResourceList, GroupVersion  # noqa: E402
+from restmapper.wire import (  # noqa: E402
+    DocumentFormat,
+    encode_api_group_list,
+    encode_api_resource_list,
+    encode_api_versions,
+    parse_aggregated,
+    parse_api_group_list,
+    parse_api_resource_list,
+)
+
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures"
 DATA = REPO / "src" / "restmapper" / "testing" / "data"
-
-# One letter per verb, so a verb list keeps its server order in a few characters.
-VERB_CODES = {
-    "create": "c",
-    "delete": "d",
-    "deletecollection": "D",
-    "get": "g",
-    "list": "l",
-    "patch": "p",
-    "update": "u",
-    "watch": "w",
-    "proxy": "x",
-}
+K0S = Path("discovery") / "captures" / "cben-kubernetes-discovery-samples" / "k0s-v0.11.0"
+NOT_BUILT_IN = (".projectcalico.org", ".k0sproject.io")
 
 # Which CRD manifests the embedded cluster installs (directory under crds/, in this order).
 EMBEDDED_CRD_DIRS = ("cert-manager", "cluster-api/v1.6.0", "argo-cd", "gateway-api", "external-snapshotter")
 
 
-def _verbs(verbs: list[str]) -> str:
-    unknown = [v for v in verbs if v not in VERB_CODES]
-    if unknown:
-        raise SystemExit(f"unknown verbs {unknown}: extend VERB_CODES here and in profile.py")
-    return "".join(VERB_CODES[v] for v in verbs) or "-"
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
 
 
-def _opt(prefix: str, values: list[str] | None) -> list[str]:
-    return [f"{prefix}={','.join(values)}"] if values else []
-
-
-def _load(path: Path) -> Any:
-    with path.open(encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _legacy_hashes(discovery: Path, group: str, version: str) -> dict[str, str]:
-    path = discovery / f"apis__{group}__{version}.json"
+def _legacy_hashes(discovery: Path, gv: GroupVersion) -> dict[str, str]:
+    path = discovery / f"apis__{gv.group}__{gv.version}.json"
     if not path.exists():
         return {}
-    doc = _load(path)
+    doc = json.loads(_read(path))
     return {r["name"]: r["storageVersionHash"] for r in doc.get("resources", []) if r.get("storageVersionHash")}
 
 
-def _core_lines(discovery: Path) -> list[str]:
-    doc = _load(discovery / "api__v1.json")
-    lines = ["G - v1", "V v1"]
-    parents: dict[str, dict[str, Any]] = {}
-    for r in doc["resources"]:
-        name = r["name"]
-        if "/" not in name:
-            parents[name] = r
-            lines.append(" ".join([
-                "R", name, r.get("singularName") or "-", r["kind"], "N" if r["namespaced"] else "C",
-                _verbs(r.get("verbs", [])), *_opt("s", r.get("shortNames")), *_opt("c", r.get("categories")),
-                *_opt("h", [r["storageVersionHash"]] if r.get("storageVersionHash") else None),
-            ]))
-            continue
-        parent, sub = name.split("/", 1)
-        p = parents.get(parent)
-        if p is None or lines[-1].split()[0] not in ("R", "S") or r.get("singularName"):
-            raise SystemExit(f"unexpected subresource layout at {name}")
-        if r["namespaced"] != p["namespaced"]:
-            raise SystemExit(f"subresource {name} scope differs from its parent")
-        rk = f"{r['group']}/{r['version']}" if r.get("group") or r.get("version") else None
-        lines.append(" ".join(["S", sub, r["kind"], _verbs(r.get("verbs", [])), *_opt("k", [rk] if rk else None)]))
-    return lines
+def _with_hashes(lst: APIResourceList, hashes: dict[str, str]) -> APIResourceList:
+    return replace(lst, resources=tuple(replace(r, storage_version_hash=hashes.get(r.name) or r.storage_version_hash)
+                                        for r in lst.resources))
 
 
-def _group_lines(discovery: Path) -> list[str]:
-    doc = _load(discovery / "aggregated_v2.json")
-    lines: list[str] = []
-    for item in doc["items"]:
-        group = item["metadata"]["name"]
-        versions = item["versions"]
-        lines.append(" ".join(["G", group, *(v["version"] for v in versions)]))
-        for v in versions:
-            if v.get("freshness", "Current") != "Current":
-                raise SystemExit(f"{group}/{v['version']} is not Current in the fixture")
-            lines.append(f"V {v['version']}")
-            hashes = _legacy_hashes(discovery, group, v["version"])
-            for r in v.get("resources", []):
-                rk = r["responseKind"]
-                if rk.get("group") or rk.get("version"):
-                    raise SystemExit(f"unexpected responseKind group/version on {group} {r['resource']}")
-                h = hashes.get(r["resource"])
-                lines.append(" ".join([
-                    "R", r["resource"], r.get("singularResource") or "-", rk["kind"],
-                    "N" if r["scope"] == "Namespaced" else "C", _verbs(r.get("verbs", [])),
-                    *_opt("s", r.get("shortNames")), *_opt("c", r.get("categories")), *_opt("h", [h] if h else None),
-                ]))
-                for s in r.get("subresources", []):
-                    srk = s["responseKind"]
-                    gv = f"{srk['group']}/{srk['version']}" if srk.get("group") or srk.get("version") else None
-                    lines.append(" ".join(["S", s["subresource"], srk["kind"], _verbs(s.get("verbs", [])),
-                                           *_opt("k", [gv] if gv else None)]))
-    return lines
+def _document(release: str, git_version: str, modes: list[str], groups: list[APIGroup],
+              resources: dict[GroupVersion, APIResourceList]) -> dict[str, Any]:
+    core = [gv for gv in resources if gv.group == ""]
+    return {
+        "release": release,
+        "gitVersion": git_version,
+        "modes": modes,
+        "api": encode_api_versions([gv.version for gv in core]),
+        "apis": encode_api_group_list(groups),
+        "resources": {str(gv): encode_api_resource_list(lst) for gv, lst in resources.items()},
+    }
 
 
-def build_profile(fixtures: Path) -> str:
-    """Return the text of ``kube-profile.txt`` built from ``fixtures/discovery``."""
+def _core(discovery: Path) -> dict[GroupVersion, APIResourceList]:
+    gv = GroupVersion("", "v1")
+    return {gv: parse_api_resource_list(_read(discovery / "api__v1.json"), document="/api/v1", expected=gv)}
+
+
+def build_aggregated_profile(fixtures: Path, source: str, fmt: DocumentFormat, release: str, git_version: str,
+                             modes: list[str]) -> dict[str, Any]:
+    """Return a profile whose named groups come from an aggregated discovery fixture."""
     discovery = fixtures / "discovery"
-    lines = [
-        "# kube-restmapper built-in API profile: generated by scripts/gen_profile.py, do not edit by hand.",
-        "# Core v1 from api__v1.json; named groups, in server priority order, from aggregated_v2.json.",
-        "# Format: see restmapper/testing/profile.py.",
-        *_core_lines(discovery),
-        *_group_lines(discovery),
-    ]
-    return "\n".join(lines) + "\n"
+    parsed = parse_aggregated(_read(discovery / source), document="/apis", format=fmt)
+    if parsed.stale:
+        raise SystemExit(f"{source}: stale group versions {parsed.stale}")
+    resources = _core(discovery)
+    for gv, lst in parsed.resources.items():
+        resources[gv] = _with_hashes(lst, _legacy_hashes(discovery, gv))
+    return _document(release, git_version, modes, list(parsed.groups), resources)
 
 
-def _crd_line(names: dict[str, Any]) -> str:
-    n = names["names"]
-    tokens = [
-        "crd", names["group"], n["plural"], n.get("singular") or "-", n["kind"], n.get("listKind") or "-",
-        "N" if names["scope"] == "Namespaced" else "C",
-    ]
-    versions = []
-    for v in names["versions"]:
-        flags = ("+" if v.get("served") else "") + ("*" if v.get("storage") else "")
-        sub = v.get("subresources") or {}
-        flags += ("s" if sub.get("status") else "") + ("c" if sub.get("scale") else "")
-        flags += "d" if v.get("deprecated") else ""
-        versions.append(f"{v['name']}:{flags}")
-    tokens.append("v=" + ",".join(versions))
-    tokens += _opt("s", n.get("shortNames")) + _opt("c", n.get("categories"))
-    return " ".join(tokens)
+def build_legacy_profile(fixtures: Path) -> dict[str, Any]:
+    """Return the legacy-only 1.20 profile from the k0s capture (CRD groups left out)."""
+    root = fixtures / K0S
+
+    def body(*parts: str) -> bytes:
+        text = (root.joinpath(*parts) / "index.json").read_text(encoding="utf-8")
+        return text.encode("utf-8")
+
+    version = json.loads(body("version"))
+    groups = [g for g in parse_api_group_list(body("apis"), document="/apis")
+              if not g.name.endswith(NOT_BUILT_IN)]
+    resources = {GroupVersion("", "v1"): parse_api_resource_list(body("api", "v1"), document="/api/v1",
+                                                                  expected=GroupVersion("", "v1"))}
+    for group in groups:
+        for v in group.versions:
+            gv = GroupVersion(group.name, v)
+            resources[gv] = parse_api_resource_list(body("apis", group.name, v), document=f"/apis/{gv}",
+                                                    expected=gv)
+    return _document("1.20", version["gitVersion"], ["legacy"], groups, resources)
 
 
-def build_embedded_crds(fixtures: Path) -> str:
-    """Return the text of ``embedded-crds.txt`` built from ``fixtures/crds/<dir>/*.names.json``."""
-    lines = [
-        "# kube-restmapper embedded CRDs: generated by scripts/gen_profile.py, do not edit by hand.",
-        "# crd <group> <plural> <singular> <Kind> <ListKind> <N|C> v=<version>:<flags>,... [s=shortNames] "
-        "[c=categories]",
-        "# version flags: + served, * storage, s status subresource, c scale subresource, d deprecated",
-    ]
+def build_embedded_crds(fixtures: Path) -> list[dict[str, Any]]:
+    """Return the embedded CRD manifests built from ``fixtures/crds/<dir>/*.names.json``."""
+    manifests = []
     for directory in EMBEDDED_CRD_DIRS:
         for path in sorted((fixtures / "crds" / directory).glob("*.names.json")):
-            doc = _load(path)
+            doc = json.loads(_read(path))
             for names in doc if isinstance(doc, list) else [doc]:
-                lines.append(_crd_line(names))
-    return "\n".join(lines) + "\n"
+                manifests.append(_crd_manifest(names))
+    return manifests
+
+
+def _crd_manifest(summary: dict[str, Any]) -> dict[str, Any]:
+    n = summary["names"]
+    names: dict[str, Any] = {"plural": n["plural"], "kind": n["kind"]}
+    for key in ("singular", "listKind", "shortNames", "categories"):
+        if n.get(key):
+            names[key] = n[key]
+    versions = []
+    for v in summary["versions"]:
+        version: dict[str, Any] = {"name": v["name"], "served": bool(v.get("served")),
+                                   "storage": bool(v.get("storage"))}
+        if v.get("deprecated"):
+            version["deprecated"] = True
+        sub = v.get("subresources") or {}
+        subresources: dict[str, Any] = {}
+        if sub.get("status"):
+            subresources["status"] = {}
+        if sub.get("scale"):
+            subresources["scale"] = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
+        if subresources:
+            version["subresources"] = subresources
+        versions.append(version)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{n['plural']}.{summary['group']}"},
+        "spec": {"group": summary["group"], "names": names, "scope": summary["scope"], "versions": versions},
+    }
+
+
+def _dump(doc: Any) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
 
 def outputs(fixtures: Path) -> dict[str, str]:
-    """Return ``{file name: text}`` for every generated data file."""
-    return {"kube-profile.txt": build_profile(fixtures), "embedded-crds.txt": build_embedded_crds(fixtures)}
+    """Return ``{path under data/: text}`` for every generated data file."""
+    profiles = [
+        build_aggregated_profile(fixtures, "aggregated_v2.json", DocumentFormat.AGGREGATED_V2, "1.35", "v1.35.0",
+                                 ["aggregated", "aggregated-v2beta1", "legacy"]),
+        build_aggregated_profile(fixtures, "aggregated_v2beta1.json", DocumentFormat.AGGREGATED_V2BETA1, "1.27",
+                                 "v1.27.0", ["aggregated-v2beta1", "legacy"]),
+        build_legacy_profile(fixtures),
+    ]
+    out = {f"profiles/{p['release']}.json": _dump(p) for p in profiles}
+    out["embedded-crds.json"] = _dump(build_embedded_crds(fixtures))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             if not target.exists() or target.read_text(encoding="utf-8") != text:
                 stale.append(name)
         else:
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
     if stale:
         print(f"out of date: {', '.join(stale)}", file=sys.stderr)

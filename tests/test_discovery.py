@@ -47,7 +47,12 @@ def test_full_discovery_is_the_same_in_every_mode() -> None:
         results[mode] = ([(g.name, g.versions, g.preferred_version) for g in groups],
                          {gv: {(r.name, r.kind, r.namespaced, frozenset(r.verbs)) for r in rl.resources}
                           for gv, rl in resources.items()})
-    assert results["aggregated"] == results["legacy"] == results["aggregated-v2beta1"]
+    assert results["aggregated"] == results["aggregated-v2beta1"]
+    # Legacy /apis breaks priority ties by APIService name (<version>.<group>), aggregated discovery by group name
+    # (kube-aggregator SortedByGroupAndVersion vs calculateAPIGroupsLocked; see test_testing_order): the CRD groups
+    # (all at priority 1000) may come in another order, with the same content.
+    assert sorted(results["legacy"][0]) == sorted(results["aggregated"][0])
+    assert results["legacy"][1] == results["aggregated"][1]
 
 
 def test_aggregated_full_listing_costs_two_requests_then_304s() -> None:

@@ -12,12 +12,12 @@ import http.client
 import http.server
 import json
 import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import requests
+from kit_helpers import wait_until
 
 from restmapper.testing import FakeCluster
 from restmapper.testing.server import LoopbackHTTPServer
@@ -238,16 +238,6 @@ def loopback_watch(url: str, path: str, seen: list[dict[str, Any]], ready: threa
         for line in reply.iter_lines():
             if line:
                 seen.append(json.loads(line))
-
-
-def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
-    """Bounded polling of state another thread changes (a safety net, not a sleep for a race)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_bookmarks_on_demand_and_periodically() -> None:

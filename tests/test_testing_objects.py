@@ -259,7 +259,9 @@ def test_crud_namespaces_conflicts_and_patch_types() -> None:
     status, patched = call(cluster, "PATCH", base.format("a") + "/web",
                            [{"op": "replace", "path": "/spec/replicas", "value": 5}], "application/json-patch+json")
     assert status == 200 and patched["spec"]["replicas"] == 5
-    assert call(cluster, "PATCH", base.format("a") + "/web", {}, "application/apply-patch+yaml")[0] == 415
+    status, refused = call(cluster, "PATCH", base.format("a") + "/web", {}, "application/apply-patch+yaml")
+    assert status == 422 and "fieldManager: Required value" in refused["message"]  # SSA needs a field manager
+    assert call(cluster, "PATCH", base.format("a") + "/web", {}, "application/x-unknown")[0] == 415
     assert call(cluster, "GET", base.format("a"), query={"labelSelector": "x=y"})[1]["items"][0]["metadata"][
         "name"] == "web"
     assert call(cluster, "GET", base.format("b"), query={"labelSelector": "x=y"})[1]["items"] == []

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from restmapper.errors import InvalidArgumentError
+from restmapper.errors import InvalidArgumentError, MalformedDiscoveryError
 from restmapper.testing import EMBEDDED_CRD_NAMES, FakeCluster, load_builtin_profile
-from restmapper.testing.profile import parse_embedded_crds, parse_profile
+from restmapper.testing.profile import RELEASES, parse_profile
 
 REPO = Path(__file__).resolve().parents[1]
 V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -116,24 +116,74 @@ def test_embedded_crds_are_the_generated_selection() -> None:
     assert len(EMBEDDED_CRD_NAMES) == len(set(EMBEDDED_CRD_NAMES)) == len(FakeCluster.embedded().crds())
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "R pods pod Pod N cdg\n",  # resource before any group
-        "G apps v1\nV v1\nR deployments deployment Deployment N cqz\n",  # unknown verb code
-        "G apps v1 v2\nV v1\nR deployments deployment Deployment N c\n",  # listed version without resources
-        "G apps v1\nV v1\nR deployments deployment Deployment N c s\n",  # malformed option
-        "G apps v1\nS status Deployment g\n",  # subresource without a resource
-    ],
-)
-def test_malformed_profile_lines_are_typed_errors(text: str) -> None:
-    with pytest.raises(InvalidArgumentError):
-        parse_profile(text)
+def _profile_doc() -> dict[str, Any]:
+    data = REPO / "src" / "restmapper" / "testing" / "data" / "profiles" / "1.35.json"
+    doc: dict[str, Any] = json.loads(data.read_text(encoding="utf-8"))
+    return doc
 
 
-def test_malformed_embedded_crd_line_is_a_typed_error() -> None:
+@pytest.mark.parametrize("damage", ["no-release", "resources-not-object", "missing-list", "orphan-subresource"])
+def test_malformed_profiles_are_typed_errors(damage: str) -> None:
+    doc = _profile_doc()
+    if damage == "no-release":
+        del doc["release"]
+    elif damage == "resources-not-object":
+        doc["resources"] = []
+    elif damage == "missing-list":
+        del doc["resources"]["apps/v1"]
+    else:
+        doc["resources"]["apps/v1"]["resources"] = [
+            r for r in doc["resources"]["apps/v1"]["resources"] if r["name"] != "deployments"]
     with pytest.raises(InvalidArgumentError):
-        parse_embedded_crds("crd a.b things\n")
+        parse_profile(doc)
+
+
+def test_a_malformed_discovery_document_in_a_profile_names_it() -> None:
+    doc = _profile_doc()
+    doc["resources"]["apps/v1"]["resources"][0]["namespaced"] = "yes"
+    with pytest.raises(MalformedDiscoveryError) as caught:
+        parse_profile(doc)
+    assert "apps/v1" in str(caught.value)
+
+
+@pytest.mark.parametrize(("release", "mode", "git_version"), [
+    ("1.35", "aggregated", "v1.35.0"), ("1.27", "aggregated-v2beta1", "v1.27.0"), ("1.20", "legacy", "v1.20.4-k0s1")])
+def test_releases_are_chosen_by_name(release: str, mode: str, git_version: str) -> None:
+    """``FakeCluster.embedded(release=...)`` serves that release's built-in API in its default mode; a mode the
+    release never served is refused."""
+    cluster = FakeCluster.embedded(release=release)
+    assert (cluster.release, cluster.mode, cluster.git_version) == (release, mode, git_version)
+    assert _get(cluster, "/version")[2]["gitVersion"] == git_version
+    if release != "1.35":
+        with pytest.raises(InvalidArgumentError, match="serves"):
+            cluster.mode = "aggregated"
+    if release == "1.20":
+        status, headers, _ = _get(cluster, "/apis", V2 + ",application/json")
+        assert status == 200 and headers["Content-Type"] == "application/json"  # legacy only: no aggregated
+        assert _get(cluster, "/apis/extensions/v1beta1")[0] == 200  # removed in 1.22, served by 1.20
+        assert _get(cluster, "/apis/flowcontrol.apiserver.k8s.io/v1")[0] == 404
+    with pytest.raises(InvalidArgumentError, match="unknown release"):
+        FakeCluster(release="0.9")
+    assert set(RELEASES) == {"1.35", "1.27", "1.20"}
+
+
+def test_the_1_27_profile_serves_the_v2beta1_fixture(fixtures_dir: Path) -> None:
+    fixture = json.loads((fixtures_dir / "discovery" / "aggregated_v2beta1.json").read_text())
+    cluster = FakeCluster(release="1.27")
+    status, _, doc = _get(cluster, "/apis", V2.replace("v=v2;", "v=v2beta1;"))
+    assert status == 200 and doc["apiVersion"] == "apidiscovery.k8s.io/v2beta1"
+    assert [i["metadata"]["name"] for i in doc["items"]] == [i["metadata"]["name"] for i in fixture["items"]]
+
+
+def test_the_1_20_profile_serves_the_captured_legacy_tree(fixtures_dir: Path) -> None:
+    root = fixtures_dir / "discovery" / "captures" / "cben-kubernetes-discovery-samples" / "k0s-v0.11.0"
+    captured = json.loads((root / "apis" / "apps" / "v1" / "index.json").read_text())
+    cluster = FakeCluster(release="1.20")
+    _, _, doc = _get(cluster, "/apis/apps/v1")
+    assert [(r["name"], r["verbs"]) for r in doc["resources"]] == [
+        (r["name"], r["verbs"]) for r in captured["resources"]]
+    groups = [g["name"] for g in _get(cluster, "/apis")[2]["groups"]]
+    assert "crd.projectcalico.org" not in groups and "extensions" in groups
 
 
 def test_importing_the_kit_does_not_read_the_data_files() -> None:
@@ -142,6 +192,6 @@ def test_importing_the_kit_does_not_read_the_data_files() -> None:
     import sys
 
     code = ("import restmapper.testing.profile as p, restmapper.testing; "
-            "print(p.load_builtin_profile.cache_info().currsize)")
+            "print(p._load_profile.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "0"

@@ -10,12 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from restmapper.model import APIResource
+from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.testing.profile import ResourceSpec
-from restmapper.wire import encode_api_resource
+from restmapper.wire import (
+    DocumentFormat,
+    encode_aggregated,
+    encode_api_group,
+    encode_api_group_list,
+    encode_api_resource_list,
+    encode_api_versions,
+)
 
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
@@ -154,71 +161,78 @@ def negotiate(header: str | None, aggregated_versions: Sequence[str]) -> str | N
 # --- discovery documents ------------------------------------------------------------------------------------
 
 
-def legacy_resource(res: ResourceSpec) -> list[dict[str, Any]]:
-    """Return the ``APIResource`` entries of ``res``: the resource, then one ``parent/sub`` entry each subresource.
+def api_resources(res: ResourceSpec) -> list[APIResource]:
+    """Return the ``APIResource`` entries of ``res``: the resource, then one ``parent/sub`` entry per subresource.
 
-    Encoded by :func:`restmapper.wire.encode_api_resource`, the inverse of the parser clients use.
+    ``group``/``version`` carry what aggregated discovery puts in ``responseKind`` (empty for built-in resources,
+    as kube-apiserver leaves them; the CRD's group version for custom resources).
     """
     entries = [APIResource(res.name, res.singular_name, res.namespaced, res.kind, tuple(res.verbs),
-                           tuple(res.short_names), tuple(res.categories),
-                           storage_version_hash=res.storage_version_hash or None)]
+                           tuple(res.short_names), tuple(res.categories), group=res.response_group,
+                           version=res.response_version, storage_version_hash=res.storage_version_hash or None)]
     entries.extend(APIResource(f"{res.name}/{sub.name}", "", res.namespaced, sub.kind, tuple(sub.verbs),
-                               group=sub.group or None, version=sub.version or None)
+                               group=sub.group or res.response_group, version=sub.version or res.response_version)
                    for sub in res.subresources)
-    return [encode_api_resource(e) for e in entries]
+    return entries
 
 
-def resource_list(group_version: str, resources: Sequence[ResourceSpec], *, core: bool) -> dict[str, Any]:
-    """Return the ``APIResourceList`` of one group version (the core list carries no ``apiVersion``)."""
-    doc: dict[str, Any] = {"kind": "APIResourceList"}
-    if not core:
-        doc["apiVersion"] = "v1"
-    doc["groupVersion"] = group_version
-    doc["resources"] = [e for r in resources for e in legacy_resource(r)]
+def resource_list(gv: GroupVersion, resources: Sequence[ResourceSpec]) -> dict[str, Any]:
+    """Return the legacy ``APIResourceList`` of one group version, encoded by ``wire.encode_api_resource_list``.
+
+    Legacy entries name a group/version only for a kind of another group version (``deployments/scale``); the core
+    list carries no ``apiVersion``, as kube-apiserver's.
+    """
+    entries = []
+    for res in resources:
+        for entry in api_resources(res):
+            foreign = entry.is_subresource and bool(entry.group or entry.version) and \
+                (entry.group, entry.version) != (gv.group, gv.version)
+            entries.append(replace(entry, group=entry.group if foreign else None,
+                                   version=entry.version if foreign else None))
+    doc = encode_api_resource_list(APIResourceList(gv, tuple(entries)))
+    if not gv.group:
+        del doc["apiVersion"]
     return doc
-
-
-def _gv(group: str, version: str) -> dict[str, str]:
-    return {"groupVersion": f"{group}/{version}" if group else version, "version": version}
 
 
 def api_group(name: str, versions: Sequence[str]) -> dict[str, Any]:
-    """Return the ``APIGroup`` entry of a group (versions most preferred first)."""
-    return {"name": name, "versions": [_gv(name, v) for v in versions], "preferredVersion": _gv(name, versions[0])}
+    """Return the ``APIGroup`` document of a group (versions most preferred first), by ``wire.encode_api_group``."""
+    return encode_api_group(APIGroup(name, tuple(versions), versions[0]))
 
 
-def aggregated_resource(res: ResourceSpec) -> dict[str, Any]:
-    """Return the ``APIResourceDiscovery`` of ``res``."""
-    doc: dict[str, Any] = {
-        "resource": res.name,
-        "responseKind": {"group": res.response_group, "version": res.response_version, "kind": res.kind},
-        "scope": "Namespaced" if res.namespaced else "Cluster",
-        "singularResource": res.singular_name,
-        "verbs": list(res.verbs),
-    }
-    if res.short_names:
-        doc["shortNames"] = list(res.short_names)
-    if res.categories:
-        doc["categories"] = list(res.categories)
-    if res.subresources:
-        doc["subresources"] = [
-            {
-                "subresource": s.name,
-                "responseKind": {
-                    "group": s.group or res.response_group,
-                    "version": s.version or res.response_version,
-                    "kind": s.kind,
-                },
-                "verbs": list(s.verbs),
-            }
-            for s in res.subresources
-        ]
+def api_group_list(groups: Sequence[tuple[str, Sequence[str]]]) -> dict[str, Any]:
+    """Return the legacy ``APIGroupList`` (``/apis``), by ``wire.encode_api_group_list``."""
+    return encode_api_group_list([APIGroup(name, tuple(vs), vs[0]) for name, vs in groups])
+
+
+def api_versions(versions: Sequence[str], server_address: str) -> dict[str, Any]:
+    """Return the legacy ``APIVersions`` document (``/api``), by ``wire.encode_api_versions``."""
+    return encode_api_versions(versions, server_address=server_address)
+
+
+def aggregated_list(groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[ResourceSpec]]]]],
+                    stale: set[GroupVersion], version: str) -> dict[str, Any]:
+    """Return an ``APIGroupDiscoveryList`` of ``apidiscovery.k8s.io/<version>``, by ``wire.encode_aggregated``.
+
+    ``groups`` are ``(name, [(version, resources)])`` in server order, versions preferred first. Two adjustments
+    to the encoder's output follow kube-apiserver: a stale version stays at its place in the version order (the
+    aggregator sorts every version by priority) with ``freshness: Stale`` and no resources, and the core group's
+    ``metadata`` is empty.
+    """
+    api_groups = [APIGroup(name, tuple(v for v, _ in versions), versions[0][0] if versions else None)
+                  for name, versions in groups]
+    lists = {GroupVersion(name, v): APIResourceList(GroupVersion(name, v), tuple(
+        e for r in resources for e in api_resources(r))) for name, versions in groups for v, resources in versions}
+    fmt = DocumentFormat.AGGREGATED_V2 if version == "v2" else DocumentFormat.AGGREGATED_V2BETA1
+    doc = encode_aggregated(api_groups, lists, format=fmt)
+    for item in doc["items"]:
+        name = item["metadata"]["name"]
+        if not name:
+            item["metadata"] = {}
+        item["versions"] = [{"version": v["version"], "freshness": "Stale"}
+                            if GroupVersion(name, v["version"]) in stale else v for v in item["versions"]]
+    doc["metadata"] = {}
     return doc
-
-
-def aggregated_list(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
-    """Wrap ``APIGroupDiscovery`` items into an ``APIGroupDiscoveryList`` of ``apidiscovery.k8s.io/<version>``."""
-    return {"kind": AGGREGATED_KIND, "apiVersion": f"{AGGREGATED_GROUP}/{version}", "metadata": {}, "items": items}
 
 
 def aggregated_headers(version: str, body: bytes) -> dict[str, str]:

@@ -20,13 +20,19 @@ from typing import TYPE_CHECKING, Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersion
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp
-from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, InvalidCRDError, parse_crd
+from restmapper.testing.crd import (
+    CRD_GROUP_PRIORITY,
+    CRD_VERSION_PRIORITY,
+    InvalidCRDError,
+    parse_crd,
+    parse_crds,
+)
 
 if TYPE_CHECKING:
     import threading
 
+    from restmapper.testing._served import StaticVersion as _StaticVersion
     from restmapper.testing._store import ObjectStore
-    from restmapper.testing.cluster import _StaticVersion
 
 _NAME_FIELDS = {"plural": "plural", "singular": "singular", "kind": "kind", "list_kind": "listKind",
                 "listKind": "listKind", "short_names": "shortNames", "shortNames": "shortNames",
@@ -47,6 +53,64 @@ def _keep_transition_times(new: list[dict[str, Any]], old: list[dict[str, Any]])
         prev = by_type.get(cond["type"])
         if prev is not None and prev.get("status") == cond["status"]:
             cond["lastTransitionTime"] = prev.get("lastTransitionTime", cond["lastTransitionTime"])
+
+
+def _is_established(crd: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in crd.get("status", {}).get("conditions", ()))
+
+
+def _names_condition(crd: Mapping[str, Any] | None) -> tuple[bool, str, str]:
+    """The NamesAccepted condition a CRD has now (True/NoConflicts for a new one)."""
+    for c in (crd or {}).get("status", {}).get("conditions", ()):
+        if c.get("type") == "NamesAccepted":
+            return c.get("status") == "True", str(c.get("reason", "")), str(c.get("message", ""))
+    return True, "NoConflicts", "no conflicts found"
+
+
+def accept_names(requested: Mapping[str, Any], accepted: Mapping[str, Any],
+                 used: tuple[set[str], set[str]]) -> tuple[dict[str, Any], bool, str, str]:
+    """Accept a CRD's requested names as apiextensions' naming controller does.
+
+    Each of plural, singular, short names, kind and listKind is accepted when it equals the name accepted before
+    or no other CRD of the group holds it (plural/singular/short names share one namespace, kind/listKind
+    another); a refused name keeps its previously accepted value. Categories are always accepted.
+
+    Args:
+        requested: ``spec.names``.
+        accepted: ``status.acceptedNames`` so far (empty for a new CRD).
+        used: (resource names, kinds) other CRDs of the group hold.
+
+    Returns:
+        ``(accepted names, all accepted, NamesAccepted reason, message)``; the reason is that of the last refused
+        field in the controller's order (``PluralConflict``, ``SingularConflict``, ``ShortNamesConflict``,
+        ``KindConflict``, ``ListKindConflict``), ``NoConflicts`` when none.
+    """
+    resources, kinds = used
+    out: dict[str, Any] = dict(accepted)
+    ok, reason, message = True, "NoConflicts", "no conflicts found"
+    for field, pool, why in (("plural", resources, "PluralConflict"), ("singular", resources, "SingularConflict"),
+                             ("kind", kinds, "KindConflict"), ("listKind", kinds, "ListKindConflict")):
+        if field == "kind":  # the controller checks short names between singular and kind
+            wanted = list(requested.get("shortNames") or [])
+            if wanted != list(accepted.get("shortNames") or []):
+                mine = set(accepted.get("shortNames") or [])
+                taken = [n for n in wanted if n not in mine and n in resources]
+                if taken:
+                    ok, reason = False, "ShortNamesConflict"
+                    message = ", ".join(f'"{n}" is already in use' for n in taken)
+                else:
+                    out["shortNames"] = wanted
+        value = requested.get(field)
+        if value is None:
+            continue
+        if value != accepted.get(field) and value in pool:
+            ok, reason, message = False, why, f'"{value}" is already in use'
+        else:
+            out[field] = value
+    if requested.get("categories") is not None:
+        out["categories"] = list(requested["categories"])
+    return out, ok, reason, message
 
 
 def parse_apiservice_target(target: str) -> GroupVersion:
@@ -78,6 +142,19 @@ class CRDLifecycleMixin:
 
     # --- CRDs ----------------------------------------------------------------------------------------------
 
+    def add_crds(self, manifests: Mapping[str, Any] | str, *, established_after: EstablishedAfter = None
+                 ) -> list[str]:
+        """Install every CRD of ``manifests`` (a dict, or YAML text with one or more ``---``-separated documents)
+        and return their names, in order; see :meth:`add_crd`.
+
+        Raises:
+            InvalidCRDError: when any document is invalid (one line per bad document); nothing is installed then.
+            InvalidArgumentError: for a negative ``established_after``.
+        """
+        crds = parse_crds(manifests)
+        with self._lock:
+            return [self.add_crd(crd, established_after=established_after) for crd in crds]
+
     def add_crd(self, manifest: Mapping[str, Any] | str, *, established_after: EstablishedAfter = None) -> str:
         """Install or replace a CRD and return its name (``plural.group``), as a ``create``/``update`` would.
 
@@ -88,8 +165,9 @@ class CRDLifecycleMixin:
         nothing changed. The CRD's group versions appear in discovery once it is Established.
 
         Args:
-            manifest: an ``apiextensions.k8s.io/v1`` CRD as a dict or YAML text (one document); a ``status`` in it
-                is ignored (controllers own it).
+            manifest: an ``apiextensions.k8s.io/v1`` CRD as a dict or YAML text; text with several documents
+                installs all of them (as :meth:`add_crds`) and returns the first name. A ``status`` is ignored
+                (controllers own it).
             established_after: for a new CRD, delay ``Established``: an int N keeps it ``Established=False``
                 (reason ``Installing``) for the next N requests the cluster answers and establishes it before
                 answering request N+1; a callable is asked before each request and establishes it once it returns
@@ -102,6 +180,11 @@ class CRDLifecycleMixin:
             InvalidCRDError: (an :class:`InvalidArgumentError`) when a required field is missing or invalid.
             InvalidArgumentError: for a negative ``established_after``.
         """
+        if isinstance(manifest, str):
+            crds = parse_crds(manifest)
+            if len(crds) > 1:
+                return self.add_crds(manifest, established_after=established_after)[0]
+            manifest = crds[0]
         crd = parse_crd(manifest)
         if isinstance(established_after, int) and established_after < 0:
             raise InvalidArgumentError("established_after must not be negative")
@@ -111,14 +194,37 @@ class CRDLifecycleMixin:
             old = self._crds.get(name)
             for key in ("uid", "creationTimestamp", "generation", "resourceVersion"):
                 crd["metadata"].pop(key, None)
+            before = dict(old["status"].get("acceptedNames") or {}) if old is not None else {}
+            accepted, names_ok, reason, message = accept_names(crd["spec"]["names"], before,
+                                                               self._names_in_group(crd["spec"]["group"], name))
             if old is None:
-                established = established_after is None or established_after == 0
-                if not established:
+                established = names_ok and (established_after is None or established_after == 0)
+                if names_ok and not established:
                     self._pending[name] = established_after  # type: ignore[assignment]
             else:
-                established = name not in self._pending
-            self._write_crd(crd, established, dict(crd["spec"]["names"]), old)
+                established = _is_established(old) or (names_ok and name not in self._pending)
+            self._write_crd(crd, established, accepted, old, names=(names_ok, reason, message))
         return name
+
+    def _names_in_group(self, group: str, exclude: str) -> tuple[set[str], set[str]]:
+        """The resource names and kinds other CRDs of ``group`` hold (their accepted names; lock held)."""
+        resources: set[str] = set()
+        kinds: set[str] = set()
+        for other_name, other in self._crds.items():
+            if other_name == exclude or other["spec"]["group"] != group:
+                continue
+            names = other.get("status", {}).get("acceptedNames") or {}
+            resources.update(n for n in (names.get("plural"), names.get("singular"), *(names.get("shortNames") or ()))
+                             if n)
+            kinds.update(n for n in (names.get("kind"), names.get("listKind")) if n)
+        return resources, kinds
+
+    def _reconsider_names(self, group: str) -> None:
+        """Re-run name acceptance for the CRDs of ``group`` with ``NamesAccepted=False`` (a CRD freed its names, as
+        the naming controller requeues the group's CRDs)."""
+        for crd in list(self._crds.values()):
+            if crd["spec"]["group"] == group and not _names_condition(crd)[0]:
+                self.add_crd({k: v for k, v in crd.items() if k != "status"})
 
     def update_crd(self, manifest: Mapping[str, Any] | str) -> str:
         """Replace an existing CRD (as :meth:`add_crd`) and return its name.
@@ -134,14 +240,21 @@ class CRDLifecycleMixin:
             return self.add_crd(manifest)
 
     def _write_crd(self, crd: dict[str, Any], established: bool, accepted: dict[str, Any],
-                   old: dict[str, Any] | None) -> None:
+                   old: dict[str, Any] | None, names: tuple[bool, str, str] | None = None) -> None:
         since = now_timestamp()
-        conditions = [
-            _condition("NamesAccepted", True, "NoConflicts", "no conflicts found", since),
-            _condition("Established", True, "InitialNamesAccepted", "the initial names have been accepted", since)
-            if established else
-            _condition("Established", False, "Installing", "the initial names have been accepted", since),
-        ]
+        if names is None:
+            names = _names_condition(old)
+        names_ok, reason, message = names
+        if established:
+            established_condition = _condition("Established", True, "InitialNamesAccepted",
+                                               "the initial names have been accepted", since)
+        elif names_ok:
+            established_condition = _condition("Established", False, "Installing",
+                                               "the initial names have been accepted", since)
+        else:
+            established_condition = _condition("Established", False, "NotAccepted", "not all names are accepted",
+                                               since)
+        conditions = [_condition("NamesAccepted", names_ok, reason, message, since), established_condition]
         stored = list(old["status"].get("storedVersions", [])) if old is not None else []
         storage = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
         if storage not in stored:
@@ -170,9 +283,11 @@ class CRDLifecycleMixin:
                 self._store.remove(name, meta.get("namespace"), meta["name"])
             self._store.buckets.pop(name, None)
             self._pending.pop(name, None)
+            group = self._crds[name]["spec"]["group"]
             self._store.remove(CRD_KEY, None, name)
             self._store.end_watches(name)
             self._changed()
+            self._reconsider_names(group)
 
     def remove_crd(self, name: str) -> None:
         """Alias of :meth:`delete_crd` (kept for existing callers).
@@ -269,7 +384,7 @@ class CRDLifecycleMixin:
                 parse_crd({k: v for k, v in new.items() if k != "status"})
             except InvalidCRDError as exc:
                 raise InvalidArgumentError(f"the change would make CRD {name!r} invalid: {exc}") from None
-            self._write_crd(new, name not in self._pending, new["status"]["acceptedNames"], crd)
+            self._write_crd(new, _is_established(crd), new["status"]["acceptedNames"], crd)
 
     def set_served(self, target: str, served: bool, *, version: str | None = None) -> None:
         """Flip ``spec.versions[].served`` (a spec change: ``generation`` is bumped), changing discovery.

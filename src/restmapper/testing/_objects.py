@@ -20,8 +20,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 if TYPE_CHECKING:
     import threading
 
+    from restmapper.testing._served import ServedGroup
     from restmapper.testing._store import ObjectStore
-    from restmapper.testing.cluster import _ServedGroup
     from restmapper.testing.profile import ResourceSpec
 
 
@@ -33,7 +33,7 @@ class ObjectsMixin:
         _store: ObjectStore
         _crds: dict[str, dict[str, Any]]
 
-        def _view(self) -> tuple[_ServedGroup, ...]: ...
+        def _view(self) -> tuple[ServedGroup, ...]: ...
 
         def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]: ...
 

@@ -12,14 +12,14 @@ rewritten). ``customresourcedefinitions`` writes go through the CRD lifecycle (P
 ``apiservices``' endpoints answer even on a cluster whose discovery does not list them. APIServices are read-only
 here (they follow what is served; use ``set_available``). Lists and watches honour ``resourceVersion``,
 ``resourceVersionMatch``, ``limit``/``continue`` and ``sendInitialEvents`` (see :mod:`restmapper.testing._list`).
-Not modelled: admission (a namespace need not exist), finalizers and graceful deletion, server-side apply.
+Writes, patches, server-side apply, finalizers and namespace deletion follow :mod:`restmapper.testing.objects`. Not
+modelled: admission (a namespace need not exist to create objects in it), graceful deletion periods.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,16 +28,28 @@ from restmapper.model import GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing._list import ListOptionsError, ListSource, list_page, watch_options
 from restmapper.testing._router import Reply, Request
-from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, SelectorError, merge_patch, object_key, selector_matches
+from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, object_key
 from restmapper.testing._watch import WatchSpec, WatchStream
 from restmapper.testing.crd import InvalidCRDError
+from restmapper.testing.objects.namespaces import NAMESPACES_KEY, finish_namespace, terminate_namespace
+from restmapper.testing.objects.selectors import SelectorError, compile_selectors
+from restmapper.testing.objects.writes import (
+    APPLY_PATCH,
+    APIError,
+    Resource,
+    apply_config,
+    check_create,
+    check_update,
+    delete_options,
+    mark_deleting,
+    patched,
+    write_manager,
+)
 from restmapper.testing.profile import ResourceSpec
 
 if TYPE_CHECKING:
     from restmapper.testing.cluster import FakeCluster
 
-_MERGE_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
-_JSON_PATCH = "application/json-patch+json"
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 _ALWAYS = {
     CRD_KEY: (GroupVersion("apiextensions.k8s.io", "v1"), ResourceSpec(
@@ -59,6 +71,7 @@ class Target:
     namespace: str | None
     name: str | None
     subresource: str | None
+    custom: bool = False  # a CRD's resource
 
     @property
     def qualified(self) -> str:
@@ -81,7 +94,7 @@ def _bad_request(message: str) -> Reply:
 def storage_key(cluster: FakeCluster, gv: GroupVersion, spec: ResourceSpec) -> str:
     """Return where objects of ``spec`` at ``gv`` are stored: the CRD name for custom resources (so a renamed
     accepted plural keeps its objects), else ``resource.group`` (``configmaps`` for core). Lock held."""
-    for name, crd in cluster._crds.items():
+    for name, crd in cluster.internals.crds().items():
         names = crd.get("status", {}).get("acceptedNames") or crd["spec"]["names"]
         if crd["spec"]["group"] == gv.group and names["plural"] == spec.name:
             return name
@@ -102,8 +115,8 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
         namespace, parts = parts[1], parts[2:]
     if not parts or len(parts) > 3:
         return docs.not_found()
-    with cluster._lock:
-        cluster._sync_apiservices()
+    with cluster.internals.lock:
+        cluster.internals.sync_apiservices()
         error, resources = lookup(gv)
         spec = next((r for r in resources if r.name == parts[0]), None)
         if spec is None:
@@ -112,12 +125,13 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
                 return error if error is not None else docs.not_found()
             spec = always[1]
         key = storage_key(cluster, gv, spec)
+        custom = key in cluster.internals.crds()
     if namespace is not None and not spec.namespaced:
         return docs.not_found()
     sub = parts[2] if len(parts) == 3 else None
     if sub is not None and sub not in {s.name for s in spec.subresources}:
         return docs.not_found()
-    target = Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub)
+    target = Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
     if target.name is None and req.method in ("PUT", "PATCH"):
         return docs.method_not_allowed()
     if req.method == "GET" and req.query.get("watch") in ("1", "true"):
@@ -141,49 +155,73 @@ def _verb(method: str, target: Target) -> str | None:
     return {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method)
 
 
+def _resource(t: Target) -> Resource:
+    return Resource(str(t.gv), t.spec.kind, t.spec.name, t.gv.group, t.spec.namespaced,
+                    any(s.name == "status" for s in t.spec.subresources), t.custom)
+
+
+def _error(exc: APIError) -> Reply:
+    return _status(exc.code, exc.reason, exc.message, exc.details)
+
+
 def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
-    with cluster._lock:
-        bucket = cluster._store.bucket(t.key)
-        if verb == "deletecollection":
-            items = _select(bucket, t, req)
-            for obj in items:
-                _delete(cluster, t, obj["metadata"].get("namespace"), obj["metadata"]["name"])
-            return docs.json_reply(200, {
-                "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
-                "metadata": {"resourceVersion": str(cluster._store.resource_version)},
-                "items": [_shown(obj, t) for obj in items],
-            })
-        if verb == "list":
-            return _list(cluster, req, t)
-        if verb == "create":
-            return _create(cluster, req, t)
-        assert t.name is not None
-        current = bucket.get(object_key(t.namespace, t.name))
+    try:
+        with cluster.internals.lock:
+            return _dispatch_locked(cluster, req, t, verb)
+    except APIError as exc:
+        return _error(exc)
+
+
+def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
+    bucket = cluster.internals.store.bucket(t.key)
+    res = _resource(t)
+    if verb == "deletecollection":
+        options = delete_options(req.query, req.body)
+        items = _select(bucket, t, req)
+        shown = [_shown(_delete(cluster, t, res, obj, options), t) for obj in items]
+        return docs.json_reply(200, {
+            "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
+            "metadata": {"resourceVersion": str(cluster.internals.store.resource_version)}, "items": shown,
+        })
+    if verb == "list":
+        return _list(cluster, req, t)
+    if verb == "create":
+        return _create(cluster, req, t, res)
+    assert t.name is not None
+    current = bucket.get(object_key(t.namespace, t.name))
+    content_type = (req.header("Content-Type") or "").split(";")[0].strip().lower()
+    if verb == "patch" and content_type == APPLY_PATCH:
+        config = apply_config(res, current, req.body, req.query, namespace=t.namespace, name=t.name,
+                              subresource=t.subresource, now=now_timestamp())
         if current is None:
-            return _status(404, "NotFound", f'{t.qualified} "{t.name}" not found', t.details(t.name))
-        if verb == "get":
-            return docs.json_reply(200, _shown(current, t))
-        if verb == "delete":
-            return docs.json_reply(200, _shown(_delete(cluster, t, t.namespace, t.name), t))
+            return _store_new(cluster, t, config)
+        return _store_update(cluster, t, current, config)
+    if current is None:
+        return _status(404, "NotFound", f'{t.qualified} "{t.name}" not found', t.details(t.name))
+    if verb == "get":
+        return docs.json_reply(200, _shown(current, t))
+    if verb == "delete":
+        return docs.json_reply(200, _shown(_delete(cluster, t, res, current, delete_options(req.query, req.body)), t))
+    manager = write_manager(req.query, req.header("User-Agent"))
+    if verb == "patch":
+        body: dict[str, Any] | Reply = patched(res, current, content_type, req.body, req.query)
+    else:
         body = _json_body(req)
-        if isinstance(body, tuple):
-            return body
-        if verb == "patch":
-            patched = _patch(req, current, body)
-            if isinstance(patched, tuple):
-                return patched
-            body = patched
-        return _update(cluster, t, current, body)
+    if isinstance(body, tuple):
+        return body
+    new = check_update(res, current, body, namespace=t.namespace, name=t.name, subresource=t.subresource,
+                       manager=manager, now=now_timestamp())
+    return _store_update(cluster, t, current, new)
 
 
 def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
-    store = cluster._store
+    store = cluster.internals.store
     q = req.query
     label_selector, field_selector = q.get("labelSelector"), q.get("fieldSelector")
+    selected = compile_selectors(label_selector, field_selector)
 
     def matches(obj: dict[str, Any]) -> bool:
-        return (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and \
-            selector_matches(obj, label_selector, field_selector)
+        return (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and selected(obj)
 
     source = ListSource(lambda rv: store.snapshot(t.key, rv), store.resource_version, store.oldest_available)
     try:
@@ -198,9 +236,9 @@ def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
 
 
 def _select(bucket: dict[str, dict[str, Any]], t: Target, req: Request) -> list[dict[str, Any]]:
+    matches = compile_selectors(req.query.get("labelSelector"), req.query.get("fieldSelector"))
     return [obj for _, obj in sorted(bucket.items())
-            if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace)
-            and selector_matches(obj, req.query.get("labelSelector"), req.query.get("fieldSelector"))]
+            if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and matches(obj)]
 
 
 def _shown(obj: dict[str, Any], t: Target) -> dict[str, Any]:
@@ -219,145 +257,75 @@ def _json_body(req: Request) -> dict[str, Any] | Reply:
         body = json.loads(req.body or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
         return _bad_request(f"the body of the request could not be decoded as JSON: {exc}")
-    if req.method != "PATCH" and not isinstance(body, dict):
+    if not isinstance(body, dict):
         return _bad_request("the body of the request must be a JSON object")
-    return body  # type: ignore[no-any-return]
+    return body
 
 
-def _patch(req: Request, current: dict[str, Any], patch: Any) -> dict[str, Any] | Reply:
-    content_type = (req.header("Content-Type") or "").split(";")[0].strip().lower()
-    if content_type in _MERGE_TYPES:
-        if not isinstance(patch, dict):
-            return _bad_request("a merge patch must be a JSON object")
-        out = merge_patch(current, patch)
-    elif content_type == _JSON_PATCH:
-        try:
-            out = _json_patch(current, patch)
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            return _status(422, "Invalid", f"the JSON patch could not be applied: {exc!r}")
-    else:
-        return _status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted "
-                       f"media types include: {_JSON_PATCH}, {', '.join(_MERGE_TYPES)}")
-    if not isinstance(out, dict):
-        return _bad_request("the patched object is not a JSON object")
-    return out
-
-
-def _json_patch(doc: dict[str, Any], ops: Any) -> Any:
-    """Apply an RFC 6902 patch (add, remove, replace, test); raises on a bad path or a failed test."""
-    out: Any = copy.deepcopy(doc)
-    if not isinstance(ops, list):
-        raise ValueError("a JSON patch must be a list of operations")
-    for op in ops:
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in str(op["path"]).split("/")[1:]]
-        if not tokens:
-            raise ValueError("the root path is not supported")
-        parent = out
-        for tok in tokens[:-1]:
-            parent = parent[int(tok)] if isinstance(parent, list) else parent[tok]
-        last: Any = tokens[-1]
-        if isinstance(parent, list):
-            last = len(parent) if last == "-" else int(last)
-        kind = op["op"]
-        if kind == "add":
-            parent.insert(last, op["value"]) if isinstance(parent, list) else parent.__setitem__(last, op["value"])
-        elif kind == "remove":
-            del parent[last]
-        elif kind == "replace":
-            _ = parent[last]  # replace requires an existing target
-            parent[last] = op["value"]
-        elif kind == "test":
-            if parent[last] != op["value"]:
-                raise ValueError(f"test failed at {op['path']}")
-        else:
-            raise ValueError(f"unsupported operation {kind!r}")
-    return out
-
-
-def _check_identity(t: Target, body: dict[str, Any], name: str | None) -> Reply | None:
-    meta = body.get("metadata")
-    if not isinstance(meta, dict):
-        return _status(422, "Invalid", f"{t.spec.kind} is invalid: metadata: Required value")
-    if body.get("kind") not in (None, t.spec.kind):
-        return _bad_request(f"the kind of the provided object ({body.get('kind')}) does not match the resource "
-                            f"({t.spec.kind})")
-    ns = meta.get("namespace")
-    if t.spec.namespaced and ns and t.namespace is not None and ns != t.namespace:
-        return _bad_request("the namespace of the provided object does not match the namespace sent on the request")
-    if name is not None and meta.get("name") != name:
-        return _bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
-    return None
-
-
-def _create(cluster: FakeCluster, req: Request, t: Target) -> Reply:
+def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Reply:
     body = _json_body(req)
     if isinstance(body, tuple):
         return body
-    error = _check_identity(t, body, None)
-    if error is not None:
-        return error
-    meta = body["metadata"]
-    if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = str(meta["generateName"]) + uuid.uuid4().hex[:5]
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        return _status(422, "Invalid", f"{t.spec.kind} is invalid: metadata.name: Required value: name or "
-                       "generateName is required")
-    if t.spec.namespaced:
-        if t.namespace is None:
-            return docs.method_not_allowed()  # POST to the all-namespaces path
-        meta["namespace"] = t.namespace
-    else:
-        meta.pop("namespace", None)
-    if object_key(t.namespace, name) in cluster._store.bucket(t.key):
+    new = check_create(res, t.namespace, body, manager=write_manager(req.query, req.header("User-Agent")),
+                       now=now_timestamp())
+    return _store_new(cluster, t, new)
+
+
+def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
+    name = new["metadata"]["name"]
+    if object_key(t.namespace, name) in cluster.internals.store.bucket(t.key):
         return _status(409, "AlreadyExists", f'{t.qualified} "{name}" already exists', t.details(name))
     if t.key == CRD_KEY:
         try:
-            crd_name = cluster.add_crd(body)
+            crd_name = cluster.add_crd(new)
         except InvalidCRDError as exc:
             return _status(422, "Invalid", str(exc), {"name": name, "group": t.gv.group, "kind": t.spec.name})
-        return docs.json_reply(201, _shown(cluster._crds[crd_name], t))
-    for key in ("uid", "resourceVersion", "generation", "creationTimestamp"):
-        meta.pop(key, None)
-    body["apiVersion"], body["kind"] = str(t.gv), t.spec.kind
-    stored, _ = cluster._store.put(t.key, body)
+        return docs.json_reply(201, _shown(cluster.internals.crds()[crd_name], t))
+    stored, _ = cluster.internals.store.put(t.key, new)
     return docs.json_reply(201, _shown(stored, t))
 
 
-def _update(cluster: FakeCluster, t: Target, current: dict[str, Any], body: dict[str, Any]) -> Reply:
-    error = _check_identity(t, body, t.name)
-    if error is not None:
-        return error
-    meta = body["metadata"]
-    sent_rv = meta.get("resourceVersion")
-    if sent_rv and sent_rv != current["metadata"]["resourceVersion"]:
-        return _status(409, "Conflict", f'Operation cannot be fulfilled on {t.qualified} "{t.name}": the object has '
-                       "been modified; please apply your changes to the latest version and try again",
-                       t.details(t.name or ""))
-    if t.namespace:
-        meta["namespace"] = t.namespace
-    if t.subresource == "status":
-        body = {**copy.deepcopy(current), "status": body.get("status")}
-    elif "status" in current and any(s.name == "status" for s in t.spec.subresources):
-        body["status"] = copy.deepcopy(current["status"])  # the main resource ignores status changes
+def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new: dict[str, Any]) -> Reply:
     if t.key == CRD_KEY:
         try:
-            name = cluster.update_crd(body)
+            name = cluster.update_crd(new)
         except InvalidCRDError as exc:
             return _status(422, "Invalid", str(exc), t.details(t.name or ""))
-        return docs.json_reply(200, _shown(cluster._crds[name], t))
-    body["metadata"] = {**body["metadata"], "name": t.name}
-    stored, _ = cluster._store.put(t.key, body)
+        return docs.json_reply(200, _shown(cluster.internals.crds()[name], t))
+    store = cluster.internals.store
+    meta = new["metadata"]
+    if "deletionTimestamp" in meta and not meta.get("finalizers"):
+        # The last finalizer is gone: the registry removes the object (watchers see DELETED).
+        if t.key == NAMESPACES_KEY:
+            stored, _ = store.put(t.key, new, bump_generation=None)
+            return docs.json_reply(200, _shown(finish_namespace(store, meta["name"]) or stored, t))
+        removed = store.remove(t.key, meta.get("namespace"), meta["name"])
+        assert removed is not None
+        finish_namespace(store, meta.get("namespace"))
+        return docs.json_reply(200, _shown(removed, t))
+    stored, _ = store.put(t.key, new)
     return docs.json_reply(200, _shown(stored, t))
 
 
-def _delete(cluster: FakeCluster, t: Target, namespace: str | None, name: str) -> dict[str, Any]:
+def _delete(cluster: FakeCluster, t: Target, res: Resource, current: dict[str, Any],
+            options: dict[str, Any]) -> dict[str, Any]:
+    meta = current["metadata"]
     if t.key == CRD_KEY:
-        last = copy.deepcopy(cluster._crds[name])
-        cluster.delete_crd(name)
+        last = copy.deepcopy(current)
+        cluster.delete_crd(meta["name"])
         return last
-    removed = cluster._store.remove(t.key, namespace, name)
+    store = cluster.internals.store
+    held = mark_deleting(res, current, options, now_timestamp())
+    if t.key == NAMESPACES_KEY:
+        return terminate_namespace(store, current, now_timestamp())
+    if held is not None:
+        if held is current:
+            return current
+        stored, _ = store.put(t.key, held, bump_generation=None)
+        return stored
+    removed = store.remove(t.key, meta.get("namespace"), meta["name"])
     assert removed is not None
+    finish_namespace(store, meta.get("namespace"))
     return removed
 
 
@@ -369,15 +337,15 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     if t.name is not None:  # a watch on one object is a watch with a name field selector
         field_selector = ",".join(s for s in (field_selector, f"metadata.name={t.name}") if s)
     try:
-        selector_matches({}, q.get("labelSelector"), field_selector)
+        compile_selectors(q.get("labelSelector"), field_selector)
     except SelectorError as exc:
         return _bad_request(str(exc))
     rv = q.get("resourceVersion") or ""
     if rv not in ("", "0") and not rv.isdigit():
         return _bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer')
     try:
-        with cluster._lock:
-            options = watch_options(q, cluster._store.resource_version)
+        with cluster.internals.lock:
+            options = watch_options(q, cluster.internals.store.resource_version)
     except ListOptionsError as exc:
         return exc.reply
     try:
@@ -391,5 +359,5 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
         timeout=max(timeout, 0.0), initial_events=options.initial_events,
         bookmark_interval=cluster.bookmark_interval,
     )
-    stream = WatchStream(cluster._store, spec, mock_wait=cluster.mock_watch_wait)
+    stream = WatchStream(cluster.internals.store, spec, mock_wait=cluster.mock_watch_wait)
     return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream

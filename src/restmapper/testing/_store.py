@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["APISERVICE_KEY", "CRD_KEY", "ObjectStore", "WatchEvent", "merge_patch", "object_key", "selector_matches"]
+__all__ = ["APISERVICE_KEY", "CRD_KEY", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
 
 CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
 APISERVICE_KEY = "apiservices.apiregistration.k8s.io"
@@ -80,11 +80,12 @@ class ObjectStore:
         self.resource_version += 1
         return self.resource_version
 
-    def put(self, key: str, obj: dict[str, Any], *, bump_generation: bool = True) -> tuple[dict[str, Any], str]:
+    def put(self, key: str, obj: dict[str, Any], *, bump_generation: bool | None = True) -> tuple[dict[str, Any], str]:
         """Store ``obj`` (created or replaced, by namespace/name) and record the event.
 
         Fills ``uid``, ``creationTimestamp``, ``generation`` (bumped when anything but metadata and status changed,
-        unless ``bump_generation`` is false) and a fresh ``resourceVersion``. A write equal to the stored object
+        unless ``bump_generation`` is false; None keeps the ``generation`` the caller set) and a fresh
+        ``resourceVersion``. A write equal to the stored object
         (ignoring ``resourceVersion``) is a no-op, as the API server skips no-op updates.
 
         Returns:
@@ -105,7 +106,8 @@ class ObjectStore:
             meta["uid"] = old_meta["uid"]
             meta["creationTimestamp"] = old_meta["creationTimestamp"]
             changed = _spec_of(old) != _spec_of(obj)
-            meta["generation"] = old_meta.get("generation", 1) + (1 if changed and bump_generation else 0)
+            if bump_generation is not None or not isinstance(meta.get("generation"), int):
+                meta["generation"] = old_meta.get("generation", 1) + (1 if changed and bump_generation else 0)
             meta["resourceVersion"] = old_meta.get("resourceVersion")
             if obj == old:
                 return old, ""
@@ -200,63 +202,3 @@ class ObjectStore:
 
 def _spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """Return ``target`` with the RFC 7386 JSON merge patch ``patch`` applied (``target`` is not modified)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
-
-
-class SelectorError(ValueError):
-    """A label or field selector the fake cluster cannot parse."""
-
-
-def _parse_selector(text: str) -> list[tuple[str, str, str | None]]:
-    terms: list[tuple[str, str, str | None]] = []
-    for raw in text.split(","):
-        term = raw.strip()
-        if not term:
-            continue
-        for op in ("!=", "==", "="):
-            if op in term:
-                key, _, value = term.partition(op)
-                terms.append((key.strip(), "!=" if op == "!=" else "=", value.strip()))
-                break
-        else:
-            if " in " in term or " notin " in term or "(" in term:
-                raise SelectorError(f"unsupported selector term {term!r}")
-            terms.append((term[1:].strip(), "!exists", None) if term.startswith("!") else (term, "exists", None))
-    return terms
-
-
-def selector_matches(obj: Mapping[str, Any], label_selector: str | None, field_selector: str | None) -> bool:
-    """True when ``obj`` matches both selectors (equality, inequality and existence terms).
-
-    Field selectors support ``metadata.name`` and ``metadata.namespace``, the fields every resource indexes.
-
-    Raises:
-        SelectorError: for a term the fake does not support (set-based ``in``/``notin``, unknown fields).
-    """
-    meta = obj.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    for key, op, value in _parse_selector(label_selector or ""):
-        present = key in labels
-        if (op == "exists" and not present) or (op == "!exists" and present):
-            return False
-        if (op == "=" and labels.get(key) != value) or (op == "!=" and labels.get(key) == value):
-            return False
-    for key, op, value in _parse_selector(field_selector or ""):
-        if key not in ("metadata.name", "metadata.namespace") or op not in ("=", "!="):
-            raise SelectorError(f'field label not supported: {key}')
-        actual = meta.get(key.partition(".")[2]) or ""
-        if (actual == value) != (op == "="):
-            return False
-    return True

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from restmapper.testing import _documents as docs
-from restmapper.testing._store import WatchEvent, selector_matches
+from restmapper.testing._store import WatchEvent
+from restmapper.testing.objects.selectors import compile_selectors
 
 if TYPE_CHECKING:
     from restmapper.testing._store import ObjectStore
@@ -71,6 +72,7 @@ class WatchStream:
         self._spec = spec
         self._mock_wait = mock_wait
         self._clock = clock
+        self._selected = compile_selectors(spec.label_selector, spec.field_selector)
 
     def _encode(self, event_type: str, obj: dict[str, Any]) -> bytes:
         if event_type != "ERROR":
@@ -86,8 +88,7 @@ class WatchStream:
 
     def _matches(self, key: str, namespace: str, obj: dict[str, Any]) -> bool:
         s = self._spec
-        return key == s.key and (s.namespace is None or namespace == s.namespace) and \
-            selector_matches(obj, s.label_selector, s.field_selector)
+        return key == s.key and (s.namespace is None or namespace == s.namespace) and self._selected(obj)
 
     def _expired(self, since: int) -> bytes:
         status = docs.status_doc(410, "Expired", f"too old resource version: {since} "

@@ -5,10 +5,11 @@ faults and a request log. :meth:`FakeCluster.handle` is the single HTTP entry po
 :mod:`restmapper.testing.server` (``responses`` mock and loopback server) only translate to and from it.
 
 Ordering mirrors kube-apiserver's aggregator: core first at ``/api``; ``/apis`` groups by group priority, highest
-first, ties by name (built-in groups keep the profile's order above everything else, CRD groups have priority
-1000, aggregated APIs added with :meth:`FakeCluster.add_api_resources` 100 by default); a group's priority is the
-highest of its versions'. Versions within a group by version priority, ties by Kubernetes version order
-(``version.CompareKubeAwareVersionStrings``); the first is the preferred version.
+first (built-in groups keep the profile's order above everything else, CRD groups have priority 1000, aggregated
+APIs added with :meth:`FakeCluster.add_api_resources` 100 by default); a group's priority is the highest of its
+versions'. Ties are broken by group name in aggregated discovery, and by APIService name (``<version>.<group>``)
+in the legacy ``APIGroupList`` (see :meth:`FakeCluster._legacy_view`). Versions within a group by version priority,
+ties by Kubernetes version order (``version.CompareKubeAwareVersionStrings``); the first is the preferred version.
 """
 
 from __future__ import annotations
@@ -18,21 +19,24 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError
-from restmapper.model import APIResource, GroupVersion, version_priority_key
+from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
+from restmapper.testing import _served as served
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._objects import ObjectsMixin
 from restmapper.testing._router import Request, Router, StreamBody
+from restmapper.testing._served import ServedGroup
+from restmapper.testing._served import StaticVersion as _StaticVersion
 from restmapper.testing._store import CRD_KEY, ObjectStore
-from restmapper.testing.crd import CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, crd_resource
+from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
     ResourceSpec,
-    SubresourceSpec,
     embedded_crd_manifests,
     load_builtin_profile,
+    specs_from_api_resources,
 )
 
 if TYPE_CHECKING:
@@ -102,37 +106,71 @@ class Fault:
         return self.times is not None and self.hits >= self.times
 
 
-@dataclass
-class _StaticVersion:
-    resources: tuple[ResourceSpec, ...]
-    group_priority: int
-    version_priority: int
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class _ServedGroup:
-    name: str
-    versions: tuple[tuple[str, tuple[ResourceSpec, ...], bool], ...]  # (version, resources, from CRDs)
+class ClusterInternals:
+    """The small internal API of a :class:`FakeCluster` that the kit's own layers use (handlers, REST, watch,
+    server); not a public API. Every method is called with :attr:`lock` held unless it says otherwise."""
 
+    def __init__(self, cluster: FakeCluster) -> None:
+        self._cluster = cluster
+        self._cache: dict[tuple[str, ...], tuple[int, Any]] = {}
 
-def _spec_from_api_resource(group_version: GroupVersion, parent: APIResource,
-                            subs: Sequence[APIResource]) -> ResourceSpec:
-    return ResourceSpec(
-        name=parent.name,
-        singular_name=parent.singular_name,
-        kind=parent.kind,
-        namespaced=parent.namespaced,
-        verbs=tuple(parent.verbs),
-        short_names=tuple(parent.short_names),
-        categories=tuple(parent.categories),
-        storage_version_hash=parent.storage_version_hash or "",
-        subresources=tuple(
-            SubresourceSpec(s.subresource or "", s.kind, tuple(s.verbs), s.group or "", s.version or "")
-            for s in subs
-        ),
-        response_group=group_version.group,
-        response_version=group_version.version,
-    )
+    @property
+    def lock(self) -> threading.RLock:
+        """The cluster's lock (re-entrant; also the lock of the store's condition)."""
+        return self._cluster._lock
+
+    @property
+    def store(self) -> ObjectStore:
+        """The object store (objects, resourceVersions, watch history)."""
+        return self._cluster._store
+
+    def version_info(self) -> tuple[str, str, str]:
+        """``(major, minor, gitVersion)`` for ``/version``."""
+        c = self._cluster
+        return c._major, c._minor, c.git_version
+
+    def core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
+        """The core group's versions, preferred first, with their resources."""
+        return self._cluster._core_versions()
+
+    def served_groups(self, *, legacy: bool = False) -> tuple[ServedGroup, ...]:
+        """The named groups in aggregated discovery order, or in legacy ``/apis`` order."""
+        return self._cluster._legacy_view() if legacy else self._cluster._view()
+
+    def crds(self) -> Mapping[str, dict[str, Any]]:
+        """The stored CRD objects by name (live objects: never mutate them)."""
+        return self._cluster._crds
+
+    def is_stale(self, gv: GroupVersion) -> bool:
+        """True when ``gv``'s APIService is unavailable (see :meth:`FakeCluster.set_stale`)."""
+        return gv in self._cluster._stale
+
+    def is_gone(self, gv: GroupVersion) -> bool:
+        """True when ``gv`` is listed but its own path answers 404 (:meth:`FakeCluster.set_listed_but_gone`)."""
+        return gv in self._cluster._gone
+
+    def cached(self, key: tuple[str, ...], build: Callable[[], T]) -> T:
+        """Return ``build()``, memoized until what is served changes (documents derived from the served API)."""
+        revision = self._cluster._revision
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == revision:
+            return hit[1]  # type: ignore[no-any-return]
+        if hit is not None or len(self._cache) > 64:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] == revision}
+        value = build()
+        self._cache[key] = (revision, value)
+        return value
+
+    def sync_apiservices(self) -> None:
+        """Bring the APIService objects in line with what is served (cheap when nothing changed)."""
+        self._cluster._sync_apiservices()
+
+    def wake_watchers(self) -> None:
+        """Wake every waiting watch stream (takes the lock itself)."""
+        self._cluster._wake_watchers()
 
 
 class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
@@ -159,6 +197,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``.
 
     Attributes:
+        internals: the kit's internal API of this cluster (:class:`ClusterInternals`), for the kit's own layers.
         bookmark_interval: seconds between periodic watch bookmarks (see the constructor); may be changed.
         mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
             none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
@@ -169,21 +208,23 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         *,
         builtin: bool = True,
         crds: Iterable[Mapping[str, Any] | str] = (),
-        mode: str = "aggregated",
+        mode: str | None = None,
         base_url: str = "https://kube.restmapper.test",
-        git_version: str = "v1.35.0",
+        git_version: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         history_limit: int = 1000,
         bookmark_interval: float | None = 60.0,
+        release: str | None = None,
     ) -> None:
         """Create a cluster.
 
         Args:
-            builtin: serve the built-in API profile (core v1 and the named groups of a recent release).
-            crds: CRD manifests (dicts or YAML text) installed at once.
-            mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring).
+            builtin: serve the built-in API profile of ``release`` (core v1 and its named groups).
+            crds: CRD manifests (dicts or YAML text, several documents allowed) installed at once.
+            mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring); None: the
+                release's default (``1.35``: aggregated, ``1.27``: aggregated-v2beta1, ``1.20``: legacy).
             base_url: the URL the ``responses`` front end intercepts (no trailing slash needed).
-            git_version: what ``/version`` reports, e.g. ``v1.35.0``.
+            git_version: what ``/version`` reports, e.g. ``v1.35.0``; None: the release's.
             sleep: called with seconds for injected latency (inject a fake to keep tests fast).
             history_limit: how many watch events are kept; a watch from before the oldest gets 410 Gone.
             bookmark_interval: seconds between the ``BOOKMARK`` events a watch that allows them receives (the
@@ -197,9 +238,13 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         if history_limit < 1:
             raise InvalidArgumentError("history_limit must be at least 1")
         self._lock = threading.RLock()  # guards everything below; never held while sleeping
+        self._profile = load_builtin_profile(release) if builtin else None
+        self._modes = self._profile.modes if self._profile is not None else MODES
         self._mode = ""
-        self.mode = mode
+        self.mode = mode if mode is not None else self._modes[0]
         self.base_url = base_url.rstrip("/")
+        if git_version is None:
+            git_version = self._profile.git_version if self._profile is not None else "v1.35.0"
         self.git_version = git_version
         major, _, rest = git_version.lstrip("v").partition(".")
         minor = rest.partition(".")[0]
@@ -222,17 +267,16 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         self._faults: list[Fault] = []
         self.requests: list[RecordedRequest] = []
         self._revision = 0
-        self._view_cache: tuple[int, tuple[_ServedGroup, ...]] | None = None
-        self._body_cache: dict[tuple[int, str, str], bytes] = {}
-        if builtin:
-            profile = load_builtin_profile()
-            for gi, group in enumerate(profile.groups):
+        self._view_cache: tuple[int, tuple[ServedGroup, ...]] | None = None
+        if self._profile is not None:
+            for gi, group in enumerate(self._profile.groups):
                 for vi, gv in enumerate(group.versions):
                     self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
             self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)
+        self.internals = ClusterInternals(self)
         self._router = Router(lambda _r: docs.page_not_found(), lambda _r: docs.method_not_allowed())
         self._add_routes(self._router)
 
@@ -241,13 +285,18 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     @classmethod
     def embedded(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster with the built-in profile and the embedded CRDs (cert-manager, cluster-api, argo-cd,
-        gateway-api, external-snapshotter); keyword arguments as the constructor."""
+        gateway-api, external-snapshotter); keyword arguments as the constructor, e.g. ``release="1.27"``."""
         return cls(builtin=True, crds=embedded_crd_manifests(), **kwargs)
 
     @classmethod
     def empty(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster serving nothing but ``/version`` and empty discovery documents."""
         return cls(builtin=False, **kwargs)
+
+    @property
+    def release(self) -> str | None:
+        """The Kubernetes release whose built-in API is served (``"1.35"``...), None without the built-in profile."""
+        return self._profile.release if self._profile is not None else None
 
     @property
     def mode(self) -> str:
@@ -258,12 +307,14 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     def mode(self, value: str) -> None:
         if value not in MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, got {value!r}")
+        if value not in self._modes:
+            raise InvalidArgumentError(f"release {self.release} serves {', '.join(self._modes)} discovery, not "
+                                       f"{value!r}")
         self._mode = value
 
     def _changed(self) -> None:
         self._revision += 1
         self._view_cache = None
-        self._body_cache.clear()
         self._apiservices_dirty = True
         self._store.cond.notify_all()  # watch streams sync APIServices when they wake
 
@@ -288,15 +339,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         gv = GroupVersion.parse(group_version)
         if not gv.version:
             raise InvalidArgumentError(f"group version {group_version!r} has no version")
-        parents = [r for r in resources if not r.is_subresource]
-        specs = []
-        for parent in parents:
-            subs = [r for r in resources if r.is_subresource and r.parent == parent.name]
-            specs.append(_spec_from_api_resource(GroupVersion("", ""), parent, subs))
-        orphans = {r.name for r in resources if r.is_subresource} - {
-            f"{p.name}/{s.subresource}" for p in parents for s in resources if s.parent == p.name}
-        if orphans:
-            raise InvalidArgumentError(f"subresources without a parent resource: {sorted(orphans)}")
+        specs = specs_from_api_resources(resources)
         with self._lock:
             versions = self._static.setdefault(gv.group, {})
             if preferred:
@@ -305,7 +348,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             else:
                 version_priority = versions[gv.version].version_priority if gv.version in versions \
                     else CRD_VERSION_PRIORITY
-            versions[gv.version] = _StaticVersion(tuple(specs), priority, version_priority)
+            versions[gv.version] = _StaticVersion(specs, priority, version_priority)
             self._aggregated.add(gv)
             self._changed()
 
@@ -536,40 +579,17 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
 
     # --- the served view -----------------------------------------------------------------------------------------
 
-    def _view(self) -> tuple[_ServedGroup, ...]:
-        """The named groups in server order, each with its versions in priority order (lock held by caller)."""
+    def _view(self) -> tuple[ServedGroup, ...]:
+        """The named groups in aggregated discovery order (lock held by caller; cached per revision)."""
         if self._view_cache is not None and self._view_cache[0] == self._revision:
             return self._view_cache[1]
-        merged: dict[str, dict[str, tuple[int, int, list[ResourceSpec], bool]]] = {}
-        for group, versions in self._static.items():
-            if group == "":
-                continue
-            for version, sv in versions.items():
-                merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
-                                                         list(sv.resources), False)
-        for crd in self._crds.values():
-            if crd["metadata"]["name"] in self._pending:
-                continue  # apiextensions' discovery controller skips CRDs that are not Established
-            group = crd["spec"]["group"]
-            for v in crd["spec"]["versions"]:
-                res = crd_resource(crd, v["name"])
-                if res is None:
-                    continue
-                entry = merged.setdefault(group, {}).setdefault(
-                    v["name"], (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, [], True))
-                entry[2].append(res)
-        served = []
-        for group, by_version in merged.items():
-            order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
-            group_priority = max(by_version[v][0] for v in order)
-            served.append((group_priority, group,
-                           tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order)))
-        served.sort(key=lambda t: (-t[0], t[1]))
-        view = tuple(_ServedGroup(name, versions) for _, name, versions in served)
+        view = served.named_groups(self._static, self._crds.values())
         self._view_cache = (self._revision, view)
         return view
 
+    def _legacy_view(self) -> tuple[ServedGroup, ...]:
+        """The named groups in legacy ``/apis`` order (lock held by caller); see :func:`served.legacy_order`."""
+        return served.legacy_order(self._view())
+
     def _core_versions(self) -> list[tuple[str, tuple[ResourceSpec, ...]]]:
-        versions = self._static.get("", {})
-        order = sorted(versions, key=lambda v: (-versions[v].version_priority, version_priority_key(v)))
-        return [(v, versions[v].resources) for v in order]
+        return served.core_versions(self._static)

@@ -48,11 +48,15 @@ class InvalidCRDError(InvalidArgumentError):
 
     Attributes:
         field: the JSON path of the offending field (``spec.names.plural``).
+        reason: what is wrong with it.
+        errors: for multi-document input (:func:`parse_crds`), ``(document number, error)`` per bad document.
     """
 
     def __init__(self, field: str, reason: str) -> None:
         super().__init__(f"invalid CustomResourceDefinition: {field}: {reason}")
         self.field = field
+        self.reason = reason
+        self.errors: list[tuple[int, InvalidCRDError]] = []
 
 
 def storage_version_hash(group: str, version: str, kind: str) -> str:
@@ -79,6 +83,55 @@ def _string_list(names: Mapping[str, Any], key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise InvalidCRDError(f"spec.names.{key}", "must be a list of non-empty strings")
     return list(value)
+
+
+def parse_crds(manifests: Mapping[str, Any] | str) -> list[dict[str, Any]]:
+    """Validate one or more CRD manifests and return normalized deep copies, in order.
+
+    Args:
+        manifests: a CRD as a dict, or YAML/JSON text with one or more documents separated by ``---`` (as projects
+            such as istio ship their CRDs); empty documents are skipped.
+
+    Returns:
+        The normalized manifests (see :func:`parse_crd`).
+
+    Raises:
+        InvalidCRDError: when the text is not YAML, holds no document, or any document is invalid; the message has
+            one line per bad document (``document 3 (name: x): spec.scope: ...``, counted from 1) and ``errors``
+            holds ``(document number, error)`` pairs. Nothing is returned for a partly valid input.
+    """
+    if not isinstance(manifests, str):
+        return [parse_crd(manifests)]
+    import yaml  # only YAML input needs it; keeps importing the kit cheap
+
+    try:
+        documents = list(yaml.safe_load_all(manifests))
+    except yaml.YAMLError as exc:
+        raise InvalidCRDError("<document>", f"not valid YAML: {exc.__class__.__name__}: {exc}") from None
+    parsed: list[dict[str, Any]] = []
+    errors: list[tuple[int, InvalidCRDError]] = []
+    for number, doc in enumerate(documents, start=1):
+        if doc is None:
+            continue
+        try:
+            parsed.append(parse_crd(doc))
+        except InvalidCRDError as exc:
+            errors.append((number, exc))
+    if errors:
+        lines = []
+        for number, problem in errors:
+            doc = documents[number - 1]
+            name = doc.get("metadata", {}).get("name") if isinstance(doc, dict) and isinstance(
+                doc.get("metadata"), dict) else None
+            lines.append(f"document {number}" + (f" (name: {name})" if name else "")
+                         + f": {problem.field}: {problem.reason}")
+        error = InvalidCRDError("<documents>", f"{len(errors)} of {len(parsed) + len(errors)} documents are invalid:"
+                                f"\n" + "\n".join(lines))
+        error.errors = errors
+        raise error
+    if not parsed:
+        raise InvalidCRDError("<document>", "expected at least one YAML document, got none")
+    return parsed
 
 
 def parse_crd(manifest: Mapping[str, Any] | str) -> dict[str, Any]:

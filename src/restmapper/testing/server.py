@@ -320,7 +320,7 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
             yield ServedCluster(url, path, cluster, ca_file)
         finally:
             stopping.set()
-            cluster._wake_watchers()  # open watch streams notice ``stopping`` and end
+            cluster.internals.wake_watchers()  # open watch streams notice ``stopping`` and end
             server.shutdown()
             thread.join()
             server.close_open_connections()

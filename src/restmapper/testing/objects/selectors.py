@@ -1,0 +1,184 @@
+"""Label and field selectors as kube-apiserver parses and matches them.
+
+Label selectors follow apimachinery's ``labels.Parse`` (the "Labels and Selectors" concept page,
+https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors): comma-separated
+requirements, all of which must hold:
+
+- equality-based: ``key=value``, ``key==value``, ``key!=value`` (``!=`` also matches objects without the key);
+- set-based: ``key in (a,b)``, ``key notin (a,b)`` (``notin`` also matches objects without the key), ``key`` (exists),
+  ``!key`` (does not exist), and ``key>N`` / ``key<N`` (integer comparison, the key must exist).
+
+Field selectors follow ``fields.ParseSelector`` (the "Field Selectors" concept page): ``field=value``,
+``field==value``, ``field!=value``; every resource supports ``metadata.name`` and ``metadata.namespace`` (other
+fields, which some built-in kinds add, answer ``400 field label not supported``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Selector", "SelectorError", "compile_selectors", "parse_field_selector", "parse_label_selector",
+           "selector_matches"]
+
+_NAME = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
+_KEY = re.compile(rf"^(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_NAME}$")
+_VALUE = re.compile(rf"^(?:{_NAME})?$")
+_SUPPORTED_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+class SelectorError(ValueError):
+    """A label or field selector kube-apiserver would refuse (the kit answers 400 BadRequest with the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Requirement:
+    key: str
+    op: str  # =, !=, in, notin, exists, !exists, gt, lt
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, Any]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key)
+        if self.op in ("=", "in"):
+            return present and value in self.values
+        if self.op in ("!=", "notin"):
+            return not present or value not in self.values
+        if self.op == "exists":
+            return present
+        if self.op == "!exists":
+            return not present
+        try:
+            number = int(str(value))
+        except ValueError:
+            return False
+        bound = int(self.values[0])
+        return present and (number > bound if self.op == "gt" else number < bound)
+
+
+Selector = Callable[[Mapping[str, Any]], bool]
+
+
+def _split_terms(text: str) -> list[str]:
+    terms: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise SelectorError(f"unable to parse requirement: unexpected ')' in {text!r}")
+        if ch == "," and depth == 0:
+            terms.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth:
+        raise SelectorError(f"unable to parse requirement: unclosed '(' in {text!r}")
+    terms.append("".join(current))
+    return [t.strip() for t in terms]
+
+
+def _check_key(key: str) -> str:
+    if not _KEY.match(key):
+        raise SelectorError(f"unable to parse requirement: key: Invalid value: {key!r}: a valid label key must "
+                            "consist of alphanumeric characters, '-', '_' or '.'")
+    return key
+
+
+def _check_value(value: str) -> str:
+    if not _VALUE.match(value):
+        raise SelectorError(f"unable to parse requirement: values[0]: Invalid value: {value!r}: a valid label "
+                            "value must be an empty string or consist of alphanumeric characters, '-', '_' or '.'")
+    return value
+
+
+_SET_TERM = re.compile(r"^(?P<key>[^\s!=<>()]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
+
+
+def _parse_label_term(term: str) -> _Requirement:
+    if not term:
+        raise SelectorError("unable to parse requirement: found '', expected: identifier")
+    found = _SET_TERM.match(term)
+    if found:
+        values = tuple(_check_value(v.strip()) for v in found["values"].split(","))
+        if found["op"] == "in" and values == ("",):
+            raise SelectorError(f"unable to parse requirement: for 'in' operator, values set can't be empty: {term!r}")
+        return _Requirement(_check_key(found["key"]), found["op"], values)
+    for op, name in (("!=", "!="), ("==", "="), ("=", "="), (">", "gt"), ("<", "lt")):
+        if op in term:
+            key, _, value = term.partition(op)
+            value = value.strip()
+            if name in ("gt", "lt") and not re.fullmatch(r"-?\d+", value):
+                raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
+                                    f"integer: {term!r}")
+            return _Requirement(_check_key(key.strip()), name, (_check_value(value),))
+    if term.startswith("!"):
+        return _Requirement(_check_key(term[1:].strip()), "!exists")
+    if " " in term:
+        raise SelectorError(f"unable to parse requirement: found {term.split()[1]!r}, expected: in, notin, =, ==, "
+                            "!=, gt, lt")
+    return _Requirement(_check_key(term), "exists")
+
+
+def parse_label_selector(text: str | None) -> Selector:
+    """Parse a label selector and return a predicate over an object's labels (empty: everything).
+
+    Raises:
+        SelectorError: for a selector kube-apiserver would refuse.
+    """
+    if not text or not text.strip():
+        return lambda _labels: True
+    requirements = [_parse_label_term(t) for t in _split_terms(text)]
+    return lambda labels: all(r.matches(labels) for r in requirements)
+
+
+def parse_field_selector(text: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """Parse a field selector and return a predicate over an object (empty: everything).
+
+    Raises:
+        SelectorError: for a malformed term or a field other than ``metadata.name``/``metadata.namespace``.
+    """
+    if not text or not text.strip():
+        return lambda _obj: True
+    terms: list[tuple[str, bool, str]] = []
+    for term in (t.strip() for t in text.split(",")):
+        for op in ("!=", "==", "="):
+            if op in term:
+                key, _, value = term.partition(op)
+                key = key.strip()
+                if key not in _SUPPORTED_FIELDS:
+                    raise SelectorError(f"field label not supported: {key}")
+                terms.append((key.partition(".")[2], op == "!=", value.strip()))
+                break
+        else:
+            raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+
+    def matches(obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        return all(((meta.get(field) or "") == value) != negated for field, negated, value in terms)
+
+    return matches
+
+
+def compile_selectors(label_selector: str | None, field_selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """Parse both selectors once and return a predicate over objects (for lists and watches).
+
+    Raises:
+        SelectorError: for a selector kube-apiserver would refuse.
+    """
+    by_labels, by_fields = parse_label_selector(label_selector), parse_field_selector(field_selector)
+    return lambda obj: by_labels((obj.get("metadata") or {}).get("labels") or {}) and by_fields(obj)
+
+
+def selector_matches(obj: Mapping[str, Any], label_selector: str | None, field_selector: str | None) -> bool:
+    """True when ``obj`` matches both selectors.
+
+    Raises:
+        SelectorError: for a selector kube-apiserver would refuse.
+    """
+    return compile_selectors(label_selector, field_selector)(obj)

@@ -1,0 +1,292 @@
+"""Object writes as kube-apiserver's generic registry performs them: create, update, patch, apply and delete.
+
+Pure object logic over one resource: each function returns the object to store (the caller stores it, through the
+store or, for CRDs, the CRD lifecycle) or raises :class:`APIError` with the Status the API server would answer.
+
+Finalizers and deletion follow "Finalizers" and "Garbage collection" in the concepts docs
+(https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/): deleting an object that has
+``metadata.finalizers`` only sets ``deletionTimestamp`` (and ``deletionGracePeriodSeconds: 0``, bumping
+``generation``); the object is removed when an update leaves it with no finalizers; no finalizer may be added
+once it is being deleted. ``propagationPolicy`` (``Orphan``, ``Background``, ``Foreground``) is validated and
+accepted; as the kit tracks no dependents, the garbage collector's own ``orphan``/``foregroundDeletion``
+finalizers would be removed at once, so the kit does not add them. ``preconditions`` (``uid``,
+``resourceVersion``) are checked (409).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from restmapper.testing.objects.apply import ApplyConflict, apply, manager_from_user_agent, record_update
+from restmapper.testing.objects.patch import PatchError, apply_patch
+
+__all__ = ["APPLY_PATCH", "APIError", "Resource", "apply_config", "check_create", "check_update",
+           "delete_options", "mark_deleting", "patched", "write_manager"]
+
+APPLY_PATCH = "application/apply-patch+yaml"
+_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+class APIError(Exception):
+    """A request the API server refuses: the fields of its ``Status``."""
+
+    def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message, self.details = code, reason, message, dict(details or {})
+
+
+@dataclass(frozen=True)
+class Resource:
+    """What the write functions need to know about the addressed resource."""
+
+    api_version: str
+    kind: str
+    plural: str
+    group: str
+    namespaced: bool
+    has_status: bool
+    custom: bool  # a CRD's resource (no strategic merge patch)
+
+    @property
+    def qualified(self) -> str:
+        """``deployments.apps`` / ``configmaps``: the resource as error messages spell it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def details(self, name: str) -> dict[str, str]:
+        """The ``details`` of a Status about object ``name``."""
+        return {"name": name, **({"group": self.group} if self.group else {}), "kind": self.plural}
+
+    def invalid(self, name: str, field: str, message: str) -> APIError:
+        """422 Invalid for one field, as ``errors.NewInvalid``."""
+        return APIError(422, "Invalid", f'{self.kind} "{name}" is invalid: {field}: {message}',
+                        {**self.details(name), "kind": self.kind,
+                         "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}]})
+
+
+def _options_invalid(kind: str, field: str, message: str) -> APIError:
+    return APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: {field}: {message}',
+                    {"group": "meta.k8s.io", "kind": kind,
+                     "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}]})
+
+
+def write_manager(query: Mapping[str, str], user_agent: str | None) -> str:
+    """The field manager of a write: ``fieldManager`` or the User-Agent's product.
+
+    Raises:
+        APIError: 422 for a ``fieldManager`` longer than 128 characters.
+    """
+    manager = query.get("fieldManager")
+    if manager is not None and len(manager) > 128:
+        raise _options_invalid("PatchOptions", "fieldManager", "Too long: may not be more than 128 bytes")
+    return manager or manager_from_user_agent(user_agent)
+
+
+def _identity(res: Resource, body: Mapping[str, Any], namespace: str | None, name: str | None) -> None:
+    meta = body.get("metadata")
+    if not isinstance(meta, dict):
+        raise APIError(422, "Invalid", f"{res.kind} is invalid: metadata: Required value")
+    if body.get("kind") not in (None, res.kind):
+        raise APIError(400, "BadRequest", f"the kind of the provided object ({body.get('kind')}) does not match the "
+                       f"resource ({res.kind})")
+    ns = meta.get("namespace")
+    if res.namespaced and ns and namespace is not None and ns != namespace:
+        raise APIError(400, "BadRequest", "the namespace of the provided object does not match the namespace sent "
+                       "on the request")
+    if name is not None and meta.get("name") != name:
+        raise APIError(400, "BadRequest", f"the name of the object ({meta.get('name')}) does not match the name on "
+                       f"the URL ({name})")
+
+
+def check_create(res: Resource, namespace: str | None, body: dict[str, Any], *, manager: str,
+                 now: str) -> dict[str, Any]:
+    """Validate a create and return the object to store (name generated, namespace set, server fields cleared).
+
+    Raises:
+        APIError: 400/422 for a body that does not fit the resource, 405 for a namespaced create without a
+            namespace.
+    """
+    _identity(res, body, namespace, None)
+    meta = body["metadata"]
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = str(meta["generateName"]) + uuid.uuid4().hex[:5]
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise APIError(422, "Invalid", f"{res.kind} is invalid: metadata.name: Required value: name or "
+                       "generateName is required")
+    if res.namespaced:
+        if namespace is None:
+            raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        meta["namespace"] = namespace
+    else:
+        meta.pop("namespace", None)
+    for key in ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+                "deletionGracePeriodSeconds"):
+        meta.pop(key, None)
+    body["apiVersion"], body["kind"] = res.api_version, res.kind
+    if res.has_status:
+        body.pop("status", None)  # the status subresource's strategy resets it on create
+    record_update(None, body, manager=manager, api_version=res.api_version, now=now)
+    return body
+
+
+def check_update(res: Resource, current: dict[str, Any], body: dict[str, Any], *, namespace: str | None,
+                 name: str, subresource: str | None, manager: str | None, now: str) -> dict[str, Any]:
+    """Validate an update (PUT or a patch's result) and return the object to store.
+
+    Raises:
+        APIError: 409 on a stale ``resourceVersion``, 400/422 for a body that does not fit, 422 for a finalizer
+            added to an object being deleted.
+    """
+    _identity(res, body, namespace, name)
+    meta = body["metadata"]
+    sent_rv = meta.get("resourceVersion")
+    if sent_rv and sent_rv != current["metadata"]["resourceVersion"]:
+        raise APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has '
+                       "been modified; please apply your changes to the latest version and try again",
+                       res.details(name))
+    if namespace:
+        meta["namespace"] = namespace
+    if subresource == "status":
+        new = copy.deepcopy(current)
+        new["status"] = body.get("status")
+        body = new
+    elif res.has_status:
+        if "status" in current:
+            body["status"] = copy.deepcopy(current["status"])  # the main resource ignores status changes
+        else:
+            body.pop("status", None)
+    old_meta = current["metadata"]
+    meta = body["metadata"]
+    meta["name"] = name
+    for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):  # set by deletion only
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+    if "deletionTimestamp" in old_meta:
+        added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+        if added:
+            raise res.invalid(name, "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object "
+                              f"is being deleted, found new finalizers {sorted(added)}")
+    body["apiVersion"], body["kind"] = res.api_version, res.kind
+    if manager is not None:
+        record_update(current, body, manager=manager, api_version=res.api_version, now=now, subresource=subresource)
+    return body
+
+
+def patched(res: Resource, current: dict[str, Any], content_type: str, data: bytes,
+            query: Mapping[str, str]) -> dict[str, Any]:
+    """Return ``current`` with a JSON, merge or strategic merge patch applied (not stored, not yet validated).
+
+    Raises:
+        APIError: 415 for an unsupported patch type, 400/422 for a bad patch or options.
+    """
+    if query.get("force") is not None:
+        raise _options_invalid("PatchOptions", "force", "Forbidden: may not be specified for non-apply patch")
+    try:
+        return apply_patch(content_type, current, data, custom_resource=res.custom)
+    except PatchError as exc:
+        raise APIError(exc.code, exc.reason, exc.message) from None
+
+
+def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, query: Mapping[str, str], *,
+                 namespace: str | None, name: str, subresource: str | None, now: str) -> dict[str, Any]:
+    """Return the object after a server-side apply of ``data`` (YAML or JSON) to ``current`` (None: create).
+
+    Raises:
+        APIError: 422 without ``fieldManager``, 400 for a body that is not an object of this resource, 409
+            (``Conflict`` with ``FieldManagerConflict`` causes) on conflicts without ``force``.
+    """
+    manager = query.get("fieldManager") or ""
+    if not manager:
+        raise _options_invalid("PatchOptions", "fieldManager", "Required value: is required for apply patch")
+    write_manager(query, None)
+    force = (query.get("force") or "").lower() in ("1", "true")
+    try:
+        config = yaml.safe_load(data.decode("utf-8")) if data.strip() else None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise APIError(400, "BadRequest", f"error decoding YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise APIError(400, "BadRequest", "the apply configuration must be an object")
+    if not config.get("apiVersion") or not config.get("kind"):
+        raise APIError(400, "BadRequest", "apiVersion and kind must be set in the applied configuration")
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and meta.get("managedFields"):
+        raise APIError(400, "BadRequest", "metadata.managedFields must be nil")
+    _identity(res, {**config, "apiVersion": res.api_version}, namespace, name)
+    if config.get("apiVersion") != res.api_version:
+        raise APIError(400, "BadRequest", f"the API version in the data ({config.get('apiVersion')}) does not match "
+                       f"the expected API version ({res.api_version})")
+    if namespace:
+        config["metadata"]["namespace"] = namespace
+    if subresource != "status" and res.has_status:
+        config.pop("status", None)
+    try:
+        out = apply(current, config, manager=manager, force=force, api_version=res.api_version, now=now,
+                    subresource=subresource)
+    except ApplyConflict as exc:
+        causes = [{"reason": "FieldManagerConflict", "message": f'conflict with "{m}" using {v}', "field": f}
+                  for m, v, f in exc.conflicts]
+        raise APIError(409, "Conflict", exc.message, {"causes": causes}) from None
+    out["apiVersion"], out["kind"] = res.api_version, res.kind
+    return out
+
+
+def delete_options(query: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    """Return the ``DeleteOptions`` of a delete (body merged with query parameters), validated.
+
+    Raises:
+        APIError: 400 for a body that is not JSON, 422 for an unknown ``propagationPolicy``.
+    """
+    options: dict[str, Any] = {}
+    if body.strip():
+        try:
+            parsed = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise APIError(400, "BadRequest", f"the body of the request could not be decoded: {exc}") from None
+        if isinstance(parsed, dict):
+            options.update(parsed)
+    if query.get("propagationPolicy"):
+        options["propagationPolicy"] = query["propagationPolicy"]
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in _POLICIES:
+        raise _options_invalid("DeleteOptions", "propagationPolicy",
+                               f'Unsupported value: "{policy}": supported values: "Foreground", "Background", '
+                               '"Orphan", "nil"')
+    return options
+
+
+def mark_deleting(res: Resource, current: dict[str, Any], options: Mapping[str, Any], now: str
+                  ) -> dict[str, Any] | None:
+    """Check a delete's preconditions; return the object to store when finalizers hold it (``deletionTimestamp``
+    set), or None when it is to be removed now.
+
+    Raises:
+        APIError: 409 when a precondition does not hold.
+    """
+    meta = current["metadata"]
+    pre = options.get("preconditions") or {}
+    name = str(meta.get("name"))
+    for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
+        wanted = pre.get(field) if isinstance(pre, dict) else None
+        if wanted is not None and wanted != actual:
+            label = "UID" if field == "uid" else "ResourceVersion"
+            raise APIError(409, "Conflict", f"Operation cannot be fulfilled on {res.qualified} \"{name}\": "
+                           f"Precondition failed: {label} in precondition: {wanted}, {label} in object meta: "
+                           f"{actual}", res.details(name))
+    if not meta.get("finalizers"):
+        return None
+    if "deletionTimestamp" in meta:
+        return current
+    new = copy.deepcopy(current)
+    new["metadata"]["deletionTimestamp"] = now
+    new["metadata"]["deletionGracePeriodSeconds"] = 0
+    new["metadata"]["generation"] = int(meta.get("generation") or 1) + 1
+    return new

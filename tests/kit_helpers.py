@@ -1,0 +1,20 @@
+"""Helpers shared by the testing-kit tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` seconds pass; return whether it became true.
+
+    Bounded polling of state that another thread or process changes (a watch stream, an operator): a safety net
+    with a generous timeout, never a sleep standing in for synchronisation.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
