@@ -1,78 +1,64 @@
-"""Memory held by a warm cache (tracemalloc) and import time (fresh interpreters)."""
+"""Memory held after one lookup and with everything loaded (tracemalloc and RSS, fresh interpreters), import
+time and command-line start-up (fresh processes)."""
 
 from __future__ import annotations
 
-import gc
+import json
+import os
 import shutil
 import subprocess
 import sys
-import tracemalloc
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from bench.cluster import PeerFactory, our_mapper
+from bench.cluster import BenchCluster
 from bench.measure import Row
-from restmapper.testing import FakeCluster
 
-__all__ = ["import_rows", "memory_rows", "retained_bytes"]
+__all__ = ["cli_rows", "import_rows", "memory_rows"]
 
 _REPO = Path(__file__).resolve().parents[1]
 _MIB = 1024.0 * 1024.0
+ISSUE_MEMORY = "issue 10 (lazy conversion, index)"
+_CLI_SLOWDOWN = 2.0
 
 
-def retained_bytes(build: Callable[[], Any], cleanup: Callable[[], None]) -> tuple[int, int]:
-    """Return (bytes traced memory grew by while the built object is alive, bytes freed when it is dropped).
+def _memproc(bench: BenchCluster, side: str, state: str, method: str, extra: Sequence[str]) -> float:
+    out = subprocess.run([sys.executable, "-m", "bench.memproc", bench.url, side, state, method, *extra],
+                         cwd=_REPO, capture_output=True, text=True, timeout=600, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"bench.memproc {side} {state} {method} failed: {out.stderr.strip()[-500:]}")
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["bytes"]) / _MIB
 
-    ``build`` runs once untraced first, so lazy imports and the server's own response caches are not charged to
-    it; ``cleanup`` runs before each reading (it forgets the server's request log).
+
+def memory_rows(bench: BenchCluster, eager_cache_file: str | None) -> list[Row]:
+    """Return the memory a new client holds after one lookup and with every group loaded, ours against the peer.
+
+    Aggregated mode. One lookup: a GVK of a CRD group; the peer is a LazyDiscoverer client. Everything: ours asks
+    one question per group and expands ``all``; the peer is an EagerDiscoverer (started from a copy of its full
+    cache file when one exists: the same objects as an Eager init, without its thousand requests).
     """
-    obj = build()
-    del obj
-    cleanup()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        obj = build()
-        cleanup()
-        gc.collect()
-        alive = tracemalloc.get_traced_memory()[0]
-        del obj
-        gc.collect()
-        dropped = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    return alive - base, alive - dropped
-
-
-def memory_rows(cluster: FakeCluster, url: str, groups: int, factory: PeerFactory,
-                eager_cache_file: str | None) -> list[Row]:
-    """Return the memory held by a mapper that loaded every group, against the peer's warm EagerDiscoverer.
-
-    Ours: a new mapper after ``expand_category('all')`` (every group fetched and indexed), aggregated mode. The
-    peer: a DynamicClient with EagerDiscoverer, started from a copy of its own full cache file when one exists
-    (the same objects as a fresh Eager init, without its thousand requests), else a fresh Eager init.
-    """
-    cluster.mode = "aggregated"
-
-    def ours() -> Any:
-        mapper = our_mapper(url)
-        mapper.expand_category("all")
-        return mapper
-
-    def peer() -> Any:
-        cache_file = None
-        if eager_cache_file is not None:
-            cache_file = factory.new_cache_file()
-            shutil.copyfile(eager_cache_file, cache_file)
-        return factory.client(url, eager=True, cache_file=cache_file)
-
-    ours_alive, ours_freed = retained_bytes(ours, cluster.clear_requests)
-    peer_alive, peer_freed = retained_bytes(peer, cluster.clear_requests)
-    return [Row(f"memory held by a warm cache of every group, N={groups}", ours_alive / _MIB, peer_alive / _MIB,
-                "MiB", note=f"tracemalloc growth while alive; freed on drop: ours {ours_freed / _MIB:.2f} MiB, "
-                            f"peer {peer_freed / _MIB:.2f} MiB")]
+    bench.set_mode("aggregated")
+    g = bench.shapes[min(7, bench.groups - 1)]
+    k = g.kinds[0]
+    one = ["--group", g.name, "--kind", k.kind, "--version", k.versions[0]]
+    everything = ["--groups", str(bench.groups)]
+    peer_all = [*everything, "--cache-file", eager_cache_file] if eager_cache_file else everything
+    rows = []
+    for state, label, ours_args, peer_args in (
+        ("one", f"after one lookup `rest_mapping(GroupKind('{g.name}','{k.kind}'), '{k.versions[0]}')`", one, one),
+        ("all", "with every group loaded", everything, peer_all),
+    ):
+        for method, how in (("tracemalloc", "tracemalloc growth over a second build in a fresh interpreter"),
+                            ("rss", "RSS growth of a fresh interpreter from imports done to client built")):
+            ours = _memproc(bench, "ours", state, method, ours_args)
+            peer = _memproc(bench, "peer", state, method, peer_args)
+            peer_form = "LazyDiscoverer after the same lookup" if state == "one" else "EagerDiscoverer"
+            rows.append(Row(f"memory {label}, aggregated, N={bench.groups} ({method})", ours, peer, "MiB",
+                            target="ours ≤ the peer's", passed=ours <= peer, issue=ISSUE_MEMORY, min_ratio=1.0,
+                            note=f"{how}; peer: {peer_form}"))
+    return rows
 
 
 def _import_seconds(statement: str, runs: int) -> float:
@@ -97,4 +83,72 @@ def import_rows(runs: int) -> list[Row]:
         ours = _import_seconds(statement, runs) * 1e3
         rows.append(Row(f"{label} vs `import kubernetes.dynamic`", ours, peer, "ms",
                         note=f"fresh interpreter, best of {runs}"))
+    return rows
+
+
+def _wall(argv: Sequence[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, int]:
+    best, code = float("inf"), 0
+    for _ in range(max(runs, 1)):
+        t0 = time.perf_counter()
+        proc = subprocess.run(list(argv), cwd=_REPO, capture_output=True, timeout=120, check=False, env=env)
+        best = min(best, time.perf_counter() - t0)
+        code = proc.returncode
+    return best, code
+
+
+def _restmapper() -> list[str]:
+    script = Path(sys.executable).with_name("restmapper")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "restmapper.cli"]
+
+
+def cli_rows(bench: BenchCluster | None, runs: int) -> list[Row]:
+    """Return the wall time of command-line start-up, best of ``runs``, against kubectl when it is installed.
+
+    ``restmapper --help`` against ``kubectl --help``; ``restmapper resolve --embedded deploy`` (builds the
+    embedded cluster in-process, no network); with a served cluster, ``restmapper resolve --kubeconfig K deploy``
+    against ``kubectl get deployments`` with a fresh discovery cache directory (kubectl also lists the objects).
+    """
+    kubectl = shutil.which("kubectl")
+    ours_cmd = _restmapper()
+    rows = []
+    help_s, _ = _wall([*ours_cmd, "--help"], runs)
+    kubectl_help = _wall([kubectl, "--help"], runs)[0] if kubectl else None
+    row = Row("CLI start-up `restmapper --help` vs `kubectl --help`", help_s * 1e3,
+              kubectl_help * 1e3 if kubectl_help else None, "ms", note=f"fresh process, best of {runs}",
+              issue="issue 13 (lazy imports on the CLI path)")
+    if kubectl_help:
+        row.target = f"ours ≤ {_CLI_SLOWDOWN:g}x kubectl's"
+        row.passed = help_s <= _CLI_SLOWDOWN * kubectl_help
+        row.min_ratio = 1 / _CLI_SLOWDOWN
+    rows.append(row)
+    embedded_s, code = _wall([*ours_cmd, "resolve", "--embedded", "deploy"], runs)
+    rows.append(Row("CLI `restmapper resolve --embedded deploy`", embedded_s * 1e3, None, "ms",
+                    target="ours ≤ 500 ms", passed=embedded_s <= 0.5 and code == 0, bound=500.0,
+                    issue="issue 13 (lazy imports on the CLI path)",
+                    note=f"fresh process, best of {runs}; builds the embedded cluster in-process; exit {code}"))
+    if bench is not None and bench.url:
+        with tempfile.TemporaryDirectory(prefix="restmapper-bench-cli-") as tmp:
+            kubeconfig = os.path.join(tmp, "kubeconfig")
+            with open(kubeconfig, "w", encoding="utf-8") as f:
+                f.write(f"apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {bench.url}\n"
+                        "contexts:\n- name: b\n  context:\n    cluster: b\n    user: b\ncurrent-context: b\n"
+                        "users:\n- name: b\n  user: {}\n")
+            ours_s, code = _wall([*ours_cmd, "resolve", "--kubeconfig", kubeconfig, "deploy"], runs)
+            peer_s = None
+            if kubectl:
+                times = []
+                for i in range(max(runs, 1)):
+                    times.append(_wall([kubectl, "--kubeconfig", kubeconfig, "--cache-dir",
+                                        os.path.join(tmp, f"cache-{i}"), "get", "deployments"], 1)[0])
+                peer_s = min(times)
+            row = Row(f"CLI `restmapper resolve --kubeconfig K deploy` vs `kubectl get deployments`, "
+                      f"N={bench.groups}", ours_s * 1e3, peer_s * 1e3 if peer_s else None, "ms",
+                      issue="issue 13 (lazy imports on the CLI path)",
+                      note=f"fresh process, best of {runs}, aggregated discovery; kubectl with an empty discovery "
+                           f"cache directory each time (it also lists the objects); exit {code}")
+            if peer_s:
+                row.target = f"ours ≤ {_CLI_SLOWDOWN:g}x kubectl's"
+                row.passed = ours_s <= _CLI_SLOWDOWN * peer_s and code == 0
+                row.min_ratio = 1 / _CLI_SLOWDOWN
+            rows.append(row)
     return rows

@@ -6,7 +6,7 @@ import math
 import time
 import timeit
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Row", "per_call_us", "render_table", "seconds_best"]
@@ -27,6 +27,14 @@ class Row:
         passed: True/False against the target, None without a target.
         note: how it was measured, caveats.
         lower_is_better: for the ratio: True gives peer/ours (times, requests, bytes).
+        ratio_value: the ratio when it is not peer/ours of the two columns (e.g. computed on the same sampled
+            questions on both sides while ``ours`` is the mean over more questions).
+        issue: the issue that addresses a miss (shown with the miss in the report).
+        key: a stable identity of the row across passes (defaults to ``name``).
+        bound: the largest ``ours`` that meets the target, when the target has one (for "missed by how much").
+        min_ratio: the smallest ratio that meets the target, when the target has one.
+        others: ``ours`` of the same row in later passes of the run (for the spread).
+        other_results: ``passed`` of the same row in later passes.
     """
 
     name: str
@@ -37,10 +45,40 @@ class Row:
     passed: bool | None = None
     note: str = ""
     lower_is_better: bool = True
+    ratio_value: float | None = None
+    issue: str = ""
+    key: str = ""
+    bound: float | None = None
+    min_ratio: float | None = None
+    others: list[float | None] = field(default_factory=list)
+    other_results: list[bool | None] = field(default_factory=list)
+
+    def shortfall(self) -> str:
+        """Say by how much a missed target is missed ("" when met or without a target)."""
+        if self.passed is not False:
+            return ""
+        parts = []
+        if self.bound is not None and self.ours is not None and self.ours > self.bound:
+            parts.append(f"ours {_fmt(self.ours, self.unit)} is {self.ours / self.bound:.1f}x the bound "
+                         f"{_fmt(self.bound, self.unit)}" if self.bound else f"ours {_fmt(self.ours, self.unit)}")
+        ratio = self.ratio
+        if self.min_ratio is not None and (ratio is None or ratio < self.min_ratio):
+            parts.append(f"ratio {_fmt_ratio(ratio)} where ≥ {self.min_ratio:g}x is wanted"
+                         + (f" ({self.min_ratio / ratio:.1f}x short)" if ratio else ""))
+        return "; ".join(parts) or "see the target"
+
+    def spread(self) -> str:
+        """The other passes' values and the relative spread of all passes ("" with one pass)."""
+        values = [v for v in (self.ours, *self.others) if v is not None]
+        if not self.others or len(values) < 2 or min(values) <= 0:
+            return ""
+        return f"{(max(values) - min(values)) / min(values) * 100:.0f}%"
 
     @property
     def ratio(self) -> float | None:
         """peer / ours (how many times better we are), None when either side is missing or ours is 0."""
+        if self.ratio_value is not None:
+            return self.ratio_value
         if self.ours is None or self.peer is None:
             return None
         if self.ours == 0:
@@ -49,10 +87,12 @@ class Row:
 
     @property
     def result(self) -> str:
-        """``PASS``, ``MISS`` or empty."""
-        if self.passed is None:
+        """``PASS``, ``MISS``, empty without a target, or e.g. ``PASS/MISS`` when the passes disagree."""
+        results = [r for r in (self.passed, *self.other_results) if r is not None]
+        if not results:
             return ""
-        return "PASS" if self.passed else "MISS"
+        words = ["PASS" if r else "MISS" for r in results]
+        return words[0] if len(set(words)) == 1 else "/".join(words)
 
 
 def per_call_us(fn: Callable[[], Any], *, budget_s: float, repeat: int) -> float:
@@ -111,13 +151,23 @@ def _fmt_ratio(ratio: float | None) -> str:
 
 
 def render_table(rows: Iterable[Row]) -> str:
-    """Return the rows as a markdown table (ratio = peer / ours: above 1 means we are better)."""
-    lines = [
-        "| Benchmark | Ours | Peer | Ratio (peer/ours) | Target | Result | Notes |",
-        "|---|---:|---:|---:|---|:---:|---|",
-    ]
+    """Return the rows as a markdown table (ratio = peer / ours: above 1 means we are better).
+
+    With more than one pass, a column shows ours in the later passes and the spread (max - min) / min.
+    """
+    rows = list(rows)
+    passes = any(r.others for r in rows)
+    head = "| Benchmark | Ours | Peer | Ratio (peer/ours) | Target | Result |"
+    rule = "|---|---:|---:|---:|---|:---:|"
+    if passes:
+        head += " Ours, later passes | Spread |"
+        rule += "---:|---:|"
+    lines = [head + " Notes |", rule + "---|"]
     for row in rows:
         cells = [row.name, _fmt(row.ours, row.unit), _fmt(row.peer, row.unit), _fmt_ratio(row.ratio),
-                 row.target, row.result, row.note]
+                 row.target, row.result]
+        if passes:
+            cells += [", ".join(_fmt(v, row.unit) for v in row.others), row.spread()]
+        cells.append(row.note)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)

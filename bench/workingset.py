@@ -1,0 +1,290 @@
+"""First-time questions, a large working set of distinct questions, and the question right after a refresh.
+
+Every question shape is asked (see :mod:`bench.questions`), drawn at random from every distinct question the
+cluster supports, by a mapper (and a drop-in discoverer) that already holds every group: the first pass shows
+the first-time cost (index warm, nothing memoized), later passes in new random orders show the warm cost with
+that many distinct questions in play (memo limits, LRU or clear-all cliffs show here). Each call is timed on its
+own with ``perf_counter_ns`` (the cost of an empty timed call is subtracted) and the times are averaged per shape.
+The peer answers a time-bounded sample of the same questions, timed the same way, and both sides' answers are
+compared.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import shutil
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.cluster import BenchCluster, PeerFactory, our_mapper
+from bench.measure import Row
+from bench.questions import SHAPES, Question, answer_key, category_key, working_set
+from restmapper.model import GroupKind, GroupVersionResource
+
+__all__ = ["QuestionBench", "WorkingSetResult", "question_rows", "refresh_rows", "warm_peer_cache_file"]
+
+FIRST_TIME_TARGET_US = 10.0
+WORKING_SET_TARGET_US = 2.0
+WORKING_SET_SPEEDUP = 3.0
+REFRESH_TARGET_US = 10.0
+ISSUE_INDEX = "issue 10 (index/memo)"
+
+
+def _overhead_ns(samples: int = 2000) -> float:
+    """The median cost of one timed call of an empty function (what the per-call timing adds)."""
+    pc = time.perf_counter_ns
+
+    def noop(_: Any) -> None:
+        return None
+
+    times = []
+    for _ in range(samples):
+        t0 = pc()
+        noop(None)
+        times.append(pc() - t0)
+    return float(statistics.median(times))
+
+
+def _timed(questions: Sequence[Question], targets: Sequence[Any], order: Sequence[int], use_peer: bool,
+           out: dict[int, float], errors: dict[int, str], deadline: float | None = None) -> None:
+    """Time each question of ``order`` once (ns into ``out``, errors by index into ``errors``), GC off."""
+    pc = time.perf_counter_ns
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for idx in order:
+            q = questions[idx]
+            fn = q.peer if use_peer else q.ours
+            if fn is None:
+                continue
+            target = targets[idx]
+            t0 = pc()
+            try:
+                fn(target)
+            except Exception as exc:
+                errors[idx] = f"{type(exc).__name__}: {exc}"[:200]
+                continue
+            out[idx] = pc() - t0
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def warm_peer_cache_file(bench: BenchCluster, factory: PeerFactory, cache: dict[str, str]) -> str:
+    """Return a peer cache file holding every group version of ``bench`` (made once per cluster, legacy reads).
+
+    The peer walks every resource once (``LazyDiscoverer.__iter__`` fetches every group version it lacks).
+    """
+    key = f"{bench.url}:{bench.cluster.mode}"
+    if key not in cache:
+        path = factory.new_cache_file()
+        client = factory.client(bench.url, cache_file=path)
+        for _ in client.resources:
+            pass
+        cache[key] = path
+    return cache[key]
+
+
+def warm_peer(bench: BenchCluster, factory: PeerFactory, cache: dict[str, str]) -> Any:
+    """Return a ``LazyDiscoverer`` DynamicClient started from a copy of the warm cache file."""
+    copy = factory.new_cache_file()
+    shutil.copyfile(warm_peer_cache_file(bench, factory, cache), copy)
+    return factory.client(bench.url, cache_file=copy)
+
+
+@dataclass
+class WorkingSetResult:
+    """Per-question times of one benchmark: first pass, best later pass per shape, the peer's sample."""
+
+    questions: list[Question]
+    first: dict[int, float] = field(default_factory=dict)
+    passes: list[dict[int, float]] = field(default_factory=list)
+    peer: dict[int, float] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)
+    peer_errors: dict[int, str] = field(default_factory=dict)
+    differ: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+
+
+@dataclass
+class QuestionBench:
+    """Knobs: working-set size, timed passes after the first, the peer's time budget per shape (seconds)."""
+
+    size: int = 20_000
+    passes: int = 3
+    peer_budget_s: float = 0.5
+    peer_max: int = 2_000
+
+
+def _load_everything(mapper: Any, dropin: Any, bench: BenchCluster) -> None:
+    """Load and index every group with questions that are not in the working set."""
+    mapper.expand_category("all")
+    for g in bench.shapes:
+        k = g.kinds[0]
+        mapper.kind_for(GroupVersionResource(g.name, k.versions[0], k.plural))
+        dropin.resources.search(group=g.name, api_version=k.versions[0], kind=k.kind, namespaced=k.namespaced)
+
+
+def run_working_set(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[str, str], knobs: QuestionBench,
+                    progress: Callable[[str], None]) -> tuple[WorkingSetResult, Any]:
+    """Run the first pass, ``knobs.passes`` more passes and the peer's sample; return the result and the mapper."""
+    mapper = our_mapper(bench.url)
+    dropin = factory.dropin(bench.url)
+    _load_everything(mapper, dropin, bench)
+    questions = working_set(bench.shapes, knobs.size)
+    targets = [dropin.resources if SHAPES[q.shape].dropin else mapper for q in questions]
+    result = WorkingSetResult(questions)
+    order = list(range(len(questions)))
+    rng = random.Random(7)
+    rng.shuffle(order)
+    progress(f"  first pass over {len(questions):,} distinct questions")
+    _timed(questions, targets, order, False, result.first, result.errors)
+    for i in range(knobs.passes):
+        progress(f"  warm pass {i + 1}/{knobs.passes}")
+        rng.shuffle(order)
+        times: dict[int, float] = {}
+        _timed(questions, targets, order, False, times, result.errors)
+        result.passes.append(times)
+    peer = warm_peer(bench, factory, peer_cache)
+    peer_targets = [peer.resources] * len(questions)
+    by_shape: dict[str, list[int]] = defaultdict(list)
+    for idx, q in enumerate(questions):
+        by_shape[q.shape].append(idx)
+    progress(f"  peer sample, {knobs.peer_budget_s:g} s per shape")
+    for shape, indexes in by_shape.items():
+        sample = indexes[:knobs.peer_max]
+        _timed(questions, peer_targets, sample[:1], True, {}, {})  # warm the peer's code path
+        deadline = time.perf_counter() + knobs.peer_budget_s
+        _timed(questions, peer_targets, sample, True, result.peer, result.peer_errors, deadline)
+        for idx in sample:
+            if idx not in result.peer or idx in result.errors:
+                continue
+            q = questions[idx]
+            assert q.peer is not None
+            ours, theirs = q.ours(targets[idx]), q.peer(peer.resources)
+            same = (category_key(ours) == category_key(theirs) if shape == "category"
+                    else answer_key(ours) == answer_key(theirs))
+            if not same:
+                result.differ[shape].append(idx)
+    return result, mapper
+
+
+def _mean_us(times: dict[int, float], indexes: Sequence[int], overhead: float) -> float | None:
+    values = [max(0.0, times[i] - overhead) for i in indexes if i in times]
+    return sum(values) / len(values) / 1e3 if values else None
+
+
+def _best_mean_us(passes: Sequence[dict[int, float]], indexes: Sequence[int], overhead: float) -> float | None:
+    means = [m for p in passes if (m := _mean_us(p, indexes, overhead)) is not None]
+    return min(means) if means else None
+
+
+def question_rows(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[str, str], knobs: QuestionBench,
+                  progress: Callable[[str], None]) -> tuple[list[Row], Any, list[Question]]:
+    """Return the first-time and working-set rows per shape, the warm mapper and the working set."""
+    overhead = _overhead_ns()
+    result, mapper = run_working_set(bench, factory, peer_cache, knobs, progress)
+    n, size = bench.groups, len(result.questions)
+    by_shape: dict[str, list[int]] = defaultdict(list)
+    for idx, q in enumerate(result.questions):
+        by_shape[q.shape].append(idx)
+    first_rows, warm_rows = [], []
+    for key, shape in SHAPES.items():
+        indexes = by_shape.get(key, [])
+        if not indexes:
+            continue
+        sampled = [i for i in indexes if i in result.peer]
+        peer_us = _mean_us(result.peer, sampled, overhead)
+        errors = [result.errors[i] for i in indexes if i in result.errors]
+        peer_errors = [result.peer_errors[i] for i in indexes if i in result.peer_errors]
+        notes = [f"peer: {shape.peer}" if shape.peer else "the peer has no such form"]
+        if sampled:
+            notes.append(f"ratio on the {len(sampled)} questions the peer answered")
+        if result.differ.get(key):
+            bad = result.differ[key]
+            notes.append(f"ANSWERS DIFFER on {len(bad)}/{len(sampled)}, e.g. {result.questions[bad[0]].text}")
+        if errors:
+            notes.append(f"OUR ERRORS {len(errors)}: {errors[0]}")
+        if peer_errors:
+            notes.append(f"peer errors {len(peer_errors)}: {peer_errors[0]}")
+        note = "; ".join(notes)
+        label = f"{shape.ours}, N={n}"
+        first_us = _mean_us(result.first, indexes, overhead)
+        first_same = _mean_us(result.first, sampled, overhead)
+        row = Row(f"first-time {label} ({len(indexes):,} questions, each asked once)", first_us, peer_us, "µs",
+                  target=f"ours ≤ {FIRST_TIME_TARGET_US:g} µs",
+                  passed=first_us is not None and first_us <= FIRST_TIME_TARGET_US and not errors,
+                  note=f"index warm, nothing memoized; {note}", issue=ISSUE_INDEX, bound=FIRST_TIME_TARGET_US,
+                  ratio_value=peer_us / first_same if peer_us and first_same else None)
+        first_rows.append(row)
+        warm_us = _best_mean_us(result.passes, indexes, overhead)
+        warm_same = _best_mean_us(result.passes, sampled, overhead)
+        ratio = peer_us / warm_same if peer_us and warm_same else None
+        passed = warm_us is not None and warm_us <= WORKING_SET_TARGET_US and not errors
+        target = f"ours ≤ {WORKING_SET_TARGET_US:g} µs"
+        min_ratio = None
+        if shape.peer is not None:
+            min_ratio = WORKING_SET_SPEEDUP
+            target += f" and ≥ {WORKING_SET_SPEEDUP:g}x"
+            passed = passed and ratio is not None and ratio >= WORKING_SET_SPEEDUP
+        warm_rows.append(Row(
+            f"warm {label}, working set of {size:,} distinct questions ({len(indexes):,} of this shape)", warm_us,
+            peer_us, "µs", target=target, passed=passed, ratio_value=ratio, issue=ISSUE_INDEX,
+            bound=WORKING_SET_TARGET_US, min_ratio=min_ratio,
+            note=f"best of {len(result.passes)} passes in random order; {note}"))
+    return first_rows + warm_rows, mapper, result.questions
+
+
+def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: float) -> list[Row]:
+    """Return the time of the first questions after one group was refreshed (invalidated and loaded again).
+
+    Per sample: two questions, about group A and group B, are memoized; B is invalidated and loaded again by
+    another question (untimed); then the question about A (another group: its answer should survive) and the
+    question about B (index warm, answer not memoized) are timed once each. Median over the samples.
+    """
+    shapes = bench.shapes
+    if len(shapes) < 2:
+        return []
+    rng = random.Random(11)
+    pairs = [(rng.randrange(len(shapes)), rng.randrange(len(shapes))) for _ in range(samples)]
+    pairs = [(a, b) for a, b in pairs if a != b]
+    other: list[float] = []
+    same: list[float] = []
+    pc = time.perf_counter_ns
+    deadline = time.perf_counter() + budget_s
+    for a, b in pairs:
+        ga, gb = shapes[a], shapes[b]
+        qa, qb = GroupKind(ga.name, ga.kinds[0].kind), GroupKind(gb.name, gb.kinds[0].kind)
+        reload = GroupVersionResource(gb.name, gb.kinds[-1].versions[0], gb.kinds[-1].plural)
+        mapper.rest_mapping(qa)
+        mapper.rest_mapping(qb)
+        mapper.invalidate_group(gb.name)
+        mapper.kind_for(reload)
+        t0 = pc()
+        mapper.rest_mapping(qa)
+        t1 = pc()
+        mapper.rest_mapping(qb)
+        t2 = pc()
+        other.append((t1 - t0) / 1e3)
+        same.append((t2 - t1) / 1e3)
+        if time.perf_counter() > deadline and len(other) >= 3:
+            break
+    n = bench.groups
+    note = (f"median of {len(other)} refreshes (`invalidate_group` + reload, untimed); max "
+            "{max:.1f} µs; the peer has no per-group refresh (`invalidate_cache()` drops everything)")
+    return [
+        Row(f"first question about another group after one group refreshed `rest_mapping(GroupKind)`, N={n}",
+            statistics.median(other), None, "µs", target=f"ours ≤ {REFRESH_TARGET_US:g} µs",
+            passed=statistics.median(other) <= REFRESH_TARGET_US, issue=ISSUE_INDEX, bound=REFRESH_TARGET_US,
+            note="should stay memoized; " + note.format(max=max(other))),
+        Row(f"first question about the refreshed group `rest_mapping(GroupKind)`, N={n}",
+            statistics.median(same), None, "µs", target=f"ours ≤ {REFRESH_TARGET_US:g} µs",
+            passed=statistics.median(same) <= REFRESH_TARGET_US, issue=ISSUE_INDEX, bound=REFRESH_TARGET_US,
+            note="index warm, answer not memoized; " + note.format(max=max(same))),
+    ]
