@@ -32,7 +32,8 @@ def _memproc(bench: BenchCluster, side: str, state: str, method: str, extra: Seq
     return float(json.loads(out.stdout.strip().splitlines()[-1])["bytes"]) / _MIB
 
 
-def memory_rows(bench: BenchCluster, eager_cache_file: str | None) -> list[Row]:
+def memory_rows(bench: BenchCluster, eager_cache_file: str | None,
+                methods: Sequence[str] = ("tracemalloc", "rss")) -> list[Row]:
     """Return the memory a new client holds after one lookup and with every group loaded, ours against the peer.
 
     Aggregated mode. One lookup: a GVK of a CRD group; the peer is a LazyDiscoverer client. Everything: ours asks
@@ -52,6 +53,8 @@ def memory_rows(bench: BenchCluster, eager_cache_file: str | None) -> list[Row]:
     ):
         for method, how in (("tracemalloc", "tracemalloc growth over a second build in a fresh interpreter"),
                             ("rss", "RSS growth of a fresh interpreter from imports done to client built")):
+            if method not in methods:
+                continue
             ours = _memproc(bench, "ours", state, method, ours_args)
             peer = _memproc(bench, "peer", state, method, peer_args)
             peer_form = "LazyDiscoverer after the same lookup" if state == "one" else "EagerDiscoverer"

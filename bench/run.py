@@ -243,7 +243,7 @@ def _cluster_sections(ctx: Context, wanted: set[str], full: FullDiscovery, large
         bench.set_mode("aggregated")
     if "memory" in wanted and largest:
         _progress(f"memory, N={n}")
-        rows += memory_rows(bench, full.eager_cache_file)
+        rows += memory_rows(bench, full.eager_cache_file, ("tracemalloc",) if o.quick else ("tracemalloc", "rss"))
     return rows
 
 
@@ -276,7 +276,7 @@ def run(options: Options) -> list[Row]:
                     bench.set_mode("aggregated")
                 if "cli" in wanted:
                     _progress("command-line start-up")
-                    rows += cli_rows(bench, runs=2 if options.quick else 5)
+                    rows += cli_rows(bench, runs=1 if options.quick else 5)
                 for name in EXTRA_SECTIONS:
                     if name in wanted:
                         _progress(f"{name} ({EXTRA_SECTIONS[name]})")

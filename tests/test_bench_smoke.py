@@ -25,22 +25,45 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_python_m_bench_quick_prints_the_table(tmp_path: Path) -> None:
     output = tmp_path / "RESULTS.md"
     proc = _run("-m", "bench", "--quick", "--groups", "3", "--storm-seconds", "0.1", "--storm-threads", "4",
-                "--repeat", "1", "--skip", "import", "--output", str(output))
+                "--repeat", "1", "--working-set", "200", "--skip", "import,cli", "--output", str(output))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("|")]
     assert lines[0].startswith("| Benchmark | Ours | Peer | Ratio")
     body = lines[2:]
     names = "\n".join(body)
-    for expected in ("full discovery, aggregated", "full discovery, legacy", "warm `rest_mapping", "warm short name",
-                     "cold first lookup", "memory held", "miss storm"):
-        assert expected in names
+    for expected in ("full discovery, aggregated", "full discovery, legacy", "memoized GVK `rest_mapping",
+                     "(fair)", "(flattering)", "first-time GVK", "working set of", "after one group refreshed",
+                     "cold first lookup", "aggregated, N=3, 0 ms latency: wall time", "legacy, N=3",
+                     "memory after one lookup", "memory with every group loaded", "miss storm"):
+        assert expected in names, expected
     assert "import restmapper" not in names
+    assert "ANSWERS DIFFER" not in names
+    assert "OUR ERRORS" not in names
     assert all(line.count("|") >= 8 for line in body)
     assert any("PASS" in line or "MISS" in line for line in body)
-    assert output.read_text(encoding="utf-8").startswith("# kube-restmapper benchmark results")
+    text = output.read_text(encoding="utf-8")
+    assert text.startswith("# kube-restmapper benchmark results")
+    assert "Load average" in text and "## Missed targets" in text
 
 
-@pytest.mark.parametrize("args", [["--groups", "0"], ["--only", "nonsense"], ["--latency-ms", "-1"]])
+def test_two_passes_show_each_rows_spread() -> None:
+    proc = _run("-m", "bench", "--quick", "--groups", "2", "--only", "cold", "--modes", "legacy", "--passes", "2")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("|")]
+    assert "Ours, later passes | Spread" in lines[0]
+    assert any("%" in line for line in lines[2:])
+
+
+def test_cli_start_up_rows_compare_with_kubectl() -> None:
+    proc = _run("-m", "bench", "--quick", "--groups", "1", "--only", "cli")
+    assert proc.returncode == 0, proc.stderr
+    assert "CLI start-up `restmapper --help`" in proc.stdout
+    assert "resolve --embedded deploy" in proc.stdout
+    assert "exit 0" in proc.stdout
+
+
+@pytest.mark.parametrize("args", [["--groups", "0"], ["--only", "nonsense"], ["--latency-ms", "-1"],
+                                  ["--modes", "sideways"], ["--passes", "0"]])
 def test_invalid_options_exit_with_status_2(args: list[str]) -> None:
     proc = _run("-m", "bench", *args)
     assert proc.returncode == 2
@@ -48,6 +71,7 @@ def test_invalid_options_exit_with_status_2(args: list[str]) -> None:
 
 
 def test_script_entry_point_runs_one_section() -> None:
-    proc = _run("bench/run.py", "--quick", "--groups", "2", "--only", "cold", "--repeat", "1")
+    proc = _run("bench/run.py", "--quick", "--groups", "2", "--only", "cold", "--repeat", "1", "--modes",
+                "aggregated")
     assert proc.returncode == 0, proc.stderr
     assert "cold first lookup" in proc.stdout

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from restmapper.discovery import DiscoveryClient
 from restmapper.errors import APIStatusError, DiscoveryError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupResource, GroupVersion
+
+if TYPE_CHECKING:
+    from restmapper.discovery import DiscoveryClient
 
 __all__ = [
     "OUTPUT_FORMATS",

@@ -7,19 +7,31 @@ import contextlib
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from restmapper.cli import _api_resources, _resolve
-from restmapper.discovery import DiscoveryClient
+from restmapper.cli._api_resources import OUTPUT_FORMATS, SORT_FIELDS
 from restmapper.errors import RestMapperError
-from restmapper.mapper import LazyRESTMapper
-from restmapper.transport import RequestsTransport, RetryPolicy
 
-__all__ = ["Session", "build_parser", "run"]
+if TYPE_CHECKING:
+    from restmapper.discovery import DiscoveryClient
+    from restmapper.mapper import LazyRESTMapper
+    from restmapper.transport import RetryPolicy
 
-# A command-line user wants an answer now: an aggregated API answering 503 is reported at once, as kubectl
-# does, instead of being retried with backoff; only 429 (with its Retry-After) is retried, briefly.
-CLI_RETRY = RetryPolicy(max_attempts=2, max_total_seconds=5.0, retry_statuses=frozenset({429}))
+__all__ = ["Session", "build_parser", "cli_retry", "run"]
+
+# Start-up time matters on the command line (kubectl answers --help in ~0.07 s): the discovery, mapper and HTTP
+# layers are imported by the commands that use them, not by `restmapper --help`.
+
+
+def cli_retry() -> RetryPolicy:
+    """The command line's retry policy: only 429 (with its Retry-After) is retried, briefly.
+
+    A command-line user wants an answer now: an aggregated API answering 503 is reported at once, as kubectl
+    does, instead of being retried with backoff.
+    """
+    from restmapper.transport import RetryPolicy
+
+    return RetryPolicy(max_attempts=2, max_total_seconds=5.0, retry_statuses=frozenset({429}))
 
 _EPILOG = """\
 examples:
@@ -45,6 +57,8 @@ class Session:
     def rest_mapper(self) -> LazyRESTMapper:
         """Return the mapper, building it over :attr:`discovery` on first use."""
         if self.mapper is None:
+            from restmapper.mapper import LazyRESTMapper
+
             self.mapper = LazyRESTMapper(self.discovery)
         return self.mapper
 
@@ -92,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "preferred version, sorted by group then name, as `kubectl api-resources` does. "
                     "-o json prints a list of objects with name, singularName, shortNames, group, apiVersion, "
                     "namespaced, kind, verbs and categories.")
-    ar.add_argument("-o", "--output", choices=_api_resources.OUTPUT_FORMATS,
+    ar.add_argument("-o", "--output", choices=OUTPUT_FORMATS,
                     help="wide (adds VERBS, CATEGORIES), name (resource.group per line) or json")
     ar.add_argument("--namespaced", type=_bool, nargs="?", const=True, default=None, metavar="BOOL",
                     help="only namespaced (true, the value when none is given) or cluster-scoped (false) resources")
@@ -101,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only resources supporting all these verbs (repeatable)")
     ar.add_argument("--categories", type=_csv_list, action="extend", default=[], metavar="CAT[,CAT]",
                     help="only resources in all these categories (repeatable)")
-    ar.add_argument("--sort-by", choices=_api_resources.SORT_FIELDS,
+    ar.add_argument("--sort-by", choices=SORT_FIELDS,
                     help="sort by resource name or kind (default: by group, then name)")
     ar.add_argument("--no-headers", action="store_true", help="do not print the header line")
     _add_connection(ar, suppress=True)
@@ -133,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 @contextlib.contextmanager
 def _open_session(args: argparse.Namespace) -> Iterator[Session]:
+    from restmapper.discovery import DiscoveryClient
+
     kubeconfig = getattr(args, "kubeconfig", None)
     context = getattr(args, "context", None)
     if getattr(args, "embedded", False):
@@ -143,7 +159,9 @@ def _open_session(args: argparse.Namespace) -> Iterator[Session]:
 
         yield Session(DiscoveryClient(EmbeddedTransport(FakeCluster.embedded())))
         return
-    transport = RequestsTransport.from_kubeconfig(kubeconfig, context, retry=CLI_RETRY)
+    from restmapper.transport import RequestsTransport
+
+    transport = RequestsTransport.from_kubeconfig(kubeconfig, context, retry=cli_retry())
     try:
         yield Session(DiscoveryClient(transport))
     finally:
@@ -155,6 +173,8 @@ class _UsageError(Exception):
 
 
 def _api_resources_cmd(args: argparse.Namespace, session: Session, out: TextIO, err: TextIO) -> int:
+    from restmapper.cli import _api_resources
+
     rows, partial = _api_resources.discover(session.discovery)
     rows = _api_resources.filter_rows(rows, api_group=args.api_group, namespaced=args.namespaced,
                                       verbs=args.verbs, categories=args.categories)
@@ -169,6 +189,8 @@ def _api_resources_cmd(args: argparse.Namespace, session: Session, out: TextIO, 
 
 
 def _resolve_cmd(args: argparse.Namespace, session: Session, out: TextIO, err: TextIO) -> int:
+    from restmapper.cli import _resolve
+
     resolutions, warnings = _resolve.resolve_args(session.rest_mapper(), args.args)
     for text in warnings:
         err.write(f"Warning: {text}\n")

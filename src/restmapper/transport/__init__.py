@@ -7,8 +7,10 @@ Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep crede
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from restmapper.transport._status import status_error
-from restmapper.transport.apiclient_transport import ApiClientTransport
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
     Response,
@@ -19,8 +21,29 @@ from restmapper.transport.base import (
 )
 from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.kubeconfig import ConfigError
-from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
 from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
+
+if TYPE_CHECKING:
+    from restmapper.transport.apiclient_transport import ApiClientTransport
+    from restmapper.transport.requests_transport import DEFAULT_USER_AGENT, RequestsTransport
+
+# The HTTP stacks (requests, urllib3) load on first use, so code that only needs the Transport protocol (the
+# testing kit's in-process transport, `restmapper resolve --embedded`, `restmapper --help`) starts fast.
+_LAZY = {
+    "ApiClientTransport": "restmapper.transport.apiclient_transport",
+    "DEFAULT_USER_AGENT": "restmapper.transport.requests_transport",
+    "RequestsTransport": "restmapper.transport.requests_transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'restmapper.transport' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

@@ -1,0 +1,36 @@
+"""The command line starts fast: ``--help`` loads no discovery, mapper or HTTP stack, ``--embedded`` no HTTP stack.
+
+Each case runs in a fresh interpreter, since this process has long imported everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+_HEAVY = ("requests", "urllib3", "kubernetes", "restmapper.discovery", "restmapper.mapper", "restmapper.cache")
+
+
+def _loaded_after(args: list[str]) -> list[str]:
+    code = (
+        "import io, json, sys\n"
+        "from restmapper.cli import run\n"
+        f"code = run({args!r}, stdout=io.StringIO(), stderr=io.StringIO())\n"
+        f"print(json.dumps([code, [m for m in {_HEAVY!r} if m in sys.modules]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    code_, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert code_ == 0
+    return list(loaded)
+
+
+def test_help_loads_no_discovery_mapper_or_http_stack() -> None:
+    assert _loaded_after(["--help"]) == []
+    assert _loaded_after(["resolve", "--help"]) == []
+
+
+def test_embedded_resolve_loads_no_http_stack() -> None:
+    loaded = _loaded_after(["resolve", "--embedded", "deploy"])
+    assert "restmapper.mapper" in loaded  # it did resolve
+    assert not {"requests", "urllib3", "kubernetes"} & set(loaded)
