@@ -95,24 +95,22 @@ class Context:
         return self.options.quick
 
 
-def _int_list(text: str) -> tuple[int, ...]:
+def _numbers(text: str, cast: Callable[[str], float], least: float, what: str) -> tuple[float, ...]:
     try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
+        values = tuple(cast(v) for v in text.split(",") if v.strip())
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError("group counts must be positive")
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    if not values or any(v < least for v in values):
+        raise argparse.ArgumentTypeError(f"{what} must be at least {least:g}")
     return values
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in _numbers(text, int, 1, "group counts"))
 
 
 def _float_list(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError("latencies must be >= 0")
-    return values
+    return _numbers(text, float, 0, "latencies")
 
 
 def _modes(text: str) -> tuple[str, ...]:

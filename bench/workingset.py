@@ -92,11 +92,12 @@ def warm_peer_cache_file(bench: BenchCluster, factory: PeerFactory, cache: dict[
     return cache[key]
 
 
-def warm_peer(bench: BenchCluster, factory: PeerFactory, cache: dict[str, str]) -> Any:
-    """Return a ``LazyDiscoverer`` DynamicClient started from a copy of the warm cache file."""
+def warm_peer(bench: BenchCluster, factory: PeerFactory, cache: dict[str, str], *, eager: bool = False) -> Any:
+    """Return a DynamicClient (``LazyDiscoverer``, or ``EagerDiscoverer`` with ``eager``) started from a copy of
+    the warm cache file (so the Eager one makes no request per group version either)."""
     copy = factory.new_cache_file()
     shutil.copyfile(warm_peer_cache_file(bench, factory, cache), copy)
-    return factory.client(bench.url, cache_file=copy)
+    return factory.client(bench.url, cache_file=copy, eager=eager)
 
 
 @dataclass
@@ -107,6 +108,7 @@ class WorkingSetResult:
     first: dict[int, float] = field(default_factory=dict)
     passes: list[dict[int, float]] = field(default_factory=list)
     peer: dict[int, float] = field(default_factory=dict)
+    eager: dict[int, float] = field(default_factory=dict)
     errors: dict[int, str] = field(default_factory=dict)
     peer_errors: dict[int, str] = field(default_factory=dict)
     differ: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
@@ -172,6 +174,11 @@ def run_working_set(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[
                     else answer_key(ours) == answer_key(theirs))
             if not same:
                 result.differ[shape].append(idx)
+    progress("  the same sample against EagerDiscoverer")
+    eager = warm_peer(bench, factory, peer_cache, eager=True)
+    eager_targets = [eager.resources] * len(questions)
+    _timed(questions, eager_targets, sorted(result.peer)[:1], True, {}, {})
+    _timed(questions, eager_targets, sorted(result.peer), True, result.eager, {})
     return result, mapper
 
 
@@ -204,8 +211,11 @@ def question_rows(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[st
         errors = [result.errors[i] for i in indexes if i in result.errors]
         peer_errors = [result.peer_errors[i] for i in indexes if i in result.peer_errors]
         notes = [f"peer: {shape.peer}" if shape.peer else "the peer has no such form"]
+        eager_us = _mean_us(result.eager, sampled, overhead)
         if sampled:
-            notes.append(f"ratio on the {len(sampled)} questions the peer answered")
+            notes.append(f"peer: LazyDiscoverer; ratio on the {len(sampled)} questions it answered")
+            if eager_us is not None:
+                notes.append(f"EagerDiscoverer on the same: {eager_us:.3g} µs")
         if result.differ.get(key):
             bad = result.differ[key]
             notes.append(f"ANSWERS DIFFER on {len(bad)}/{len(sampled)}, e.g. {result.questions[bad[0]].text}")
@@ -237,7 +247,8 @@ def question_rows(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[st
             f"warm {label}, working set of {size:,} distinct questions ({len(indexes):,} of this shape)", warm_us,
             peer_us, "µs", target=target, passed=passed, ratio_value=ratio, issue=ISSUE_INDEX,
             bound=WORKING_SET_TARGET_US, min_ratio=min_ratio,
-            note=f"best of {len(result.passes)} passes in random order; {note}"))
+            note=f"best of {len(result.passes)} passes in random order; {note}"
+                 + (f"; ratio vs Eager {eager_us / warm_same:.1f}x" if eager_us and warm_same else "")))
     return first_rows + warm_rows, mapper, result.questions
 
 

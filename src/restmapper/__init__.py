@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from restmapper._lazy import lazy_getattr
 from restmapper.errors import (
     AmbiguousKindError,
     AmbiguousResourceError,
@@ -68,15 +68,7 @@ _LAZY = {
     "is_not_found": "restmapper.store",
     "wait_for": "restmapper.watch",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'restmapper' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), __name__, _LAZY)
 
 
 __all__ = [

@@ -7,9 +7,9 @@ Both retry per :class:`RetryPolicy`, cap body sizes while reading and keep crede
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from restmapper._lazy import lazy_getattr
 from restmapper.transport._status import status_error
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -34,15 +34,7 @@ _LAZY = {
     "DEFAULT_USER_AGENT": "restmapper.transport.requests_transport",
     "RequestsTransport": "restmapper.transport.requests_transport",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'restmapper.transport' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), __name__, _LAZY)
 
 
 __all__ = [
