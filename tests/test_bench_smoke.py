@@ -75,3 +75,31 @@ def test_script_entry_point_runs_one_section() -> None:
                 "aggregated")
     assert proc.returncode == 0, proc.stderr
     assert "cold first lookup" in proc.stdout
+
+
+def test_an_extra_section_module_adds_its_rows_and_a_missing_or_failing_one_does_not_abort(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    monkeypatch.syspath_prepend(str(REPO))
+    from bench import run as bench_run
+    from bench.measure import Row
+
+    good = types.ModuleType("bench_fake_good")
+    good.bench_rows = lambda ctx: [Row("fake row", 1.0, 2.0, "µs", issue="issue 8 (object cache)")]  # type: ignore[attr-defined]
+    bad = types.ModuleType("bench_fake_bad")
+
+    def boom(ctx: object) -> list[Row]:
+        raise RuntimeError("broken section")
+
+    bad.bench_rows = boom  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bench_fake_good", good)
+    monkeypatch.setitem(sys.modules, "bench_fake_bad", bad)
+    monkeypatch.setitem(bench_run.EXTRA_SECTIONS, "good", "bench_fake_good")
+    monkeypatch.setitem(bench_run.EXTRA_SECTIONS, "bad", "bench_fake_bad")
+    monkeypatch.setitem(bench_run.EXTRA_SECTIONS, "absent", "bench_fake_absent_module")
+    ctx = object()
+    assert [r.name for r in bench_run._extra_rows("good", ctx)] == ["fake row"]  # type: ignore[arg-type]
+    failed = bench_run._extra_rows("bad", ctx)  # type: ignore[arg-type]
+    assert len(failed) == 1 and "broken section" in failed[0].note
+    assert bench_run._extra_rows("absent", ctx) == []  # type: ignore[arg-type]
