@@ -51,6 +51,9 @@ EXTRA_SECTIONS: dict[str, str] = {
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""
 
+EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)"}
+"""The issue a missed target of an optional section is reported against, when its rows name none."""
+
 SECTIONS = ("full", "warm", "questions", "refresh", "cold", "memory", "storm", "cli", "import", *EXTRA_SECTIONS)
 
 
@@ -201,7 +204,10 @@ def _extra_rows(name: str, ctx: Context) -> list[Row]:
         return []
     try:
         if hasattr(module, "bench_rows"):
-            return list(module.bench_rows(ctx))
+            rows = list(module.bench_rows(ctx))
+            for row in rows:
+                row.issue = row.issue or EXTRA_ISSUES.get(name, "")
+            return rows
         results = module.run(ctx.url, 200 if ctx.quick else 2000)  # bench.dynamic_bench's older interface
         return [Row(str(item.get("name", name)), item.get("ours_us"), item.get("peer_us"), "µs",
                     note=EXTRA_SECTIONS[name]) for item in results]
