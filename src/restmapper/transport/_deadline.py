@@ -1,15 +1,19 @@
 """A total deadline for one request: a slow or trickling server cannot hold a caller past it.
 
 Sockets only have per-read timeouts: a server sending one byte per second never trips them. A :class:`Deadline`
-arms a timer; when it fires it shuts the request's socket down, which wakes the reader blocked in ``recv``; the
-transport then reports :class:`~restmapper.errors.RequestTimeoutError` instead of whatever the read raised.
+is armed on one shared watchdog thread; when it fires it shuts the request's socket down, which wakes the reader
+blocked in ``recv``; the transport then reports :class:`~restmapper.errors.RequestTimeoutError` instead of whatever
+the read raised.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 from restmapper.errors import RequestTimeoutError
@@ -20,6 +24,48 @@ DEFAULT_REQUEST_TIMEOUT = 32.0
 """Seconds one request may take from sending to the last body byte: client-go's discovery client timeout."""
 
 _current = threading.local()
+
+
+class _Watchdog:
+    """One daemon thread firing every armed deadline in time order (a thread per request would cost ~0.1 ms each).
+
+    Cancelled deadlines stay in the heap until they reach its top (lazy deletion); their number is bounded by the
+    requests started within one deadline period.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()  # guards _heap and _thread
+        self._heap: list[tuple[float, int, Deadline]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, when: float, deadline: Deadline) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (when, next(self._seq), deadline))
+            if self._thread is None or not self._thread.is_alive():  # first use, or in a forked child
+                self._thread = threading.Thread(target=self._run, name="restmapper-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is deadline:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][2].done:
+                        heapq.heappop(self._heap)
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    delay = self._heap[0][0] - time.monotonic()
+                    if delay <= 0:
+                        due = heapq.heappop(self._heap)[2]
+                        break
+                    self._cond.wait(delay)
+            due._expire()
+
+
+_WATCHDOG = _Watchdog()
 
 
 def check_request_timeout(value: float | None) -> float | None:
@@ -47,22 +93,19 @@ class Deadline:
         self._lock = threading.Lock()  # guards _sock and _expired
         self._sock: socket.socket | None = None
         self._expired = False
-        self._timer: threading.Timer | None = None
+        self.done = False  # read by the watchdog without the lock: a stale False only costs a no-op _expire
 
     def __enter__(self) -> Deadline:
         if self.seconds is not None:
-            self._timer = threading.Timer(self.seconds, self._expire)
-            self._timer.daemon = True
-            self._timer.start()
+            _WATCHDOG.arm(time.monotonic() + self.seconds, self)
         self._previous = getattr(_current, "deadline", None)
         _current.deadline = self
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         _current.deadline = self._previous
-        if self._timer is not None:
-            self._timer.cancel()
         with self._lock:
+            self.done = True
             self._sock = None
 
     @property
@@ -92,6 +135,8 @@ class Deadline:
 
     def _expire(self) -> None:
         with self._lock:
+            if self.done:
+                return
             self._expired = True
             sock = self._sock
         if sock is not None:

@@ -22,17 +22,18 @@ Used by the CRD/APIService :class:`~restmapper.watch.Watcher` and by every
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
+from restmapper._redact import scrubbing
 from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError, release_frames
-from restmapper.transport import status_error
+from restmapper.transport import scrub_with, status_error
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
+from restmapper.wire import decode_json
 
 __all__ = ["Outcome", "Reflector", "ReflectorSink"]
 
@@ -246,6 +247,11 @@ class Reflector:
 
     # --- list ----------------------------------------------------------------------------------------------------
 
+    def _decode(self, body: bytes, what: str) -> dict[str, Any]:
+        """A JSON object from server bytes, or a typed error quoting at most a scrubbed excerpt of them."""
+        with scrubbing(lambda text: scrub_with(self.transport, text)):
+            return decode_json(body, document=f"{what} {self.path}")
+
     def _error(self, status: object, body: bytes | Mapping[str, Any],
                headers: Mapping[str, str] | None = None) -> APIStatusError:
         return status_error(self.transport, self.path, status, body, headers)  # scrubbed, as every status error
@@ -279,7 +285,7 @@ class Reflector:
             self._check(resp.status, resp.body, resp.headers)
             if resp.status != 200:
                 raise self._error(resp.status, resp.body, resp.headers)
-            doc = json.loads(resp.body)
+            doc = self._decode(resp.body, "list")
             if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
                 raise InvalidArgumentError(f"GET {self.path}: list without items")
             raw_meta = doc.get("metadata")
@@ -343,7 +349,7 @@ class Reflector:
 
     def _event(self, line: bytes) -> bool:
         """Apply one watch event; True when the server said 410 Gone."""
-        event = json.loads(line)
+        event = self._decode(line, "watch")
         if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
             raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
         event_type, obj = event.get("type"), event["object"]
