@@ -60,8 +60,10 @@ class Trickler:
                 if not chunk:
                     return
                 request += chunk
-            if self.mode == "body":
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+            if self.mode in ("body", "error"):
+                status = b"200 OK" if self.mode == "body" else b"500 Internal Server Error"
+                conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 100000\r\n\r\n")
                 payload = b"{" + b" " * 99999
             else:
                 conn.sendall(b"HTTP/1.1 200 OK\r\n")
@@ -122,6 +124,19 @@ def test_trickled_headers_are_cut_at_the_total_deadline() -> None:
         started = time.monotonic()
         with pytest.raises(RequestTimeoutError):
             transport.get("/api")
+        assert time.monotonic() - started < SAFETY
+
+
+@pytest.mark.parametrize("make", [requests_transport, apiclient_transport], ids=["requests", "apiclient"])
+def test_a_trickled_error_body_of_a_watch_is_cut_at_the_deadline(make: object) -> None:
+    """A watch stream has no total deadline, but reading its error body (a non-200 answer) does."""
+    with trickling("error") as server:
+        transport = make(server.url)  # type: ignore[operator]
+        stream = transport.stream("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", params={"watch": "1"})
+        assert stream.status == 500
+        started = time.monotonic()
+        with pytest.raises(RequestTimeoutError):
+            stream.read()
         assert time.monotonic() - started < SAFETY
 
 

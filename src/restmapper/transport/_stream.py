@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from restmapper.errors import ResponseTooLargeError, TransportError
 from restmapper.transport._body import check_content_length, read_capped, split_lines
+from restmapper.transport._deadline import Deadline, translated
 
 __all__ = ["LineStream"]
 
@@ -35,6 +36,7 @@ class LineStream:
         map_error: Callable[[BaseException], TransportError],
         sock: Callable[[], object],
         release: Callable[[], None],
+        read_deadline: float | None = None,
     ) -> None:
         """Wrap a response.
 
@@ -48,6 +50,7 @@ class LineStream:
             map_error: turns one of those into a scrubbed TransportError.
             sock: returns the underlying socket, if any (shut down by close() to wake a blocked reader).
             release: closes the response and returns nothing half-read to a pool.
+            read_deadline: total seconds :meth:`read` may take (an error body trickled by the server), or None.
         """
         self.status = status
         self.headers = headers
@@ -61,6 +64,7 @@ class LineStream:
         self._sock = sock
         self._release = release
         self._closed = threading.Event()
+        self._read_deadline = read_deadline
 
     def __repr__(self) -> str:
         return f"<stream GET {self._path} status={self.status}>"
@@ -89,13 +93,19 @@ class LineStream:
 
         Raises:
             TransportError: the connection failed while reading.
+            RequestTimeoutError: the body took longer than the read deadline.
             ResponseTooLargeError: the body exceeded the size cap.
         """
         try:
-            check_content_length(self.headers, self._limit, self._path)
-            return read_capped(self._chunks(_CHUNK), self._limit, self._path)
-        except self._read_errors as exc:
-            raise self._map_error(exc) from None
+            with Deadline(self._read_deadline, self._path) as deadline, translated(deadline):
+                deadline.attach(self._sock())
+                check_content_length(self.headers, self._limit, self._path)
+                try:
+                    body = read_capped(self._chunks(_CHUNK), self._limit, self._path)
+                except self._read_errors as exc:
+                    raise self._map_error(exc) from None
+                deadline.check()
+                return body
         finally:
             self.close()
 

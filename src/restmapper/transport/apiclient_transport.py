@@ -52,7 +52,8 @@ def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str
     return TransportError(f"GET {path}: {kind}: {scrub(text)[:500]}", path=path, transient=transient)
 
 
-def _urllib3_stream(response: Any, path: str, limit: int, scrub: Callable[[str], str]) -> LineStream:
+def _urllib3_stream(response: Any, path: str, limit: int, scrub: Callable[[str], str],
+                    read_deadline: float | None) -> LineStream:
     """A streaming answer over a urllib3 response."""
 
     def release() -> None:
@@ -66,6 +67,7 @@ def _urllib3_stream(response: Any, path: str, limit: int, scrub: Callable[[str],
         map_error=lambda exc: _map_urllib3_error(exc, path, scrub),
         sock=lambda: getattr(getattr(response, "_connection", None), "sock", None),
         release=release,
+        read_deadline=read_deadline,
     )
 
 
@@ -156,7 +158,7 @@ class ApiClientTransport:
         url = self._url(path, params)
         response = self._send(path, url, headers, timeout)
         _log.debug("GET %s (stream) -> %d", path, response.status)
-        return _urllib3_stream(response, path, self.max_body_bytes, self._scrub)
+        return _urllib3_stream(response, path, self.max_body_bytes, self._scrub, self.request_timeout)
 
     def scrub(self, text: str) -> str:
         """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.

@@ -209,7 +209,8 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
     return TransportError(f"GET {path}: {kind}: {detail[:500]}", path=path, transient=transient)
 
 
-def _requests_stream(response: requests.Response, path: str, limit: int, scrub: Callable[[str], str]) -> LineStream:
+def _requests_stream(response: requests.Response, path: str, limit: int, scrub: Callable[[str], str],
+                     read_deadline: float | None) -> LineStream:
     """A streaming answer over a requests.Response."""
     return LineStream(
         status=response.status_code, headers=dict(response.headers), path=path, limit=limit,
@@ -218,6 +219,7 @@ def _requests_stream(response: requests.Response, path: str, limit: int, scrub: 
         map_error=lambda exc: map_requests_error(exc, path, scrub),
         sock=lambda: getattr(getattr(response.raw, "_connection", None), "sock", None),
         release=response.close,
+        read_deadline=read_deadline,
     )
 
 
@@ -464,7 +466,7 @@ class RequestsTransport:
         url = self._url(path)
         response = self._send(path, url, headers, params, timeout)
         _log.debug("GET %s (stream) -> %d", path, response.status_code)
-        return _requests_stream(response, path, self.max_body_bytes, self._secrets.scrub)
+        return _requests_stream(response, path, self.max_body_bytes, self._secrets.scrub, self.request_timeout)
 
     def scrub(self, text: str) -> str:
         """Return ``text`` with every credential this transport holds (and anything credential-shaped) redacted.
