@@ -8,10 +8,12 @@ client hangs up, so nothing here waits long; the generous bounds on elapsed time
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client as k8s_client
@@ -201,3 +203,29 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
         stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
         stack.extend(getattr(e, "failed", {}).values())
     return False
+
+
+def test_the_cli_takes_kubectls_request_timeout(tmp_path: Path) -> None:
+    import io
+
+    from restmapper.cli import run
+
+    def cli(*argv: str) -> tuple[int, str]:
+        err = io.StringIO()
+        try:
+            code = run(list(argv), stdout=io.StringIO(), stderr=err)
+        except SystemExit as exc:  # argparse rejects a bad flag value with exit status 2
+            code = int(exc.code or 0)
+        return code, err.getvalue()
+
+    with trickling("body") as server:
+        config = tmp_path / "config"
+        config.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "k", "cluster": {"server": server.url}}],
+            "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}], "users": [{"name": "u", "user": {}}]}))
+        started = time.monotonic()
+        code, err = cli("resolve", "deploy", "--kubeconfig", str(config), "--request-timeout", "300ms")
+        assert time.monotonic() - started < SAFETY
+    assert code == 1 and "request deadline of 0.3s" in err and err.count("\n") == 1
+    assert cli("resolve", "deploy", "--request-timeout", "soon")[0] == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,9 @@ def _add_connection(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     g.add_argument("--context", metavar="NAME", default=default, help="kubeconfig context (default: current)")
     g.add_argument("--embedded", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="talk to the embedded fake cluster (built-in APIs and sample CRDs) in-process")
+    g.add_argument("--request-timeout", metavar="DURATION", type=_duration, default=default,
+                   help="give up on a single server request after this long (e.g. 10s, 1m; 0 = never; "
+                        "default: 32s, as kubectl's discovery)")
 
 
 def _csv_list(value: str) -> list[str]:
@@ -159,9 +163,12 @@ def _open_session(args: argparse.Namespace) -> Iterator[Session]:
 
         yield Session(DiscoveryClient(EmbeddedTransport(FakeCluster.embedded())))
         return
-    from restmapper.transport import RequestsTransport
+    from restmapper.transport import DEFAULT_REQUEST_TIMEOUT, RequestsTransport
 
-    transport = RequestsTransport.from_kubeconfig(kubeconfig, context, retry=cli_retry())
+    timeout: float | None = getattr(args, "request_timeout", None)
+    transport = RequestsTransport.from_kubeconfig(
+        kubeconfig, context, retry=cli_retry(),
+        request_timeout=DEFAULT_REQUEST_TIMEOUT if timeout is None else (timeout or None))
     try:
         yield Session(DiscoveryClient(transport))
     finally:
@@ -250,6 +257,24 @@ def run(argv: Sequence[str] | None = None, *, session: Session | None = None, st
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def _duration(text: str) -> float:
+    """argparse type for ``--request-timeout`` as kubectl reads it: a Go duration (``1m30s``) or whole seconds
+    (0 means no timeout)."""
+    value = text.strip()
+    if re.fullmatch(r"\d+", value):
+        seconds = float(value)
+    else:
+        parts = _DURATION_PART.findall(value)
+        if not parts or "".join(n + u for n, u in parts) != value:
+            raise argparse.ArgumentTypeError(f"invalid duration {text!r} (use e.g. 10s, 1m or 0)")
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    return seconds
 
 
 def _port(text: str) -> int:

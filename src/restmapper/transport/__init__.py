@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from restmapper._lazy import lazy_getattr
+from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT
 from restmapper.transport._status import status_error
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -39,6 +40,7 @@ __getattr__ = lazy_getattr(globals(), __name__, _LAZY)
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRY_STATUSES",
     "DEFAULT_USER_AGENT",
     "ApiClientTransport",
