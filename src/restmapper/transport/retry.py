@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import tenacity
 
-from restmapper.errors import InvalidArgumentError, ResponseTooLargeError, TransportError
+from restmapper.errors import InvalidArgumentError, RequestTimeoutError, ResponseTooLargeError, TransportError
 from restmapper.transport.base import Response
 
 __all__ = ["DEFAULT_RETRY_STATUSES", "RetryPolicy", "parse_retry_after", "run_with_retry"]
@@ -185,8 +185,15 @@ def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path
         if outcome.failed:
             exc = outcome.exception()
             if isinstance(exc, TransportError) and state.attempt_number > 1:
-                raise TransportError(f"{exc} (gave up after {state.attempt_number} attempts)", path=exc.path,
-                                     transient=exc.transient) from exc
+                message = f"{exc} (gave up after {state.attempt_number} attempts)"
+                final: TransportError
+                if isinstance(exc, RequestTimeoutError):
+                    # Still a timeout for ``except TimeoutError`` after the retries.
+                    final = RequestTimeoutError(exc.path, exc.timeout)
+                    final.args = (message,)
+                else:
+                    final = TransportError(message, path=exc.path, transient=exc.transient)
+                raise final from exc
         result: Response = outcome.result()
         return result
 
