@@ -142,6 +142,15 @@ def test_a_trickled_error_body_of_a_watch_is_cut_at_the_deadline(make: object) -
         assert time.monotonic() - started < SAFETY
 
 
+def test_opening_a_watch_whose_headers_trickle_is_cut_at_the_deadline() -> None:
+    with trickling("headers") as server:
+        transport = requests_transport(server.url)
+        started = time.monotonic()
+        with pytest.raises(RequestTimeoutError):
+            transport.stream("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", params={"watch": "1"})
+        assert time.monotonic() - started < SAFETY
+
+
 def test_the_deadline_applies_to_each_attempt_and_retries_stay_bounded() -> None:
     waits: list[float] = []
     policy = RetryPolicy(max_attempts=2, initial_backoff=0.0, jitter=0.0, sleep=waits.append)

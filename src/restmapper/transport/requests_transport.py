@@ -464,7 +464,12 @@ class RequestsTransport:
             InvalidArgumentError: ``path`` does not start with ``/``.
         """
         url = self._url(path)
-        response = self._send(path, url, headers, params, timeout)
+        # The deadline covers opening the stream (status line and headers), not the long-lived body.
+        with Deadline(self.request_timeout, path) as deadline, translated(deadline):
+            response = self._send(path, url, headers, params, timeout)
+            if deadline.expired:  # headers cut short by the deadline parse as a complete (empty) header block
+                response.close()
+                raise deadline.error()
         _log.debug("GET %s (stream) -> %d", path, response.status_code)
         return _requests_stream(response, path, self.max_body_bytes, self._secrets.scrub, self.request_timeout)
 
