@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from restmapper import (
     GroupDiscoveryError,
     GroupKind,
     GroupVersion,
+    GroupVersionKind,
     GroupVersionResource,
     NoKindMatchError,
     NoResourceMatchError,
@@ -367,3 +369,99 @@ def test_failed_preferred_version_does_not_let_another_version_win(clock: Clock)
         with pytest.raises(GroupDiscoveryError) as info:
             mapper.rest_mappings(GroupKind("example.com", "Widget"))
         assert [m.resource.version for m in info.value.partial] == ["v1"]
+
+
+# --- Rule 3: the question is honoured exactly ------------------------------------------------------------------
+
+
+@pytest.fixture
+def embedded(mode: str) -> Iterator[FakeCluster]:
+    cluster = FakeCluster.embedded(mode=mode)
+    with cluster.mock():
+        yield cluster
+
+
+def test_a_version_in_a_group_version_kind_is_required(embedded: FakeCluster, clock: Clock) -> None:
+    """Decision: every method taking a GroupKind honours a GroupVersionKind's version (never silently dropped)."""
+    mapper = make_mapper(embedded, clock)
+    hpa = mapper.rest_mapping(GroupVersionKind("autoscaling", "v1", "HorizontalPodAutoscaler"))
+    assert hpa.resource == GroupVersionResource("autoscaling", "v1", "horizontalpodautoscalers")
+    assert mapper.rest_mapping(GroupVersionKind("autoscaling", "v1", "HorizontalPodAutoscaler")) == hpa  # memoized
+    assert mapper.cached_rest_mapping(GroupVersionKind("autoscaling", "v1", "HorizontalPodAutoscaler")) == hpa
+    assert mapper.rest_mapping(GroupKind("autoscaling", "HorizontalPodAutoscaler")).resource.version == "v2"
+    with pytest.raises(NoKindMatchError, match='in version "apps/v1beta1"') as info:
+        mapper.rest_mapping(GroupVersionKind("apps", "v1beta1", "Deployment"))
+    assert is_no_match(info.value)
+    assert [m.resource.version for m in mapper.rest_mappings(GroupVersionKind("autoscaling", "v1",
+                                                                              "HorizontalPodAutoscaler"))] == ["v1"]
+    with pytest.raises(TypeError, match="not both"):
+        mapper.rest_mapping(GroupVersionKind("apps", "v1", "Deployment"), "v1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kind", "served"), [("deployment", "Deployment"), ("Deployment", "Deployment")])
+def test_the_kind_returned_is_the_kind_served(embedded: FakeCluster, clock: Clock, kind: str, served: str) -> None:
+    mapper = make_mapper(embedded, clock)
+    assert mapper.rest_mapping(GroupKind("apps", kind)).group_version_kind.kind == served
+    assert [m.group_version_kind.kind for m in mapper.rest_mappings(GroupKind("apps", kind))] == [served]
+    assert mapper.resolve(kind).group_version_kind.kind == served
+    assert mapper.resolve(f"{kind}.apps").group_version_kind.kind == served
+
+
+WRONG_TYPES = [
+    ("rest_mapping", ("Deployment",), "GroupKind"),
+    ("rest_mapping", (GroupKind("apps", "Deployment"), ["v1"]), "separate str"),
+    ("rest_mappings", ("Deployment",), "GroupKind"),
+    ("cached_rest_mapping", (("apps", "Deployment"),), "GroupKind"),
+    ("kind_for", ("deployments",), "GroupVersionResource"),
+    ("kinds_for", (GroupKind("apps", "Deployment"),), "GroupVersionResource"),
+    ("resource_for", ("deployments",), "GroupVersionResource"),
+    ("resources_for", (("apps", "v1", "deployments"),), "GroupVersionResource"),
+    ("report_not_found", ("apps/v1",), "GroupVersion"),
+    ("invalidate_group_version", ("apps/v1",), "GroupVersion"),
+    ("invalidate_group", (GroupVersion("apps", "v1"),), "group name"),
+    ("resolve", (GroupKind("apps", "Deployment"),), "str"),
+    ("resolve_all", (["deploy"],), "str"),
+    ("resource_singularizer", (GroupVersionResource("", "", "pods"),), "str"),
+    ("expand_category", (None,), "str"),
+    ("is_namespaced", (GroupKind("", "Pod"),), "GroupVersionKind"),
+]
+
+
+@pytest.mark.parametrize(("method", "args", "expected"), WRONG_TYPES, ids=[f"{m}-{e}" for m, _, e in WRONG_TYPES])
+def test_wrong_argument_types_are_type_errors_naming_the_expected_type(
+        embedded: FakeCluster, clock: Clock, method: str, args: tuple[Any, ...], expected: str) -> None:
+    mapper = make_mapper(embedded, clock)
+    with pytest.raises(TypeError, match=expected) as info:
+        getattr(mapper, method)(*args)
+    assert method in str(info.value)
+    assert mapper.rest_mapping(GroupKind("apps", "Deployment")).resource.resource == "deployments"  # unharmed
+
+
+def test_mapper_construction_with_the_wrong_thing_is_a_type_error() -> None:
+    cluster = FakeCluster.embedded()
+    with pytest.raises(TypeError, match="DiscoveryClient"):
+        LazyRESTMapper("http://127.0.0.1:8080")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"DiscoveryClient\(transport\)"):
+        LazyRESTMapper(RequestsTransport(cluster.base_url))  # type: ignore[arg-type]
+
+
+def test_misspelt_option_names_the_method_called(tmp_path: Any) -> None:
+    with pytest.raises(TypeError, match=r"LazyRESTMapper\.from_kubeconfig\(\).*'tll'.*did you mean 'ttl'"):
+        LazyRESTMapper.from_kubeconfig(str(tmp_path / "missing"), tll=3)
+
+
+def test_ttl_zero_revalidates_once_per_lookup(mode: str, clock: Clock) -> None:
+    cluster = FakeCluster.embedded(mode=mode)
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock, ttl=0)
+        mapper.resolve("certs")
+        for _ in range(2):
+            cluster.clear_requests()
+            assert mapper.resolve("certs").resource.resource == "certificates"
+            paths = [r.path for r in cluster.requests]
+            assert len(paths) == len(set(paths)), paths  # every document at most once per lookup
+            if mode == "aggregated":
+                assert sorted(paths) == ["/api", "/apis"]
+        cluster.clear_requests()
+        mapper.rest_mapping(GroupKind("apps", "Deployment"))
+        assert cluster.request_count() == (1 if mode == "aggregated" else 2)

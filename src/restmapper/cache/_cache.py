@@ -107,6 +107,7 @@ class DiscoveryCache:
         self.generation = 0
         self._last_miss_check: float | None = None
         self._last_miss_error: GroupDiscoveryError | None = None  # why the last miss revalidation failed
+        self._last_eviction: dict[str, float] = {}  # group -> clock reading of its last report_not_found eviction
         # Bumped by every invalidation: a fetch that started before one must not look fresh when it lands.
         self._invalidations = 0
         self._warned_stale: set[str] = set()
@@ -254,11 +255,20 @@ class DiscoveryCache:
         return GroupDiscoveryError(group, failed, documents=documents)
 
     def report_not_found(self, gv: GroupVersion) -> None:
-        """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
+        """Tell the cache a request to ``gv`` answered 404 Not Found for its resource *type*: evicts the group.
 
         The next lookup of the group re-reads ``/apis`` (conditionally) and the group's versions, as
-        controller-runtime does after a Cluster API upgrade removed a served version.
+        controller-runtime does after a Cluster API upgrade removed a served version. Rate-limited like misses:
+        at most one eviction per group per ``miss_refresh_interval`` (a loop of 404s must not become a loop of
+        discovery requests); the others are counted in ``stats.negative_hits``.
         """
+        now = self.clock()
+        with self._lock:
+            last = self._last_eviction.get(gv.group)
+            if last is not None and now - last < self.miss_refresh_interval:
+                self._stats.negative_hits += 1
+                return
+            self._last_eviction[gv.group] = now
         self.invalidate_group(gv.group)
 
     def invalidate_group(self, group: str) -> None:

@@ -11,6 +11,7 @@ no-match ask the cache to revalidate (rate-limited) and try once more.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import threading
 import time
 import warnings
@@ -21,6 +22,13 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
+from restmapper.mapper._args import (
+    check_options,
+    group_kind_and_versions,
+    require_gv,
+    require_gvr,
+    require_str,
+)
 from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.resolve import (
@@ -119,9 +127,16 @@ class LazyRESTMapper:
 
         Raises:
             ValueError: a negative ttl, interval or max_stale.
+            TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient).
         """
         if isinstance(discovery, DiscoveryCache):
             self.cache = discovery
+        elif not isinstance(discovery, DiscoveryClient):
+            hint = ("; for a URL use LazyRESTMapper(DiscoveryClient(RequestsTransport(url))), for a kubeconfig "
+                    "LazyRESTMapper.from_kubeconfig()") if isinstance(discovery, str) else (
+                "; wrap a transport: LazyRESTMapper(DiscoveryClient(transport))")
+            raise TypeError(f"LazyRESTMapper() takes a DiscoveryClient or a DiscoveryCache, "
+                            f"not {type(discovery).__name__}{hint}")
         else:
             self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
                                         max_stale=max_stale, clock=clock)
@@ -145,7 +160,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an unknown option (the message names this method and the closest known option).
         """
+        _check_options("LazyRESTMapper.from_kubeconfig", options)
         return cls.from_config(resolve_config(path, context), **options)
 
     @classmethod
@@ -159,7 +176,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an unknown option.
         """
+        _check_options("LazyRESTMapper.from_incluster", options)
         return cls.from_config(incluster_config(service_account_dir), **options)
 
     @classmethod
@@ -172,7 +191,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: the settings are unusable.
+            TypeError: an unknown option.
         """
+        _check_options("LazyRESTMapper.from_config", options)
         mine = {k: options.pop(k) for k in _MAPPER_OPTIONS if k in options}
         return cls(DiscoveryClient.from_config(config, **options), **mine)
 
@@ -184,11 +205,21 @@ class LazyRESTMapper:
     # --- invalidation -----------------------------------------------------------------------------------
 
     def invalidate_group(self, group: str) -> None:
-        """Drop one group from the cache; the next lookup that needs it refetches."""
+        """Drop one group from the cache; the next lookup that needs it refetches.
+
+        Raises:
+            TypeError: ``group`` is not a str.
+        """
+        require_str("invalidate_group", group, "a group name")
         self.cache.invalidate_group(group)
 
     def invalidate_group_version(self, gv: GroupVersion) -> None:
-        """Drop the group of ``gv`` from the cache."""
+        """Drop the group of ``gv`` from the cache.
+
+        Raises:
+            TypeError: ``gv`` is not a GroupVersion.
+        """
+        require_gv("invalidate_group_version", gv)
         self.cache.invalidate_group_version(gv)
 
     def invalidate_all(self) -> None:
@@ -196,7 +227,12 @@ class LazyRESTMapper:
         self.cache.invalidate_all()
 
     def report_not_found(self, gv: GroupVersion) -> None:
-        """Tell the mapper a request under ``gv`` answered 404 for the resource type: evicts the group."""
+        """Tell the mapper a request under ``gv`` answered 404 for the resource type: evicts the group.
+
+        Raises:
+            TypeError: ``gv`` is not a GroupVersion.
+        """
+        require_gv("report_not_found", gv)
         self.cache.report_not_found(gv)
 
     # --- the one answering path ---------------------------------------------------------------------------
@@ -335,6 +371,7 @@ class LazyRESTMapper:
         if (memo is not None and memo.error is None and memo.generation == self.cache.generation
                 and self._clock() < memo.valid_until):
             return memo.value  # type: ignore[no-any-return]
+        require_gvr("kind_for", resource)
         return self._answer(("kind_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
@@ -348,6 +385,7 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
+        require_gvr("kinds_for", resource)
         return list(self._answer(("kinds_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version))))
@@ -360,6 +398,7 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
+        require_gvr("resource_for", resource)
         return self._answer(("resource_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
@@ -373,6 +412,7 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
+        require_gvr("resources_for", resource)
         return list(self._answer(("resources_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version))))
@@ -396,6 +436,8 @@ class LazyRESTMapper:
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
         """
+        if group_kind.__class__ is not GroupKind or versions:
+            group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         # Warm path inlined: this is the hottest call of a controller.
         memo = self._memo.get(("rest_mapping", group_kind.group, group_kind.kind, versions))
         if (memo is not None and memo.error is None and memo.generation == self.cache.generation
@@ -411,6 +453,7 @@ class LazyRESTMapper:
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
+        group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
         memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
         if memo is None or memo.error is not None:
             return None
@@ -434,6 +477,7 @@ class LazyRESTMapper:
         Raises:
             NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
         """
+        group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
         return list(self._answer(("rest_mappings", group_kind, versions), _Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions)))
@@ -445,6 +489,7 @@ class LazyRESTMapper:
             NoResourceMatchError: no resource has that name.
             AmbiguousResourceError: resources of several groups have that name with different singulars.
         """
+        require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), _Question(
             f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource)))
 
@@ -500,6 +545,7 @@ class LazyRESTMapper:
         Raises:
             As :meth:`resolve`, for the first argument that fails.
         """
+        require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
         for arg in args.split(","):
@@ -513,6 +559,7 @@ class LazyRESTMapper:
         memo = self._fresh_memo(("resolve", arg, expand_categories))
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
+        require_str("resolve", arg, "a resource type argument")
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
@@ -544,6 +591,7 @@ class LazyRESTMapper:
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
+        require_str("expand_category", name, "a category name")
         return list(self._answer(("expand_category", name), _Question(
             f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)))))
 
@@ -570,6 +618,11 @@ class LazyRESTMapper:
             DiscoveryError, TransportError: a permanent discovery failure (403, malformed document).
             InvalidArgumentError: a negative timeout or a non-positive poll interval.
         """
+        if not isinstance(group_kind_or_arg, str):
+            group_kind_or_arg, versions = group_kind_and_versions("wait_for", group_kind_or_arg, ())
+            if versions:
+                raise TypeError("wait_for() takes a GroupKind or a user string; a GroupVersionKind's version "
+                                "cannot be waited for separately: pass gvk.group_kind")
         # The deadline is real time even with an injected cache clock: the wait itself blocks in real time.
         return wait_for_mapping(self, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
                                 clock=time.monotonic)
@@ -606,3 +659,10 @@ class LazyRESTMapper:
 def _versions(version: str) -> tuple[str, ...]:
     """The versions a partial resource requires: its version, unless empty or ``__internal`` (any version)."""
     return (version,) if version and version != "__internal" else ()
+
+
+def _check_options(method: str, options: dict[str, Any]) -> None:
+    """TypeError naming ``method`` for a keyword that is neither a mapper option nor a transport option."""
+    from restmapper.transport import RequestsTransport
+
+    check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))
