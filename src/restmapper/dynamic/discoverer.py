@@ -92,8 +92,8 @@ def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Res
 
 
 def _asked(kwargs: dict[str, Any]) -> str:
-    """The question of a ``resources.get(...)`` call in words, e.g. ``resource api_version='v1', kind='Node'``."""
-    return "resource " + ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    """The question of a ``resources.get(...)`` call, e.g. ``the resource type of resources.get(kind='Node')``."""
+    return "the resource type of resources.get(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
 
 
 def _api_resource_doc(r: APIResource) -> dict[str, Any]:
@@ -347,6 +347,10 @@ class SelfHealingDiscoverer:
             value, until = self._get(kwargs)
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
+        except GroupDiscoveryError as exc:
+            if exc.asked:
+                raise
+            raise with_question(exc, _asked(kwargs)) from exc
         if key is not None:
             self._remember(self._get_memo, key, (generation, until, value, error))
         if error is not None:
@@ -391,13 +395,12 @@ class SelfHealingDiscoverer:
         """Refuse ``result`` when an unreadable group version ranks above it (core first, server order)."""
         if isinstance(result, self._flavour.resource_list) or result is self._generic_list:
             return
+        prefix, group = _wild(kwargs.get("prefix")), _wild(kwargs.get("group"))
         version = _wild(kwargs.get("api_version"))
-        versions = (version.rpartition("/")[2],) if isinstance(version, str) else ()
-        if (isinstance(version, str) and "/" in version) or _wild(kwargs.get("group")) is not None:
-            names: set[str] | None = {result.group or ""}
-        else:
-            names = None
-        entries = [e for e, _ in self._entries(names)]
+        if group is None and isinstance(version, str) and "/" in version:
+            group, _, version = version.partition("/")
+        entries = [e for e, _ in self._entries(self._names(prefix, group, version))]
+        versions = (version,) if isinstance(version, str) else ()
         doubt = outranking(entries, GroupVersion(result.group or "", result.api_version), versions)
         if doubt:
             raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=_asked(kwargs))
