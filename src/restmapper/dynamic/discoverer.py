@@ -31,7 +31,7 @@ from restmapper.dynamic._index import (
     generic_list,
 )
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.errors import DiscoveryError, GroupDiscoveryError, RestMapperError
+from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
 from restmapper.mapper._certainty import in_scope, outranking, with_question
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
