@@ -353,7 +353,7 @@ def release_frames(exc: BaseException) -> BaseException:
     return exc
 
 
-def _walk(exc: BaseException, terminal: tuple[type[BaseException], ...]) -> Iterable[BaseException]:
+def _walk(exc: BaseException, terminal: tuple[type[BaseException], ...] = ()) -> Iterable[BaseException]:
     """``exc`` and what it wraps *with the same meaning*: explicit ``__cause__`` and group members.
 
     The implicit ``__context__`` ("raised while handling") is never followed, and nothing is followed past an
