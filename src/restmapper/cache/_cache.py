@@ -255,21 +255,31 @@ class DiscoveryCache:
         return GroupDiscoveryError(group, failed, documents=documents)
 
     def report_not_found(self, gv: GroupVersion) -> None:
-        """Tell the cache a request to ``gv`` answered 404 Not Found for its resource *type*: evicts the group.
+        """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
 
         The next lookup of the group re-reads ``/apis`` (conditionally) and the group's versions, as
-        controller-runtime does after a Cluster API upgrade removed a served version. Rate-limited like misses:
-        at most one eviction per group per ``miss_refresh_interval`` (a loop of 404s must not become a loop of
-        discovery requests); the others are counted in ``stats.negative_hits``.
+        controller-runtime does after a Cluster API upgrade removed a served version. Callers that may report in a
+        loop (the dynamic drop-in) rate-limit themselves; see :meth:`report_not_found_limited`.
+        """
+        self.invalidate_group(gv.group)
+
+    def report_not_found_limited(self, gv: GroupVersion) -> bool:
+        """:meth:`report_not_found`, at most once per group per ``miss_refresh_interval`` (like misses).
+
+        A loop of 404s (a client probing, a controller retrying) must not become a loop of discovery requests.
+
+        Returns:
+            True when the group was evicted; False when rate-limited (counted in ``stats.negative_hits``).
         """
         now = self.clock()
         with self._lock:
             last = self._last_eviction.get(gv.group)
             if last is not None and now - last < self.miss_refresh_interval:
                 self._stats.negative_hits += 1
-                return
+                return False
             self._last_eviction[gv.group] = now
-        self.invalidate_group(gv.group)
+        self.report_not_found(gv)
+        return True
 
     def invalidate_group(self, group: str) -> None:
         """Drop one group (its versions and resources); the next lookup that needs it refetches.

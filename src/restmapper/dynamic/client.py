@@ -115,7 +115,8 @@ class SelfHealingDynamicClient(DynamicClient):
         discoverer = self.resources
         mapper = getattr(discoverer, "mapper", None)
         if mapper is not None:
-            mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
+            # Rate-limited like misses: a caller retrying on 404 must not cost a discovery request each time.
+            mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
         else:
             discoverer.invalidate_cache()
         try:

@@ -195,7 +195,7 @@ class SelfHealingDiscoverer:
                     gv = group_version_of_path(path)
                     if gv is not None:
                         log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
-                        mapper.report_not_found(gv)
+                        mapper.cache.report_not_found_limited(gv)
                 raise
 
         client.request = request
