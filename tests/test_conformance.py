@@ -81,7 +81,8 @@ def test_a_resource_for_priority(partial: GroupVersionResource, expected: GroupV
 
 def test_a_kind_lookup_is_exact_or_lowercase() -> None:
     m = mapper(group("apps", {"v1": [res("deployments", "Deployment")]}))
-    assert m.rest_mapping(GroupKind("apps", "deployment")).group_version_kind == GVK("apps", "v1", "deployment")
+    # Upstream echoes the caller's spelling; we return the kind served (DESIGN 5.10, a deliberate difference).
+    assert m.rest_mapping(GroupKind("apps", "deployment")).group_version_kind == GVK("apps", "v1", "Deployment")
     assert m.rest_mapping(GroupKind("apps", "Deployment")).resource == GVR("apps", "v1", "deployments")
     with pytest.raises(NoKindMatchError):
         m.rest_mapping(GroupKind("apps", "DEPLOYMENT"))

@@ -15,6 +15,7 @@ from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, 
 from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
 from restmapper.dynamic import SelfHealingDiscoverer, SelfHealingDynamicClient, is_resource_type_not_found
+from restmapper.errors import GroupDiscoveryError
 from restmapper.model import APIResource
 from restmapper.testing import FakeCluster
 from restmapper.transport import ApiClientTransport
@@ -157,7 +158,8 @@ def test_scenario_4_group_answering_503_recovers(mode: str) -> None:
     clock = FakeClock()
     with served(cluster, clock=clock) as (_, res):
         assert res.get(kind="Deployment").name == "deployments"
-        with pytest.raises(ResourceNotFoundError, match=r"metrics\.k8s\.io/v1beta1"):
+        # Not "not found": the group that could hold it could not be read (issue 9, Rule 1).
+        with pytest.raises(GroupDiscoveryError, match=r"metrics\.k8s\.io/v1beta1"):
             res.get(kind="PodMetrics")
         cluster.set_stale("metrics.k8s.io/v1beta1", False)
         clock.advance(120)
@@ -169,7 +171,7 @@ def test_non_json_group_version_fails_only_its_lookups() -> None:
     cluster.inject("/apis/cert-manager.io/v1", status=200, body="<html>proxy</html>", content_type="text/html")
     with served(cluster) as (_, res):
         assert res.get(kind="Deployment").name == "deployments"
-        with pytest.raises(ResourceNotFoundError, match=r"cert-manager\.io/v1"):
+        with pytest.raises(GroupDiscoveryError, match=r"cert-manager\.io/v1"):
             res.get(group="cert-manager.io", kind="Certificate")
 
 

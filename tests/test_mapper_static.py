@@ -76,11 +76,11 @@ def test_ambiguity_only_within_one_group_version_and_first_group_wins_across_gro
 
 @pytest.mark.parametrize("kind", ["service", "Service"])
 def test_scenario_8_kind_in_either_case(kind: str) -> None:
-    """Scenario 8: ``kind="service"`` and ``kind="Service"`` both resolve (the GVK carries the kind as given)."""
+    """Scenario 8: ``kind="service"`` and ``kind="Service"`` both resolve, to the kind the server serves."""
     m = mapper(group("", {"v1": [res("services", "Service", short=["svc"])]}))
     mapping = m.rest_mapping(GroupKind("", kind))
     assert mapping.resource == GVR("", "v1", "services")
-    assert mapping.group_version_kind == GVK("", "v1", kind)
+    assert mapping.group_version_kind == GVK("", "v1", "Service")
     assert mapping.api_resource is not None and mapping.api_resource.kind == "Service"
     assert m.is_namespaced(GVK("", "v1", kind))
 

@@ -47,7 +47,12 @@ if TYPE_CHECKING:
     from restmapper.aio import AsyncRESTMapper
     from restmapper.cache import DiscoveryCache
     from restmapper.discovery import DiscoveryClient
-    from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
+    from restmapper.mapper import (
+        LazyRESTMapper,
+        PartialDiscoveryWarning,
+        ShortNameConflictWarning,
+        StaticRESTMapper,
+    )
     from restmapper.store import GenerationCache, ObjectCache, ObjectNotFoundError, is_not_found
     from restmapper.watch import Watcher, wait_for
 
@@ -62,6 +67,7 @@ _LAZY = {
     "LazyRESTMapper": "restmapper.mapper",
     "ObjectCache": "restmapper.store",
     "ObjectNotFoundError": "restmapper.store",
+    "PartialDiscoveryWarning": "restmapper.mapper",
     "ShortNameConflictWarning": "restmapper.mapper",
     "StaticRESTMapper": "restmapper.mapper",
     "Watcher": "restmapper.watch",
@@ -98,6 +104,7 @@ __all__ = [
     "NoResourceMatchError",
     "ObjectCache",
     "ObjectNotFoundError",
+    "PartialDiscoveryWarning",
     "RESTMapping",
     "ResponseTooLargeError",
     "RestMapperError",

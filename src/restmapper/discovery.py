@@ -317,15 +317,15 @@ class DiscoveryClient:
         """Fetch ``/api`` alone (conditionally): the core group, for lookups that never need ``/apis``.
 
         Returns:
-            A :class:`RootDiscovery` holding at most the core group (none when ``/api`` answered 404);
-            ``resources`` is set when ``/api`` was aggregated.
+            A :class:`RootDiscovery` holding the core group; ``resources`` is set when ``/api`` was aggregated.
 
         Raises:
-            APIStatusError: ``/api`` answered an error status other than 404.
+            APIStatusError: ``/api`` answered an error status, a 404 included: unlike :meth:`fetch_root` (which
+                tolerates it, as client-go), a caller asking for core must never read a 404 as "no core group".
             TransportError: no answer.
             MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
         """
-        doc, same = self._fetch_document("/api", allow_404=True)
+        doc, same = self._fetch_document("/api", allow_404=False)
         return self._root_from((doc,), same)
 
     @_releasing

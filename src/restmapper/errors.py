@@ -1,9 +1,9 @@
 """The exception hierarchy of restmapper, rooted at :class:`RestMapperError`.
 
 Mapping errors mirror apimachinery ``pkg/api/meta/errors.go`` (messages included), so that code ported from
-Go reads the same; :func:`is_no_match` and :func:`is_ambiguous` see through ``raise ... from``, implicit
-chaining, ``ExceptionGroup`` and :class:`DiscoveryError` aggregates, as ``meta.IsNoMatchError`` sees through
-``%w``. No error message ever carries a credential.
+Go reads the same; :func:`is_no_match` and :func:`is_ambiguous` see through ``raise ... from`` and
+``ExceptionGroup`` as ``meta.IsNoMatchError`` sees through ``%w``, but never through implicit chaining or a
+discovery/transport error: "could not read" is never "not there". No error message ever carries a credential.
 """
 
 from __future__ import annotations
@@ -174,15 +174,35 @@ class DiscoveryError(RestMapperError):
 
 
 class GroupDiscoveryError(DiscoveryError):
-    """The group (version) a lookup needs could not be discovered; other groups may be fine.
+    """A lookup could not be answered because discovery it needs failed; other groups may be fine.
+
+    Never a no-match: :func:`is_no_match` is False for it, whatever it chains, because the server did not say
+    the answer is absent, only that part of it could not be read.
 
     Attributes:
-        group: the API group name.
+        group: the API group name of the first failed group version (``""`` for core).
+        asked: what the lookup asked, as a phrase (``resource type "xyzzy"``, ``kind "Certificate" in group
+            "cert-manager.io"``), or "" when raised outside a lookup.
+        documents: root documents (``/api``, ``/apis``) that could not be read, with their causes; the group
+            versions they list could not be checked. Core ``/api`` failures are also named as ``v1`` in
+            ``failed``.
     """
 
-    def __init__(self, group: str, failed: Mapping[GroupVersion, BaseException]) -> None:
-        super().__init__(failed=failed)
+    def __init__(self, group: str, failed: Mapping[GroupVersion, BaseException], *, asked: str = "",
+                 documents: Mapping[str, BaseException] | None = None, partial: Any = None) -> None:
+        docs = dict(documents or {})
+        text = DiscoveryError.describe_failures(failed) if failed else ""
+        named = {id(err) for err in failed.values()}
+        unnamed = {path: err for path, err in docs.items() if id(err) not in named}
+        if unnamed:
+            listing = ", ".join(f"{path}: {err}" for path, err in sorted(unnamed.items()))
+            text = f"{text}; unable to retrieve {listing}" if text else f"unable to retrieve {listing}"
+        if asked:
+            text = f"cannot tell whether the server has {asked}: {text}"
+        super().__init__(text, failed=failed, partial=partial)
         self.group = group
+        self.asked = asked
+        self.documents = docs
 
 
 class MalformedDiscoveryError(DiscoveryError):
@@ -333,7 +353,13 @@ def release_frames(exc: BaseException) -> BaseException:
     return exc
 
 
-def _walk(exc: BaseException) -> Iterable[BaseException]:
+def _walk(exc: BaseException, terminal: tuple[type[BaseException], ...] = ()) -> Iterable[BaseException]:
+    """``exc`` and what it wraps *with the same meaning*: explicit ``__cause__`` and group members.
+
+    The implicit ``__context__`` ("raised while handling") is never followed, and nothing is followed past an
+    error of a ``terminal`` type: a :class:`DiscoveryError` or :class:`TransportError` says the answer could not
+    be read, whatever it was raised from.
+    """
     seen: set[int] = set()
     stack = [exc]
     while stack:
@@ -342,21 +368,38 @@ def _walk(exc: BaseException) -> Iterable[BaseException]:
             continue
         seen.add(id(e))
         yield e
+        if isinstance(e, terminal):
+            continue
         if e.__cause__ is not None:
             stack.append(e.__cause__)
-        if e.__context__ is not None and not e.__suppress_context__:
-            stack.append(e.__context__)
         if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
             stack.extend(e.exceptions)
-        if isinstance(e, DiscoveryError):
-            stack.extend(e.failed.values())
+
+
+_UNREAD = (DiscoveryError, TransportError)
 
 
 def is_no_match(exc: BaseException) -> bool:
-    """True when ``exc`` is, wraps or aggregates a no-match error (``meta.IsNoMatchError``)."""
-    return any(isinstance(e, (NoResourceMatchError, NoKindMatchError)) for e in _walk(exc))
+    """True when ``exc`` is a no-match error, or wraps only no-match errors (``meta.IsNoMatchError``).
+
+    A no-match means the server said so: every group that could hold the answer was read. So this is False
+    for a :class:`DiscoveryError` or :class:`TransportError` (whatever their cause), for an error that merely
+    happened while handling a no-match (implicit ``__context__``), and for an ``ExceptionGroup`` unless all of
+    its members are no-matches. It is True through explicit ``raise ... from no_match`` by a non-discovery error.
+    """
+    if _EXCEPTION_GROUP is not None and isinstance(exc, _EXCEPTION_GROUP):
+        return bool(exc.exceptions) and all(is_no_match(e) for e in exc.exceptions)
+    if isinstance(exc, (NoResourceMatchError, NoKindMatchError)):
+        return True
+    if isinstance(exc, _UNREAD) or exc.__cause__ is None:
+        return False
+    return is_no_match(exc.__cause__)
 
 
 def is_ambiguous(exc: BaseException) -> bool:
-    """True when ``exc`` is, wraps or aggregates an ambiguity error (``meta.IsAmbiguousError``)."""
-    return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc))
+    """True when ``exc`` is, wraps (``raise ... from``) or groups an ambiguity error (``meta.IsAmbiguousError``).
+
+    As :func:`is_no_match`, the implicit ``__context__`` and the causes of discovery and transport errors are
+    not followed.
+    """
+    return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc, _UNREAD))

@@ -2,7 +2,7 @@
 
 State (all guarded by ``DiscoveryCache._lock``, which is never held across network I/O):
 
-* ``_core`` / ``_named``: the last ``/api`` and ``/apis`` answers (:class:`_RootSlot`), each with its fetch time.
+* ``_core`` / ``_named``: the last ``/api`` and ``/apis`` answers (:class:`RootSlot`), each with its fetch time.
 * ``_entries``: one :class:`GroupEntry` per loaded API group (its served versions, their resources, and the
   versions that failed), each with its fetch time.
 * ``_backoff``: per group (and per root document), when a failed fetch may be tried again.
@@ -22,13 +22,23 @@ import math
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TypeVar
 
 from restmapper.cache._flight import SingleFlight
-from restmapper.cache._types import CacheStats, GroupEntry, GroupView, StaleGroupVersionError
+from restmapper.cache._scope import LookupScope
+from restmapper.cache._types import (
+    CORE_V1,
+    Backoff,
+    CacheStats,
+    GroupEntry,
+    GroupView,
+    RootSlot,
+    StaleGroupVersionError,
+    is_transient,
+    root_error,
+)
 from restmapper.discovery import DiscoveryClient, RootDiscovery
-from restmapper.errors import APIStatusError, DiscoveryError, RestMapperError, TransportError
+from restmapper.errors import APIStatusError, DiscoveryError, GroupDiscoveryError, RestMapperError
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
 __all__ = ["DiscoveryCache"]
@@ -37,26 +47,6 @@ log = logging.getLogger("restmapper.cache")
 
 T = TypeVar("T")
 _INF = math.inf
-
-
-@dataclass
-class _RootSlot:
-    root: RootDiscovery
-    fetched_at: float
-    expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
-
-
-@dataclass
-class _Backoff:
-    attempts: int = 0
-    retry_at: float = 0.0
-    error: BaseException | None = None
-
-
-def _is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, APIStatusError):
-        return exc.status == 429 or exc.status >= 500
-    return isinstance(exc, TransportError) and exc.transient
 
 
 class DiscoveryCache:
@@ -105,15 +95,19 @@ class DiscoveryCache:
         self._retry_initial = retry_initial
         self._retry_max = retry_max
         self._flight = SingleFlight()
+        # ``with cache.lookup():`` scopes one lookup: what it fetched stays fresh until it ends.
+        self.lookup = LookupScope()
         # Guards every attribute below; never held across a discovery call.
         self._lock = threading.Lock()
-        self._core: _RootSlot | None = None
-        self._named: _RootSlot | None = None
+        self._core: RootSlot | None = None
+        self._named: RootSlot | None = None
         self._entries: dict[str, GroupEntry] = {}
-        self._backoff: dict[str, _Backoff] = {}
+        self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
         self._last_miss_check: float | None = None
+        self._last_miss_error: GroupDiscoveryError | None = None  # why the last miss revalidation failed
+        self._last_eviction: dict[str, float] = {}  # group -> clock reading of its last report_not_found eviction
         # Bumped by every invalidation: a fetch that started before one must not look fresh when it lands.
         self._invalidations = 0
         self._warned_stale: set[str] = set()
@@ -137,9 +131,10 @@ class DiscoveryCache:
             A :class:`GroupView` in server priority order; groups the server does not list are absent.
 
         Raises:
-            DiscoveryError: ``/api`` or ``/apis`` could not be read and no usable earlier answer exists (the
-                cause is chained). Failures of single group versions are *not* raised: they are in
-                ``GroupEntry.failed``, so only lookups that need them fail.
+            GroupDiscoveryError: ``/api`` or ``/apis`` could not be read and no usable earlier answer exists
+                (``documents`` names the path; ``/api`` is also named as ``v1`` in ``failed``; the cause is
+                chained). Failures of single group versions are *not* raised: they are in ``GroupEntry.failed``,
+                so only lookups that need them fail.
         """
         want_core = names is None or "" in names
         want_named = names is None or any(n != "" for n in names)
@@ -210,7 +205,9 @@ class DiscoveryCache:
             True when cached content changed (the caller should look again).
 
         Raises:
-            DiscoveryError: the root documents could not be read.
+            GroupDiscoveryError: a root document could not be read *now*: the miss is not confirmed by the
+                server (earlier answers are never served here, whatever ``max_stale`` says). Within the rate
+                limit, a revalidation that failed keeps failing the same way instead of answering "no".
         """
         now = self.clock()
         with self._lock:
@@ -218,18 +215,71 @@ class DiscoveryCache:
             last = self._last_miss_check
             if last is not None and now - last < self.miss_refresh_interval:
                 self._stats.negative_hits += 1
+                if self._last_miss_error is not None:
+                    raise self._last_miss_error
                 return False
             self._last_miss_check = now
+            self._last_miss_error = None
         key = ("miss", None if names is None else frozenset(names))
-        return self._flight.do(key, lambda: self._revalidate(names))
+        try:
+            return self._flight.do(key, lambda: self._revalidate(names))
+        except GroupDiscoveryError as exc:
+            with self._lock:
+                self._last_miss_error = exc
+            raise
+
+    def unconfirmed(self, names: Collection[str] | None = None) -> GroupDiscoveryError | None:
+        """Why a no-match over ``names`` (None: every group) would not be confirmed by the server, or None.
+
+        Collects the group versions of the cached entries of ``names`` that failed or are served from an earlier
+        answer (stale-on-error), and the root documents whose last refresh failed. Reads only the cache.
+        """
+        want_core = names is None or "" in names
+        want_named = names is None or any(n != "" for n in names)
+        failed: dict[GroupVersion, BaseException] = {}
+        documents: dict[str, BaseException] = {}
+        with self._lock:
+            for path, want in (("/api", want_core), ("/apis", want_named)):
+                b = self._backoff.get(path)
+                if want and b is not None and b.error is not None:
+                    documents[path] = b.error
+                    if path == "/api":
+                        failed[CORE_V1] = b.error
+            for name, entry in self._entries.items():
+                if names is None or name in names:
+                    failed.update(entry.stale)
+                    failed.update(entry.failed)
+        if not failed and not documents:
+            return None
+        group = next(iter(failed)).group if failed else ""
+        return GroupDiscoveryError(group, failed, documents=documents)
 
     def report_not_found(self, gv: GroupVersion) -> None:
         """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
 
         The next lookup of the group re-reads ``/apis`` (conditionally) and the group's versions, as
-        controller-runtime does after a Cluster API upgrade removed a served version.
+        controller-runtime does after a Cluster API upgrade removed a served version. Callers that may report in a
+        loop (the dynamic drop-in) rate-limit themselves; see :meth:`report_not_found_limited`.
         """
         self.invalidate_group(gv.group)
+
+    def report_not_found_limited(self, gv: GroupVersion) -> bool:
+        """:meth:`report_not_found`, at most once per group per ``miss_refresh_interval`` (like misses).
+
+        A loop of 404s (a client probing, a controller retrying) must not become a loop of discovery requests.
+
+        Returns:
+            True when the group was evicted; False when rate-limited (counted in ``stats.negative_hits``).
+        """
+        now = self.clock()
+        with self._lock:
+            last = self._last_eviction.get(gv.group)
+            if last is not None and now - last < self.miss_refresh_interval:
+                self._stats.negative_hits += 1
+                return False
+            self._last_eviction[gv.group] = now
+        self.report_not_found(gv)
+        return True
 
     def invalidate_group(self, group: str) -> None:
         """Drop one group (its versions and resources); the next lookup that needs it refetches.
@@ -265,14 +315,15 @@ class DiscoveryCache:
 
     # --- freshness ----------------------------------------------------------------------------------------
 
-    def _fresh(self, entry: GroupEntry, now: float) -> bool:
-        return self.ttl is None or now - entry.fetched_at < self.ttl
+    def _fresh(self, entry: GroupEntry | RootSlot, now: float) -> bool:
+        """Fresh by TTL, or fetched during this thread's current lookup (``ttl=0``: once per lookup)."""
+        return self.ttl is None or now - entry.fetched_at < self.ttl or self.lookup.fetched(entry)
 
     def _retry_due(self, group: str, now: float) -> bool:
         b = self._backoff.get(group)
         return b is not None and now >= b.retry_at
 
-    def _valid_until(self, entries: Iterable[GroupEntry], slots: Iterable[_RootSlot | None]) -> float:
+    def _valid_until(self, entries: Iterable[GroupEntry], slots: Iterable[RootSlot | None]) -> float:
         if self.ttl is None:
             until = _INF
         else:
@@ -287,27 +338,33 @@ class DiscoveryCache:
         return until
 
     def _schedule_retry(self, key: str, error: BaseException, now: float) -> None:
-        b = self._backoff.setdefault(key, _Backoff())
+        b = self._backoff.setdefault(key, Backoff())
         b.attempts += 1
         b.error = error
         b.retry_at = now + min(self._retry_initial * 2 ** (b.attempts - 1), self._retry_max)
 
     # --- root documents -----------------------------------------------------------------------------------
 
-    def _ensure_root(self, path: str, *, force: bool = False) -> _RootSlot:
+    def _ensure_root(self, path: str, *, force: bool = False, stale_ok: bool = True) -> RootSlot:
+        """The slot of ``/api`` or ``/apis``, refreshed when expired (or ``force``).
+
+        On a transient failure an earlier answer is served within ``max_stale`` when ``stale_ok``; otherwise
+        (and for permanent failures: 403, 404, malformed) a :class:`GroupDiscoveryError` is raised.
+        """
         now = self.clock()
         with self._lock:
             slot = self._core if path == "/api" else self._named
-            if slot is not None and not force and not slot.expired and (
-                    self.ttl is None or now - slot.fetched_at < self.ttl):
+            if slot is not None and not force and not slot.expired and self._fresh(slot, now):
                 return slot
             backoff = self._backoff.get(path)
             if backoff is not None and now < backoff.retry_at:
-                if slot is not None and now - slot.fetched_at <= self.max_stale + (self.ttl or 0):
+                error = backoff.error
+                if (stale_ok and slot is not None and error is not None and is_transient(error)
+                        and now - slot.fetched_at <= self.max_stale + (self.ttl or 0)):
                     self._stats.stale_served += 1
                     self._restore_evicted(slot, path)
                     return slot
-                raise DiscoveryError(f"unable to retrieve {path}: {backoff.error}") from backoff.error
+                raise root_error(path, error or DiscoveryError(f"unable to retrieve {path}")) from error
         try:
             return self._flight.do(path, lambda: self._refresh_root(path))
         except RestMapperError as exc:
@@ -315,21 +372,23 @@ class DiscoveryCache:
                 slot = self._core if path == "/api" else self._named
                 now = self.clock()
                 self._schedule_retry(path, exc, now)
-                if slot is not None and _is_transient(exc) and now - slot.fetched_at <= self.max_stale + (
-                        self.ttl or 0):
+                if stale_ok and slot is not None and is_transient(exc) and now - slot.fetched_at <= (
+                        self.max_stale + (self.ttl or 0)):
                     if path not in self._warned_stale:
                         self._warned_stale.add(path)
                         log.warning("serving cached %s after a transient failure: %s", path, exc)
                     self._stats.stale_served += 1
                     self._restore_evicted(slot, path)
                     return slot
-                if path == "/apis" and slot is not None and not _is_transient(exc):
-                    self._named = None  # 403/404 on /apis: never mask a permanent answer.
-            if isinstance(exc, DiscoveryError):
-                raise
-            raise DiscoveryError(f"unable to retrieve {path}: {exc}") from exc
+                if slot is not None and not is_transient(exc):
+                    # 403/404/malformed: never mask a permanent answer with an earlier one.
+                    if path == "/api":
+                        self._core = None
+                    else:
+                        self._named = None
+            raise root_error(path, exc) from exc
 
-    def _restore_evicted(self, slot: _RootSlot, path: str) -> None:
+    def _restore_evicted(self, slot: RootSlot, path: str) -> None:
         """Serving a stale aggregated root: bring back groups evicted since it was fetched (caller holds the lock).
 
         Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
@@ -349,7 +408,7 @@ class DiscoveryCache:
                 gv: StaleGroupVersionError(gv) for gv in stale if gv.group == g.name}
             self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, slot.fetched_at)
 
-    def _refresh_root(self, path: str) -> _RootSlot:
+    def _refresh_root(self, path: str) -> RootSlot:
         fetch = self.discovery.fetch_core if path == "/api" else self.discovery.fetch_named
         epoch = self._invalidations
         try:
@@ -367,7 +426,8 @@ class DiscoveryCache:
             self._backoff.pop(path, None)
             self._warned_stale.discard(path)
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
-            slot = _RootSlot(root, now, expired=epoch != self._invalidations)
+            slot = RootSlot(root, now, expired=epoch != self._invalidations)
+            self.lookup.mark(slot)
             if path == "/api":
                 self._core = slot
             else:
@@ -414,14 +474,18 @@ class DiscoveryCache:
                 self.generation += 1
 
     def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
-             failed: Mapping[GroupVersion, RestMapperError], now: float) -> None:
+             failed: Mapping[GroupVersion, RestMapperError], now: float,
+             stale: Mapping[GroupVersion, RestMapperError] | None = None) -> None:
         old = self._entries.get(group.name)
+        stale = dict(stale or {})
         if old is not None and old.group == group and dict(old.resources) == dict(resources) and (
-                set(old.failed) == set(failed)):
-            self._entries[group.name] = GroupEntry(group, old.resources, failed, now, old.generation)
-            return
-        self.generation += 1
-        self._entries[group.name] = GroupEntry(group, dict(resources), dict(failed), now, self.generation)
+                set(old.failed) == set(failed)) and set(old.stale) == set(stale):
+            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale)
+        else:
+            self.generation += 1
+            entry = GroupEntry(group, dict(resources), dict(failed), now, self.generation, stale)
+        self._entries[group.name] = entry
+        self.lookup.mark(entry)
 
     # --- legacy group loading -----------------------------------------------------------------------------
 
@@ -432,12 +496,15 @@ class DiscoveryCache:
         aggregated_paths = {path for path, slot in (("/api", core), ("/apis", named))
                             if slot is not None and slot.root.resources is not None}
         legacy: list[APIGroup] = []
+        reload: dict[str, None] = {}
         for g in groups:
             path = "/api" if g.name == "" else "/apis"
             if path in aggregated_paths:
-                self._reload_aggregated_root(path)
+                reload[path] = None  # one document holds every group: read it once, not once per group
             else:
                 legacy.append(g)
+        for path in reload:
+            self._reload_aggregated_root(path)
         if legacy:
             self._load_legacy(legacy, retried=False)
 
@@ -445,8 +512,7 @@ class DiscoveryCache:
         now = self.clock()
         with self._lock:
             slot = self._core if path == "/api" else self._named
-            if slot is not None and not slot.expired and now - slot.fetched_at < (
-                    self.ttl if self.ttl is not None else _INF) and not (
+            if slot is not None and not slot.expired and self._fresh(slot, now) and not (
                     any(self._retry_due(g.name, now) for g in slot.root.groups)):
                 return
         self._ensure_root(path, force=True)
@@ -506,20 +572,22 @@ class DiscoveryCache:
                 served: list[str] = []
                 resources: dict[GroupVersion, APIResourceList] = {}
                 errors: dict[GroupVersion, RestMapperError] = {}
-                served_stale = False
+                stale: dict[GroupVersion, RestMapperError] = {}
                 for gv in g.group_versions:
                     err = failed.get(gv)
                     if gv in ok:
                         resources[gv] = ok[gv]
                         served.append(gv.version)
-                    elif isinstance(err, APIStatusError) and err.not_found:
+                    elif isinstance(err, APIStatusError) and err.not_found and g.name != "":
+                        # Core always exists: a core 404 is a failure, never "core serves nothing" (which would
+                        # let another group answer core names).
                         log.info("%s is listed by the server but answers 404; treating it as not served", gv)
                     elif err is not None:
                         served.append(gv.version)
-                        if (old is not None and gv in old.resources and _is_transient(err)
+                        if (old is not None and gv in old.resources and is_transient(err)
                                 and now - old.fetched_at <= self.max_stale + (self.ttl or 0)):
                             resources[gv] = old.resources[gv]
-                            served_stale = True
+                            stale[gv] = err
                             self._stats.stale_served += 1
                             if g.name not in self._warned_stale:
                                 self._warned_stale.add(g.name)
@@ -529,10 +597,10 @@ class DiscoveryCache:
                             errors[gv] = err
                 preferred = g.preferred_version if g.preferred_version in served else (
                     served[0] if served else None)
-                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp)
+                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp, stale)
                 if errors:
                     self._schedule_retry(g.name, next(iter(errors.values())), now)
-                elif not served_stale:
+                elif not stale:
                     self._backoff.pop(g.name, None)
                     self._warned_stale.discard(g.name)
 
@@ -544,7 +612,7 @@ class DiscoveryCache:
         want_named = names is None or any(n != "" for n in names)
         paths = [p for p, want in (("/api", want_core), ("/apis", want_named)) if want]
         for path in paths:
-            self._ensure_root(path, force=True)
+            self._ensure_root(path, force=True, stale_ok=False)
         with self._lock:
             legacy_loaded = [
                 e.group for e in self._entries.values()

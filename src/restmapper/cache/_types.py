@@ -6,10 +6,27 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from restmapper.errors import DiscoveryError, GroupDiscoveryError, RestMapperError
+from restmapper.discovery import RootDiscovery
+from restmapper.errors import (
+    APIStatusError,
+    DiscoveryError,
+    GroupDiscoveryError,
+    RestMapperError,
+    TransportError,
+)
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
-__all__ = ["CacheStats", "GroupEntry", "GroupView", "StaleGroupVersionError"]
+__all__ = [
+    "CORE_V1",
+    "Backoff",
+    "CacheStats",
+    "GroupEntry",
+    "GroupView",
+    "RootSlot",
+    "StaleGroupVersionError",
+    "is_transient",
+    "root_error",
+]
 
 
 class StaleGroupVersionError(DiscoveryError):
@@ -31,6 +48,8 @@ class GroupEntry:
         failed: versions that could not be discovered, with the typed cause (never cached as empty).
         fetched_at: clock reading (seconds) when the entry was built.
         generation: a number unique to this entry's content, for memoizing derived indexes.
+        stale: versions whose resources are an earlier answer kept after a transient failure (stale-on-error),
+            with that failure. Good enough for a positive answer within ``max_stale``; never for a no-match.
     """
 
     group: APIGroup
@@ -38,6 +57,7 @@ class GroupEntry:
     failed: Mapping[GroupVersion, RestMapperError]
     fetched_at: float
     generation: int
+    stale: Mapping[GroupVersion, RestMapperError] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -99,3 +119,38 @@ class CacheStats:
     def requests(self) -> int:
         """Total requests sent."""
         return sum(self.fetches.values())
+
+
+@dataclass
+class RootSlot:
+    """The last answer for ``/api`` or ``/apis`` (guarded by the cache's lock)."""
+
+    root: RootDiscovery
+    fetched_at: float
+    expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
+
+
+@dataclass
+class Backoff:
+    """When a failed group or root document may be fetched again, and why it failed."""
+
+    attempts: int = 0
+    retry_at: float = 0.0
+    error: BaseException | None = None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures a retry may cure: timeouts, connection errors, 5xx, 429."""
+    if isinstance(exc, APIStatusError):
+        return exc.status == 429 or exc.status >= 500
+    return isinstance(exc, TransportError) and exc.transient
+
+
+CORE_V1 = GroupVersion("", "v1")
+"""Core always exists and always serves ``v1``: an unreadable ``/api`` is reported as this version."""
+
+
+def root_error(path: str, exc: BaseException) -> GroupDiscoveryError:
+    """The error for an unreadable root document; ``/api`` is named as core ``v1`` (core always exists)."""
+    failed = {CORE_V1: exc} if path == "/api" else {}
+    return GroupDiscoveryError("", failed, documents={path: exc})

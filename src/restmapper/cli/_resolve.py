@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import RestMapperError
-from restmapper.mapper import LazyRESTMapper, ShortNameConflictWarning
+from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
 from restmapper.model import RESTMapping
 
 __all__ = ["HEADERS", "Resolution", "render", "resolve_args"]
@@ -55,7 +55,9 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
     Returns:
         ``(resolutions, warnings)``: one :class:`Resolution` per comma-separated element, in order, each with
         all its mappings (kubectl requests a type named twice, as in ``all,deploy``, once; here each element
-        shows what it names). ``warnings`` are the short-name conflict messages, each once, in order.
+        shows what it names). ``warnings`` are the short-name conflict messages and, as kubectl warns, the
+        group versions that could not be read while expanding a category (the category's rows are then what
+        could be found), each once, in order.
 
     Errors of one element (no such resource type, ambiguity, a group that could not be discovered) become its
     ``error``; the others are still resolved. Mirrors kubectl's ``ReplaceAliases`` then ``mappingFor``.
@@ -66,13 +68,14 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
         for part in arg.split(","):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ShortNameConflictWarning)
+                warnings.simplefilter("always", PartialDiscoveryWarning)
                 try:
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
                     out.append(Resolution(part, error=_one_line(exc)))
                     mappings = None
             for w in caught:
-                if issubclass(w.category, ShortNameConflictWarning):
+                if issubclass(w.category, (ShortNameConflictWarning, PartialDiscoveryWarning)):
                     seen_warnings.setdefault(str(w.message), None)
             if mappings is None:
                 continue

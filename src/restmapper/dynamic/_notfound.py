@@ -6,23 +6,31 @@ import json
 
 from restmapper.model import GroupVersion
 
-__all__ = ["group_version_of_path", "is_resource_type_not_found"]
+_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+
+__all__ = ["addresses_subresource", "group_version_of_path", "is_resource_type_not_found"]
 
 
-def is_resource_type_not_found(exc: BaseException) -> bool:
-    """Return True when a 404 says the resource *type* is not served, not that one object is missing.
+def is_resource_type_not_found(exc: BaseException, path: str | None = None) -> bool:
+    """Return True when a 404 says the resource *type* is not served, not that an object or subresource is missing.
 
     kube-apiserver answers an unknown group, version or resource with a ``Status`` whose ``details`` carry no
-    ``name`` ("the server could not find the requested resource") or with Go's plain ``404 page not found``; a
-    missing object (``deployments.apps "x" not found``) has ``details.name``.
+    ``name`` ("the server could not find the requested resource", from its not-found handler) or with Go's plain
+    ``404 page not found``; a missing object (``deployments.apps "x" not found``) has ``details.name``, and so
+    has a subresource a CRD does not serve (apiextensions-apiserver answers ``NewNotFound(resource, name)``). An
+    unknown subresource of a built-in resource gets the same empty-details Status as an unknown type: only the
+    path tells them apart, so a 404 on a subresource ``path`` is never read as the type's.
 
     Args:
         exc: an exception from a request (``kubernetes.dynamic.exceptions.NotFoundError`` or ``ApiException``).
+        path: the request path, when known.
 
     Returns:
-        True only for a 404 whose body does not name an object.
+        True only for a 404 whose body does not name an object, on a path that is not a subresource's.
     """
     if getattr(exc, "status", None) != 404:
+        return False
+    if path is not None and addresses_subresource(path):
         return False
     body = getattr(exc, "body", None)
     if isinstance(body, bytes):
@@ -37,6 +45,27 @@ def is_resource_type_not_found(exc: BaseException) -> bool:
         return True
     details = doc.get("details")
     return not (isinstance(details, dict) and details.get("name"))
+
+
+def addresses_subresource(path: str) -> bool:
+    """True for ``.../{resource}/{name}/{subresource}`` paths (``/apis/apps/v1/namespaces/x/deployments/d/scale``).
+
+    ``/api/v1/namespaces/{name}/status`` and ``.../finalize`` are the namespace's subresources; any other
+    ``namespaces/{ns}/{resource}`` is a namespaced collection.
+    """
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        rest = parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        rest = parts[3:]
+    else:
+        return False
+    if rest[:1] == ["namespaces"] and len(rest) == 3:
+        # ``namespaces/{ns}/{resource}`` lists a namespaced resource; only the namespace's own subresources differ.
+        return parts[0] == "api" and rest[2] in _NAMESPACE_SUBRESOURCES
+    if rest[:1] == ["namespaces"] and len(rest) >= 4:
+        rest = rest[2:]
+    return len(rest) >= 3
 
 
 def group_version_of_path(path: str) -> GroupVersion | None:

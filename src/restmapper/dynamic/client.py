@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kubernetes.client import ApiClient, Configuration
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, ResourceNotUniqueError
 from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
@@ -60,7 +61,13 @@ class SelfHealingDynamicClient(DynamicClient):
 
         Raises:
             InvalidArgumentError: the ApiClient's Configuration has no host.
+            TypeError: ``client`` is not an ApiClient (a Configuration or a URL must be wrapped in one).
         """
+        if not isinstance(client, ApiClient):
+            hint = ("; wrap it: SelfHealingDynamicClient(kubernetes.client.ApiClient(configuration))"
+                    if isinstance(client, Configuration) else "")
+            raise TypeError(f"SelfHealingDynamicClient() takes a kubernetes.client.ApiClient, "
+                            f"not {type(client).__name__}{hint}")
         super().__init__(client, cache_file=cache_file,  # type: ignore[no-untyped-call]
                          discoverer=discoverer or SelfHealingDiscoverer)
 
@@ -108,7 +115,8 @@ class SelfHealingDynamicClient(DynamicClient):
         discoverer = self.resources
         mapper = getattr(discoverer, "mapper", None)
         if mapper is not None:
-            mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
+            # Rate-limited like misses: a caller retrying on 404 must not cost a discovery request each time.
+            mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
         else:
             discoverer.invalidate_cache()
         try:
@@ -126,7 +134,8 @@ class SelfHealingDynamicClient(DynamicClient):
         try:
             return method(self, resource, *args, **kwargs)
         except NotFoundError as exc:
-            if not is_resource_type_not_found(exc):
+            # A subresource's 404 may mean only that this resource has no such subresource (a /scale probe).
+            if isinstance(resource, Subresource) or not is_resource_type_not_found(exc):
                 raise
             fresh = self._heal(resource)
             if fresh is None:

@@ -31,8 +31,9 @@ from restmapper.dynamic._index import (
     generic_list,
 )
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.errors import DiscoveryError, RestMapperError
+from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
+from restmapper.mapper._certainty import in_scope, outranking, with_question
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
@@ -88,6 +89,11 @@ def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Res
         return exact
     guessed = [r for r in results if (r.__dict__.get("name") or "").lower() in (plural, singular)]
     return guessed if len(guessed) == 1 else results
+
+
+def _asked(kwargs: dict[str, Any]) -> str:
+    """The question of a ``resources.get(...)`` call, e.g. ``the resource type of resources.get(kind='Node')``."""
+    return "the resource type of resources.get(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
 
 
 def _api_resource_doc(r: APIResource) -> dict[str, Any]:
@@ -185,11 +191,11 @@ class SelfHealingDiscoverer:
             try:
                 return original(method, path, *args, **kwargs)
             except Exception as exc:
-                if is_resource_type_not_found(exc):
+                if is_resource_type_not_found(exc, path):
                     gv = group_version_of_path(path)
                     if gv is not None:
                         log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
-                        mapper.report_not_found(gv)
+                        mapper.cache.report_not_found_limited(gv)
                 raise
 
         client.request = request
@@ -317,11 +323,13 @@ class SelfHealingDiscoverer:
             The ``Resource`` (or ``ResourceList`` for ``...List`` kinds).
 
         Raises:
-            ResourceNotFoundError: nothing matches, also after a (rate-limited) revalidation; the message names
-                group versions that could not be discovered.
+            ResourceNotFoundError: nothing matches, also after a (rate-limited) revalidation, and every group
+                version that could hold it was read (the server said so).
             ResourceNotUniqueError: several groups match.
             TypeError: an unknown keyword.
-            DiscoveryError: the root documents could not be read.
+            GroupDiscoveryError: a group version that could hold the answer, or that ranks above the one found
+                (core first, then groups in server order), could not be read; or the root documents could not be
+                read. Never a ``ResourceNotFoundError``: code that skips "not installed" kinds must not skip these.
         """
         try:
             key: Any = tuple(kwargs.items())
@@ -339,6 +347,10 @@ class SelfHealingDiscoverer:
             value, until = self._get(kwargs)
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
+        except GroupDiscoveryError as exc:
+            if exc.asked:
+                raise
+            raise with_question(exc, _asked(kwargs)) from exc
         if key is not None:
             self._remember(self._get_memo, key, (generation, until, value, error))
         if error is not None:
@@ -355,6 +367,9 @@ class SelfHealingDiscoverer:
 
     def _get(self, kwargs: dict[str, Any]) -> tuple[Resource, float]:
         results, until, failures = self._lookup(kwargs)
+        if not results and failures:
+            # Not "not found": a group version that could hold it could not be read (DESIGN 5.10).
+            raise GroupDiscoveryError(next(iter(failures)).group, failures, asked=_asked(kwargs))
         api_version = kwargs.get("api_version")
         if len(results) > 1 and api_version:
             exact = [r for r in results if r.group_version == api_version]
@@ -370,22 +385,32 @@ class SelfHealingDiscoverer:
         if len(results) > 1 and isinstance(kind, str) and len({r.group_version for r in results}) == 1:
             results = _by_plural(results, kind, self._flavour)
         if len(results) == 1:
+            self._check_rank(results[0], kwargs)
             return results[0], until
         if not results:
-            shown = {k: v for k, v in kwargs.items()}
-            message = f"No matches found for {shown}"
-            if failures:
-                message += "; these group versions could not be discovered: " + ", ".join(
-                    f"{gv}: {err}" for gv, err in sorted(failures.items(), key=lambda i: str(i[0])))
-            raise self._flavour.not_found(message)
+            raise self._flavour.not_found(f"No matches found for {dict(kwargs)}")
         raise self._flavour.not_unique(f"Multiple matches found for {kwargs}: {results}")
+
+    def _check_rank(self, result: Resource, kwargs: dict[str, Any]) -> None:
+        """Refuse ``result`` when an unreadable group version ranks above it (core first, server order)."""
+        if isinstance(result, self._flavour.resource_list) or result is self._generic_list:
+            return
+        prefix, group = _wild(kwargs.get("prefix")), _wild(kwargs.get("group"))
+        version = _wild(kwargs.get("api_version"))
+        if group is None and isinstance(version, str) and "/" in version:
+            group, _, version = version.partition("/")
+        entries = [e for e, _ in self._entries(self._names(prefix, group, version))]
+        versions = (version,) if isinstance(version, str) else ()
+        doubt = outranking(entries, GroupVersion(result.group or "", result.api_version), versions)
+        if doubt:
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=_asked(kwargs))
 
     def _version_rank(self, group: str) -> dict[str, int]:
         with self._lock:
             g = self._groups.get(group)
         return {} if g is None else {v.group_version.version: i for i, v in enumerate(g.versions)}
 
-    def _lookup(self, kwargs: dict[str, Any]) -> tuple[list[Resource], float, dict[GroupVersion, RestMapperError]]:
+    def _lookup(self, kwargs: dict[str, Any]) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
         unknown = sorted(set(kwargs) - FILTER_KEYWORDS - {"prefix", "group", "api_version", "kind"})
         if unknown:
             raise TypeError(f"resources.search()/get() got unexpected keyword argument(s) {', '.join(unknown)}; "
@@ -403,16 +428,17 @@ class SelfHealingDiscoverer:
             results, until, failures = self._collect(names, prefix, group, version, kind, filters)
         if not results:
             until = min(until, self._clock() + self.cache.miss_refresh_interval)
+            doubt = self.cache.unconfirmed(names)
+            if doubt is not None:
+                failures.update(in_scope(doubt.failed, () if version is None else (version,)))
+                if doubt.documents and not failures:
+                    raise with_question(doubt, _asked(kwargs))
         self._maybe_write()
         return results, until, failures
 
     def _revalidate(self, names: set[str] | None) -> bool:
-        try:
-            return self.cache.revalidate_on_miss(names)
-        except DiscoveryError:
-            if self._snapshot is None:
-                raise
-            return False  # answering from the cache file: the miss stands
+        # A failure propagates even when answering from the cache file: a miss there is not the server's word.
+        return self.cache.revalidate_on_miss(names)
 
     def _names(self, prefix: str | None, group: str | None, version: str | None) -> set[str] | None:
         if group is not None:
@@ -428,11 +454,11 @@ class SelfHealingDiscoverer:
 
     def _collect(self, names: set[str] | None, prefix: str | None, group: str | None, version: str | None,
                  kind: str | None, filters: tuple[tuple[str, Any], ...]
-                 ) -> tuple[list[Resource], float, dict[GroupVersion, RestMapperError]]:
+                 ) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
         entries, until = self._view(names)
         lowered = kind.lower() if isinstance(kind, str) else None
         results: list[Resource] = []
-        failures: dict[GroupVersion, RestMapperError] = {}
+        failures: dict[GroupVersion, BaseException] = {}
         for entry, res in entries:
             skip = bool((prefix == "api" and entry.name) or (prefix == "apis" and not entry.name)
                         or (group is not None and entry.name != group))

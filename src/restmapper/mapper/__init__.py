@@ -17,6 +17,8 @@ from restmapper.mapper.priority import (
     resource_matches,
 )
 from restmapper.mapper.resolve import (
+    PartialDiscoveryWarning,
+    ResolvedMappings,
     ResolveResult,
     ResourceTypeNotFoundError,
     kind_for_expanded,
@@ -36,7 +38,9 @@ __all__ = [
     "API_VERSION_INTERNAL",
     "GroupIndex",
     "LazyRESTMapper",
+    "PartialDiscoveryWarning",
     "ResolveResult",
+    "ResolvedMappings",
     "ResourceEntry",
     "ResourceTypeNotFoundError",
     "ShortNameConflictWarning",

@@ -10,18 +10,34 @@ no-match ask the cache to revalidate (rate-limited) and try once more.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import threading
 import time
 import warnings
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
+from restmapper.mapper._args import (
+    check_options,
+    group_kind_and_versions,
+    require_gv,
+    require_gvr,
+    require_str,
+)
+from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
 from restmapper.mapper.index import GroupIndex
-from restmapper.mapper.resolve import ResolveResult, resolve
+from restmapper.mapper.resolve import (
+    PartialDiscoveryWarning,
+    ResolvedMappings,
+    ResolveResult,
+    partial_message,
+    resolve,
+)
 from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.mapper.wait import ChangeNotifier, wait_for_mapping
@@ -42,6 +58,29 @@ T = TypeVar("T")
 
 _MEMO_LIMIT = 8192
 _MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
+
+
+@dataclass(frozen=True, slots=True)
+class _Question(Generic[T]):
+    """One lookup, as :meth:`LazyRESTMapper._compute` needs it.
+
+    Attributes:
+        asked: the question in words, for errors (``resource type "xyzzy"``).
+        names: the groups the question may be answered by (None: all), read lazily (may need ``/apis``).
+        compute: the answer over a snapshot of those groups.
+        core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
+        versions: versions the caller required: failures of other versions cannot change the answer.
+        answered_at: the group version a single answer came from; None for list answers.
+        partial: for list answers that may be partial, attach the failures to the value instead of raising.
+    """
+
+    asked: str
+    names: Callable[[], Collection[str] | None]
+    compute: Callable[[StaticRESTMapper], T]
+    core_first: Callable[[StaticRESTMapper], T | None] | None = None
+    versions: tuple[str, ...] = ()
+    answered_at: Callable[[T], GroupVersion | None] | None = None
+    partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +127,16 @@ class LazyRESTMapper:
 
         Raises:
             ValueError: a negative ttl, interval or max_stale.
+            TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient).
         """
         if isinstance(discovery, DiscoveryCache):
             self.cache = discovery
+        elif not isinstance(discovery, DiscoveryClient):
+            hint = ("; for a URL use LazyRESTMapper(DiscoveryClient(RequestsTransport(url))), for a kubeconfig "
+                    "LazyRESTMapper.from_kubeconfig()") if isinstance(discovery, str) else (
+                "; wrap a transport: LazyRESTMapper(DiscoveryClient(transport))")
+            raise TypeError(f"LazyRESTMapper() takes a DiscoveryClient or a DiscoveryCache, "
+                            f"not {type(discovery).__name__}{hint}")
         else:
             self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
                                         max_stale=max_stale, clock=clock)
@@ -114,7 +160,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an unknown option (the message names this method and the closest known option).
         """
+        _check_options("LazyRESTMapper.from_kubeconfig", options)
         return cls.from_config(resolve_config(path, context), **options)
 
     @classmethod
@@ -128,7 +176,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an unknown option.
         """
+        _check_options("LazyRESTMapper.from_incluster", options)
         return cls.from_config(incluster_config(service_account_dir), **options)
 
     @classmethod
@@ -141,7 +191,9 @@ class LazyRESTMapper:
 
         Raises:
             ConfigError: the settings are unusable.
+            TypeError: an unknown option.
         """
+        _check_options("LazyRESTMapper.from_config", options)
         mine = {k: options.pop(k) for k in _MAPPER_OPTIONS if k in options}
         return cls(DiscoveryClient.from_config(config, **options), **mine)
 
@@ -153,11 +205,21 @@ class LazyRESTMapper:
     # --- invalidation -----------------------------------------------------------------------------------
 
     def invalidate_group(self, group: str) -> None:
-        """Drop one group from the cache; the next lookup that needs it refetches."""
+        """Drop one group from the cache; the next lookup that needs it refetches.
+
+        Raises:
+            TypeError: ``group`` is not a str.
+        """
+        require_str("invalidate_group", group, "a group name")
         self.cache.invalidate_group(group)
 
     def invalidate_group_version(self, gv: GroupVersion) -> None:
-        """Drop the group of ``gv`` from the cache."""
+        """Drop the group of ``gv`` from the cache.
+
+        Raises:
+            TypeError: ``gv`` is not a GroupVersion.
+        """
+        require_gv("invalidate_group_version", gv)
         self.cache.invalidate_group_version(gv)
 
     def invalidate_all(self) -> None:
@@ -165,7 +227,12 @@ class LazyRESTMapper:
         self.cache.invalidate_all()
 
     def report_not_found(self, gv: GroupVersion) -> None:
-        """Tell the mapper a request under ``gv`` answered 404 for the resource type: evicts the group."""
+        """Tell the mapper a request under ``gv`` answered 404 for the resource type: evicts the group.
+
+        Raises:
+            TypeError: ``gv`` is not a GroupVersion.
+        """
+        require_gv("report_not_found", gv)
         self.cache.report_not_found(gv)
 
     # --- the one answering path ---------------------------------------------------------------------------
@@ -191,9 +258,7 @@ class LazyRESTMapper:
             return memo
         return None
 
-    def _answer(self, key: tuple[Any, ...], names: Callable[[], Collection[str] | None],
-                compute: Callable[[StaticRESTMapper], T], *, core_first: Callable[[StaticRESTMapper], T | None]
-                | None = None) -> T:
+    def _answer(self, key: tuple[Any, ...], q: _Question[T]) -> T:
         memo = self._fresh_memo(key)
         if memo is not None:
             return self._replay(memo)  # type: ignore[no-any-return]
@@ -202,7 +267,7 @@ class LazyRESTMapper:
         error: BaseException | None = None
         until = float("inf")
         try:
-            value, until = self._compute(names, compute, core_first)
+            value, until = self._compute(q)
         except MappingError as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
@@ -219,36 +284,58 @@ class LazyRESTMapper:
             raise memo.error.with_traceback(None)
         return memo.value
 
-    def _compute(self, names: Callable[[], Collection[str] | None], compute: Callable[[StaticRESTMapper], T],
-                 core_first: Callable[[StaticRESTMapper], T | None] | None) -> tuple[T, float]:
-        if core_first is not None:
-            static, _, until = self._static({""})
-            found = core_first(static)
-            if found is not None:
-                return found, until
-        wanted = names()
-        static, entries, until = self._static(wanted)
+    def _compute(self, q: _Question[T]) -> tuple[T, float]:
+        """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
+        with self.cache.lookup():
+            return self._compute_in_scope(q)
+
+    def _compute_in_scope(self, q: _Question[T]) -> tuple[T, float]:
         try:
-            return compute(static), until
-        except MappingError as exc:
-            if not is_no_match(exc):
-                raise
-            first = exc
-        if self.cache.revalidate_on_miss(wanted):
-            wanted = names()
+            if q.core_first is not None:
+                static, entries, until = self._static({""})
+                found = q.core_first(static)
+                if found is not None:
+                    return self._certain(q, found, entries), until
+            wanted = q.names()
             static, entries, until = self._static(wanted)
             try:
-                return compute(static), until
+                return self._certain(q, q.compute(static), entries), until
             except MappingError as exc:
                 if not is_no_match(exc):
                     raise
                 first = exc
-        failures = {gv: err for e in entries for gv, err in e.failed.items()}
-        if failures:
-            # The answer may live in a version we could not read: say so instead of "no match".
-            group = next(iter(failures)).group
-            raise GroupDiscoveryError(group, failures) from first
-        raise first
+            if self.cache.revalidate_on_miss(wanted):
+                wanted = q.names()
+                static, entries, until = self._static(wanted)
+                try:
+                    return self._certain(q, q.compute(static), entries), until
+                except MappingError as exc:
+                    if not is_no_match(exc):
+                        raise
+                    first = exc
+            # A no-match only when the server said so: every group version in scope was read, just now or fresh.
+            doubt = self.cache.unconfirmed(wanted)
+            if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
+                raise with_question(doubt, q.asked, failed=in_scope(doubt.failed, q.versions)) from first
+            raise first
+        except GroupDiscoveryError as exc:
+            if exc.asked:
+                raise
+            raise with_question(exc, q.asked) from exc
+
+    def _certain(self, q: _Question[T], value: T, entries: tuple[GroupEntry, ...]) -> T:
+        """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError."""
+        answer = q.answered_at(value) if q.answered_at is not None else None
+        if answer is not None:
+            doubt = outranking(entries, answer, q.versions)
+        else:
+            doubt = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, q.versions)
+            if doubt and q.partial is not None:
+                return q.partial(value, doubt)
+        if doubt:
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked,
+                                      partial=None if answer is not None else value)
+        return value
 
     def _groups_for(self, group: str) -> Collection[str] | None:
         """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
@@ -284,9 +371,11 @@ class LazyRESTMapper:
         if (memo is not None and memo.error is None and memo.generation == self.cache.generation
                 and self._clock() < memo.valid_until):
             return memo.value  # type: ignore[no-any-return]
-        return self._answer(("kind_for", resource), lambda: self._groups_for(resource.group),
-                            lambda m: m.kind_for(resource),
-                            core_first=self._core_first(resource, lambda m: m.kind_for(resource)))
+        require_gvr("kind_for", resource)
+        return self._answer(("kind_for", resource), _Question(
+            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
+            self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
+            answered_at=lambda gvk: gvk.group_version))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -296,8 +385,10 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
-        return list(self._answer(("kinds_for", resource), lambda: self._groups_for(resource.group),
-                                 lambda m: tuple(m.kinds_for(resource))))
+        require_gvr("kinds_for", resource)
+        return list(self._answer(("kinds_for", resource), _Question(
+            asked_resource(resource), lambda: self._groups_for(resource.group),
+            lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version))))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
         """Return the one fully specified (plural) resource a partial resource maps to.
@@ -307,9 +398,11 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
-        return self._answer(("resource_for", resource), lambda: self._groups_for(resource.group),
-                            lambda m: m.resource_for(resource),
-                            core_first=self._core_first(resource, lambda m: m.resource_for(resource)))
+        require_gvr("resource_for", resource)
+        return self._answer(("resource_for", resource), _Question(
+            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
+            self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
+            answered_at=lambda gvr: gvr.group_version))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -319,8 +412,10 @@ class LazyRESTMapper:
 
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
-        return list(self._answer(("resources_for", resource), lambda: self._groups_for(resource.group),
-                                 lambda m: tuple(m.resources_for(resource))))
+        require_gvr("resources_for", resource)
+        return list(self._answer(("resources_for", resource), _Question(
+            asked_resource(resource), lambda: self._groups_for(resource.group),
+            lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version))))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
         """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
@@ -341,20 +436,24 @@ class LazyRESTMapper:
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
         """
+        if group_kind.__class__ is not GroupKind or versions:
+            group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         # Warm path inlined: this is the hottest call of a controller.
         memo = self._memo.get(("rest_mapping", group_kind.group, group_kind.kind, versions))
         if (memo is not None and memo.error is None and memo.generation == self.cache.generation
                 and self._clock() < memo.valid_until):
             return memo.value  # type: ignore[no-any-return]
-        return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions),
-                            lambda: {group_kind.group},
-                            lambda m: m.rest_mapping(group_kind, *versions))
+        return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions), _Question(
+            asked_kind(group_kind, versions), lambda: {group_kind.group},
+            lambda m: m.rest_mapping(group_kind, *versions), versions=versions,
+            answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
     def cached_rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping | None:
         """Return :meth:`rest_mapping`'s answer if a fresh one is memoized, else None; never does I/O or waits.
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
+        group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
         memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
         if memo is None or memo.error is not None:
             return None
@@ -378,8 +477,10 @@ class LazyRESTMapper:
         Raises:
             NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
         """
-        return list(self._answer(("rest_mappings", group_kind, versions), lambda: {group_kind.group},
-                                 lambda m: tuple(m.rest_mappings(group_kind, *versions))))
+        group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
+        return list(self._answer(("rest_mappings", group_kind, versions), _Question(
+            asked_kind(group_kind, versions), lambda: {group_kind.group},
+            lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions)))
 
     def resource_singularizer(self, resource: str) -> str:
         """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).
@@ -388,8 +489,9 @@ class LazyRESTMapper:
             NoResourceMatchError: no resource has that name.
             AmbiguousResourceError: resources of several groups have that name with different singulars.
         """
-        return self._answer(("resource_singularizer", resource), lambda: None,
-                            lambda m: m.resource_singularizer(resource))
+        require_str("resource_singularizer", resource, "a resource name")
+        return self._answer(("resource_singularizer", resource), _Question(
+            f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
         """Return True when the kind's resource is namespaced.
@@ -430,25 +532,34 @@ class LazyRESTMapper:
         result = self._resolve(arg, expand_categories=False)
         return result.mapping
 
-    def resolve_all(self, args: str) -> list[RESTMapping]:
+    def resolve_all(self, args: str) -> ResolvedMappings:
         """Resolve what ``kubectl get ARGS`` names: comma lists and categories (``all,deploy``) included.
 
         Returns:
-            The mappings in kubectl's order, de-duplicated by GroupVersionKind.
+            The mappings in kubectl's order, de-duplicated by GroupVersionKind, as a list. When a group that may
+            hold members of a category could not be read, the list holds what could be found, its ``failed``
+            maps each unreadable group version to its cause (``partial`` is True), and a
+            :class:`~restmapper.mapper.PartialDiscoveryWarning` naming them is emitted (kubectl prints the same
+            as a warning and goes on).
 
         Raises:
             As :meth:`resolve`, for the first argument that fails.
         """
+        require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
+        failed: dict[GroupVersion, BaseException] = {}
         for arg in args.split(","):
-            for mapping in self._resolve(arg.strip(), expand_categories=True).mappings:
+            result = self._resolve(arg.strip(), expand_categories=True)
+            failed.update(result.failed)
+            for mapping in result.mappings:
                 out.setdefault(mapping.group_version_kind, mapping)
-        return list(out.values())
+        return ResolvedMappings(out.values(), failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
         memo = self._fresh_memo(("resolve", arg, expand_categories))
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
+        require_str("resolve", arg, "a resource type argument")
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
@@ -462,20 +573,27 @@ class LazyRESTMapper:
                 return None
             return compute(m)
 
-        result = self._answer(("resolve", arg, expand_categories), lambda: self._groups_for_arg(arg), compute,
-                              core_first=core_first)
+        result = self._answer(("resolve", arg, expand_categories), _Question(
+            f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
+            answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
+            partial=lambda r, failed: dataclasses.replace(r, failed=failed)))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
+        if result.failed:
+            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
+                          stacklevel=3)
         return result
 
     def expand_category(self, name: str) -> list[GroupResource]:
         """Return the resources in a category (``all``), deduplicated, in priority order (kubectl's expander).
 
         Raises:
-            GroupDiscoveryError, DiscoveryError: discovery failed.
+            GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
+                ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
-        return list(self._answer(("expand_category", name), lambda: None,
-                                 lambda m: tuple(expand_category(name, m))))
+        require_str("expand_category", name, "a category name")
+        return list(self._answer(("expand_category", name), _Question(
+            f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                  watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
@@ -500,6 +618,11 @@ class LazyRESTMapper:
             DiscoveryError, TransportError: a permanent discovery failure (403, malformed document).
             InvalidArgumentError: a negative timeout or a non-positive poll interval.
         """
+        if not isinstance(group_kind_or_arg, str):
+            group_kind_or_arg, versions = group_kind_and_versions("wait_for", group_kind_or_arg, ())
+            if versions:
+                raise TypeError("wait_for() takes a GroupKind or a user string; a GroupVersionKind's version "
+                                "cannot be waited for separately: pass gvk.group_kind")
         # The deadline is real time even with an injected cache clock: the wait itself blocks in real time.
         return wait_for_mapping(self, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
                                 clock=time.monotonic)
@@ -531,3 +654,15 @@ class LazyRESTMapper:
             return compute(m)
 
         return attempt
+
+
+def _versions(version: str) -> tuple[str, ...]:
+    """The versions a partial resource requires: its version, unless empty or ``__internal`` (any version)."""
+    return (version,) if version and version != "__internal" else ()
+
+
+def _check_options(method: str, options: dict[str, Any]) -> None:
+    """TypeError naming ``method`` for a keyword that is neither a mapper option nor a transport option."""
+    from restmapper.transport import RequestsTransport
+
+    check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))

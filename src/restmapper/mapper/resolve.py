@@ -27,7 +27,8 @@ serve them too), misses, and categories. Resolve those against all groups.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from restmapper.errors import (
     AmbiguousKindError,
@@ -42,6 +43,7 @@ from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import (
     GroupResource,
+    GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
     RESTMapping,
@@ -50,14 +52,48 @@ from restmapper.model import (
 )
 
 __all__ = [
+    "PartialDiscoveryWarning",
     "ResolveResult",
+    "ResolvedMappings",
     "ResourceTypeNotFoundError",
     "ShortNameConflictWarning",
     "expand_category",
     "kind_for_expanded",
     "mapping_for",
+    "partial_message",
     "resolve",
 ]
+
+
+class PartialDiscoveryWarning(UserWarning):
+    """A list answer (a category such as ``all``) may be incomplete: some group versions could not be read.
+
+    kubectl prints the same situation as a warning and goes on with what it found.
+    """
+
+
+def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) -> str:
+    """``category "all" may be incomplete: unable to retrieve the complete list of server APIs: <gv>: <err>``."""
+    parts = ", ".join(f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0])))
+    return f"{asked} may be incomplete: unable to retrieve the complete list of server APIs: {parts}"
+
+
+class ResolvedMappings(list[RESTMapping]):
+    """The mappings of :meth:`LazyRESTMapper.resolve_all`: a list, plus whether it may be incomplete.
+
+    Attributes:
+        failed: group versions that could not be read and may hold more members, with their causes.
+    """
+
+    def __init__(self, mappings: Iterable[RESTMapping] = (),
+                 failed: Mapping[GroupVersion, BaseException] | None = None) -> None:
+        super().__init__(mappings)
+        self.failed: dict[GroupVersion, BaseException] = dict(failed or {})
+
+    @property
+    def partial(self) -> bool:
+        """True when some group versions could not be read, so members may be missing."""
+        return bool(self.failed)
 
 
 class ResourceTypeNotFoundError(NoResourceMatchError):
@@ -83,11 +119,13 @@ class ResolveResult:
             for a category.
         warnings: short-name conflict messages (for :class:`~restmapper.mapper.shortcut.ShortNameConflictWarning`).
         category: the category name when the argument was expanded as a category, else None.
+        failed: for a category, group versions that could not be read (members may be missing), with causes.
     """
 
     mappings: tuple[RESTMapping, ...]
     warnings: tuple[str, ...] = ()
     category: str | None = None
+    failed: Mapping[GroupVersion, BaseException] = field(default_factory=dict)
 
     @property
     def mapping(self) -> RESTMapping:

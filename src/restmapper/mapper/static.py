@@ -24,7 +24,9 @@ Deliberate differences from upstream, each a bug fix:
   plural (``Template`` -> ``templates``, not ``processedtemplates``);
 - ``kinds_for`` reports the kinds of the resources ``resources_for`` finds, instead of a separate table in
   which a later resource's singular can overwrite an earlier one's plural;
-- empty requested versions are ignored (they mean "any version") instead of being reported as searched.
+- empty requested versions are ignored (they mean "any version") instead of being reported as searched;
+- a kind matched in its lowercase form comes back as the server spells it (upstream echoes the caller's
+  spelling, so ``deployment`` would reach a client as an apiVersion/kind no server accepts).
 
 Safe to share between threads: the instance is immutable after construction except for one lookup table built
 lazily on first use, whose construction is idempotent.
@@ -213,7 +215,7 @@ class StaticRESTMapper:
 
         Args:
             group_kind: the group (exact, no prefix matching) and kind (exact spelling or lowercase form; the
-                returned GVK carries the kind as given, as upstream).
+                returned GVK carries the kind the server serves, ``Deployment`` for ``deployment``).
             versions: restrict to these versions; empty strings and ``__internal`` are ignored.
 
         Returns:
@@ -234,7 +236,7 @@ class StaticRESTMapper:
                     continue
                 entry = vindex.match_kind(group_kind.kind)
                 if entry is not None:
-                    mappings.append(vindex.mapping(entry, group_kind.kind))
+                    mappings.append(vindex.mapping(entry))
         if not mappings:
             raise NoKindMatchError(group_kind, wanted)
         return mappings

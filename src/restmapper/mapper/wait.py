@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from restmapper.errors import (
+    APIStatusError,
     GroupDiscoveryError,
     InvalidArgumentError,
     MappingError,
@@ -55,8 +56,11 @@ def is_retryable_wait_error(exc: RestMapperError) -> bool:
     if isinstance(exc, MappingError):
         return is_no_match(exc)
     # A CRD just created may be listed before its group version answers (Established delay), and a server
-    # being restarted answers nothing for a moment: both may heal before the deadline.
-    return isinstance(exc, GroupDiscoveryError) or (isinstance(exc, TransportError) and exc.transient)
+    # being restarted answers nothing for a moment: both may heal before the deadline. Being forbidden will not.
+    if isinstance(exc, GroupDiscoveryError):
+        causes = list(exc.failed.values()) + list(exc.documents.values())
+        return not causes or not all(isinstance(c, APIStatusError) and c.status in (401, 403) for c in causes)
+    return isinstance(exc, TransportError) and exc.transient
 
 
 def wait_for_mapping(

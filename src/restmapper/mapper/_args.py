@@ -1,0 +1,75 @@
+"""Argument checks of the mapper's public methods: a wrong type is a ``TypeError`` naming what was expected.
+
+Without them a string where a ``GroupKind`` belongs fails deep inside with ``AttributeError`` (or, worse, a
+``GroupVersionKind`` where a ``GroupKind`` belongs silently loses its version).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
+
+__all__ = ["check_options", "group_kind_and_versions", "require_gv", "require_gvr", "require_str"]
+
+
+def _name(value: object) -> str:
+    return type(value).__name__
+
+
+def group_kind_and_versions(method: str, group_kind: object, versions: tuple[Any, ...]
+                            ) -> tuple[GroupKind, tuple[str, ...]]:
+    """The GroupKind and required versions of a kind question.
+
+    A ``GroupVersionKind`` is honoured as "this kind at exactly this version" (DESIGN 5.10: a version given is a
+    version required), the same as ``(gvk.group_kind, gvk.version)``; giving versions as well is a TypeError.
+
+    Raises:
+        TypeError: ``group_kind`` is neither, or a version is not a string.
+    """
+    if isinstance(group_kind, GroupVersionKind):
+        if versions:
+            raise TypeError(f"{method}() takes a GroupVersionKind, or a GroupKind and versions, not both: pass "
+                            f"{method}(gvk.group_kind, {', '.join(repr(v) for v in versions)})")
+        return group_kind.group_kind, ((group_kind.version,) if group_kind.version else ())
+    if not isinstance(group_kind, GroupKind):
+        hint = (f"; for what a user types use resolve({group_kind!r}), or GroupKind(group, kind)"
+                if isinstance(group_kind, str) else "")
+        raise TypeError(f"{method}() takes a GroupKind (or a GroupVersionKind), not {_name(group_kind)}{hint}")
+    for v in versions:
+        if not isinstance(v, str):
+            raise TypeError(f"{method}() takes versions as separate str arguments ({method}(gk, 'v1', 'v2')), "
+                            f"not {_name(v)}")
+    return group_kind, versions
+
+
+def require_gvr(method: str, value: object) -> None:
+    """Raise TypeError unless ``value`` is a GroupVersionResource."""
+    if not isinstance(value, GroupVersionResource):
+        hint = (f"; pass GroupVersionResource(group, version, {value!r}) (empty parts match anything), or "
+                f"resolve({value!r}) for what a user types" if isinstance(value, str) else "")
+        raise TypeError(f"{method}() takes a GroupVersionResource, not {_name(value)}{hint}")
+
+
+def require_gv(method: str, value: object) -> None:
+    """Raise TypeError unless ``value`` is a GroupVersion."""
+    if not isinstance(value, GroupVersion):
+        hint = f"; pass GroupVersion.parse({value!r})" if isinstance(value, str) else ""
+        raise TypeError(f"{method}() takes a GroupVersion, not {_name(value)}{hint}")
+
+
+def require_str(method: str, value: object, what: str) -> None:
+    """Raise TypeError unless ``value`` is a str (``what`` names it, e.g. "a resource name")."""
+    if not isinstance(value, str):
+        raise TypeError(f"{method}() takes {what} as str, not {_name(value)}")
+
+
+def check_options(method: str, options: Mapping[str, object], allowed: Collection[str]) -> None:
+    """Raise TypeError naming ``method`` for an unknown keyword, with the closest known one."""
+    for name in options:
+        if name not in allowed:
+            close = difflib.get_close_matches(name, list(allowed), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")

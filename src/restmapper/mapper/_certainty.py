@@ -1,0 +1,103 @@
+"""What a lookup may claim when some discovery failed (DESIGN 5.10), as plain functions over cache entries.
+
+The rules, applied by :class:`~restmapper.mapper.lazy.LazyRESTMapper` to every answer:
+
+1. A no-match is given only when every group version that could hold the answer was read: a failed or
+   stale-served group version in scope, or an unreadable root document, turns it into a
+   :class:`~restmapper.errors.GroupDiscoveryError` naming them and the question.
+2. A match is given only when no failed group version in scope ranks above it in discovery priority (core ``v1``
+   first, then groups in server order, preferred version first): otherwise the failed one might have won, as a
+   lower-priority group answering for an unreadable core group would.
+3. A list answer (``kinds_for``, ``rest_mappings``, ...) with a failed group version in scope may be incomplete:
+   an error carrying the list as ``partial``, or, where the method documents it (categories), the list with the
+   failures attached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from restmapper.cache import GroupEntry
+from restmapper.errors import GroupDiscoveryError
+from restmapper.model import GroupKind, GroupVersion, GroupVersionResource
+
+__all__ = ["asked_kind", "asked_resource", "in_scope", "outranking", "with_question"]
+
+CORE_V1 = GroupVersion("", "v1")
+
+
+def asked_resource(resource: GroupVersionResource) -> str:
+    """``resource "nodes"``, ``resource "deployments" in group "apps"``, ``... in version "apps/v1"``."""
+    text = f'resource "{resource.resource}"'
+    if resource.version:
+        gv = f"{resource.group}/{resource.version}" if resource.group else resource.version
+        return f'{text} in version "{gv}"'
+    if resource.group:
+        return f'{text} in group "{resource.group}"'
+    return text
+
+
+def asked_kind(group_kind: GroupKind, versions: Sequence[str] = ()) -> str:
+    """``kind "Certificate" in group "cert-manager.io"`` (or ``in versions [...]``), as ``NoKindMatchError``."""
+    gvs = [f"{group_kind.group}/{v}" if group_kind.group else v for v in versions if v]
+    if not gvs:
+        return f'kind "{group_kind.kind}" in group "{group_kind.group}"'
+    if len(gvs) == 1:
+        return f'kind "{group_kind.kind}" in version "{gvs[0]}"'
+    return f'kind "{group_kind.kind}" in versions [' + " ".join(f'"{g}"' for g in gvs) + "]"
+
+
+def in_scope(failed: Mapping[GroupVersion, BaseException],
+             versions: Sequence[str]) -> dict[GroupVersion, BaseException]:
+    """The failures that could hold an answer restricted to ``versions`` (all of them when none is given)."""
+    wanted = {v for v in versions if v}
+    return {gv: err for gv, err in failed.items() if not wanted or gv.version in wanted}
+
+
+def _ranks(entries: Iterable[GroupEntry]) -> tuple[dict[GroupVersion, float], dict[str, float]]:
+    """Discovery priority of every group version (lower wins), and of each group's first version."""
+    ranks: dict[GroupVersion, float] = {CORE_V1: 0.0}
+    group_first: dict[str, float] = {"": 0.0}
+    n = 1.0
+    for entry in entries:
+        g = entry.group
+        order = [g.preferred_version] if g.preferred_version else []
+        order.extend(v for v in g.versions if v != g.preferred_version)
+        group_first.setdefault(g.name, n)
+        for v in order:
+            ranks.setdefault(GroupVersion(g.name, v), n)
+            n += 1
+    return ranks, group_first
+
+
+def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Sequence[str] = ()
+               ) -> dict[GroupVersion, BaseException]:
+    """The failed group versions of ``entries`` (in scope of ``versions``) that rank above ``answer``.
+
+    Ranks follow client-go ``NewDiscoveryRESTMapper``; versions the caller asked for come first, in the caller's
+    order. A failed version the group does not list as served (aggregated ``Stale``) may be the real preferred
+    version, so it ranks just above the group's first version.
+    """
+    failed = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, versions)
+    if not failed:
+        return {}
+    ranks, group_first = _ranks(entries)
+    order = [v for v in versions if v]
+
+    def key(gv: GroupVersion, *, is_failure: bool) -> tuple[int, float]:
+        base = ranks.get(gv)
+        if base is None:
+            base = group_first.get(gv.group, 0.0) - 0.5 if is_failure else float("inf")
+        return (order.index(gv.version) if gv.version in order else len(order), base)
+
+    mine = key(answer, is_failure=False)
+    return {gv: err for gv, err in failed.items() if key(gv, is_failure=True) < mine}
+
+
+def with_question(exc: GroupDiscoveryError, asked: str, *, partial: object = None,
+                  failed: Mapping[GroupVersion, BaseException] | None = None) -> GroupDiscoveryError:
+    """A copy of ``exc`` naming the question ``asked`` (and the failures in scope, when given)."""
+    failures = dict(exc.failed if failed is None else failed)
+    group = next(iter(failures)).group if failures else exc.group
+    return GroupDiscoveryError(group, failures, asked=asked, documents=exc.documents,
+                               partial=exc.partial if partial is None else partial)
