@@ -16,10 +16,11 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from restmapper import wire
 from restmapper._redact import scrubbing
@@ -112,6 +113,14 @@ class RootDiscovery:
             if g.name == name:
                 return g
         return None
+
+
+def _chain(maps: list[Mapping[GroupVersion, APIResourceList]]) -> Mapping[GroupVersion, APIResourceList]:
+    """One read-only view over the resource lists of ``/api`` and ``/apis`` (no conversion happens here)."""
+    if len(maps) == 1:
+        return maps[0]
+    # ChainMap writes only to its first map (a fresh dict) and only reads the others.
+    return ChainMap({}, *cast("list[MutableMapping[GroupVersion, APIResourceList]]", maps))
 
 
 @dataclass
@@ -363,7 +372,7 @@ class DiscoveryClient:
         groups: list[APIGroup] = []
         listed: list[GroupVersion] = []
         stale: list[GroupVersion] = []
-        resources: dict[GroupVersion, APIResourceList] = {}
+        resources: list[Mapping[GroupVersion, APIResourceList]] = []
         present = [d for d in docs if d is not None]
         aggregated = bool(present) and all(d.format is not wire.DocumentFormat.LEGACY for d in present)
         for doc in present:
@@ -371,7 +380,7 @@ class DiscoveryClient:
                 agg = doc.parsed
                 groups.extend(agg.groups)
                 stale.extend(agg.stale)
-                resources.update(agg.resources)
+                resources.append(agg.resources)  # lazily converted: keep it so
                 listed.extend(gv for g in agg.groups for gv in g.group_versions)
                 listed.extend(agg.stale)
             elif doc.path == "/api":
@@ -386,7 +395,7 @@ class DiscoveryClient:
                     listed.extend(g.group_versions)
         return RootDiscovery(
             groups=tuple(groups),
-            resources=resources if aggregated else None,
+            resources=_chain(resources) if aggregated else None,
             stale=tuple(stale),
             aggregated=aggregated,
             not_modified=not_modified,

@@ -7,7 +7,7 @@ versions are skipped (and reported), the first non-stale version is the preferre
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -18,7 +18,7 @@ from restmapper.wire._json import Reader, decode_json, quote
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
-__all__ = ["AggregatedDiscovery", "encode_aggregated", "parse_aggregated"]
+__all__ = ["AggregatedDiscovery", "LazyResourceLists", "encode_aggregated", "parse_aggregated"]
 
 _KIND = "APIGroupDiscoveryList"
 _SCOPES = {"Namespaced": True, "Cluster": False}
@@ -134,10 +134,115 @@ def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
     return out
 
 
+def _str_or_null(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _str_list_or_null(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is not list:
+        return False
+    for item in value:  # noqa: SIM110 -- a plain loop is faster than all() over a generator here
+        if type(item) is not str:
+            return False
+    return True
+
+
+def _response_kind_ok(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is not dict:
+        return False
+    return _str_or_null(value.get("kind")) and _str_or_null(value.get("group")) and _str_or_null(
+        value.get("version"))
+
+
+def _resources_ok(resources: object) -> bool:
+    """True when ``resources`` (one version's raw ``resources``) converts without error: the fast check.
+
+    It accepts exactly what :func:`_read_resources` accepts; anything else is re-read by :func:`_read_resources`,
+    which raises the precise :class:`~restmapper.errors.MalformedDiscoveryError`.
+    """
+    if resources is None:
+        return True
+    if type(resources) is not list:
+        return False
+    for entry in resources:
+        if type(entry) is not dict:
+            return False
+        name, scope = entry.get("resource"), entry.get("scope")
+        if type(name) is not str or not name or type(scope) is not str or scope not in _SCOPES:
+            return False
+        if not (_str_list_or_null(entry.get("verbs")) and _str_list_or_null(entry.get("shortNames"))
+                and _str_list_or_null(entry.get("categories")) and _str_or_null(entry.get("singularResource"))
+                and _response_kind_ok(entry.get("responseKind"))):
+            return False
+        subs = entry.get("subresources")
+        if subs is None:
+            continue
+        if type(subs) is not list:
+            return False
+        for sub in subs:
+            if type(sub) is not dict:
+                return False
+            sub_name = sub.get("subresource")
+            if (type(sub_name) is not str or not sub_name or not _str_list_or_null(sub.get("verbs"))
+                    or not _response_kind_ok(sub.get("responseKind"))):
+                return False
+    return True
+
+
+class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
+    """Resource lists of an aggregated document, converted to model objects one group version at a time.
+
+    The whole document was validated when parsed; a group version's ``APIResourceList`` is built on first access
+    from the decoded JSON and kept (the JSON too: comparing it is the cheap way to tell two documents apart).
+    Thread-safe: a conversion is pure and idempotent, so two threads converting one version build equal values.
+    """
+
+    __slots__ = ("_converted", "_document", "_raw")
+
+    def __init__(self, raw: dict[GroupVersion, tuple[str, object]], document: str) -> None:
+        self._raw = raw  # gv -> (JSON path of the version, its decoded "resources") until converted
+        self._converted: dict[GroupVersion, APIResourceList] = {}
+        self._document = document
+
+    def __getitem__(self, gv: GroupVersion) -> APIResourceList:
+        done = self._converted.get(gv)
+        if done is not None:
+            return done
+        path, resources = self._raw[gv]
+        reader = Reader({"resources": resources}, document=self._document, path=path)
+        done = APIResourceList(group_version=gv, resources=tuple(_read_resources(reader, gv)))
+        self._converted[gv] = done
+        return done
+
+    def __iter__(self) -> Iterator[GroupVersion]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, gv: object) -> bool:
+        return gv in self._raw
+
+    def raw(self, gv: GroupVersion) -> object:
+        """The decoded JSON ``resources`` of ``gv`` (for cheap equality checks; do not modify)."""
+        return self._raw[gv][1]
+
+    def converted(self) -> int:
+        """How many group versions were converted so far."""
+        return len(self._converted)
+
+
 def parse_aggregated(
     body: bytes, *, document: str, format: DocumentFormat = DocumentFormat.AGGREGATED_V2
 ) -> AggregatedDiscovery:
     """Parse an aggregated discovery document (``APIGroupDiscoveryList``) from ``/api`` or ``/apis``.
+
+    The whole document is validated here; each group version's resources are converted to model objects only
+    when first read from ``resources`` (a lookup needs one group of a thousand).
 
     Args:
         body: the response body.
@@ -147,7 +252,7 @@ def parse_aggregated(
 
     Returns:
         Groups (server order; ``""`` is the core group at ``/api``), resource lists of the non-stale group
-        versions, and the stale group versions.
+        versions (a :class:`LazyResourceLists`), and the stale group versions.
 
     Raises:
         MalformedDiscoveryError: undecodable body, ``kind`` other than ``APIGroupDiscoveryList``, an
@@ -163,7 +268,7 @@ def parse_aggregated(
     root = Reader(decode_json(body, document=document), document=document, path="")
     fmt = _format_of(root, format)
     groups: list[APIGroup] = []
-    resources: dict[GroupVersion, APIResourceList] = {}
+    raw: dict[GroupVersion, tuple[str, object]] = {}
     stale: list[GroupVersion] = []
     listed: dict[str, tuple[str, ...]] = {}
     for item in root.get_objects("items"):
@@ -184,10 +289,13 @@ def parse_aggregated(
                 stale.append(gv)
                 continue
             fresh.append(v)
-            resources[gv] = APIResourceList(group_version=gv, resources=tuple(_read_resources(version, gv)))
+            resources = version.obj.get("resources")
+            if not _resources_ok(resources):
+                _read_resources(version, gv)  # raises the precise error
+            raw[gv] = (version.path, resources)
         listed[name] = tuple(all_versions)
         groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
-    return AggregatedDiscovery(groups=tuple(groups), resources=MappingProxyType(resources), stale=tuple(stale),
+    return AggregatedDiscovery(groups=tuple(groups), resources=LazyResourceLists(raw, document), stale=tuple(stale),
                                format=fmt, listed_versions=MappingProxyType(listed))
 
 

@@ -1,0 +1,251 @@
+"""Lookup tables over every loaded group, maintained group by group: :class:`MergedIndex`.
+
+A lazy mapper answers questions that name no group (``kind_for(pods)``, ``resolve("deploy")``, a category) by
+asking *which groups could hold the answer* before it reads any group. :class:`MergedIndex` keeps, for each
+plural and singular name, short name, category and lowercased kind, the set of groups that serve it. Changing
+one group (add, refresh, evict) touches only that group's keys, so a question costs time proportional to its
+matches, never to the number of groups.
+
+Every key is a :class:`Cell` with a version number that changes whenever a group joins or leaves the key or a
+member group changes; every group has its own cell too. An answer records the cells it read and the versions it
+saw: it stays valid exactly as long as none of them moved, so refreshing group A never invalidates an answer
+that only read group B.
+
+Not thread-safe on its own: the mapper serialises :meth:`MergedIndex.put`/:meth:`MergedIndex.remove` and reads
+under one lock (every operation is a few dictionary updates).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Sequence
+
+from restmapper.mapper.index import GroupIndex
+
+__all__ = ["Cell", "Dependencies", "MergedIndex", "still_valid"]
+
+
+class Cell:
+    """A version number that moves whenever what it stands for changes (a key's groups, a group's content)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = 0
+
+    def bump(self) -> None:
+        """Mark a change."""
+        self.version += 1
+
+
+class _Bucket(Cell):
+    """The groups serving one key (a name, short name, category or kind) and its version."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups: set[str] = set()
+
+
+Dependencies = tuple[tuple[Cell, int], ...]
+"""The cells an answer read, each with the version it saw."""
+
+
+def still_valid(deps: Dependencies) -> bool:
+    """True when none of the cells moved since the answer that recorded ``deps`` was computed."""
+    for cell, version in deps:  # noqa: SIM110 -- the warm path: a plain loop beats all() over a generator
+        if cell.version != version:
+            return False
+    return True
+
+
+_Table = dict[str, _Bucket]
+
+
+class MergedIndex:
+    """Per-group :class:`~restmapper.mapper.index.GroupIndex` es merged into lookup tables.
+
+    Tables (each key maps to the groups serving it): plural and singular names as discovered and lowercased;
+    short names (case-sensitive, as client-go's expander); categories; kinds lowercased. Group priority is the
+    server's listing order (:meth:`set_listing`), core first.
+
+    Attributes:
+        builds: how many group indexes were built (each :meth:`put` of a new generation builds one).
+    """
+
+    __slots__ = (
+        "_categories",
+        "_cells",
+        "_groups",
+        "_kinds",
+        "_listed",
+        "_listing",
+        "_names",
+        "_new_keys",
+        "_position",
+        "_short",
+        "_sorted",
+        "builds",
+        "listing_cell",
+    )
+
+    def __init__(self) -> None:
+        self._groups: dict[str, tuple[int, GroupIndex]] = {}
+        self._cells: dict[str, Cell] = {}
+        self._names: _Table = {}
+        self._short: _Table = {}
+        self._categories: _Table = {}
+        self._kinds: _Table = {}
+        # Read by answers about keys no group serves: moves whenever any table gains a key.
+        self._new_keys = Cell()
+        self.listing_cell = Cell()
+        self._listing: tuple[str, ...] = ()
+        self._listed: frozenset[str] = frozenset()
+        self._position: dict[str, int] = {}
+        self._sorted: list[str] = []
+        self.builds = 0
+
+    # --- maintenance ----------------------------------------------------------------------------------------
+
+    def set_listing(self, names: Sequence[str]) -> None:
+        """Record the groups the server lists, in priority order (core ``""`` first when listed)."""
+        listing = tuple(names)
+        if listing == self._listing:
+            return
+        self._listing = listing
+        self._listed = frozenset(listing)
+        self._position = {name: i for i, name in enumerate(listing)}
+        self._sorted = sorted(self._listed)
+        self.listing_cell.bump()
+
+    def generation(self, name: str) -> int | None:
+        """The cache generation the index of group ``name`` was built from, or None when it is not indexed."""
+        held = self._groups.get(name)
+        return None if held is None else held[0]
+
+    def put(self, name: str, generation: int, build: Callable[[], GroupIndex]) -> GroupIndex:
+        """Index group ``name`` at ``generation``; ``build`` is called only when the generation is new.
+
+        Returns:
+            The group's index.
+        """
+        held = self._groups.get(name)
+        if held is not None and held[0] == generation:
+            return held[1]
+        index = build()
+        self.builds += 1
+        if held is not None:
+            self._unlink(name, held[1])
+        self._groups[name] = (generation, index)
+        self._link(name, index)
+        self.cell(name).bump()
+        return index
+
+    def remove(self, name: str) -> None:
+        """Forget group ``name`` (evicted, or no longer listed)."""
+        held = self._groups.pop(name, None)
+        if held is not None:
+            self._unlink(name, held[1])
+            self.cell(name).bump()
+
+    def _keys(self, index: GroupIndex) -> Iterable[tuple[_Table, str]]:
+        for name in index.names:
+            yield self._names, name
+            yield self._names, name.lower()
+        for short in index.short_names:
+            yield self._short, short
+        for category in index.categories:
+            yield self._categories, category
+        for vindex in index.version_indexes:
+            for entry in vindex.entries:
+                if entry.kind:
+                    yield self._kinds, entry.kind.lower()
+
+    def _link(self, name: str, index: GroupIndex) -> None:
+        for table, key in self._keys(index):
+            bucket = table.get(key)
+            if bucket is None:
+                bucket = table[key] = _Bucket()
+                self._new_keys.bump()
+            if name not in bucket.groups:
+                bucket.groups.add(name)
+                bucket.bump()
+
+    def _unlink(self, name: str, index: GroupIndex) -> None:
+        for table, key in self._keys(index):
+            bucket = table.get(key)
+            if bucket is not None and name in bucket.groups:
+                bucket.groups.discard(name)
+                bucket.bump()
+                if not bucket.groups:
+                    del table[key]
+
+    # --- reading ----------------------------------------------------------------------------------------------
+
+    def cell(self, name: str) -> Cell:
+        """The cell of group ``name`` (moves when the group is indexed, re-indexed or removed)."""
+        cell = self._cells.get(name)
+        if cell is None:
+            cell = self._cells[name] = Cell()
+        return cell
+
+    def index(self, name: str) -> GroupIndex | None:
+        """The index of group ``name``, or None when it is not indexed."""
+        held = self._groups.get(name)
+        return None if held is None else held[1]
+
+    def _lookup(self, table: _Table, key: str, deps: list[tuple[Cell, int]]) -> set[str]:
+        bucket = table.get(key)
+        if bucket is None:
+            deps.append((self._new_keys, self._new_keys.version))
+            return set()
+        deps.append((bucket, bucket.version))
+        return bucket.groups
+
+    def with_name(self, name: str, deps: list[tuple[Cell, int]]) -> set[str]:
+        """Groups serving ``name`` (as given, or lowercased) as a plural or singular resource name."""
+        found = self._lookup(self._names, name, deps)
+        lowered = name.lower()
+        if lowered != name:
+            found = found | self._lookup(self._names, lowered, deps)
+        return found
+
+    def with_short_name(self, short_name: str, deps: list[tuple[Cell, int]]) -> set[str]:
+        """Groups with a resource claiming ``short_name`` (case-sensitive, as client-go's shortcut expander)."""
+        return self._lookup(self._short, short_name, deps)
+
+    def with_category(self, category: str, deps: list[tuple[Cell, int]]) -> set[str]:
+        """Groups with a resource in ``category``."""
+        return self._lookup(self._categories, category, deps)
+
+    def with_kind(self, kind: str, deps: list[tuple[Cell, int]]) -> set[str]:
+        """Groups serving ``kind`` (compared lowercased)."""
+        return self._lookup(self._kinds, kind.lower(), deps)
+
+    def listed(self, name: str) -> bool:
+        """True when the server lists group ``name``."""
+        return name in self._listed
+
+    def with_prefix(self, prefix: str) -> list[str]:
+        """Listed named groups whose name starts with ``prefix`` (never core), in name order."""
+        out: list[str] = []
+        start = bisect.bisect_left(self._sorted, prefix)
+        for name in self._sorted[start:]:
+            if not name.startswith(prefix):
+                break
+            if name:
+                out.append(name)
+        return out
+
+    def ordered(self, names: Iterable[str]) -> list[GroupIndex]:
+        """The indexes of ``names`` that are indexed, in server priority order (core first)."""
+        position = self._position
+        held = [(position.get(n, len(position)), n) for n in names if n in self._groups]
+        held.sort()
+        return [self._groups[n][1] for _, n in held]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every indexed group name."""
+        return tuple(self._groups)
