@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._scope import LookupScope
+from restmapper.cache._table import EntryTable, GroupLists, listed_groups, same_resources
 from restmapper.cache._types import (
     CORE_V1,
     Backoff,
@@ -101,7 +102,10 @@ class DiscoveryCache:
         self._lock = threading.Lock()
         self._core: RootSlot | None = None
         self._named: RootSlot | None = None
-        self._entries: dict[str, GroupEntry] = {}
+        self._entries = EntryTable()
+        # (drops, /api root, /apis root) when every listed group was last seen loaded: lets ensure_all skip a scan.
+        self._all_loaded: tuple[int, RootDiscovery, RootDiscovery] | None = None
+        self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -140,13 +144,7 @@ class DiscoveryCache:
         want_named = names is None or any(n != "" for n in names)
         core = self._ensure_root("/api") if want_core else None
         named = self._ensure_root("/apis") if want_named else None
-        ordered: list[APIGroup] = []
-        if core is not None:
-            ordered.extend(core.root.groups)
-        if named is not None:
-            ordered.extend(g for g in named.root.groups if g.name != "")
-        if names is not None:
-            ordered = [g for g in ordered if g.name in names]
+        ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
         to_load: list[APIGroup] = []
@@ -175,6 +173,99 @@ class DiscoveryCache:
                 self._stats.hits += 1
             valid_until = self._valid_until(entries, (core, named))
             return GroupView(entries, valid_until, self.generation)
+
+    def ensure_all(self) -> float:
+        """Make sure every listed group is loaded and fresh, as ``groups(None)`` does; return until when.
+
+        Costs O(log n) when nothing expired, was dropped or newly listed since the last full check (the warm
+        path of a lookup that may match any group); otherwise it is :meth:`groups` with ``None``.
+
+        Returns:
+            Clock reading (seconds) until which every listed group stays loaded and fresh, barring changes
+            (which bump :attr:`generation` and show in :meth:`changes`).
+
+        Raises:
+            GroupDiscoveryError: as :meth:`groups`.
+        """
+        now = self.clock()
+        with self._lock:
+            until = self._all_fresh_until_locked()
+            if until is not None and now < until:
+                self._stats.hits += 1
+                return until
+        view = self.groups(None)
+        with self._lock:
+            core, named = self._core, self._named
+            if core is not None and named is not None and all(
+                    g.name in self._entries for g in listed_groups(core, named, None)):
+                self._all_loaded = (self._entries.drops, core.root, named.root)
+        return view.valid_until
+
+    def _all_fresh_until_locked(self) -> float | None:
+        """Until when every listed group is loaded and fresh, if known without a scan, else None."""
+        core, named, checked = self._core, self._named, self._all_loaded
+        if core is None or named is None or core.expired or named.expired or checked is None:
+            return None
+        drops, core_root, named_root = checked
+        if drops != self._entries.drops or core_root is not core.root or named_root is not named.root:
+            return None
+        if self.ttl is None:
+            until = _INF
+        else:
+            oldest = self._entries.oldest_fetch()
+            stamps = [core.fetched_at, named.fetched_at] + ([oldest] if oldest is not None else [])
+            until = min(stamps) + self.ttl
+        for backoff in self._backoff.values():
+            until = min(until, backoff.retry_at)
+        return until
+
+    def changes(self, since: int) -> tuple[int, tuple[str, ...] | None]:
+        """The groups whose cached entry got new content or was dropped since change number ``since``.
+
+        For readers that derive state per group (the mapper's merged index): they update only those groups.
+
+        Args:
+            since: the number returned by the previous call (0 the first time).
+
+        Returns:
+            ``(now, names)``; ``names`` is None when the change log no longer reaches back that far (compare
+            every group with :meth:`entry`).
+        """
+        with self._lock:
+            return self._entries.changes(since)
+
+    def entry(self, name: str) -> GroupEntry | None:
+        """The cached entry of group ``name`` as it is now (no I/O, no freshness check), or None."""
+        with self._lock:
+            return self._entries.get(name)
+
+    def loaded_names(self) -> tuple[str, ...]:
+        """The names of every cached group entry (no I/O)."""
+        with self._lock:
+            return tuple(self._entries)
+
+    def listing(self, *, fetch: bool = False) -> tuple[str, ...]:
+        """Every group name the cached root documents list, core first, in priority order.
+
+        Args:
+            fetch: first make sure ``/apis`` is cached and fresh (may do I/O); else only read the cache.
+
+        Returns:
+            The names; the same tuple object while the root documents are unchanged.
+
+        Raises:
+            GroupDiscoveryError: with ``fetch``, as :meth:`groups`.
+        """
+        if fetch:
+            self._ensure_root("/apis")
+        with self._lock:
+            key = (None if self._core is None else self._core.root, None if self._named is None else self._named.root)
+            held = self._listing
+            if held is not None and held[0] is key[0] and held[1] is key[1]:
+                return held[2]
+            names = tuple(g.name for g in listed_groups(self._core, self._named, None))
+            self._listing = (key[0], key[1], names)
+            return names
 
     def group_names(self, *, core: bool = True) -> tuple[str, ...]:
         """Every group name the server lists, core first, in priority order.
@@ -289,7 +380,7 @@ class DiscoveryCache:
         """
         with self._lock:
             self._invalidations += 1
-            if self._entries.pop(group, None) is not None:
+            if self._entries.drop(group) is not None:
                 self._stats.evictions += 1
             self._backoff.pop(group, None)
             slot = self._core if group == "" else self._named
@@ -403,7 +494,7 @@ class DiscoveryCache:
             return
         stale = set(root.stale)
         for g in missing:
-            resources = {gv: root.resources[gv] for gv in g.group_versions if gv in root.resources}
+            resources = GroupLists(root.resources, g.group_versions)  # converted when a lookup reads them
             failed: dict[GroupVersion, RestMapperError] = {
                 gv: StaleGroupVersionError(gv) for gv in stale if gv.group == g.name}
             self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, slot.fetched_at)
@@ -448,7 +539,7 @@ class DiscoveryCache:
             stale_by_group.setdefault(gv.group, []).append(gv)
         names = {g.name for g in root.groups}
         for g in root.groups:
-            resources = {gv: root.resources[gv] for gv in g.group_versions if gv in root.resources}
+            resources = GroupLists(root.resources, g.group_versions)  # converted when a lookup reads them
             failed: dict[GroupVersion, RestMapperError] = {
                 gv: StaleGroupVersionError(gv) for gv in stale_by_group.get(g.name, ())}
             self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, now)
@@ -458,7 +549,7 @@ class DiscoveryCache:
                 self._backoff.pop(g.name, None)
         for name in list(self._entries):
             if name not in names and (name == "") == (path == "/api"):
-                del self._entries[name]
+                self._entries.drop(name)
                 self.generation += 1
 
     def _forget_unlisted(self, root: RootDiscovery, path: str) -> None:
@@ -470,7 +561,7 @@ class DiscoveryCache:
             g = listed.get(name)
             if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
                 # Gone, or new versions appeared: reload lazily.
-                del self._entries[name]
+                self._entries.drop(name)
                 self.generation += 1
 
     def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
@@ -478,13 +569,14 @@ class DiscoveryCache:
              stale: Mapping[GroupVersion, RestMapperError] | None = None) -> None:
         old = self._entries.get(group.name)
         stale = dict(stale or {})
-        if old is not None and old.group == group and dict(old.resources) == dict(resources) and (
+        if old is not None and old.group == group and same_resources(old.resources, resources) and (
                 set(old.failed) == set(failed)) and set(old.stale) == set(stale):
             entry = GroupEntry(group, old.resources, failed, now, old.generation, stale)
         else:
             self.generation += 1
-            entry = GroupEntry(group, dict(resources), dict(failed), now, self.generation, stale)
-        self._entries[group.name] = entry
+            kept = resources if isinstance(resources, GroupLists) else dict(resources)  # GroupLists: immutable
+            entry = GroupEntry(group, kept, dict(failed), now, self.generation, stale)
+        self._entries.set(entry)
         self.lookup.mark(entry)
 
     # --- legacy group loading -----------------------------------------------------------------------------
@@ -529,7 +621,7 @@ class DiscoveryCache:
             with self._lock:
                 self._stats.evictions += len(affected)
                 for name in affected:
-                    self._entries.pop(name, None)
+                    self._entries.drop(name)
             fresh: list[APIGroup] = []
             for path in {"/api" if n == "" else "/apis" for n in affected}:
                 slot = self._ensure_root(path, force=True)

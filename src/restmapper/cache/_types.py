@@ -128,6 +128,14 @@ class RootSlot:
     root: RootDiscovery
     fetched_at: float
     expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
+    _by_name: dict[str, tuple[int, APIGroup]] | None = field(default=None, repr=False, compare=False)
+
+    def group_index(self) -> dict[str, tuple[int, APIGroup]]:
+        """Group name -> (position, group) of this document (built on first use; the document never changes)."""
+        index = self._by_name
+        if index is None:
+            index = self._by_name = {g.name: (i, g) for i, g in enumerate(self.root.groups)}
+        return index
 
 
 @dataclass

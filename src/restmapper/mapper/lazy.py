@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import threading
 import time
 import warnings
 from collections.abc import Callable, Collection
@@ -30,7 +29,8 @@ from restmapper.mapper._args import (
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
-from restmapper.mapper.index import GroupIndex
+from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
+from restmapper.mapper.merged import Cell, MergedIndex, still_valid
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -56,7 +56,8 @@ __all__ = ["LazyRESTMapper"]
 
 T = TypeVar("T")
 
-_MEMO_LIMIT = 8192
+_MEMO_LIMIT = 1 << 15
+"""Answers per memo generation: a working set of this many distinct questions always hits."""
 _MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
 
 
@@ -72,6 +73,7 @@ class _Question(Generic[T]):
         versions: versions the caller required: failures of other versions cannot change the answer.
         answered_at: the group version a single answer came from; None for list answers.
         partial: for list answers that may be partial, attach the failures to the value instead of raising.
+        pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
     """
 
     asked: str
@@ -81,14 +83,7 @@ class _Question(Generic[T]):
     versions: tuple[str, ...] = ()
     answered_at: Callable[[T], GroupVersion | None] | None = None
     partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Memo:
-    generation: int
-    valid_until: float
-    value: Any
-    error: BaseException | None
+    pick: Picker | None = None
 
 
 class LazyRESTMapper:
@@ -141,10 +136,8 @@ class LazyRESTMapper:
             self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
                                         max_stale=max_stale, clock=clock)
         self._clock = self.cache.clock
-        self._memo: dict[tuple[Any, ...], _Memo] = {}
-        # Guards _indexes; an index is built outside the lock and installed if still current.
-        self._lock = threading.Lock()
-        self._indexes: dict[str, tuple[int, GroupIndex]] = {}
+        self._memo = Memo(_MEMO_LIMIT)
+        self._groups = IndexedGroups(self.cache)
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
@@ -237,24 +230,23 @@ class LazyRESTMapper:
 
     # --- the one answering path ---------------------------------------------------------------------------
 
-    def _index(self, entry: GroupEntry) -> GroupIndex:
-        with self._lock:
-            cached = self._indexes.get(entry.name)
-        if cached is not None and cached[0] == entry.generation:
-            return cached[1]
-        index = GroupIndex(entry.group, entry.resources)
-        with self._lock:
-            self._indexes[entry.name] = (entry.generation, index)
-        return index
+    def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]]
+                ) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
+        if names is None:
+            if pick is None:
+                raise AssertionError("a question that may match any group needs a pick")
+            return self._groups.anywhere(pick, deps)
+        if isinstance(names, _Prefixed):
+            listing = self._groups.index.listing_cell
+            deps.append((listing, listing.version))  # a group listed later may match the prefix too
+        return self._groups.scoped(names, deps)
 
-    def _static(self, names: Collection[str] | None) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
-        view = self.cache.groups(names)
-        return StaticRESTMapper([self._index(e) for e in view.entries]), view.entries, view.valid_until
-
-    def _fresh_memo(self, key: tuple[Any, ...]) -> _Memo | None:
-        """The memoized answer for ``key`` if it is still valid (the warm path: no lock, no allocation)."""
+    def _fresh_memo(self, key: tuple[Any, ...]) -> Remembered | None:
+        """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path)."""
+        if self.cache.generation != self._groups.generation:
+            self._groups.catch_up()
         memo = self._memo.get(key)
-        if memo is not None and memo.generation == self.cache.generation and self._clock() < memo.valid_until:
+        if memo is not None and self._clock() < memo.valid_until and still_valid(memo.deps):
             return memo
         return None
 
@@ -262,42 +254,40 @@ class LazyRESTMapper:
         memo = self._fresh_memo(key)
         if memo is not None:
             return self._replay(memo)  # type: ignore[no-any-return]
-        generation = self.cache.generation
+        deps: list[tuple[Cell, int]] = []
         value: Any = None
         error: BaseException | None = None
         until = float("inf")
         try:
-            value, until = self._compute(q)
+            value, until = self._compute(q, deps)
         except MappingError as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
             error, until = exc, self._clock()
-        memo = _Memo(generation, until, value, error)
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[key] = memo
+        memo = Remembered(value, error, until, tuple(deps))
+        self._memo.put(key, memo)
         return self._replay(memo)  # type: ignore[no-any-return]
 
     @staticmethod
-    def _replay(memo: _Memo) -> Any:
+    def _replay(memo: Remembered) -> Any:
         if memo.error is not None:
             raise memo.error.with_traceback(None)
         return memo.value
 
-    def _compute(self, q: _Question[T]) -> tuple[T, float]:
+    def _compute(self, q: _Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
         with self.cache.lookup():
-            return self._compute_in_scope(q)
+            return self._compute_in_scope(q, deps)
 
-    def _compute_in_scope(self, q: _Question[T]) -> tuple[T, float]:
+    def _compute_in_scope(self, q: _Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         try:
             if q.core_first is not None:
-                static, entries, until = self._static({""})
+                static, entries, until = self._groups.scoped({""}, deps)
                 found = q.core_first(static)
                 if found is not None:
                     return self._certain(q, found, entries), until
             wanted = q.names()
-            static, entries, until = self._static(wanted)
+            static, entries, until = self._static(wanted, q.pick, deps)
             try:
                 return self._certain(q, q.compute(static), entries), until
             except MappingError as exc:
@@ -306,7 +296,7 @@ class LazyRESTMapper:
                 first = exc
             if self.cache.revalidate_on_miss(wanted):
                 wanted = q.names()
-                static, entries, until = self._static(wanted)
+                static, entries, until = self._static(wanted, q.pick, deps)
                 try:
                     return self._certain(q, q.compute(static), entries), until
                 except MappingError as exc:
@@ -341,10 +331,10 @@ class LazyRESTMapper:
         """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
         if not group:
             return None
-        listed = self.cache.group_names(core=False)  # a non-empty group never matches core, even as a prefix
-        if group in listed:
+        index = self._groups.listed()  # a non-empty group never matches core, even as a prefix
+        if index.listed(group):
             return {group}
-        return {n for n in listed if n.startswith(group)} or {group}
+        return _Prefixed(index.with_prefix(group) or (group,))
 
     # --- meta.RESTMapper -------------------------------------------------------------------------------------
 
@@ -367,15 +357,14 @@ class LazyRESTMapper:
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
-        memo = self._memo.get(("kind_for", resource))
-        if (memo is not None and memo.error is None and memo.generation == self.cache.generation
-                and self._clock() < memo.valid_until):
+        memo = self._fresh_memo(("kind_for", resource))
+        if memo is not None and memo.error is None:
             return memo.value  # type: ignore[no-any-return]
         require_gvr("kind_for", resource)
         return self._answer(("kind_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
-            answered_at=lambda gvk: gvk.group_version))
+            answered_at=lambda gvk: gvk.group_version, pick=_by_name(resource.resource)))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -388,7 +377,8 @@ class LazyRESTMapper:
         require_gvr("kinds_for", resource)
         return list(self._answer(("kinds_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
-            lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version))))
+            lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version),
+            pick=_by_name(resource.resource))))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
         """Return the one fully specified (plural) resource a partial resource maps to.
@@ -402,7 +392,7 @@ class LazyRESTMapper:
         return self._answer(("resource_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
-            answered_at=lambda gvr: gvr.group_version))
+            answered_at=lambda gvr: gvr.group_version, pick=_by_name(resource.resource)))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -415,7 +405,8 @@ class LazyRESTMapper:
         require_gvr("resources_for", resource)
         return list(self._answer(("resources_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
-            lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version))))
+            lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version),
+            pick=_by_name(resource.resource))))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
         """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
@@ -439,9 +430,8 @@ class LazyRESTMapper:
         if group_kind.__class__ is not GroupKind or versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         # Warm path inlined: this is the hottest call of a controller.
-        memo = self._memo.get(("rest_mapping", group_kind.group, group_kind.kind, versions))
-        if (memo is not None and memo.error is None and memo.generation == self.cache.generation
-                and self._clock() < memo.valid_until):
+        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
+        if memo is not None and memo.error is None:
             return memo.value  # type: ignore[no-any-return]
         return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions), _Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
@@ -491,7 +481,8 @@ class LazyRESTMapper:
         """
         require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), _Question(
-            f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource)))
+            f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource),
+            pick=_by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
         """Return True when the kind's resource is namespaced.
@@ -576,7 +567,8 @@ class LazyRESTMapper:
         result = self._answer(("resolve", arg, expand_categories), _Question(
             f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
-            partial=lambda r, failed: dataclasses.replace(r, failed=failed)))
+            partial=lambda r, failed: dataclasses.replace(r, failed=failed),
+            pick=_by_arg(arg, expand_categories=expand_categories)))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:
@@ -593,7 +585,8 @@ class LazyRESTMapper:
         """
         require_str("expand_category", name, "a category name")
         return list(self._answer(("expand_category", name), _Question(
-            f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)))))
+            f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)),
+            pick=lambda index, deps: index.with_category(name, deps))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                  watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
@@ -666,3 +659,29 @@ def _check_options(method: str, options: dict[str, Any]) -> None:
     from restmapper.transport import RequestsTransport
 
     check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))
+
+
+class _Prefixed(set[str]):
+    """Groups chosen by prefix (``storageclasses.storage``): the answer also depends on the group listing."""
+
+
+def _by_name(name: str) -> Picker:
+    """Groups serving ``name`` as a plural or singular resource name (any case)."""
+    return lambda index, deps: index.with_name(name, deps)
+
+
+def _by_arg(arg: str, *, expand_categories: bool) -> Picker:
+    """Groups that could answer ``kubectl get ARG``: every reading's resource as a name or short name, a category."""
+    gvr, gr = parse_resource_arg(arg)
+    resources = {arg, gr.resource} | ({gvr.resource} if gvr is not None else set())
+
+    def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> set[str]:
+        found: set[str] = set()
+        for resource in resources:
+            found |= index.with_name(resource, deps)
+            found |= index.with_short_name(resource, deps)
+        if expand_categories:
+            found |= index.with_category(arg, deps)
+        return found
+
+    return pick

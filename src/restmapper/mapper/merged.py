@@ -135,6 +135,8 @@ class MergedIndex:
             return held[1]
         index = build()
         self.builds += 1
+        if held is not None and held[0] > generation:
+            return index  # an older entry raced a refresh: answer from it, keep the newer index
         if held is not None:
             self._unlink(name, held[1])
         self._groups[name] = (generation, index)

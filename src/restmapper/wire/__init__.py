@@ -7,7 +7,7 @@ No I/O here (and no ``requests``): the discovery layer fetches, this layer reads
 from __future__ import annotations
 
 from restmapper.wire._json import decode_json
-from restmapper.wire.aggregated import AggregatedDiscovery, encode_aggregated, parse_aggregated
+from restmapper.wire.aggregated import AggregatedDiscovery, LazyResourceLists, encode_aggregated, parse_aggregated
 from restmapper.wire.legacy import (
     encode_api_group,
     encode_api_group_list,
@@ -27,6 +27,7 @@ __all__ = [
     "ACCEPT_JSON",
     "AggregatedDiscovery",
     "DocumentFormat",
+    "LazyResourceLists",
     "decode_json",
     "detect_format",
     "encode_aggregated",

@@ -1,0 +1,192 @@
+"""The table of loaded group entries, with what lets readers avoid scanning it.
+
+:class:`EntryTable` holds one :class:`~restmapper.cache.GroupEntry` per loaded group and keeps, next to it:
+
+* a change log (which groups got new content or were dropped, in order), so a reader that derives state from
+  entries (the mapper's merged index) updates only what changed since it last looked;
+* the entries' fetch times in a heap, so "when does the first entry expire" costs O(log n), not a scan;
+* a count of drops, so "is every listed group still loaded" is known without a scan when nothing was dropped.
+
+Guarded by the cache's lock like every other piece of cache state.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Collection, ItemsView, Iterator, Mapping, ValuesView
+
+from restmapper.cache._types import GroupEntry, RootSlot
+from restmapper.model import APIGroup, APIResourceList, GroupVersion
+from restmapper.wire import LazyResourceLists
+
+__all__ = ["EntryTable", "GroupLists", "listed_groups", "same_resources"]
+
+_LOG_LIMIT = 1 << 16
+
+
+class EntryTable:
+    """Loaded group entries by name, with a change log and an expiry heap (caller holds the cache's lock).
+
+    Attributes:
+        drops: how many entries were dropped so far (eviction, invalidation, no longer listed).
+    """
+
+    __slots__ = ("_base", "_entries", "_expiry", "_log", "drops")
+
+    def __init__(self) -> None:
+        self._entries: dict[str, GroupEntry] = {}
+        self._log: list[str] = []
+        self._base = 0  # change number of _log[0]
+        self._expiry: list[tuple[float, str]] = []
+        self.drops = 0
+
+    def get(self, name: str) -> GroupEntry | None:
+        """The entry of group ``name``, or None."""
+        return self._entries.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def items(self) -> ItemsView[str, GroupEntry]:
+        """``(name, entry)`` pairs."""
+        return self._entries.items()
+
+    def values(self) -> ValuesView[GroupEntry]:
+        """The entries."""
+        return self._entries.values()
+
+    def set(self, entry: GroupEntry) -> None:
+        """Install ``entry``; a new generation (new content) is logged as a change."""
+        old = self._entries.get(entry.name)
+        self._entries[entry.name] = entry
+        if old is None or old.generation != entry.generation:
+            self._changed(entry.name)
+        if old is None or old.fetched_at != entry.fetched_at:
+            heapq.heappush(self._expiry, (entry.fetched_at, entry.name))
+            if len(self._expiry) > 4 * len(self._entries) + 64:
+                self._expiry = [(e.fetched_at, n) for n, e in self._entries.items()]
+                heapq.heapify(self._expiry)
+
+    def drop(self, name: str) -> GroupEntry | None:
+        """Remove the entry of ``name``; returns it, or None when there was none."""
+        old = self._entries.pop(name, None)
+        if old is not None:
+            self.drops += 1
+            self._changed(name)
+        return old
+
+    def clear(self) -> int:
+        """Remove every entry; returns how many there were."""
+        count = len(self._entries)
+        for name in self._entries:
+            self._changed(name)
+        self._entries.clear()
+        self._expiry.clear()
+        self.drops += count
+        return count
+
+    def _changed(self, name: str) -> None:
+        self._log.append(name)
+        if len(self._log) > _LOG_LIMIT:
+            half = len(self._log) // 2
+            del self._log[:half]
+            self._base += half
+
+    @property
+    def change_number(self) -> int:
+        """The number of changes logged so far."""
+        return self._base + len(self._log)
+
+    def changes(self, since: int) -> tuple[int, tuple[str, ...] | None]:
+        """The groups whose entry changed (new content, or dropped) after change number ``since``.
+
+        Returns:
+            ``(now, names)``: pass ``now`` as ``since`` next time. ``names`` is None when the log no longer
+            reaches back to ``since``: the caller must compare everything.
+        """
+        now = self._base + len(self._log)
+        if since < self._base:
+            return now, None
+        return now, tuple(dict.fromkeys(self._log[since - self._base:]))
+
+    def oldest_fetch(self) -> float | None:
+        """The earliest ``fetched_at`` among the entries, or None when there are none."""
+        heap = self._expiry
+        while heap:
+            fetched_at, name = heap[0]
+            entry = self._entries.get(name)
+            if entry is not None and entry.fetched_at == fetched_at:
+                return fetched_at
+            heapq.heappop(heap)
+        return None
+
+
+def listed_groups(core: RootSlot | None, named: RootSlot | None,
+                  names: Collection[str] | None) -> list[APIGroup]:
+    """The groups of ``names`` (None: all) the root documents list, in priority order (core first).
+
+    Costs O(len(names)) once the slots' name indexes exist (built on first use, one pass per document).
+    """
+    if names is None:
+        out: list[APIGroup] = list(core.root.groups) if core is not None else []
+        if named is not None:
+            out.extend(g for g in named.root.groups if g.name != "")
+        return out
+    found: list[tuple[int, int, APIGroup]] = []
+    for rank, slot in enumerate((core, named)):
+        if slot is None:
+            continue
+        index = slot.group_index()
+        for name in names:
+            if (name == "") != (rank == 0):
+                continue
+            hit = index.get(name)
+            if hit is not None:
+                found.append((rank, hit[0], hit[1]))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [g for _, _, g in found]
+
+
+class GroupLists(Mapping[GroupVersion, APIResourceList]):
+    """The resource lists of one group's versions, read through from a (lazily converted) root document.
+
+    Installing a thousand groups from one aggregated document converts nothing: a group's lists are built when a
+    lookup first reads them. Two views over equal JSON compare equal without converting either.
+    """
+
+    __slots__ = ("_gvs", "_lists")
+
+    def __init__(self, lists: Mapping[GroupVersion, APIResourceList], gvs: Collection[GroupVersion]) -> None:
+        self._lists = lists
+        self._gvs = tuple(gv for gv in gvs if gv in lists)
+
+    def __getitem__(self, gv: GroupVersion) -> APIResourceList:
+        if gv not in self._gvs:
+            raise KeyError(gv)
+        return self._lists[gv]
+
+    def __iter__(self) -> Iterator[GroupVersion]:
+        return iter(self._gvs)
+
+    def __len__(self) -> int:
+        return len(self._gvs)
+
+    def __contains__(self, gv: object) -> bool:
+        return gv in self._gvs
+
+
+def same_resources(a: Mapping[GroupVersion, APIResourceList], b: Mapping[GroupVersion, APIResourceList]) -> bool:
+    """True when two groups' resource lists are equal (compared as JSON when both came from documents)."""
+    if a is b:
+        return True
+    if isinstance(a, GroupLists) and isinstance(b, GroupLists):
+        la, lb = a._lists, b._lists
+        if isinstance(la, LazyResourceLists) and isinstance(lb, LazyResourceLists):
+            return a._gvs == b._gvs and all(la.raw(gv) == lb.raw(gv) for gv in a._gvs)
+    return dict(a) == dict(b)
