@@ -62,6 +62,9 @@ def still_valid(deps: Dependencies) -> bool:
 
 _Table = dict[str, _Bucket]
 
+_ABSENT_SHARDS = 1024
+"""Cells standing for keys no group serves (a bounded number, however many distinct misses are asked)."""
+
 
 class MergedIndex:
     """Per-group :class:`~restmapper.mapper.index.GroupIndex` es merged into lookup tables.
@@ -75,6 +78,7 @@ class MergedIndex:
     """
 
     __slots__ = (
+        "_absent",
         "_categories",
         "_cells",
         "_groups",
@@ -82,7 +86,6 @@ class MergedIndex:
         "_listed",
         "_listing",
         "_names",
-        "_new_keys",
         "_position",
         "_short",
         "_sorted",
@@ -97,8 +100,8 @@ class MergedIndex:
         self._short: _Table = {}
         self._categories: _Table = {}
         self._kinds: _Table = {}
-        # Read by answers about keys no group serves: moves whenever any table gains a key.
-        self._new_keys = Cell()
+        # Read by answers about keys no group serves: a new key moves the cell of its shard only.
+        self._absent = tuple(Cell() for _ in range(_ABSENT_SHARDS))
         self.listing_cell = Cell()
         self._listing: tuple[str, ...] = ()
         self._listed: frozenset[str] = frozenset()
@@ -169,7 +172,7 @@ class MergedIndex:
             bucket = table.get(key)
             if bucket is None:
                 bucket = table[key] = _Bucket()
-                self._new_keys.bump()
+                self._absent_cell(table, key).bump()
             if name not in bucket.groups:
                 bucket.groups.add(name)
                 bucket.bump()
@@ -184,6 +187,9 @@ class MergedIndex:
                     del table[key]
 
     # --- reading ----------------------------------------------------------------------------------------------
+
+    def _absent_cell(self, table: _Table, key: str) -> Cell:
+        return self._absent[hash((id(table), key)) % _ABSENT_SHARDS]
 
     def cell(self, name: str) -> Cell:
         """The cell of group ``name`` (moves when the group is indexed, re-indexed or removed)."""
@@ -200,7 +206,8 @@ class MergedIndex:
     def _lookup(self, table: _Table, key: str, deps: list[tuple[Cell, int]]) -> set[str]:
         bucket = table.get(key)
         if bucket is None:
-            deps.append((self._new_keys, self._new_keys.version))
+            cell = self._absent_cell(table, key)
+            deps.append((cell, cell.version))
             return set()
         deps.append((bucket, bucket.version))
         return bucket.groups

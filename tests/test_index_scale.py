@@ -1,0 +1,157 @@
+"""The merged index at scale: 20,000 distinct questions over 1,000 groups, then one group refreshes.
+
+Refreshing one group must rebuild only that group's index and recompute only the answers that read it; every
+answer must equal the one a :class:`StaticRESTMapper` over the whole snapshot gives (the mapper whose answers the
+kubectl parity tests check), before and after the refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from restmapper import GroupKind, GroupVersionResource, RestMapperError
+from restmapper.discovery import DiscoveryClient
+from restmapper.mapper import GroupIndex, LazyRESTMapper, StaticRESTMapper
+from restmapper.mapper.merged import MergedIndex
+from restmapper.mapper.resolve import resolve
+from restmapper.model import GroupVersion
+from restmapper.testing import FakeCluster
+from restmapper.transport import RequestsTransport, RetryPolicy
+from restmapper.wire import LazyResourceLists
+
+GROUPS = 1000
+KINDS = 2
+_SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+
+
+def _crd(i: int, k: int, *, short: str | None = None) -> dict[str, Any]:
+    group, kind = f"g{i}.scale.example.com", f"Item{i}x{k}"
+    plural = kind.lower() + "s"
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List",
+                           "shortNames": [short or f"i{i}x{k}"], "categories": ["all"]},
+                 "versions": [{"name": v, "served": True, "storage": v == "v1", "schema": _SCHEMA}
+                              for v in ("v1", "v1beta1")]},
+    }
+
+
+Question = tuple[str, str, tuple[Any, ...]]
+"""(group the answer comes from, mapper method, arguments)."""
+
+
+def _questions() -> list[Question]:
+    """20,000 distinct questions of every shape, each answerable by one group."""
+    out: list[Question] = []
+    for i in range(GROUPS):
+        group = f"g{i}.scale.example.com"
+        for k in range(KINDS):
+            kind = f"Item{i}x{k}"
+            plural, singular = kind.lower() + "s", kind.lower()
+            out += [
+                (group, "kind_for", (GroupVersionResource("", "", plural),)),
+                (group, "resource_for", (GroupVersionResource("", "", singular),)),
+                (group, "kind_for", (GroupVersionResource(group, "", plural),)),
+                (group, "resource_for", (GroupVersionResource(group, "v1beta1", plural),)),
+                (group, "kinds_for", (GroupVersionResource("", "", kind),)),
+                (group, "rest_mapping", (GroupKind(group, kind),)),
+                (group, "rest_mapping", (GroupKind(group, kind), "v1beta1")),
+                (group, "rest_mappings", (GroupKind(group, singular),)),
+                (group, "resolve", (f"i{i}x{k}",)),
+                (group, "resolve", (f"{plural}.{group}",)),
+            ]
+    return out
+
+
+def _static(cluster: FakeCluster) -> StaticRESTMapper:
+    """The reference: a StaticRESTMapper over every group of the cluster as it is now."""
+    groups, resources = DiscoveryClient(RequestsTransport(cluster.base_url)).server_groups_and_resources()
+    return StaticRESTMapper(GroupIndex(g, resources) for g in groups)
+
+
+class _Reference:
+    """The same questions asked of a StaticRESTMapper (resolve through kubectl's resolution on it)."""
+
+    def __init__(self, static: StaticRESTMapper) -> None:
+        self._static = static
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._static, name)
+
+    def resolve(self, arg: str) -> Any:
+        return resolve(arg, self._static, expand_categories=False).mapping
+
+
+def _answer(question: Question, mapper: Any) -> Any:
+    _, method, args = question
+    try:
+        value = getattr(mapper, method)(*args)
+    except RestMapperError as exc:
+        return type(exc).__name__
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[FakeCluster]:
+    cluster = FakeCluster(builtin=True)
+    for i in range(GROUPS):
+        for k in range(KINDS):
+            cluster.add_crd(_crd(i, k))
+    yield cluster
+
+
+def test_refreshing_one_group_recomputes_only_answers_that_read_it(cluster: FakeCluster) -> None:
+    questions = _questions()
+    assert len(questions) == 20_000
+    with cluster.mock():
+        mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url,
+                                                                  retry=RetryPolicy(max_attempts=1))))
+        reference = _Reference(_static(cluster))
+        first = [_answer(q, mapper) for q in questions]
+        assert first == [_answer(q, reference) for q in questions]
+        index: MergedIndex = mapper._groups.index
+        builds = index.builds
+        assert builds <= GROUPS + 100  # every group indexed once (plus the built-in groups)
+
+        computed: list[int] = [0]
+        compute = mapper._compute
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            computed[0] += 1
+            return compute(*args, **kwargs)
+
+        mapper._compute = counting  # type: ignore[method-assign]
+        assert [_answer(q, mapper) for q in questions] == first
+        assert computed[0] == 0, "a warm working set of 20,000 questions is answered from the memo"
+
+        # One group changes (a new short name), as a CRD update does; the watcher would invalidate it.
+        changed = "g500.scale.example.com"
+        cluster.update_crd(_crd(500, 0, short="renamed"))
+        mapper.invalidate_group(changed)
+        after = [_answer(q, mapper) for q in questions]
+        assert index.builds == builds + 1, "only the refreshed group's index is rebuilt"
+        reading_changed = sum(1 for group, _, _ in questions if group == changed)
+        # Answers that read a name no group serves share 1,024 cells: the new short name moves one of them.
+        assert computed[0] <= reading_changed + len(questions) // 512, (
+            f"{computed[0]} answers recomputed; only the {reading_changed} about {changed} read it")
+        reference = _Reference(_static(cluster))
+        assert after == [_answer(q, reference) for q in questions]
+        assert mapper.resolve("renamed").resource.group == changed
+
+
+def test_aggregated_resources_are_converted_only_for_the_groups_a_lookup_reads(cluster: FakeCluster) -> None:
+    with cluster.mock():
+        root = DiscoveryClient(RequestsTransport(cluster.base_url)).fetch_named()
+    lists = root.resources
+    assert isinstance(lists, LazyResourceLists)
+    assert lists.converted() == 0 and len(lists) > 2 * GROUPS
+    group = next(g for g in root.groups if g.name == "g7.scale.example.com")
+    index = GroupIndex(group, lists)
+    assert lists.converted() == len(group.versions) == 2
+    assert index.short_names == {"i7x0": ("item7x0s",), "i7x1": ("item7x1s",)}
+    assert lists[GroupVersion(group.name, "v1")] is lists[GroupVersion(group.name, "v1")]  # converted once
