@@ -50,6 +50,7 @@ _CASELESS = frozenset({"name", "singular_name"})
 _LISTS = frozenset({"short_names", "categories", "verbs"})
 _MEMO_LIMIT = 4096
 _MISSING = object()
+_LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
 
 
 def _wild(value: Any) -> Any:
@@ -73,6 +74,11 @@ def _matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
         elif actual != wanted:
             return False
     return True
+
+
+def _memo_key(kwargs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of the keywords: lists become tagged tuples (``short_names=["deploy"]`` is memoized too)."""
+    return tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
 
 
 def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Resource]:
@@ -298,9 +304,9 @@ class SelfHealingDiscoverer:
             DiscoveryError: the root documents could not be read.
         """
         try:
-            key: Any = tuple(kwargs.items())
+            key: Any = _memo_key(kwargs)
             memo = self._search_memo.get(key)
-        except TypeError:  # an unhashable filter value (a list of short names): no memo
+        except TypeError:  # an unhashable filter value: no memo
             key, memo = None, None
         if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
             return list(memo[2])
@@ -332,7 +338,7 @@ class SelfHealingDiscoverer:
                 read. Never a ``ResourceNotFoundError``: code that skips "not installed" kinds must not skip these.
         """
         try:
-            key: Any = tuple(kwargs.items())
+            key: Any = _memo_key(kwargs)
             memo = self._get_memo.get(key)
         except TypeError:
             key, memo = None, None
@@ -423,9 +429,11 @@ class SelfHealingDiscoverer:
         if isinstance(version, str) and "/" in version:
             return [], self._clock() + self.cache.miss_refresh_interval, {}
         names = self._names(prefix, group, version)
-        results, until, failures = self._collect(names, prefix, group, version, kind, filters)
+        narrowed = self._narrow(kind, filters) if names is None else names
+        results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
         if not results and self._revalidate(names):
-            results, until, failures = self._collect(names, prefix, group, version, kind, filters)
+            narrowed = self._narrow(kind, filters) if names is None else names
+            results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
         if not results:
             until = min(until, self._clock() + self.cache.miss_refresh_interval)
             doubt = self.cache.unconfirmed(names)
@@ -439,6 +447,25 @@ class SelfHealingDiscoverer:
     def _revalidate(self, names: set[str] | None) -> bool:
         # A failure propagates even when answering from the cache file: a miss there is not the server's word.
         return self.cache.revalidate_on_miss(names)
+
+    def _narrow(self, kind: Any, filters: tuple[tuple[str, Any], ...]) -> set[str] | None:
+        """The groups that may hold a match, from the mapper's merged index; None when no trait narrows."""
+        traits = dict(filters)
+
+        def first(value: Any) -> str | None:
+            if isinstance(value, (list, tuple)):
+                value = value[0] if value else None
+            return value if isinstance(value, str) and value else None
+
+        kind = kind if isinstance(kind, str) else None
+        name = first(traits.get("name")) or first(traits.get("singular_name"))
+        short, category = first(traits.get("short_names")), first(traits.get("categories"))
+        if not (kind or name or short or category):
+            return None
+        try:
+            return self.mapper.groups_serving(kind=kind, name=name, short_name=short, category=category)
+        except DiscoveryError:
+            return None  # answered below from whatever can be read (or the cache file)
 
     def _names(self, prefix: str | None, group: str | None, version: str | None) -> set[str] | None:
         if group is not None:

@@ -186,9 +186,12 @@ class IndexedGroups:
             self._depend_locked(names, deps)
         return StaticRESTMapper(indexes), view.entries, view.valid_until
 
-    def anywhere(self, pick: Picker, deps: list[tuple[Cell, int]]
-                 ) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
-        """A mapper over the groups ``pick`` chooses among all groups, plus core and failed groups."""
+    def candidates(self, pick: Picker, deps: list[tuple[Cell, int]]) -> tuple[set[str], float]:
+        """The groups ``pick`` chooses among all (loaded, fresh) groups, plus core and failed groups.
+
+        Returns:
+            ``(names, until)``: until when (clock seconds) every group stays loaded and fresh.
+        """
         until = self.cache.ensure_all()
         with self._lock:
             self._catch_up_locked()
@@ -196,7 +199,12 @@ class IndexedGroups:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name)
                 self._complete = True
-            names = {"", *pick(self.index, deps), *self._troubled}
+            return {"", *pick(self.index, deps), *self._troubled}, until
+
+    def anywhere(self, pick: Picker, deps: list[tuple[Cell, int]]
+                 ) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
+        """A mapper over the groups ``pick`` chooses among all groups, plus core and failed groups."""
+        names, until = self.candidates(pick, deps)
         view = self.cache.groups(names)
         with self._lock:
             self._catch_up_locked()

@@ -496,6 +496,39 @@ class LazyRESTMapper:
                             "for a GroupKind use rest_mapping(group_kind).namespaced")
         return self.rest_mapping(kind.group_kind, kind.version).namespaced
 
+    def groups_serving(self, *, kind: str | None = None, name: str | None = None, short_name: str | None = None,
+                       category: str | None = None) -> set[str]:
+        """Return the names of the groups that may serve a resource with these traits (any case).
+
+        A superset: every group serving a match is in it, plus core and any group with versions that could not
+        be discovered; a caller still checks each group. Costs time proportional to the matches once every group
+        is loaded (which this call makes sure of, as a lookup that may match any group does).
+
+        Args:
+            kind: a kind (``Deployment``; a ``...List`` kind also names its base kind).
+            name: a plural or singular resource name.
+            short_name: a short name.
+            category: a category.
+            The first trait given narrows; with none, every loaded group is returned.
+
+        Raises:
+            GroupDiscoveryError: the root documents could not be read.
+        """
+
+        def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> Collection[str]:
+            if kind:
+                found = index.with_kind(kind, deps)
+                return found | index.with_kind(kind[:-4], deps) if kind.lower().endswith("list") else found
+            if name:
+                return index.with_name(name, deps)
+            if short_name:
+                return index.with_short_name(short_name.lower(), deps)
+            if category:
+                return index.with_category(category.lower(), deps)
+            return index.names
+
+        return self._groups.candidates(pick, [])[0]
+
     # --- kubectl resolution -----------------------------------------------------------------------------------
 
     def resolve(self, arg: str) -> RESTMapping:

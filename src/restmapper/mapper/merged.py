@@ -158,10 +158,13 @@ class MergedIndex:
         for name in index.names:
             yield self._names, name
             yield self._names, name.lower()
+        # Lower-cased too: callers that match without case (the dynamic drop-in) narrow with them as well.
         for short in index.short_names:
             yield self._short, short
+            yield self._short, short.lower()
         for category in index.categories:
             yield self._categories, category
+            yield self._categories, category.lower()
         for vindex in index.version_indexes:
             for entry in vindex.entries:
                 if entry.kind:
