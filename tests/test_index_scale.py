@@ -155,3 +155,27 @@ def test_aggregated_resources_are_converted_only_for_the_groups_a_lookup_reads(c
     assert lists.converted() == len(group.versions) == 2
     assert index.short_names == {"i7x0": ("item7x0s",), "i7x1": ("item7x1s",)}
     assert lists[GroupVersion(group.name, "v1")] is lists[GroupVersion(group.name, "v1")]  # converted once
+
+
+def test_drop_in_get_by_kind_or_short_name_builds_only_the_groups_that_serve_it(cluster: FakeCluster) -> None:
+    """The drop-in's kind-only and short-name lookups read the groups the merged index names, not all 1,000."""
+    from kubernetes import client as kclient
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+    from restmapper.dynamic import SelfHealingDiscoverer
+
+    with cluster.serve() as server:
+        api = kclient.ApiClient(kclient.Configuration(host=server.url))
+        dc = DynamicClient(api, discoverer=lambda c, f: SelfHealingDiscoverer(c, f))
+        disc = dc.resources
+        assert disc.get(kind="Item321x1").group_version == "g321.scale.example.com/v1"
+        assert disc.get(short_names=["i654x0"]).name == "item654x0s"
+        assert disc.get(short_names=["deploy"]).group_version == "apps/v1"
+        assert disc.get(kind="deployment", api_version="apps/v1").kind == "Deployment"
+        built = set(disc._groups)
+        assert {"g321.scale.example.com", "g654.scale.example.com", "apps"} <= built
+        assert len(built) < 10, f"built {len(built)} groups' Resource objects for four lookups"
+        # Misses still revalidate and say so.
+        with pytest.raises(ResourceNotFoundError, match="No matches found"):
+            disc.get(short_names=["no-such-short-name"])
