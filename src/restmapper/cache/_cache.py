@@ -2,7 +2,7 @@
 
 State (all guarded by ``DiscoveryCache._lock``, which is never held across network I/O):
 
-* ``_core`` / ``_named``: the last ``/api`` and ``/apis`` answers (:class:`RootSlot`), each with its fetch time.
+* ``_roots``: the last ``/api`` and ``/apis`` answers (:class:`RootSlot`, by path), each with its fetch time.
 * ``_entries``: one :class:`GroupEntry` per loaded API group (its served versions, their resources, and the
   versions that failed), each with its fetch time.
 * ``_backoff``: per group (and per root document), when a failed fetch may be tried again.
@@ -48,6 +48,21 @@ log = logging.getLogger("restmapper.cache")
 
 T = TypeVar("T")
 _INF = math.inf
+
+
+API, APIS = "/api", "/apis"
+
+
+def _path_of(group: str) -> str:
+    """The root document listing ``group``: ``/api`` for core, ``/apis`` for named groups."""
+    return API if group == "" else APIS
+
+
+def _paths_for(names: Collection[str] | None) -> tuple[str, ...]:
+    """The root documents a lookup of ``names`` (None: every group) reads."""
+    if names is None:
+        return API, APIS
+    return tuple(path for path, wanted in ((API, "" in names), (APIS, any(n != "" for n in names))) if wanted)
 
 
 class DiscoveryCache:
@@ -100,12 +115,8 @@ class DiscoveryCache:
         self.lookup = LookupScope()
         # Guards every attribute below; never held across a discovery call.
         self._lock = threading.Lock()
-        self._core: RootSlot | None = None
-        self._named: RootSlot | None = None
+        self._roots: dict[str, RootSlot | None] = {API: None, APIS: None}
         self._entries = EntryTable()
-        # (drops, /api root, /apis root) when every listed group was last seen loaded: lets ensure_all skip a scan.
-        self._all_loaded: tuple[int, RootDiscovery, RootDiscovery] | None = None
-        self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -140,10 +151,9 @@ class DiscoveryCache:
                 chained). Failures of single group versions are *not* raised: they are in ``GroupEntry.failed``,
                 so only lookups that need them fail.
         """
-        want_core = names is None or "" in names
-        want_named = names is None or any(n != "" for n in names)
-        core = self._ensure_root("/api") if want_core else None
-        named = self._ensure_root("/apis") if want_named else None
+        paths = _paths_for(names)
+        core = self._ensure_root(API) if API in paths else None
+        named = self._ensure_root(APIS) if APIS in paths else None
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
@@ -189,35 +199,14 @@ class DiscoveryCache:
         """
         now = self.clock()
         with self._lock:
-            until = self._all_fresh_until_locked()
+            until = self._entries.all_fresh_until(self._roots[API], self._roots[APIS], self.ttl, self._backoff)
             if until is not None and now < until:
                 self._stats.hits += 1
                 return until
         view = self.groups(None)
         with self._lock:
-            core, named = self._core, self._named
-            if core is not None and named is not None and all(
-                    g.name in self._entries for g in listed_groups(core, named, None)):
-                self._all_loaded = (self._entries.drops, core.root, named.root)
+            self._entries.check_all_loaded(self._roots[API], self._roots[APIS])
         return view.valid_until
-
-    def _all_fresh_until_locked(self) -> float | None:
-        """Until when every listed group is loaded and fresh, if known without a scan, else None."""
-        core, named, checked = self._core, self._named, self._all_loaded
-        if core is None or named is None or core.expired or named.expired or checked is None:
-            return None
-        drops, core_root, named_root = checked
-        if drops != self._entries.drops or core_root is not core.root or named_root is not named.root:
-            return None
-        if self.ttl is None:
-            until = _INF
-        else:
-            oldest = self._entries.oldest_fetch()
-            stamps = [core.fetched_at, named.fetched_at] + ([oldest] if oldest is not None else [])
-            until = min(stamps) + self.ttl
-        for backoff in self._backoff.values():
-            until = min(until, backoff.retry_at)
-        return until
 
     def changes(self, since: int) -> tuple[int, tuple[str, ...] | None]:
         """The groups whose cached entry got new content or was dropped since change number ``since``.
@@ -259,13 +248,7 @@ class DiscoveryCache:
         if fetch:
             self._ensure_root("/apis")
         with self._lock:
-            key = (None if self._core is None else self._core.root, None if self._named is None else self._named.root)
-            held = self._listing
-            if held is not None and held[0] is key[0] and held[1] is key[1]:
-                return held[2]
-            names = tuple(g.name for g in listed_groups(self._core, self._named, None))
-            self._listing = (key[0], key[1], names)
-            return names
+            return self._entries.listing(self._roots[API], self._roots[APIS])
 
     def group_names(self, *, core: bool = True) -> tuple[str, ...]:
         """Every group name the server lists, core first, in priority order.
@@ -325,16 +308,14 @@ class DiscoveryCache:
         Collects the group versions of the cached entries of ``names`` that failed or are served from an earlier
         answer (stale-on-error), and the root documents whose last refresh failed. Reads only the cache.
         """
-        want_core = names is None or "" in names
-        want_named = names is None or any(n != "" for n in names)
         failed: dict[GroupVersion, BaseException] = {}
         documents: dict[str, BaseException] = {}
         with self._lock:
-            for path, want in (("/api", want_core), ("/apis", want_named)):
+            for path in _paths_for(names):
                 b = self._backoff.get(path)
-                if want and b is not None and b.error is not None:
+                if b is not None and b.error is not None:
                     documents[path] = b.error
-                    if path == "/api":
+                    if path == API:
                         failed[CORE_V1] = b.error
             for name, entry in self._entries.items():
                 if names is None or name in names:
@@ -383,7 +364,7 @@ class DiscoveryCache:
             if self._entries.drop(group) is not None:
                 self._stats.evictions += 1
             self._backoff.pop(group, None)
-            slot = self._core if group == "" else self._named
+            slot = self._roots[_path_of(group)]
             if slot is not None:
                 slot.expired = True
             self.generation += 1
@@ -399,12 +380,16 @@ class DiscoveryCache:
             self._stats.evictions += len(self._entries)
             self._entries.clear()
             self._backoff.clear()
-            for slot in (self._core, self._named):
+            for slot in self._roots.values():
                 if slot is not None:
                     slot.expired = True
             self.generation += 1
 
     # --- freshness ----------------------------------------------------------------------------------------
+
+    def _within_stale(self, fetched_at: float, now: float) -> bool:
+        """True when an answer fetched at ``fetched_at`` may still be served after a transient failure."""
+        return now - fetched_at <= self.max_stale + (self.ttl or 0)
 
     def _fresh(self, entry: GroupEntry | RootSlot, now: float) -> bool:
         """Fresh by TTL, or fetched during this thread's current lookup (``ttl=0``: once per lookup)."""
@@ -444,14 +429,14 @@ class DiscoveryCache:
         """
         now = self.clock()
         with self._lock:
-            slot = self._core if path == "/api" else self._named
+            slot = self._roots[path]
             if slot is not None and not force and not slot.expired and self._fresh(slot, now):
                 return slot
             backoff = self._backoff.get(path)
             if backoff is not None and now < backoff.retry_at:
                 error = backoff.error
                 if (stale_ok and slot is not None and error is not None and is_transient(error)
-                        and now - slot.fetched_at <= self.max_stale + (self.ttl or 0)):
+                        and self._within_stale(slot.fetched_at, now)):
                     self._stats.stale_served += 1
                     self._restore_evicted(slot, path)
                     return slot
@@ -460,11 +445,10 @@ class DiscoveryCache:
             return self._flight.do(path, lambda: self._refresh_root(path))
         except RestMapperError as exc:
             with self._lock:
-                slot = self._core if path == "/api" else self._named
+                slot = self._roots[path]
                 now = self.clock()
                 self._schedule_retry(path, exc, now)
-                if stale_ok and slot is not None and is_transient(exc) and now - slot.fetched_at <= (
-                        self.max_stale + (self.ttl or 0)):
+                if stale_ok and slot is not None and is_transient(exc) and self._within_stale(slot.fetched_at, now):
                     if path not in self._warned_stale:
                         self._warned_stale.add(path)
                         log.warning("serving cached %s after a transient failure: %s", path, exc)
@@ -473,10 +457,7 @@ class DiscoveryCache:
                     return slot
                 if slot is not None and not is_transient(exc):
                     # 403/404/malformed: never mask a permanent answer with an earlier one.
-                    if path == "/api":
-                        self._core = None
-                    else:
-                        self._named = None
+                    self._roots[path] = None
             raise root_error(path, exc) from exc
 
     def _restore_evicted(self, slot: RootSlot, path: str) -> None:
@@ -489,7 +470,7 @@ class DiscoveryCache:
         root = slot.root
         if root.resources is None:
             return
-        missing = [g for g in root.groups if g.name not in self._entries and (g.name == "") == (path == "/api")]
+        missing = [g for g in root.groups if g.name not in self._entries and _path_of(g.name) == path]
         if not missing:
             return
         stale = set(root.stale)
@@ -519,10 +500,7 @@ class DiscoveryCache:
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
             slot = RootSlot(root, now, expired=epoch != self._invalidations)
             self.lookup.mark(slot)
-            if path == "/api":
-                self._core = slot
-            else:
-                self._named = slot
+            self._roots[path] = slot
             if not root.not_modified:
                 self.generation += 1
             if root.resources is not None:
@@ -548,7 +526,7 @@ class DiscoveryCache:
             else:
                 self._backoff.pop(g.name, None)
         for name in list(self._entries):
-            if name not in names and (name == "") == (path == "/api"):
+            if name not in names and _path_of(name) == path:
                 self._entries.drop(name)
                 self.generation += 1
 
@@ -556,7 +534,7 @@ class DiscoveryCache:
         """Drop entries of groups a legacy root document no longer lists (caller holds the lock)."""
         listed = {g.name: g for g in root.groups}
         for name, entry in list(self._entries.items()):
-            if (name == "") != (path == "/api"):
+            if _path_of(name) != path:
                 continue
             g = listed.get(name)
             if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
@@ -584,13 +562,12 @@ class DiscoveryCache:
     def _load(self, groups: list[APIGroup]) -> None:
         """Bring the entries of ``groups`` up to date (aggregated: re-read the root; legacy: their versions)."""
         with self._lock:
-            core, named = self._core, self._named
-        aggregated_paths = {path for path, slot in (("/api", core), ("/apis", named))
-                            if slot is not None and slot.root.resources is not None}
+            aggregated_paths = {path for path, slot in self._roots.items()
+                                if slot is not None and slot.root.resources is not None}
         legacy: list[APIGroup] = []
         reload: dict[str, None] = {}
         for g in groups:
-            path = "/api" if g.name == "" else "/apis"
+            path = _path_of(g.name)
             if path in aggregated_paths:
                 reload[path] = None  # one document holds every group: read it once, not once per group
             else:
@@ -603,7 +580,7 @@ class DiscoveryCache:
     def _reload_aggregated_root(self, path: str) -> None:
         now = self.clock()
         with self._lock:
-            slot = self._core if path == "/api" else self._named
+            slot = self._roots[path]
             if slot is not None and not slot.expired and self._fresh(slot, now) and not (
                     any(self._retry_due(g.name, now) for g in slot.root.groups)):
                 return
@@ -623,7 +600,7 @@ class DiscoveryCache:
                 for name in affected:
                     self._entries.drop(name)
             fresh: list[APIGroup] = []
-            for path in {"/api" if n == "" else "/apis" for n in affected}:
+            for path in {_path_of(n) for n in affected}:
                 slot = self._ensure_root(path, force=True)
                 fresh.extend(g for g in slot.root.groups if g.name in affected)
             keep = [g for g in groups if g.name not in affected]
@@ -677,7 +654,7 @@ class DiscoveryCache:
                     elif err is not None:
                         served.append(gv.version)
                         if (old is not None and gv in old.resources and is_transient(err)
-                                and now - old.fetched_at <= self.max_stale + (self.ttl or 0)):
+                                and self._within_stale(old.fetched_at, now)):
                             resources[gv] = old.resources[gv]
                             stale[gv] = err
                             self._stats.stale_served += 1
@@ -700,22 +677,18 @@ class DiscoveryCache:
 
     def _revalidate(self, names: Collection[str] | None) -> bool:
         before = self.generation
-        want_core = names is None or "" in names
-        want_named = names is None or any(n != "" for n in names)
-        paths = [p for p, want in (("/api", want_core), ("/apis", want_named)) if want]
-        for path in paths:
+        for path in _paths_for(names):
             self._ensure_root(path, force=True, stale_ok=False)
         with self._lock:
             legacy_loaded = [
                 e.group for e in self._entries.values()
                 if (names is None or e.name in names)
-                and (self._core if e.name == "" else self._named) is not None
-                and (self._core if e.name == "" else self._named).root.resources is None  # type: ignore[union-attr]
+                and (slot := self._roots[_path_of(e.name)]) is not None and slot.root.resources is None
             ]
         if legacy_loaded:
             listed: dict[str, APIGroup] = {}
             with self._lock:
-                for slot in (self._core, self._named):
+                for slot in self._roots.values():
                     if slot is not None:
                         listed.update((g.name, g) for g in slot.root.groups)
             self._load_legacy([listed[g.name] for g in legacy_loaded if g.name in listed], retried=False)

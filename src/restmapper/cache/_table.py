@@ -13,9 +13,11 @@ Guarded by the cache's lock like every other piece of cache state.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Collection, ItemsView, Iterator, Mapping, ValuesView
 
-from restmapper.cache._types import GroupEntry, RootSlot
+from restmapper.cache._types import Backoff, GroupEntry, RootSlot
+from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 from restmapper.wire import LazyResourceLists
 
@@ -31,7 +33,7 @@ class EntryTable:
         drops: how many entries were dropped so far (eviction, invalidation, no longer listed).
     """
 
-    __slots__ = ("_base", "_entries", "_expiry", "_log", "drops")
+    __slots__ = ("_all_loaded", "_base", "_entries", "_expiry", "_listing", "_log", "drops")
 
     def __init__(self) -> None:
         self._entries: dict[str, GroupEntry] = {}
@@ -39,6 +41,46 @@ class EntryTable:
         self._base = 0  # change number of _log[0]
         self._expiry: list[tuple[float, str]] = []
         self.drops = 0
+        # (drops, /api root, /apis root) when every listed group was last seen loaded.
+        self._all_loaded: tuple[int, RootDiscovery, RootDiscovery] | None = None
+        self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
+
+    def check_all_loaded(self, core: RootSlot | None, named: RootSlot | None) -> None:
+        """Remember that every group the root documents list is loaded, if it is (one scan)."""
+        if core is not None and named is not None and all(
+                g.name in self._entries for g in listed_groups(core, named, None)):
+            self._all_loaded = (self.drops, core.root, named.root)
+
+    def all_fresh_until(self, core: RootSlot | None, named: RootSlot | None, ttl: float | None,
+                        backoff: Mapping[str, Backoff]) -> float | None:
+        """Until when every listed group stays loaded and fresh, if that is known without a scan, else None.
+
+        Known when nothing was dropped and the root documents did not change since :meth:`check_all_loaded`
+        found every listed group loaded: then the oldest fetch, the roots' fetches and pending retries bound it.
+        """
+        checked = self._all_loaded
+        if core is None or named is None or core.expired or named.expired or checked is None:
+            return None
+        drops, core_root, named_root = checked
+        if drops != self.drops or core_root is not core.root or named_root is not named.root:
+            return None
+        until = math.inf
+        if ttl is not None:
+            oldest = self.oldest_fetch()
+            until = min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest) + ttl
+        for b in backoff.values():
+            until = min(until, b.retry_at)
+        return until
+
+    def listing(self, core: RootSlot | None, named: RootSlot | None) -> tuple[str, ...]:
+        """Every group name the root documents list, core first; the same tuple while they are unchanged."""
+        key = (None if core is None else core.root, None if named is None else named.root)
+        held = self._listing
+        if held is not None and held[0] is key[0] and held[1] is key[1]:
+            return held[2]
+        names = tuple(g.name for g in listed_groups(core, named, None))
+        self._listing = (key[0], key[1], names)
+        return names
 
     def get(self, name: str) -> GroupEntry | None:
         """The entry of group ``name``, or None."""
