@@ -21,7 +21,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from restmapper.cache._flight import SingleFlight
@@ -56,6 +56,16 @@ API, APIS = "/api", "/apis"
 def _path_of(group: str) -> str:
     """The root document listing ``group``: ``/api`` for core, ``/apis`` for named groups."""
     return API if group == "" else APIS
+
+
+def _needed(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersion, ...]:
+    """The versions of ``group`` a lookup needs: all (None), the preferred one (``()``), or those listed."""
+    if versions is None:
+        return group.group_versions
+    if not versions:
+        preferred = group.preferred
+        return (preferred,) if preferred is not None else group.group_versions
+    return tuple(gv for gv in group.group_versions if gv.version in versions)
 
 
 def _paths_for(names: Collection[str] | None) -> tuple[str, ...]:
@@ -136,11 +146,14 @@ class DiscoveryCache:
         with self._lock:
             return self._stats.copy()
 
-    def groups(self, names: Collection[str] | None = None) -> GroupView:
+    def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
         """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.
 
         Args:
             names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``.
+            versions: None to load every version of each group; else only these versions are needed, and ``()``
+                means the preferred version. With legacy discovery only the needed versions are fetched (the
+                others stay ``unread`` in the entry); aggregated entries always hold every version.
 
         Returns:
             A :class:`GroupView` in server priority order; groups the server does not list are absent.
@@ -161,7 +174,8 @@ class DiscoveryCache:
         with self._lock:
             for g in ordered:
                 entry = self._entries.get(g.name)
-                if entry is None or not self._fresh(entry, now) or self._retry_due(g.name, now):
+                if (entry is None or not self._fresh(entry, now) or self._retry_due(g.name, now)
+                        or (entry.unread and not set(entry.unread).isdisjoint(_needed(g, versions)))):
                     to_load.append(g)
                 else:
                     seen[g.name] = entry
@@ -171,7 +185,7 @@ class DiscoveryCache:
         for _attempt in range(3):
             if not to_load:
                 break
-            self._load(to_load)
+            self._load(to_load, versions)
             with self._lock:
                 for g in to_load:
                     if (entry := self._entries.get(g.name)) is not None:
@@ -544,22 +558,23 @@ class DiscoveryCache:
 
     def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
              failed: Mapping[GroupVersion, RestMapperError], now: float,
-             stale: Mapping[GroupVersion, RestMapperError] | None = None) -> None:
+             stale: Mapping[GroupVersion, RestMapperError] | None = None,
+             unread: tuple[GroupVersion, ...] = ()) -> None:
         old = self._entries.get(group.name)
         stale = dict(stale or {})
         if old is not None and old.group == group and same_resources(old.resources, resources) and (
-                set(old.failed) == set(failed)) and set(old.stale) == set(stale):
-            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale)
+                set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread:
+            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread)
         else:
             self.generation += 1
             kept = resources if isinstance(resources, GroupLists) else dict(resources)  # GroupLists: immutable
-            entry = GroupEntry(group, kept, dict(failed), now, self.generation, stale)
+            entry = GroupEntry(group, kept, dict(failed), now, self.generation, stale, unread)
         self._entries.set(entry)
         self.lookup.mark(entry)
 
     # --- legacy group loading -----------------------------------------------------------------------------
 
-    def _load(self, groups: list[APIGroup]) -> None:
+    def _load(self, groups: list[APIGroup], versions: Sequence[str] | None = None) -> None:
         """Bring the entries of ``groups`` up to date (aggregated: re-read the root; legacy: their versions)."""
         with self._lock:
             aggregated_paths = {path for path, slot in self._roots.items()
@@ -575,7 +590,7 @@ class DiscoveryCache:
         for path in reload:
             self._reload_aggregated_root(path)
         if legacy:
-            self._load_legacy(legacy, retried=False)
+            self._load_legacy(legacy, retried=False, versions=versions)
 
     def _reload_aggregated_root(self, path: str) -> None:
         now = self.clock()
@@ -586,9 +601,17 @@ class DiscoveryCache:
                 return
         self._ensure_root(path, force=True)
 
-    def _load_legacy(self, groups: list[APIGroup], *, retried: bool) -> None:
+    def _load_legacy(self, groups: list[APIGroup], *, retried: bool, versions: Sequence[str] | None = None) -> None:
         epoch = self._invalidations
-        gvs = [gv for g in groups for gv in g.group_versions]
+        now = self.clock()
+        have: dict[str, GroupEntry] = {}
+        if versions is not None:
+            with self._lock:
+                # Loading some versions: a fresh entry keeps what it read; only needed unread versions are fetched.
+                have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
+                        and self._fresh(e, now) and not self._retry_due(g.name, now)}
+        gvs = [gv for g in groups for gv in _needed(g, versions)
+               if g.name not in have or gv in have[g.name].unread]
         ok, failed = self._fetch_group_versions(gvs)
         gone = {gv for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
         if gone and not retried:
@@ -604,11 +627,11 @@ class DiscoveryCache:
                 slot = self._ensure_root(path, force=True)
                 fresh.extend(g for g in slot.root.groups if g.name in affected)
             keep = [g for g in groups if g.name not in affected]
-            self._install_legacy(keep, ok, failed, epoch)
+            self._install_legacy(keep, ok, failed, epoch, have)
             if fresh:
-                self._load_legacy(fresh, retried=True)
+                self._load_legacy(fresh, retried=True, versions=versions)
             return
-        self._install_legacy(groups, ok, failed, epoch)
+        self._install_legacy(groups, ok, failed, epoch, have)
 
     def _fetch_group_versions(
         self, gvs: list[GroupVersion]
@@ -631,7 +654,8 @@ class DiscoveryCache:
         return ok, failed
 
     def _install_legacy(self, groups: list[APIGroup], ok: Mapping[GroupVersion, APIResourceList],
-                        failed: Mapping[GroupVersion, RestMapperError], epoch: int) -> None:
+                        failed: Mapping[GroupVersion, RestMapperError], epoch: int,
+                        have: Mapping[str, GroupEntry]) -> None:
         now = self.clock()
         with self._lock:
             # Raced with an invalidation: install the answer for this lookup, but as already expired.
@@ -642,9 +666,20 @@ class DiscoveryCache:
                 resources: dict[GroupVersion, APIResourceList] = {}
                 errors: dict[GroupVersion, RestMapperError] = {}
                 stale: dict[GroupVersion, RestMapperError] = {}
+                unread: list[GroupVersion] = []
+                kept = have.get(g.name)
                 for gv in g.group_versions:
                     err = failed.get(gv)
-                    if gv in ok:
+                    if gv not in ok and err is None:
+                        # Not fetched by this load: what a fresh entry read stays, the rest is unread.
+                        served.append(gv.version)
+                        if kept is not None and gv in kept.resources:
+                            resources[gv] = kept.resources[gv]
+                        elif kept is not None and gv in kept.failed:
+                            errors[gv] = kept.failed[gv]
+                        else:
+                            unread.append(gv)
+                    elif gv in ok:
                         resources[gv] = ok[gv]
                         served.append(gv.version)
                     elif isinstance(err, APIStatusError) and err.not_found and g.name != "":
@@ -666,7 +701,9 @@ class DiscoveryCache:
                             errors[gv] = err
                 preferred = g.preferred_version if g.preferred_version in served else (
                     served[0] if served else None)
-                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp, stale)
+                if kept is not None and stamp != -_INF:
+                    stamp = min(stamp, kept.fetched_at)  # kept versions expire when the entry they came from does
+                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp, stale, tuple(unread))
                 if errors:
                     self._schedule_retry(g.name, next(iter(errors.values())), now)
                 elif not stale:

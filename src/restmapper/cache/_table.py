@@ -33,7 +33,7 @@ class EntryTable:
         drops: how many entries were dropped so far (eviction, invalidation, no longer listed).
     """
 
-    __slots__ = ("_all_loaded", "_base", "_entries", "_expiry", "_listing", "_log", "drops")
+    __slots__ = ("_all_loaded", "_base", "_entries", "_expiry", "_listing", "_log", "_partial", "drops")
 
     def __init__(self) -> None:
         self._entries: dict[str, GroupEntry] = {}
@@ -41,6 +41,7 @@ class EntryTable:
         self._base = 0  # change number of _log[0]
         self._expiry: list[tuple[float, str]] = []
         self.drops = 0
+        self._partial: set[str] = set()  # groups with unread versions (legacy: only some versions fetched)
         # (drops, /api root, /apis root) when every listed group was last seen loaded.
         self._all_loaded: tuple[int, RootDiscovery, RootDiscovery] | None = None
         self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
@@ -59,7 +60,7 @@ class EntryTable:
         found every listed group loaded: then the oldest fetch, the roots' fetches and pending retries bound it.
         """
         checked = self._all_loaded
-        if core is None or named is None or core.expired or named.expired or checked is None:
+        if core is None or named is None or core.expired or named.expired or checked is None or self._partial:
             return None
         drops, core_root, named_root = checked
         if drops != self.drops or core_root is not core.root or named_root is not named.root:
@@ -107,6 +108,10 @@ class EntryTable:
         """Install ``entry``; a new generation (new content) is logged as a change."""
         old = self._entries.get(entry.name)
         self._entries[entry.name] = entry
+        if entry.unread:
+            self._partial.add(entry.name)
+        else:
+            self._partial.discard(entry.name)
         if old is None or old.generation != entry.generation:
             self._changed(entry.name)
         if old is None or old.fetched_at != entry.fetched_at:
@@ -118,6 +123,7 @@ class EntryTable:
     def drop(self, name: str) -> GroupEntry | None:
         """Remove the entry of ``name``; returns it, or None when there was none."""
         old = self._entries.pop(name, None)
+        self._partial.discard(name)
         if old is not None:
             self.drops += 1
             self._changed(name)
@@ -130,6 +136,7 @@ class EntryTable:
             self._changed(name)
         self._entries.clear()
         self._expiry.clear()
+        self._partial.clear()
         self.drops += count
         return count
 

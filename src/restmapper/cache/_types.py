@@ -50,6 +50,8 @@ class GroupEntry:
         generation: a number unique to this entry's content, for memoizing derived indexes.
         stale: versions whose resources are an earlier answer kept after a transient failure (stale-on-error),
             with that failure. Good enough for a positive answer within ``max_stale``; never for a no-match.
+        unread: listed versions not fetched yet (legacy discovery fetches only the versions a lookup names, or
+            the preferred one): in ``group.versions`` but neither in ``resources`` nor in ``failed``.
     """
 
     group: APIGroup
@@ -58,6 +60,7 @@ class GroupEntry:
     fetched_at: float
     generation: int
     stale: Mapping[GroupVersion, RestMapperError] = field(default_factory=dict)
+    unread: tuple[GroupVersion, ...] = ()
 
     @property
     def name(self) -> str:

@@ -18,7 +18,7 @@ without a clear-all cliff.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,8 +38,8 @@ class GroupSource(Protocol):
 
     generation: int
 
-    def groups(self, names: Collection[str] | None = None) -> GroupView:
-        """The fresh entries of ``names`` (None: all), loading what is missing or expired."""
+    def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
+        """The fresh entries of ``names`` (None: all) holding ``versions`` (None: all; ``()``: preferred)."""
 
     def ensure_all(self) -> float:
         """Make every listed group loaded and fresh; until when (clock seconds) that holds."""
@@ -176,10 +176,14 @@ class IndexedGroups:
             self.index.set_listing(listing)
         return self.index
 
-    def scoped(self, names: Collection[str], deps: list[tuple[Cell, int]]
+    def scoped(self, names: Collection[str], deps: list[tuple[Cell, int]], versions: Sequence[str] | None = None
                ) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
-        """A mapper over the groups ``names`` (loaded and fresh), their entries, and until when it is valid."""
-        view = self.cache.groups(names)
+        """A mapper over the groups ``names`` (loaded and fresh), their entries, and until when it is valid.
+
+        ``versions`` (None: all; ``()``: the preferred one) are the versions that must be loaded; with legacy
+        discovery the others may be unread, so a no-match is final only for those versions.
+        """
+        view = self.cache.groups(names, versions)
         with self._lock:
             self._catch_up_locked()
             indexes = self._indexes_locked(view.entries)

@@ -74,6 +74,8 @@ class _Question(Generic[T]):
         answered_at: the group version a single answer came from; None for list answers.
         partial: for list answers that may be partial, attach the failures to the value instead of raising.
         pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
+        load: the versions the answer can come from (legacy discovery fetches only those): None for all, ``()``
+            to try the preferred version first (a kind found there is the answer), else the versions asked for.
     """
 
     asked: str
@@ -84,6 +86,7 @@ class _Question(Generic[T]):
     answered_at: Callable[[T], GroupVersion | None] | None = None
     partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
     pick: Picker | None = None
+    load: tuple[str, ...] | None = None
 
 
 class LazyRESTMapper:
@@ -230,8 +233,8 @@ class LazyRESTMapper:
 
     # --- the one answering path ---------------------------------------------------------------------------
 
-    def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]]
-                ) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
+    def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]],
+                versions: tuple[str, ...] | None = None) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
         if names is None:
             if pick is None:
                 raise AssertionError("a question that may match any group needs a pick")
@@ -239,7 +242,7 @@ class LazyRESTMapper:
         if isinstance(names, _Prefixed):
             listing = self._groups.index.listing_cell
             deps.append((listing, listing.version))  # a group listed later may match the prefix too
-        return self._groups.scoped(names, deps)
+        return self._groups.scoped(names, deps, versions)
 
     def _fresh_memo(self, key: tuple[Any, ...]) -> Remembered | None:
         """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path)."""
@@ -287,7 +290,11 @@ class LazyRESTMapper:
                 if found is not None:
                     return self._certain(q, found, entries), until
             wanted = q.names()
-            static, entries, until = self._static(wanted, q.pick, deps)
+            if q.load == () and wanted is not None:
+                answered = self._preferred_first(q, wanted, deps)
+                if answered is not None:
+                    return answered
+            static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
             try:
                 return self._certain(q, q.compute(static), entries), until
             except MappingError as exc:
@@ -296,7 +303,7 @@ class LazyRESTMapper:
                 first = exc
             if self.cache.revalidate_on_miss(wanted):
                 wanted = q.names()
-                static, entries, until = self._static(wanted, q.pick, deps)
+                static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
                 try:
                     return self._certain(q, q.compute(static), entries), until
                 except MappingError as exc:
@@ -312,6 +319,17 @@ class LazyRESTMapper:
             if exc.asked:
                 raise
             raise with_question(exc, q.asked) from exc
+
+    def _preferred_first(self, q: _Question[T], names: Collection[str], deps: list[tuple[Cell, int]]
+                         ) -> tuple[T, float] | None:
+        """The answer from the groups' preferred versions alone, when it is there (client-go ranks it first)."""
+        static, entries, until = self._groups.scoped(names, deps, ())
+        try:
+            return self._certain(q, q.compute(static), entries), until
+        except (MappingError, GroupDiscoveryError) as exc:
+            if isinstance(exc, MappingError) and not is_no_match(exc):
+                raise
+            return None  # not in the preferred version (or it could not be read): read the whole group
 
     def _certain(self, q: _Question[T], value: T, entries: tuple[GroupEntry, ...]) -> T:
         """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError."""
@@ -364,7 +382,8 @@ class LazyRESTMapper:
         return self._answer(("kind_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
-            answered_at=lambda gvk: gvk.group_version, pick=_by_name(resource.resource)))
+            answered_at=lambda gvk: gvk.group_version, pick=_by_name(resource.resource),
+            load=_load_for(resource)))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -378,7 +397,8 @@ class LazyRESTMapper:
         return list(self._answer(("kinds_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version),
-            pick=_by_name(resource.resource))))
+            pick=_by_name(resource.resource),
+            load=_load_for(resource))))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
         """Return the one fully specified (plural) resource a partial resource maps to.
@@ -392,7 +412,8 @@ class LazyRESTMapper:
         return self._answer(("resource_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
-            answered_at=lambda gvr: gvr.group_version, pick=_by_name(resource.resource)))
+            answered_at=lambda gvr: gvr.group_version, pick=_by_name(resource.resource),
+            load=_load_for(resource)))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -406,7 +427,8 @@ class LazyRESTMapper:
         return list(self._answer(("resources_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version),
-            pick=_by_name(resource.resource))))
+            pick=_by_name(resource.resource),
+            load=_load_for(resource))))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
         """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
@@ -435,7 +457,7 @@ class LazyRESTMapper:
             return memo.value  # type: ignore[no-any-return]
         return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions), _Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
-            lambda m: m.rest_mapping(group_kind, *versions), versions=versions,
+            lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
     def cached_rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping | None:
@@ -470,7 +492,8 @@ class LazyRESTMapper:
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
         return list(self._answer(("rest_mappings", group_kind, versions), _Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
-            lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions)))
+            lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
+            load=_versions(*versions) or None)))
 
     def resource_singularizer(self, resource: str) -> str:
         """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).
@@ -682,9 +705,14 @@ class LazyRESTMapper:
         return attempt
 
 
-def _versions(version: str) -> tuple[str, ...]:
-    """The versions a partial resource requires: its version, unless empty or ``__internal`` (any version)."""
-    return (version,) if version and version != "__internal" else ()
+def _load_for(resource: GroupVersionResource) -> tuple[str, ...] | None:
+    """A resource in one version of a named group is answered by that version alone."""
+    return _versions(resource.version) or None if resource.group else None
+
+
+def _versions(*versions: str) -> tuple[str, ...]:
+    """The versions a question requires: those given, less empty ones and ``__internal`` (any version)."""
+    return tuple(v for v in versions if v and v != "__internal")
 
 
 def _check_options(method: str, options: dict[str, Any]) -> None:
