@@ -26,8 +26,9 @@ from restmapper.cache import GroupEntry, GroupView
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
+from restmapper.model import parse_resource_arg
 
-__all__ = ["GroupSource", "IndexedGroups", "Memo", "Remembered"]
+__all__ = ["GroupSource", "IndexedGroups", "Memo", "Prefixed", "Remembered", "by_arg", "by_name"]
 
 Picker = Callable[[MergedIndex, list[tuple[Cell, int]]], Collection[str]]
 """Chooses, from the merged index, the groups that could answer a question (recording the cells it read)."""
@@ -228,3 +229,32 @@ class IndexedGroups:
         for name in names:
             cell = index.cell(name) if index.listed(name) or index.index(name) is not None else index.listing_cell
             deps.append((cell, cell.version))
+
+
+# --- picks: which groups could answer a question that names no group -----------------------------------
+
+
+class Prefixed(set[str]):
+    """Groups chosen by prefix (``storageclasses.storage``): the answer also depends on the group listing."""
+
+
+def by_name(name: str) -> Picker:
+    """Groups serving ``name`` as a plural or singular resource name (any case)."""
+    return lambda index, deps: index.with_name(name, deps)
+
+
+def by_arg(arg: str, *, expand_categories: bool) -> Picker:
+    """Groups that could answer ``kubectl get ARG``: every reading's resource as a name or short name, a category."""
+    gvr, gr = parse_resource_arg(arg)
+    resources = {arg, gr.resource} | ({gvr.resource} if gvr is not None else set())
+
+    def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> set[str]:
+        found: set[str] = set()
+        for resource in resources:
+            found |= index.with_name(resource, deps)
+            found |= index.with_short_name(resource, deps)
+        if expand_categories:
+            found |= index.with_category(arg, deps)
+        return found
+
+    return pick

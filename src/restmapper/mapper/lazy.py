@@ -29,7 +29,7 @@ from restmapper.mapper._args import (
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
-from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
+from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Prefixed, Remembered, by_arg, by_name
 from restmapper.mapper.merged import Cell, MergedIndex, still_valid
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
@@ -239,7 +239,7 @@ class LazyRESTMapper:
             if pick is None:
                 raise AssertionError("a question that may match any group needs a pick")
             return self._groups.anywhere(pick, deps)
-        if isinstance(names, _Prefixed):
+        if isinstance(names, Prefixed):
             listing = self._groups.index.listing_cell
             deps.append((listing, listing.version))  # a group listed later may match the prefix too
         return self._groups.scoped(names, deps, versions)
@@ -352,7 +352,7 @@ class LazyRESTMapper:
         index = self._groups.listed()  # a non-empty group never matches core, even as a prefix
         if index.listed(group):
             return {group}
-        return _Prefixed(index.with_prefix(group) or (group,))
+        return Prefixed(index.with_prefix(group) or (group,))
 
     # --- meta.RESTMapper -------------------------------------------------------------------------------------
 
@@ -382,7 +382,7 @@ class LazyRESTMapper:
         return self._answer(("kind_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
-            answered_at=lambda gvk: gvk.group_version, pick=_by_name(resource.resource),
+            answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
             load=_load_for(resource)))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
@@ -397,7 +397,7 @@ class LazyRESTMapper:
         return list(self._answer(("kinds_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version),
-            pick=_by_name(resource.resource),
+            pick=by_name(resource.resource),
             load=_load_for(resource))))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
@@ -412,7 +412,7 @@ class LazyRESTMapper:
         return self._answer(("resource_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
-            answered_at=lambda gvr: gvr.group_version, pick=_by_name(resource.resource),
+            answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
             load=_load_for(resource)))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
@@ -427,7 +427,7 @@ class LazyRESTMapper:
         return list(self._answer(("resources_for", resource), _Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version),
-            pick=_by_name(resource.resource),
+            pick=by_name(resource.resource),
             load=_load_for(resource))))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
@@ -505,7 +505,7 @@ class LazyRESTMapper:
         require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), _Question(
             f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource),
-            pick=_by_name(resource)))
+            pick=by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
         """Return True when the kind's resource is namespaced.
@@ -624,7 +624,7 @@ class LazyRESTMapper:
             f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             partial=lambda r, failed: dataclasses.replace(r, failed=failed),
-            pick=_by_arg(arg, expand_categories=expand_categories)))
+            pick=by_arg(arg, expand_categories=expand_categories)))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:
@@ -720,29 +720,3 @@ def _check_options(method: str, options: dict[str, Any]) -> None:
     from restmapper.transport import RequestsTransport
 
     check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))
-
-
-class _Prefixed(set[str]):
-    """Groups chosen by prefix (``storageclasses.storage``): the answer also depends on the group listing."""
-
-
-def _by_name(name: str) -> Picker:
-    """Groups serving ``name`` as a plural or singular resource name (any case)."""
-    return lambda index, deps: index.with_name(name, deps)
-
-
-def _by_arg(arg: str, *, expand_categories: bool) -> Picker:
-    """Groups that could answer ``kubectl get ARG``: every reading's resource as a name or short name, a category."""
-    gvr, gr = parse_resource_arg(arg)
-    resources = {arg, gr.resource} | ({gvr.resource} if gvr is not None else set())
-
-    def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> set[str]:
-        found: set[str] = set()
-        for resource in resources:
-            found |= index.with_name(resource, deps)
-            found |= index.with_short_name(resource, deps)
-        if expand_categories:
-            found |= index.with_category(arg, deps)
-        return found
-
-    return pick
