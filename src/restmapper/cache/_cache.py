@@ -377,6 +377,8 @@ class DiscoveryCache:
             self._invalidations += 1
             if self._entries.drop(group) is not None:
                 self._stats.evictions += 1
+            else:
+                self._entries.touch(group)  # not loaded (new, or deleted): readers must still hear of it
             self._backoff.pop(group, None)
             slot = self._roots[_path_of(group)]
             if slot is not None:

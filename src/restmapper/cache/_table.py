@@ -21,9 +21,12 @@ from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 from restmapper.wire import LazyResourceLists
 
-__all__ = ["EntryTable", "GroupLists", "listed_groups", "same_resources"]
+__all__ = ["EVERYTHING", "EntryTable", "GroupLists", "listed_groups", "same_resources"]
 
 _LOG_LIMIT = 1 << 16
+
+EVERYTHING = "\x00*"
+"""Logged by :meth:`EntryTable.clear`: not a group name; every group may have changed, the listing too."""
 
 
 class EntryTable:
@@ -129,11 +132,16 @@ class EntryTable:
             self._changed(name)
         return old
 
+    def touch(self, name: str) -> None:
+        """Log a change of ``name`` without an entry (a group invalidated before it was loaded)."""
+        self._changed(name)
+
     def clear(self) -> int:
-        """Remove every entry; returns how many there were."""
+        """Remove every entry; returns how many there were (the log says "everything changed")."""
         count = len(self._entries)
         for name in self._entries:
             self._changed(name)
+        self._changed(EVERYTHING)
         self._entries.clear()
         self._expiry.clear()
         self._partial.clear()

@@ -28,7 +28,7 @@ from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import parse_resource_arg
 
-__all__ = ["GroupSource", "IndexedGroups", "Memo", "Prefixed", "Remembered", "by_arg", "by_name"]
+__all__ = ["ANYWHERE", "GroupSource", "IndexedGroups", "Memo", "Prefixed", "Remembered", "by_arg", "by_name"]
 
 Picker = Callable[[MergedIndex, list[tuple[Cell, int]]], Collection[str]]
 """Chooses, from the merged index, the groups that could answer a question (recording the cells it read)."""
@@ -58,14 +58,20 @@ class GroupSource(Protocol):
         """Every listed group name, core first, in priority order."""
 
 
+ANYWHERE = Cell()
+"""Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Remembered:
-    """A memoized answer: the value or the error, until when (clock seconds), and the cells it read."""
+    """A memoized answer: the value or the error, until when (clock seconds), the cells it read, and whether it
+    may come from any group (then it is reused only once every group is loaded after an invalidation)."""
 
     value: Any
     error: BaseException | None
     valid_until: float
     deps: Dependencies
+    anywhere: bool = False
 
 
 class Memo:
@@ -131,6 +137,9 @@ class IndexedGroups:
         # groups that were asked about are, so one lookup in a thousand groups builds one index).
         self._complete = False
         self._troubled: set[str] = set()  # groups with versions that failed or are served stale
+        # A group was dropped or invalidated since every group was last loaded: before an answer that may come
+        # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
+        self.reload_pending = False
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -153,8 +162,16 @@ class IndexedGroups:
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
         if entry is None:
+            known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
+            self.index.cell(name).bump()
             self._troubled.discard(name)
+            if not known:
+                # A group nobody had seen (a new CRD group) or the whole cache was invalidated: answers about
+                # unlisted groups may change.
+                self.index.listing_cell.bump()
+            # Dropped or invalidated: its new content may claim any name; any-group answers reload it first.
+            self.reload_pending = self.reload_pending or self._complete or not known
             return
         if entry.failed or entry.stale:
             self._troubled.add(name)
@@ -168,6 +185,16 @@ class IndexedGroups:
 
     def _indexes_locked(self, entries: tuple[GroupEntry, ...]) -> list[GroupIndex]:
         return [self.index.put(e.name, e.generation, _builder(e)) for e in entries]
+
+    def reload(self) -> None:
+        """Load every group again after an invalidation (I/O when due), then index what changed."""
+        self.reload_pending = False
+        try:
+            self.cache.ensure_all()
+        except BaseException:
+            self.reload_pending = True
+            raise
+        self.catch_up()
 
     def listed(self, *, fetch: bool = True) -> MergedIndex:
         """The merged index with the server's current group listing (fetching ``/apis`` when due)."""
@@ -198,8 +225,10 @@ class IndexedGroups:
             ``(names, until)``: until when (clock seconds) every group stays loaded and fresh.
         """
         until = self.cache.ensure_all()
+        deps.append((ANYWHERE, 0))
         with self._lock:
             self._catch_up_locked()
+            self.reload_pending = False
             if not self._complete:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name)

@@ -29,7 +29,7 @@ from restmapper.mapper._args import (
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
-from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Prefixed, Remembered, by_arg, by_name
+from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered, by_arg, by_name
 from restmapper.mapper.merged import Cell, MergedIndex, still_valid
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
@@ -244,12 +244,22 @@ class LazyRESTMapper:
             deps.append((listing, listing.version))  # a group listed later may match the prefix too
         return self._groups.scoped(names, deps, versions)
 
-    def _fresh_memo(self, key: tuple[Any, ...]) -> Remembered | None:
-        """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path)."""
+    def _fresh_memo(self, key: tuple[Any, ...], *, io: bool = True) -> Remembered | None:
+        """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path).
+
+        An answer that may come from any group, after a group was invalidated, is checked only once every group
+        is loaded again (``io``: may fetch; without it such an answer is not offered).
+        """
         if self.cache.generation != self._groups.generation:
             self._groups.catch_up()
         memo = self._memo.get(key)
-        if memo is not None and self._clock() < memo.valid_until and still_valid(memo.deps):
+        if memo is None:
+            return None
+        if memo.anywhere and self._groups.reload_pending:
+            if not io:
+                return None
+            self._groups.reload()
+        if self._clock() < memo.valid_until and still_valid(memo.deps):
             return memo
         return None
 
@@ -267,7 +277,8 @@ class LazyRESTMapper:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
             error, until = exc, self._clock()
-        memo = Remembered(value, error, until, tuple(deps))
+        anywhere = any(cell is ANYWHERE for cell, _ in deps)
+        memo = Remembered(value, error, until, tuple(d for d in dict.fromkeys(deps) if d[0] is not ANYWHERE), anywhere)
         self._memo.put(key, memo)
         return self._replay(memo)  # type: ignore[no-any-return]
 
@@ -466,7 +477,7 @@ class LazyRESTMapper:
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
         group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
-        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
+        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions), io=False)
         if memo is None or memo.error is not None:
             return None
         mapping: RESTMapping = memo.value
@@ -477,7 +488,7 @@ class LazyRESTMapper:
 
         Never does I/O or waits.
         """
-        memo = self._fresh_memo(("resolve", arg, False))
+        memo = self._fresh_memo(("resolve", arg, False), io=False)
         if memo is None or memo.error is not None or memo.value.warnings:
             return None
         mapping: RESTMapping = memo.value.mapping
