@@ -405,7 +405,11 @@ class SelfHealingDiscoverer:
         version = _wild(kwargs.get("api_version"))
         if group is None and isinstance(version, str) and "/" in version:
             group, _, version = version.partition("/")
-        entries = [e for e, _ in self._entries(self._names(prefix, group, version))]
+        names = self._names(prefix, group, version)
+        if names is None:  # the groups that may serve it (and every group that failed), not all of them
+            filters = tuple((k, v) for k, v in kwargs.items() if k in FILTER_KEYWORDS and v is not None)
+            names = self._narrow(_wild(kwargs.get("kind")), filters)
+        entries = [e for e, _ in self._entries(names)]
         versions = (version,) if isinstance(version, str) else ()
         doubt = outranking(entries, GroupVersion(result.group or "", result.api_version), versions)
         if doubt:
