@@ -1,5 +1,6 @@
 """The same client calls against the kit as a controller author makes against kube-apiserver: kubectl (validation on),
-the ``kubernetes`` client and our own transport, each checked against the API server's documented behaviour.
+the ``kubernetes`` client, lightkube and our own transport, each checked against the API server's documented
+behaviour.
 
 Docs cited: API concepts = https://kubernetes.io/docs/reference/using-api/api-concepts/, SSA =
 https://kubernetes.io/docs/reference/using-api/server-side-apply/, Finalizers =
@@ -184,6 +185,32 @@ def test_kubernetes_client_watch_gets_410_after_compaction(served: ServedCluster
                                       timeout_seconds=5):
             pass
     assert caught.value.status == 410
+
+
+# --- lightkube ----------------------------------------------------------------------------------------------------
+
+
+def test_lightkube_apply_creates_conflicts_and_forces(served: ServedCluster) -> None:
+    """SSA through lightkube's ``Client.apply``: create, a 409 for another manager's change, ``force=True`` wins;
+    set-based selectors through ``Client.list``."""
+    lightkube = pytest.importorskip("lightkube", reason="lightkube is a test extra")
+    from lightkube.core.exceptions import ApiError
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap
+
+    client = lightkube.Client(config=lightkube.KubeConfig.from_file(str(served.kubeconfig_path)), field_manager="lk")
+
+    def cm_object(value: str, **labels: str) -> Any:
+        return ConfigMap(metadata=ObjectMeta(name="lk", namespace="default", labels=labels or None), data={"a": value})
+
+    created = client.apply(cm_object("1", tier="web"))
+    assert created.data == {"a": "1"} and created.metadata.managedFields[0].manager == "lk"
+    with pytest.raises(ApiError) as caught:
+        client.apply(cm_object("2", tier="web"), field_manager="other")
+    assert caught.value.status.code == 409
+    assert client.apply(cm_object("2", tier="web"), field_manager="other", force=True).data == {"a": "2"}
+    listed = client.list(ConfigMap, namespace="default", labels={"tier": ("web", "db")})
+    assert [o.metadata.name for o in listed] == ["lk"]
 
 
 # --- our transport ------------------------------------------------------------------------------------------
