@@ -6,7 +6,8 @@ with :class:`~restmapper.aio.AsyncRESTMapper` and stores them in the status (kop
 under ``status.<handler>``). Discovery I/O runs in worker threads, warm answers come inline: other handlers and
 kopf's own watch streams keep running while a cold group is discovered.
 
-Run it in a cluster: ``kopf run examples/kopf_operator.py`` (in a pod, the service account is used). Run it here:
+Run it in a cluster: ``kopf run examples/kopf_operator.py`` (in a pod, the service account is used); the tests also
+run it with ``kopf run`` against the kit's loopback cluster. Run it here:
 ``python examples/kopf_operator.py`` calls the handlers against the embedded cluster served on loopback with a slow
 discovery endpoint, and prints how often the event loop ticked while the handler waited for discovery.
 """
@@ -24,6 +25,15 @@ import kopf
 from restmapper.aio import AsyncRESTMapper
 
 _state: dict[str, AsyncRESTMapper] = {}
+
+
+@kopf.on.login()
+def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    """kopf's own credential loaders in the order restmapper resolves settings: ``$KUBECONFIG``, the pod's service
+    account, ``~/.kube/config`` (so the operator and its mapper talk to the same cluster)."""
+    if os.environ.get("KUBECONFIG"):
+        return kopf.login_with_kubeconfig(**kwargs)
+    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
 
 @kopf.on.startup()
