@@ -198,6 +198,12 @@ class AsyncRESTMapper:
         """Await :meth:`LazyRESTMapper.expand_category`."""
         return await self._run(self.mapper.expand_category, name)
 
+    async def groups_serving(self, *, kind: str | None = None, name: str | None = None,
+                             short_name: str | None = None, category: str | None = None) -> set[str]:
+        """Await :meth:`LazyRESTMapper.groups_serving` (same keywords, result and exceptions)."""
+        return await self._run(functools.partial(self.mapper.groups_serving, kind=kind, name=name,
+                                                 short_name=short_name, category=category))
+
     async def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                        watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
         """Await the mapping of a kind as soon as it is served (:meth:`LazyRESTMapper.wait_for`, as a coroutine).
