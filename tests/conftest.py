@@ -13,6 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests run the same examples on every run (derandomize) and never fail on the machine's speed: a loaded
+# CI machine tripped the "input generation is slow" health check in round-trip tests. A longer, random run is
+# ``HYPOTHESIS_PROFILE=explore python -m pytest``.
+settings.register_profile("default", derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("explore", deadline=None, max_examples=2000,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 """``<repo>/../shared/fixtures``: CI always has it; a user's fresh clone usually does not."""
