@@ -65,7 +65,11 @@ def templates() -> tuple[tuple[str, tuple[dict[str, Any], ...]], ...]:
     Raises:
         FileNotFoundError: when the shared fixtures are not next to the repository.
     """
-    records = json.loads((FIXTURES / "INDEX.json").read_text(encoding="utf-8"))
+    index = FIXTURES / "INDEX.json"
+    if not index.is_file():
+        raise SystemExit(f"bench: the CRD fixtures are not at {FIXTURES}; the benchmark builds its clusters from "
+                         "them (they sit next to the repository, in ../shared/fixtures)")
+    records = json.loads(index.read_text(encoding="utf-8"))
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for rec in records:
         key = (rec["group"], rec["kind"])

@@ -114,7 +114,8 @@ def main() -> None:
             assert informer.mapping is not None
             print(f"after the upgrade: watching {informer.mapping.resource.version}, a is",
                   cache.get(WIDGETS, "a", "default")["apiVersion"], f"| moves={informer.stats.moves}")
-            print("upgrade events:", controller.events[before:], "->", controller.drain(1))
+            drained = controller.drain(1)  # handlers run on their own thread: wait for the work they queue first
+            print("upgrade events:", controller.events[before:], "->", drained)
 
             cluster.delete_crd(WIDGETS)
             informer.wait_for_state("not_served", timeout=10)

@@ -17,6 +17,11 @@ REPO = Path(__file__).resolve().parents[1]
 pytest.importorskip("kubernetes.dynamic")
 
 
+@pytest.fixture(autouse=True)
+def _bench_needs_fixtures(fixtures_dir: Path) -> None:
+    """The bench builds its clusters from ``../shared/fixtures/crds``: skip (with the reason) where it is absent."""
+
+
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=120,
                           check=False)

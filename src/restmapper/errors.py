@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from restmapper.model import (
         GroupKind,
+        GroupResource,
         GroupVersion,
         GroupVersionKind,
         GroupVersionResource,
@@ -34,6 +35,7 @@ __all__ = [
     "NoKindMatchError",
     "NoResourceMatchError",
     "RequestTimeoutError",
+    "ResourceTypeNotFoundError",
     "ResponseTooLargeError",
     "RestMapperError",
     "TransportError",
@@ -235,6 +237,20 @@ class NoResourceMatchError(MappingError, LookupError):
     def __init__(self, partial_resource: GroupVersionResource) -> None:
         super().__init__(f"no matches for {partial_resource}")
         self.partial_resource = partial_resource
+
+
+class ResourceTypeNotFoundError(NoResourceMatchError):
+    """No resource or kind matches the argument; message as kubectl's ``the server doesn't have a resource type``.
+
+    Attributes:
+        argument: what the user typed.
+        partial_resource: the GroupResource reading of it (version empty).
+    """
+
+    def __init__(self, argument: str, group_resource: GroupResource) -> None:
+        super().__init__(group_resource.with_version(""))
+        self.argument = argument
+        self.args = (f'the server doesn\'t have a resource type "{group_resource.resource}"',)
 
 
 class NoKindMatchError(MappingError, LookupError):

@@ -35,14 +35,13 @@ from restmapper.errors import (
     AmbiguousResourceError,
     InvalidArgumentError,
     MappingError,
-    NoResourceMatchError,
+    ResourceTypeNotFoundError,
     RestMapperError,
     is_no_match,
 )
 from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category, expand_resource_shortcut
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import (
-    GroupResource,
     GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
@@ -94,20 +93,6 @@ class ResolvedMappings(list[RESTMapping]):
     def partial(self) -> bool:
         """True when some group versions could not be read, so members may be missing."""
         return bool(self.failed)
-
-
-class ResourceTypeNotFoundError(NoResourceMatchError):
-    """No resource or kind matches the argument; message as kubectl's ``the server doesn't have a resource type``.
-
-    Attributes:
-        argument: what the user typed.
-        partial_resource: the GroupResource reading of it (version empty).
-    """
-
-    def __init__(self, argument: str, group_resource: GroupResource) -> None:
-        super().__init__(group_resource.with_version(""))
-        self.argument = argument
-        self.args = (f'the server doesn\'t have a resource type "{group_resource.resource}"',)
 
 
 @dataclass(frozen=True, slots=True)
