@@ -22,8 +22,8 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.mapper._args import (
     check_options,
     group_kind_and_versions,
+    gvr_key,
     require_gv,
-    require_gvr,
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
@@ -220,11 +220,7 @@ class LazyRESTMapper(AnswerEngine):
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
-        memo = self._fresh_memo(("kind_for", resource))
-        if memo is not None and memo.error is None:
-            return memo.value  # type: ignore[no-any-return]
-        require_gvr("kind_for", resource)
-        return self._answer(("kind_for", resource), Question(
+        return self._answer(gvr_key("kind_for", resource), lambda: Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
@@ -238,8 +234,7 @@ class LazyRESTMapper(AnswerEngine):
 
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
-        require_gvr("kinds_for", resource)
-        return list(self._answer(("kinds_for", resource), Question(
+        return list(self._answer(gvr_key("kinds_for", resource), lambda: Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
@@ -253,8 +248,7 @@ class LazyRESTMapper(AnswerEngine):
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
-        require_gvr("resource_for", resource)
-        return self._answer(("resource_for", resource), Question(
+        return self._answer(gvr_key("resource_for", resource), lambda: Question(
             asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
@@ -268,8 +262,7 @@ class LazyRESTMapper(AnswerEngine):
 
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
-        require_gvr("resources_for", resource)
-        return list(self._answer(("resources_for", resource), Question(
+        return list(self._answer(gvr_key("resources_for", resource), lambda: Question(
             asked_resource(resource), lambda: self._groups_for(resource.group),
             lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
@@ -296,11 +289,17 @@ class LazyRESTMapper(AnswerEngine):
         """
         if group_kind.__class__ is not GroupKind or versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
-        # Warm path inlined: this is the hottest call of a controller.
-        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
-        if memo is not None and memo.error is None:
-            return memo.value  # type: ignore[no-any-return]
-        return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions), Question(
+        key = ("rest_mapping", group_kind.group, group_kind.kind, versions)
+        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller.
+        if self.cache.generation == self._groups.generation:
+            memo = self._memo.get(key)
+            if memo is not None and memo.error is None and self._clock() < memo.valid_until:
+                for cell, version in memo.deps:
+                    if cell.version != version:
+                        break
+                else:
+                    return memo.value  # type: ignore[no-any-return]
+        return self._answer(key, lambda: Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
@@ -335,7 +334,7 @@ class LazyRESTMapper(AnswerEngine):
             NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
-        return list(self._answer(("rest_mappings", group_kind, versions), Question(
+        return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
             asked_kind(group_kind, versions), lambda: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
             load=required_versions(*versions) or None)))
@@ -348,7 +347,7 @@ class LazyRESTMapper(AnswerEngine):
             AmbiguousResourceError: resources of several groups have that name with different singulars.
         """
         require_str("resource_singularizer", resource, "a resource name")
-        return self._answer(("resource_singularizer", resource), Question(
+        return self._answer(("resource_singularizer", resource), lambda: Question(
             f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource),
             pick=by_name(resource)))
 
@@ -465,7 +464,7 @@ class LazyRESTMapper(AnswerEngine):
                 return None
             return compute(m)
 
-        result = self._answer(("resolve", arg, expand_categories), Question(
+        result = self._answer(("resolve", arg, expand_categories), lambda: Question(
             f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             partial=lambda r, failed: dataclasses.replace(r, failed=failed),
@@ -485,7 +484,7 @@ class LazyRESTMapper(AnswerEngine):
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
         require_str("expand_category", name, "a category name")
-        return list(self._answer(("expand_category", name), Question(
+        return list(self._answer(("expand_category", name), lambda: Question(
             f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps))))
 

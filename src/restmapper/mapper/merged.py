@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from restmapper.mapper.index import GroupIndex
 
-__all__ = ["Cell", "Dependencies", "MergedIndex", "still_valid"]
+__all__ = ["Cell", "Dependencies", "MergedIndex"]
 
 
 class Cell:
@@ -50,14 +50,6 @@ class _Bucket(Cell):
 
 Dependencies = tuple[tuple[Cell, int], ...]
 """The cells an answer read, each with the version it saw."""
-
-
-def still_valid(deps: Dependencies) -> bool:
-    """True when none of the cells moved since the answer that recorded ``deps`` was computed."""
-    for cell, version in deps:  # noqa: SIM110 -- the warm path: a plain loop beats all() over a generator
-        if cell.version != version:
-            return False
-    return True
 
 
 _Table = dict[str, _Bucket]
