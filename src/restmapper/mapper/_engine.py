@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from restmapper.cache import DiscoveryCache, GroupEntry
-from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
+from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import in_scope, outranking, with_question
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper.merged import Cell
@@ -31,7 +31,8 @@ class Question(Generic[T]):
 
     Attributes:
         asked: the question in words, for errors (``resource type "xyzzy"``).
-        names: the groups the question may be answered by (None: all), read lazily (may need ``/apis``).
+        names: the groups the question may be answered by (None: all), read lazily: ``names(True)`` may fetch
+            ``/apis``; ``names(False)`` reads the listing last applied (no I/O).
         compute: the answer over a snapshot of those groups.
         core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
         versions: versions the caller required: failures of other versions cannot change the answer.
@@ -43,7 +44,7 @@ class Question(Generic[T]):
     """
 
     asked: str
-    names: Callable[[], Collection[str] | None]
+    names: Callable[[bool], Collection[str] | None]
     compute: Callable[[StaticRESTMapper], T]
     core_first: Callable[[StaticRESTMapper], T | None] | None = None
     versions: tuple[str, ...] = ()
@@ -135,8 +136,45 @@ class AnswerEngine:
 
     def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
+        direct = self._direct(q, deps)
+        if direct is not None:
+            return direct
         with self.cache.lookup():
             return self._compute_in_scope(q, deps)
+
+    def _direct(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float] | None:
+        """The answer straight from the group indexes, when every group in scope is ready (loaded, complete,
+        nothing failed, fresh) and the answer is a match: then no certainty rule can object and the cache has
+        nothing to add. None otherwise (misses, failures, anything to load: :meth:`_compute_in_scope`)."""
+        groups = self._groups
+        now = self._clock()
+        mine: list[tuple[Cell, int]] = []
+        try:
+            if q.core_first is not None:
+                core = groups.ready(("",), mine, now)
+                if core is None:
+                    return None
+                found = q.core_first(StaticRESTMapper(core[0]))
+                if found is not None:
+                    deps.extend(mine)
+                    return found, core[1]
+            names = q.names(False)
+            if names is None:
+                if q.pick is None:
+                    return None
+                mine.append((ANYWHERE, 0))
+                ready = groups.ready_anywhere(q.pick, mine, now)
+            elif isinstance(names, Prefixed):
+                return None
+            else:
+                ready = groups.ready(names, mine, now)
+            if ready is None:
+                return None
+            value = q.compute(StaticRESTMapper(ready[0]))
+        except RestMapperError:
+            return None  # a miss or an ambiguity: the full path revalidates, words the error, memoizes it
+        deps.extend(mine)
+        return value, ready[1]
 
     def _compute_in_scope(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         try:
@@ -145,7 +183,7 @@ class AnswerEngine:
                 found = q.core_first(static)
                 if found is not None:
                     return self._certain(q, found, entries), until
-            wanted = q.names()
+            wanted = q.names(True)
             if q.load == () and wanted is not None:
                 answered = self._preferred_first(q, wanted, deps)
                 if answered is not None:
@@ -158,7 +196,7 @@ class AnswerEngine:
                     raise
                 first = exc
             if self.cache.revalidate_on_miss(wanted):
-                wanted = q.names()
+                wanted = q.names(True)
                 static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
                 try:
                     return self._certain(q, q.compute(static), entries), until
@@ -201,22 +239,26 @@ class AnswerEngine:
                                       partial=None if answer is not None else value)
         return value
 
-    def _groups_for(self, group: str) -> Collection[str] | None:
-        """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
+    def _groups_for(self, group: str, io: bool = True) -> Collection[str] | None:
+        """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all.
+
+        Without ``io`` the listing last applied is used (a named group read from it is checked fresh later).
+        """
         if not group:
             return None
-        index = self._groups.listed()  # a non-empty group never matches core, even as a prefix
+        # A non-empty group never matches core, even as a prefix.
+        index = self._groups.listed() if io else self._groups.index
         if index.listed(group):
             return {group}
         return Prefixed(index.with_prefix(group) or (group,))
 
-    def _groups_for_arg(self, arg: str) -> Collection[str] | None:
+    def _groups_for_arg(self, arg: str, io: bool = True) -> Collection[str] | None:
         if "." not in arg:
             return None
         gvr, gr = parse_resource_arg(arg)
         names: set[str] = set()
         for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
-            found = self._groups_for(group)
+            found = self._groups_for(group, io)
             if found is None:
                 return None
             names.update(found)

@@ -221,7 +221,8 @@ class LazyRESTMapper(AnswerEngine):
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
         return self._answer(gvr_key("kind_for", resource), lambda: Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
             load=load_for(resource)))
@@ -235,7 +236,7 @@ class LazyRESTMapper(AnswerEngine):
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
         return list(self._answer(gvr_key("kinds_for", resource), lambda: Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group),
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -249,7 +250,8 @@ class LazyRESTMapper(AnswerEngine):
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
         return self._answer(gvr_key("resource_for", resource), lambda: Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
             load=load_for(resource)))
@@ -263,7 +265,7 @@ class LazyRESTMapper(AnswerEngine):
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
         return list(self._answer(gvr_key("resources_for", resource), lambda: Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group),
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -300,7 +302,7 @@ class LazyRESTMapper(AnswerEngine):
                 else:
                     return memo.value  # type: ignore[no-any-return]
         return self._answer(key, lambda: Question(
-            asked_kind(group_kind, versions), lambda: {group_kind.group},
+            asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
@@ -335,7 +337,7 @@ class LazyRESTMapper(AnswerEngine):
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
         return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
-            asked_kind(group_kind, versions), lambda: {group_kind.group},
+            asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
             load=required_versions(*versions) or None)))
 
@@ -348,7 +350,7 @@ class LazyRESTMapper(AnswerEngine):
         """
         require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), lambda: Question(
-            f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource),
+            f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
             pick=by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
@@ -465,7 +467,7 @@ class LazyRESTMapper(AnswerEngine):
             return compute(m)
 
         result = self._answer(("resolve", arg, expand_categories), lambda: Question(
-            f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
+            f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             partial=lambda r, failed: dataclasses.replace(r, failed=failed),
             pick=by_arg(arg, expand_categories=expand_categories)))
@@ -485,7 +487,7 @@ class LazyRESTMapper(AnswerEngine):
         """
         require_str("expand_category", name, "a category name")
         return list(self._answer(("expand_category", name), lambda: Question(
-            f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)),
+            f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,

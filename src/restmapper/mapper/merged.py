@@ -242,6 +242,10 @@ class MergedIndex:
                 out.append(name)
         return out
 
+    def position(self, name: str) -> int:
+        """The priority rank of group ``name`` in the server's listing (core first); unlisted ones rank last."""
+        return self._position.get(name, len(self._position))
+
     def ordered(self, names: Iterable[str]) -> list[GroupIndex]:
         """The indexes of ``names`` that are indexed, in server priority order (core first)."""
         position = self._position
