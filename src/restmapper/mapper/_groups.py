@@ -186,7 +186,7 @@ class IndexedGroups:
             self._all_until = -_INF
             known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
-            self.index.cell(name).bump()
+            self.index.touch(name)
             self._troubled.discard(name)
             if not known:
                 # A group nobody had seen (a new CRD group) or the whole cache was invalidated: answers about
@@ -203,7 +203,7 @@ class IndexedGroups:
             self._indexes_locked((entry,), self._all_until)  # fresh as every group, barring further changes
         elif self.index.generation(name) != entry.generation:
             self.index.remove(name)  # rebuilt when a question needs it
-            self.index.cell(name).bump()
+            self.index.touch(name)
 
     def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float) -> list[GroupIndex]:
         """The indexes of ``entries`` (built when new); healthy ones are remembered as ready until ``until``."""
@@ -358,10 +358,10 @@ def by_arg(arg: str, *, expand_categories: bool) -> Picker:
     def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> set[str]:
         found: set[str] = set()
         for resource in resources:
-            found |= index.with_name(resource, deps)
-            found |= index.with_short_name(resource, deps)
+            found.update(index.with_name(resource, deps))
+            found.update(index.with_short_name(resource, deps))
         if expand_categories:
-            found |= index.with_category(arg, deps)
+            found.update(index.with_category(arg, deps))
         return found
 
     return pick

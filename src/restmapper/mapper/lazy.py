@@ -387,7 +387,7 @@ class LazyRESTMapper(AnswerEngine):
         def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> Collection[str]:
             if kind:
                 found = index.with_kind(kind, deps)
-                return found | index.with_kind(kind[:-4], deps) if kind.lower().endswith("list") else found
+                return {*found, *index.with_kind(kind[:-4], deps)} if kind.lower().endswith("list") else found
             if name:
                 return index.with_name(name, deps)
             if short_name:
