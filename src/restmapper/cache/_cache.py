@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._scope import LookupScope
+from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import EntryTable, GroupLists, listed_groups, same_resources
 from restmapper.cache._types import (
     CORE_V1,
@@ -38,9 +39,10 @@ from restmapper.cache._types import (
     is_transient,
     root_error,
 )
-from restmapper.discovery import DiscoveryClient, RootDiscovery
+from restmapper.discovery import RootDiscovery
 from restmapper.errors import APIStatusError, DiscoveryError, GroupDiscoveryError, RestMapperError
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
+from restmapper.transport.base import Transport
 
 __all__ = ["DiscoveryCache"]
 
@@ -85,7 +87,7 @@ class DiscoveryCache:
 
     def __init__(
         self,
-        discovery: DiscoveryClient,
+        discovery: DiscoverySource,
         *,
         ttl: float | None = 300.0,
         miss_refresh_interval: float = 1.0,
@@ -97,7 +99,8 @@ class DiscoveryCache:
         """Create a cache.
 
         Args:
-            discovery: the discovery client to read through.
+            discovery: the discovery client to read through (a :class:`~restmapper.discovery.DiscoveryClient`, or
+                anything with its :class:`~restmapper.cache._source.DiscoverySource` interface).
             ttl: seconds a group entry stays fresh; 0 revalidates on every lookup; None never expires.
             miss_refresh_interval: seconds between two revalidations caused by misses (the negative-cache
                 lifetime).
@@ -145,6 +148,11 @@ class DiscoveryCache:
         """A snapshot of the counters."""
         with self._lock:
             return self._stats.copy()
+
+    @property
+    def transport(self) -> Transport:
+        """The transport discovery reads over (list/watch layers above reuse its connection and credentials)."""
+        return self.discovery.transport
 
     def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
         """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.

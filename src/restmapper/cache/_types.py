@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -107,9 +108,8 @@ class CacheStats:
     stale_served: int = 0
 
     def copy(self) -> CacheStats:
-        """A snapshot of the counters."""
-        return CacheStats(self.hits, self.misses, self.negative_hits, Counter(self.fetches), self.not_modified,
-                          self.evictions, self.errors, self.stale_served)
+        """A snapshot of the counters (``fetches`` copied too)."""
+        return copy.deepcopy(self)
 
     @property
     def requests(self) -> int:
