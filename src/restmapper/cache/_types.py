@@ -19,7 +19,6 @@ from restmapper.errors import (
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
 __all__ = [
-    "CORE_V1",
     "Backoff",
     "CacheStats",
     "GroupEntry",
@@ -27,7 +26,6 @@ __all__ = [
     "RootSlot",
     "StaleGroupVersionError",
     "is_transient",
-    "root_error",
 ]
 
 
@@ -148,13 +146,3 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, APIStatusError):
         return exc.status == 429 or exc.status >= 500
     return isinstance(exc, TransportError) and exc.transient
-
-
-CORE_V1 = GroupVersion("", "v1")
-"""Core always exists and always serves ``v1``: an unreadable ``/api`` is reported as this version."""
-
-
-def root_error(path: str, exc: BaseException) -> GroupDiscoveryError:
-    """The error for an unreadable root document; ``/api`` is named as core ``v1`` (core always exists)."""
-    failed = {CORE_V1: exc} if path == "/api" else {}
-    return GroupDiscoveryError("", failed, documents={path: exc})

@@ -19,7 +19,10 @@ __all__ = ["CacheSource", "Healing"]
 class Healing(Protocol):
     """How a mapper tells the cache that an answer may be out of date (misses, 404s, invalidation)."""
 
-    miss_refresh_interval: float
+    @property
+    def miss_refresh_interval(self) -> float:
+        """Seconds between two revalidations caused by misses (the negative-cache lifetime)."""
+        ...
 
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server again (rate-limited) because a lookup over ``names`` found nothing; True if changed."""
