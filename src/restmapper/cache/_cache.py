@@ -464,13 +464,15 @@ class DiscoveryCache(CacheState):
             self._load_legacy(legacy, versions)
 
     def _reload_aggregated_root(self, doc: RootDoc) -> None:
+        """Re-read an aggregated root document unless it is fresh and none of its groups is due for a retry."""
         now = self.clock()
         with self._lock:
             slot = self._roots[doc.path]
-            if slot is not None and decide(self._slot_state_locked(doc.path, slot), now, self.timing) is Action.FRESH \
-                    and not any(self._retry_due_locked(g.name, now) for g in slot.root.groups):
-                return
-        self._ensure_root(doc, force=True)
+            fresh = slot is not None and (
+                decide(self._slot_state_locked(doc.path, slot), now, self.timing) is Action.FRESH
+                and not any(self._retry_due_locked(g.name, now) for g in slot.root.groups))
+        if not fresh:
+            self._ensure_root(doc, force=True)
 
     def _load_legacy(self, groups: list[APIGroup], versions: Sequence[str] | None = None) -> None:
         """Fetch the needed versions of legacy ``groups`` and install them (the lock only around the installs).
@@ -479,7 +481,7 @@ class DiscoveryCache(CacheState):
         served). Its group is evicted, its root document re-read, and the group loaded once more from the new
         listing in this same call; a second 404 is installed as "not served".
         """
-        for attempt in range(2):
+        for retried in (False, True):
             epoch = self._invalidations
             now = self.clock()
             have: dict[str, GroupEntry] = {}
@@ -492,7 +494,7 @@ class DiscoveryCache(CacheState):
                    if g.name not in have or gv in have[g.name].unread]
             ok, failed = self._fetch_group_versions(gvs)
             gone = {gv.group for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
-            if not gone or attempt:
+            if not gone or retried:
                 self._install_legacy(groups, ok, failed, epoch, have)
                 return
             with self._lock:

@@ -73,9 +73,9 @@ class Timing:
         return now + self.retry.backoff(failures)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SlotState:
-    """What :func:`decide` needs to know about one cached answer.
+    """What :func:`decide` needs to know about one cached answer (a value: built per decision, never changed).
 
     Attributes:
         fetched_at: clock reading when the held answer was fetched; None when nothing is held.

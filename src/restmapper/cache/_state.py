@@ -66,6 +66,8 @@ class CacheState:
 
     def _decide_entry_locked(self, entry: GroupEntry, now: float) -> Action:
         """What to do with a group's cached entry (anything but FRESH means: load the group again)."""
+        if entry.name not in self._backoff and self.timing.fresh(entry.fetched_at, now):
+            return Action.FRESH  # the warm path, as decide() answers it, without building a SlotState
         return decide(self._slot_state_locked(entry.name, entry), now, self.timing)
 
     def _retry_due_locked(self, key: str, now: float) -> bool:
