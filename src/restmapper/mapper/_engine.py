@@ -13,10 +13,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from restmapper.cache import DiscoveryCache, GroupEntry
+from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import in_scope, outranking, with_question
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
+from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import GroupVersion, GroupVersionResource, parse_resource_arg
@@ -61,7 +62,7 @@ class AnswerEngine:
         cache: the discovery cache.
     """
 
-    cache: DiscoveryCache
+    cache: CacheSource
     _clock: Callable[[], float]
     _memo: Memo
     _groups: IndexedGroups
