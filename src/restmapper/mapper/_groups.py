@@ -154,6 +154,7 @@ class IndexedGroups:
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
         self._all_until = -_INF
+        self._drops = 0  # groups dropped so far: an ``until`` read before a drop is void
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -178,12 +179,22 @@ class IndexedGroups:
         before = self.index.listing_cell.version
         self.index.set_listing(listing)
         if self.index.listing_cell.version != before:
-            self._all_until = -_INF  # a newly listed group is not loaded yet
+            # A newly listed group may not be loaded yet: the next :meth:`candidates` (or :meth:`reload`) checks.
+            self._all_until = -_INF
+
+    def _not_all_loaded_locked(self) -> None:
+        self._all_until = -_INF
+        self._drops += 1
+
+    def _all_loaded_locked(self, until: float, drops: int) -> None:
+        """Every listed group was loaded and fresh until ``until`` when :attr:`_drops` was ``drops``."""
+        if self._drops == drops:  # no group was dropped since
+            self._all_until = until
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
         if entry is None:
-            self._all_until = -_INF
+            self._not_all_loaded_locked()
             known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
             self.index.touch(name)
@@ -264,13 +275,15 @@ class IndexedGroups:
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""
         self.reload_pending = False
-        self._all_until = -_INF
+        drops = self._drops
         try:
-            self.cache.ensure_all()
+            until = self.cache.ensure_all()
         except BaseException:
             self.reload_pending = True
             raise
-        self.catch_up()
+        with self._lock:
+            self._catch_up_locked()
+            self._all_loaded_locked(until, drops)
 
     def listed(self, *, fetch: bool = True) -> MergedIndex:
         """The merged index with the server's current group listing (fetching ``/apis`` when due)."""
@@ -300,12 +313,13 @@ class IndexedGroups:
         Returns:
             ``(names, until)``: until when (clock seconds) every group stays loaded and fresh.
         """
+        drops = self._drops
         until = self.cache.ensure_all()
         deps.append((ANYWHERE, 0))
         with self._lock:
             self._catch_up_locked()
             self.reload_pending = False
-            self._all_until = until
+            self._all_loaded_locked(until, drops)
             if not self._complete:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
