@@ -274,18 +274,24 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
         """
-        if group_kind.__class__ is not GroupKind or versions:
+        if group_kind.__class__ is not GroupKind:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         key = ("rest_mapping", group_kind.group, group_kind.kind, versions)
-        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller.
+        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller. Versions are
+        # checked after it: only checked questions are memoized, so an unchecked one cannot hit.
         if self.cache.generation == self._groups.generation:
-            memo = self._memo.get(key)
+            try:
+                memo = self._memo.get(key)
+            except TypeError:  # an unhashable version: worded below
+                memo = None
             if memo is not None and memo.error is None and self._clock() < memo.valid_until:
                 for cell, version in memo.deps:
                     if cell.version != version:
                         break
                 else:
                     return memo.value  # type: ignore[no-any-return]
+        if versions:
+            group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         return self._answer(key, lambda: Question(
             asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
