@@ -513,6 +513,9 @@ class SelfHealingDiscoverer:
         return [o for o in candidates if _matches(o, filters)]
 
     def _view(self, names: set[str] | None) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
+        ready = self.mapper.cached_groups(names) if names is not None else None
+        if ready is not None:  # every group loaded and fresh: no need to ask the cache
+            return [(e, self._group(e)) for e in ready[0]], ready[1]
         try:
             view = self.cache.groups(names)
         except DiscoveryError:

@@ -38,6 +38,7 @@ class GroupSource(Protocol):
     """What the mapper needs from the discovery cache (:class:`~restmapper.cache.DiscoveryCache` provides it)."""
 
     generation: int
+    clock: Callable[[], float]
 
     def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
         """The fresh entries of ``names`` (None: all) holding ``versions`` (None: all; ``()``: preferred)."""
@@ -150,7 +151,7 @@ class IndexedGroups:
         # Groups a question may be answered from without asking the cache: name -> (index, until when, clock
         # seconds). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
         # a group leaves it as soon as a change to it is applied.
-        self._ready: dict[str, tuple[GroupIndex, float]] = {}
+        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry]] = {}
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
         self._all_until = -_INF
@@ -223,7 +224,7 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
-                self._ready[e.name] = (index, until)
+                self._ready[e.name] = (index, until, e)
         return out
 
     def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
@@ -261,6 +262,17 @@ class IndexedGroups:
         held.sort(key=_first)
         self._depend_locked(names, deps)
         return [index for _, index in held], until
+
+    def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
+        """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
+        :meth:`DiscoveryCache.groups` does), or None."""
+        deps: list[tuple[Cell, int]] = []
+        with self._lock:
+            found = self._ready_locked(names, deps, now)
+            if found is None:
+                return None
+            ready = self._ready
+            return [ready[i.name][2] for i in found[0]], found[1]
 
     def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
                        ) -> tuple[list[GroupIndex], float] | None:
@@ -313,9 +325,15 @@ class IndexedGroups:
         Returns:
             ``(names, until)``: until when (clock seconds) every group stays loaded and fresh.
         """
+        deps.append((ANYWHERE, 0))
+        now = self.cache.clock()
+        with self._lock:
+            self._catch_up_locked()
+            if self._complete and not self.reload_pending and now < self._all_until:
+                # Every group is known loaded and fresh: no need to ask the cache.
+                return {"", *pick(self.index, deps), *self._troubled}, self._all_until
         drops = self._drops
         until = self.cache.ensure_all()
-        deps.append((ANYWHERE, 0))
         with self._lock:
             self._catch_up_locked()
             self.reload_pending = False

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from restmapper.cache import CacheStats, DiscoveryCache
+from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper._args import (
@@ -319,6 +319,16 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             return None
         mapping: RESTMapping = memo.value.mapping
         return mapping
+
+    def cached_groups(self, names: Collection[str]) -> tuple[list[GroupEntry], float] | None:
+        """The cache entries of ``names`` in server priority order, and until when (clock seconds) they hold, when
+        every listed one is loaded, complete (no version unread), healthy (none failed or stale) and fresh; else
+        None (ask the cache). Never does I/O: for layers that answer from entries (the dynamic drop-in).
+        Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them.
+        """
+        if self.cache.generation != self._groups.generation:
+            self._groups.catch_up()
+        return self._groups.ready_entries(names, self._clock())
 
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
         """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
