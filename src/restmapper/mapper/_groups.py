@@ -70,7 +70,7 @@ ANYWHERE = Cell()
 """Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # never changed once built; not frozen: a frozen __init__ costs 2x
 class Remembered:
     """A memoized answer: the value or the error, until when (clock seconds), the cells it read, and whether it
     may come from any group (then it is reused only once every group is loaded after an invalidation)."""
@@ -242,6 +242,13 @@ class IndexedGroups:
             return None
         ready = self._ready
         index = self.index
+        if len(names) == 1:  # most questions name one group
+            for name in names:
+                one = ready.get(name)
+                if one is None or one[1] <= now:
+                    break
+                self._depend_locked(names, deps)
+                return [one[0]], one[1]
         held: list[tuple[int, GroupIndex]] = []
         until = _INF
         unlisted = named = False

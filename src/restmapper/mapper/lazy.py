@@ -206,7 +206,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
         return self._answer(gvr_key("kind_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
@@ -221,7 +221,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
         return list(self._answer(gvr_key("kinds_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -235,7 +235,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
         return self._answer(gvr_key("resource_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
@@ -250,7 +250,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
         return list(self._answer(gvr_key("resources_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -293,7 +293,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         return self._answer(key, lambda: Question(
-            asked_kind(group_kind, versions), lambda io: {group_kind.group},
+            lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
@@ -338,7 +338,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
         return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
-            asked_kind(group_kind, versions), lambda io: {group_kind.group},
+            lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
             load=required_versions(*versions) or None)))
 
@@ -351,7 +351,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), lambda: Question(
-            f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
+            lambda: f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
             pick=by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
@@ -468,7 +468,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             return compute(m)
 
         result = self._answer(("resolve", arg, expand_categories), lambda: Question(
-            f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
+            lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             partial=lambda r, failed: dataclasses.replace(r, failed=failed),
             pick=by_arg(arg, expand_categories=expand_categories)))
@@ -488,7 +488,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         require_str("expand_category", name, "a category name")
         return list(self._answer(("expand_category", name), lambda: Question(
-            f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
+            lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
