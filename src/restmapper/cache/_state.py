@@ -31,7 +31,11 @@ _INF = math.inf
 
 
 class CacheState:
-    """What the cache knows (see the ``_cache`` module docstring for each attribute), and its ``_locked`` helpers."""
+    """What the cache knows (see the ``_cache`` module docstring for each attribute), and its ``_locked`` helpers.
+
+    Every method below expects the caller to hold ``self._lock`` (a plain, non-reentrant ``threading.Lock``) and
+    returns without releasing it or doing I/O.
+    """
 
     def __init__(self, discovery: DiscoverySource, timing: Timing, clock: Callable[[], float]) -> None:
         self.discovery = discovery
