@@ -12,7 +12,9 @@ The property-style sweep over every endpoint and fault is in ``test_fault_matrix
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -27,18 +29,22 @@ from restmapper import (
     GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
+    MalformedDiscoveryError,
     NoKindMatchError,
     NoResourceMatchError,
     PartialDiscoveryWarning,
+    RestMapperError,
     TransportError,
     is_ambiguous,
     is_no_match,
 )
+from restmapper.aio import AsyncRESTMapper
 from restmapper.cli import Session, run
 from restmapper.cli._embedded import EmbeddedTransport
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import AmbiguousKindError
 from restmapper.mapper import LazyRESTMapper
+from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -294,6 +300,109 @@ def test_unreadable_core_is_never_answered_by_another_group(
                 lookup()
             assert_unread(info.value, "v1")
             assert info.value.__class__ is GroupDiscoveryError, name
+
+
+AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def _answer(doc: dict[str, Any], content_type: str = "application/json") -> dict[str, Any]:
+    return dict(status=200, body=json.dumps(doc), content_type=content_type)
+
+
+def _aggregated_core(items: Any) -> dict[str, Any]:
+    return _answer({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": items},
+                   AGGREGATED_CT)
+
+
+# 200 answers for core that list no v1 or no resources, or say nothing at all: core always exists and always
+# serves resources, so each is a failure of core, never an empty core group.
+EMPTY_CORE = {
+    "legacy:/api:{}": ("legacy", "/api", _answer({})),
+    "legacy:/api:versions=[]": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": []})),
+    "legacy:/api:versions=null": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": None})),
+    "legacy:/api:no-v1": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": ["v2"]})),
+    "legacy:/api/v1:resources=[]": ("legacy", "/api/v1", _answer(
+        {"kind": "APIResourceList", "groupVersion": "v1", "resources": []})),
+    "legacy:/api/v1:resources=null": ("legacy", "/api/v1", _answer(
+        {"kind": "APIResourceList", "groupVersion": "v1", "resources": None})),
+    "legacy:/api/v1:no-kind": ("legacy", "/api/v1", _answer({"groupVersion": "v1"})),
+    "aggregated:/api:{}": ("aggregated", "/api", _answer({})),
+    "aggregated:/api:legacy-versions=[]": ("aggregated", "/api", _answer({"kind": "APIVersions", "versions": []})),
+    "aggregated:/api:items=[]": ("aggregated", "/api", _aggregated_core([])),
+    "aggregated:/api:items=null": ("aggregated", "/api", _aggregated_core(None)),
+    "aggregated:/api:core-without-versions": ("aggregated", "/api", _aggregated_core(
+        [{"metadata": {"name": ""}, "versions": []}])),
+    "aggregated:/api:v1-without-resources": ("aggregated", "/api", _aggregated_core(
+        [{"metadata": {"name": ""}, "versions": [{"version": "v1", "freshness": "Current", "resources": []}]}])),
+}
+
+
+@pytest.mark.parametrize("case", list(EMPTY_CORE))
+def test_an_empty_core_document_is_a_failure_of_core(case: str, clock: Clock) -> None:
+    """``/api`` answering ``{}`` let metrics.k8s.io answer ``pods`` and gave confident no-matches for core."""
+    mode, path, fault = EMPTY_CORE[case]
+    cluster = busy_cluster(mode)
+    with cluster.mock():
+        injected = cluster.inject(path, **fault)
+        mapper = make_mapper(cluster, clock)
+        lookups = {
+            "resolve pods": lambda: mapper.resolve("pods"),
+            "resolve po": lambda: mapper.resolve("po"),
+            "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
+            "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
+            "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
+            "kinds_for pods": lambda: mapper.kinds_for(GroupVersionResource("", "", "pods")),
+            "is_namespaced Pod": lambda: mapper.is_namespaced(GroupVersionKind("", "v1", "Pod")),
+            "async rest_mapping": lambda: asyncio.run(AsyncRESTMapper(mapper).rest_mapping(GroupKind("", "Pod"))),
+        }
+        for name, lookup in lookups.items():
+            with pytest.raises(DiscoveryError) as info:
+                lookup()
+            assert_unread(info.value, "v1")
+            assert isinstance(info.value, GroupDiscoveryError), name
+        with pytest.warns(PartialDiscoveryWarning, match="v1"):
+            found = mapper.resolve_all("all")
+        assert found.partial and GroupVersion("", "v1") in found.failed
+        assert "pods" not in [m.resource.resource for m in found]
+        # A named group asked for by name is unaffected.
+        assert mapper.rest_mapping(GroupKind("apps", "Deployment")).resource.group == "apps"
+        injected.remove()
+        clock.advance(61)  # past the failure backoff (at most retry_max)
+        assert mapper.resolve("pods").resource == GroupVersionResource("", "v1", "pods")
+
+
+def test_an_empty_core_document_fails_object_cache_reads() -> None:
+    """``ObjectCache.get``/``list`` of a core kind read an empty ``/api`` as "ConfigMap is not served"."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject("/api", **_answer({}))
+        transport = RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))
+        cache = ObjectCache(LazyRESTMapper(DiscoveryClient(transport)), transport=transport, sync_timeout=0.5)
+        try:
+            # A typed error naming the unreadable core (the informer's sync timeout chains it), never "not served".
+            for read in (lambda: cache.list(GroupKind("", "ConfigMap")),
+                         lambda: cache.get(GroupKind("", "ConfigMap"), "x", namespace="default")):
+                with pytest.raises(RestMapperError) as info:
+                    read()
+                assert not is_no_match(info.value) and "v1" in str(info.value) and "/api" in str(info.value)
+        finally:
+            cache.stop()
+
+
+def test_empty_core_discovery_client_and_cli(mode: str) -> None:
+    """The client-level rule: a 404 on ``/api`` is a server without core (client-go); a 200 without v1 is not."""
+    cluster = busy_cluster(mode)
+    with cluster.mock():
+        cluster.inject("/api", **_answer({"kind": "APIVersions", "versions": []}))
+        client = DiscoveryClient(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1)))
+        for call in (client.fetch_core, client.fetch_root, client.server_groups_and_resources):
+            with pytest.raises(MalformedDiscoveryError, match="v1"):
+                call()
+    cluster.inject("/api", **_answer({}))
+    code, out, err = cli(["api-resources"], cluster)
+    assert code == 1 and "pods" not in out and "/api" in err
+    code, out, err = cli(["resolve", "pods"], cluster)
+    assert code == 1 and "PodMetrics" not in out and '"pods"' in err and "v1" in err
 
 
 @pytest.mark.parametrize("fault", [dict(status=404, body="404 page not found"), dict(status=503, body="x")])

@@ -329,7 +329,28 @@ class LazyRESTMapper:
         except GroupDiscoveryError as exc:
             if exc.asked:
                 raise
+            partial = self._without_core(q, exc, deps)
+            if partial is not None:
+                return partial
             raise with_question(exc, q.asked) from exc
+
+    def _without_core(self, q: _Question[T], exc: GroupDiscoveryError, deps: list[tuple[Cell, int]]
+                      ) -> tuple[T, float] | None:
+        """A category's members in the named groups when only ``/api`` is unreadable, with core as failed.
+
+        The same answer as when core's ``v1`` document fails (kubectl warns and lists the rest); any other question
+        (a single name core could win by priority) keeps the error. Remembered for no time: core is asked again.
+        """
+        if q.partial is None or q.answered_at is None or set(exc.documents) != {"/api"}:
+            return None
+        try:
+            static, _entries, _until = self._groups.scoped(self.cache.group_names(core=False), deps)
+            value = q.compute(static)
+        except (MappingError, GroupDiscoveryError):
+            return None
+        if q.answered_at(value) is not None:
+            return None  # not a category: core could have answered it
+        return q.partial(value, dict(exc.failed)), self._clock()
 
     def _preferred_first(self, q: _Question[T], names: Collection[str], deps: list[tuple[Cell, int]]
                          ) -> tuple[T, float] | None:
