@@ -13,8 +13,12 @@ The property-style sweep over every endpoint and fault is in ``test_fault_matrix
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import io
 import json
+import pickle
+import re
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +30,7 @@ from restmapper import (
     DiscoveryError,
     GroupDiscoveryError,
     GroupKind,
+    GroupResource,
     GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
@@ -34,6 +39,8 @@ from restmapper import (
     NoResourceMatchError,
     PartialDiscoveryWarning,
     RestMapperError,
+    RESTMapping,
+    Scope,
     TransportError,
     is_ambiguous,
     is_no_match,
@@ -546,6 +553,54 @@ def test_wrong_argument_types_are_type_errors_naming_the_expected_type(
         getattr(mapper, method)(*args)
     assert method in str(info.value)
     assert mapper.rest_mapping(GroupKind("apps", "Deployment")).resource.resource == "deployments"  # unharmed
+
+
+class Name(str):
+    """A str subclass (an enum value, a typed alias): accepted wherever a str is."""
+
+
+BAD_FIELDS = [
+    (GroupVersionResource, ("", "", None), "GroupVersionResource.resource", "NoneType"),
+    (GroupVersionResource, ("", "", 5), "GroupVersionResource.resource", "int"),
+    (GroupVersionResource, ("", "", b"pods"), "GroupVersionResource.resource", "bytes"),
+    (GroupVersionResource, (None, "", "pods"), "GroupVersionResource.group", "NoneType"),
+    (GroupVersionResource, ("", None, "pods"), "GroupVersionResource.version", "NoneType"),
+    (GroupKind, ("", None), "GroupKind.kind", "NoneType"),
+    (GroupKind, (None, "Pod"), "GroupKind.group", "NoneType"),
+    (GroupVersionKind, ("apps", 1, "Deployment"), "GroupVersionKind.version", "int"),
+    (GroupVersion, ("apps", None), "GroupVersion.version", "NoneType"),
+    (GroupResource, (["apps"], "deployments"), "GroupResource.group", "list"),
+]
+
+
+@pytest.mark.parametrize(("cls", "args", "field", "got"), BAD_FIELDS, ids=[f"{f}-{g}" for _, _, f, g in BAD_FIELDS])
+def test_model_fields_of_the_wrong_type_are_type_errors(cls: Any, args: tuple[Any, ...], field: str,
+                                                        got: str) -> None:
+    """A None group was read as "any" and a None kind gave a no-match whose str() raised: both are type errors."""
+    with pytest.raises(TypeError, match=rf"^{re.escape(field)} must be a str, not {got}"):
+        cls(*args)
+    name = field.split(".")[1]
+    bad = dict(zip([f.name for f in dataclasses.fields(cls)], args, strict=True))[name]
+    with pytest.raises(TypeError, match=rf"^{re.escape(field)} must be a str"):
+        dataclasses.replace(cls(*(Name("x") for _ in args)), **{name: bad})
+
+
+def test_model_fields_accept_str_subclasses_and_survive_pickle_and_replace(embedded: FakeCluster,
+                                                                           clock: Clock) -> None:
+    gk = GroupKind(Name("apps"), Name("Deployment"))
+    assert gk == GroupKind("apps", "Deployment") and hash(gk) == hash(GroupKind("apps", "Deployment"))
+    mapping = make_mapper(embedded, clock).rest_mapping(gk)
+    assert mapping.resource == GroupVersionResource("apps", "v1", "deployments")
+    for value in (gk, mapping.resource, mapping.group_version_kind, mapping.resource.group_version,
+                  mapping.resource.group_resource, mapping):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value
+    assert dataclasses.replace(mapping.resource, version="v2") == GroupVersionResource("apps", "v2", "deployments")
+    with pytest.raises(TypeError, match=r"RESTMapping\.scope must be a Scope"):
+        dataclasses.replace(mapping, scope="Namespaced")
+    with pytest.raises(TypeError, match=r"RESTMapping\.resource must be a GroupVersionResource"):
+        RESTMapping(GroupResource("apps", "deployments"),  # type: ignore[arg-type]
+                    mapping.group_version_kind, Scope.NAMESPACED)
 
 
 def test_mapper_construction_with_the_wrong_thing_is_a_type_error() -> None:

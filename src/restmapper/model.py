@@ -1,6 +1,9 @@
 """Value types of the Kubernetes API machinery, with parsing and string forms as apimachinery.
 
-Everything here is immutable and hashable; nothing here does I/O. Names and string forms follow
+Everything here is immutable and hashable; nothing here does I/O. The name types (``GroupVersion``,
+``GroupKind``, ``GroupResource``, ``GroupVersionKind``, ``GroupVersionResource``) raise ``TypeError`` naming the
+field when one is not a ``str`` (subclasses are fine): ``None`` is never "any", and ``RESTMapping`` checks its
+parts' types the same way. Names and string forms follow
 ``k8s.io/apimachinery/pkg/runtime/schema`` (``GroupVersion``, ``GroupVersionKind``, ...) and
 ``k8s.io/apimachinery/pkg/apis/meta/v1`` (``APIResource``, ``APIGroup``).
 """
@@ -33,6 +36,19 @@ __all__ = [
 ]
 
 
+def _require_str(obj: object, *names: str) -> None:
+    """Raise a TypeError naming the first of the fields ``names`` of ``obj`` that is not a ``str`` (or subclass).
+
+    A ``None`` group or version is not "any": it is a wrong question, and ``str()`` of the value must not fail.
+    Callers test ``type(field) is str`` first (one identity test per field on the hot path); str subclasses and
+    wrong types come here.
+    """
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, str):
+            raise TypeError(f"{type(obj).__name__}.{name} must be a str, not {type(value).__name__} ({value!r:.40})")
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class GroupVersion:
     """An API group and version; the core group is the empty string.
@@ -42,6 +58,10 @@ class GroupVersion:
 
     group: str
     version: str
+
+    def __post_init__(self) -> None:
+        if type(self.group) is not str or type(self.version) is not str:
+            _require_str(self, "group", "version")
 
     @classmethod
     def parse(cls, text: str) -> GroupVersion:
@@ -103,6 +123,10 @@ class GroupKind:
     group: str
     kind: str
 
+    def __post_init__(self) -> None:
+        if type(self.group) is not str or type(self.kind) is not str:
+            _require_str(self, "group", "kind")
+
     @classmethod
     def parse(cls, text: str) -> GroupKind:
         """Parse ``Kind.group`` (split at the first dot) as apimachinery ``schema.ParseGroupKind``."""
@@ -123,6 +147,10 @@ class GroupResource:
 
     group: str
     resource: str
+
+    def __post_init__(self) -> None:
+        if type(self.group) is not str or type(self.resource) is not str:
+            _require_str(self, "group", "resource")
 
     @classmethod
     def parse(cls, text: str) -> GroupResource:
@@ -145,6 +173,10 @@ class GroupVersionKind:
     group: str
     version: str
     kind: str
+
+    def __post_init__(self) -> None:
+        if type(self.group) is not str or type(self.version) is not str or type(self.kind) is not str:
+            _require_str(self, "group", "version", "kind")
 
     @classmethod
     def from_api_version_and_kind(cls, api_version: str, kind: str) -> GroupVersionKind:
@@ -179,12 +211,16 @@ class GroupVersionKind:
 class GroupVersionResource:
     """A resource in one group version. ``str()`` is ``apps/v1, Resource=deployments`` as apimachinery.
 
-    Any part may be empty in a partial resource given to ``kinds_for``/``resources_for``.
+    Any part may be empty (``""``, never None) in a partial resource given to ``kinds_for``/``resources_for``.
     """
 
     group: str
     version: str
     resource: str
+
+    def __post_init__(self) -> None:
+        if type(self.group) is not str or type(self.version) is not str or type(self.resource) is not str:
+            _require_str(self, "group", "version", "resource")
 
     def __str__(self) -> str:
         return f"{self.group}/{self.version}, Resource={self.resource}"
@@ -348,6 +384,13 @@ class RESTMapping:
     group_version_kind: GroupVersionKind
     scope: Scope
     api_resource: APIResource | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name, expected in (("resource", GroupVersionResource), ("group_version_kind", GroupVersionKind),
+                               ("scope", Scope)):
+            value = getattr(self, name)
+            if not isinstance(value, expected):
+                raise TypeError(f"RESTMapping.{name} must be a {expected.__name__}, not {type(value).__name__}")
 
     @property
     def namespaced(self) -> bool:
