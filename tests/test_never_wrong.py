@@ -49,7 +49,7 @@ from restmapper.aio import AsyncRESTMapper
 from restmapper.cli import Session, run
 from restmapper.cli._embedded import EmbeddedTransport
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import AmbiguousKindError
+from restmapper.errors import AmbiguousKindError, ResourceTypeNotFoundError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster
@@ -217,6 +217,59 @@ def test_healthy_resolve_all_is_not_partial(clock: Clock) -> None:
         warnings.simplefilter("error", PartialDiscoveryWarning)
         found = make_mapper(cluster, clock).resolve_all("all,certs")
         assert not found.partial and found.failed == {}
+
+
+def test_resolve_all_raises_for_a_name_it_cannot_resolve_as_kubectl(clock: Clock) -> None:
+    """Decision: a name that cannot be resolved fails the whole ``resolve_all`` call, while a category is partial.
+
+    kubectl 1.32 ``get configmaps,certs`` with cert-manager.io/v1 at 503 prints nothing and exits 1 with an error
+    for ``certs`` (its builder resolves every type before listing); ``get all`` warns and lists the rest. The
+    failure stays remembered for the backoff, also after the server recovered; then the next call answers.
+    """
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        fault = cluster.inject("/apis/cert-manager.io/v1", status=503, body="unavailable")
+        mapper = make_mapper(cluster, clock)
+        for _ in range(2):  # the second call, after the server recovered, replays the failure remembered
+            with pytest.raises(GroupDiscoveryError) as info:
+                mapper.resolve_all("all,certs")
+            assert_unread(info.value, '"certs"', "cert-manager.io/v1")
+            fault.remove()
+        clock.advance(61)  # past the failure backoff (at most retry_max)
+        found = mapper.resolve_all("all,certs")
+        assert not found.partial and "certificates" in [m.resource.resource for m in found]
+    cluster.inject("/apis/cert-manager.io/v1", status=503, body="unavailable")
+    code, out, err = cli(["resolve", "all,certs"], cluster)
+    # The CLI tabulates each argument's resolution: the rows it found, then an error line for the one it could not.
+    assert code == 1 and "certificates" not in out and "pods" in out, out
+    assert err.splitlines()[-1].startswith("error: ") and '"certs"' in err.splitlines()[-1], err
+
+
+def test_a_remembered_no_match_says_so_and_a_fresh_one_keeps_upstreams_message(clock: Clock) -> None:
+    """Within ``miss_refresh_interval`` a repeated miss is answered from memory: the message gives its age."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock)
+        fresh = {
+            NoKindMatchError: 'no matches for kind "Widget" in group "example.com"',
+            ResourceTypeNotFoundError: 'the server doesn\'t have a resource type "widgets"',
+        }
+        lookups = {NoKindMatchError: lambda: mapper.rest_mapping(GroupKind("example.com", "Widget")),
+                   ResourceTypeNotFoundError: lambda: mapper.resolve("widgets")}
+        for cls, lookup in lookups.items():
+            with pytest.raises(cls) as first:
+                lookup()
+            assert str(first.value) == fresh[cls] and first.value.remembered_age is None
+            clock.advance(0.4)
+            with pytest.raises(cls) as again:
+                lookup()
+            assert str(again.value) == fresh[cls] + " (as of 0.4 s ago; misses are cached for up to 1 s)"
+            assert again.value.remembered_age == pytest.approx(0.4) and is_no_match(again.value)
+            assert pickle.loads(pickle.dumps(again.value)).remembered_age == pytest.approx(0.4)
+            clock.advance(1.0)  # past the negative cache: asked again, a fresh answer
+            with pytest.raises(cls) as later:
+                lookup()
+            assert str(later.value) == fresh[cls]
 
 
 # --- is_no_match / is_ambiguous follow only causes that mean the same thing -----------------------------------

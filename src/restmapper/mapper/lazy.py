@@ -266,6 +266,12 @@ class LazyRESTMapper:
     def _answer(self, key: tuple[Any, ...], q: _Question[T]) -> T:
         memo = self._fresh_memo(key)
         if memo is not None:
+            if isinstance(memo.error, MappingError) and is_no_match(memo.error):
+                # A remembered miss: the message says how old it is (a fresh one keeps upstream's exact message).
+                interval = self.cache.miss_refresh_interval
+                age = max(0.0, self._clock() - (memo.valid_until - interval))
+                if age > 0:
+                    raise memo.error.remembered(age, interval).with_traceback(None)
             return self._replay(memo)  # type: ignore[no-any-return]
         deps: list[tuple[Cell, int]] = []
         value: Any = None
