@@ -32,7 +32,7 @@ def require_fixtures() -> Path:
     """Return the fixtures folder, or skip the calling test with a reason when it is absent."""
     if not FIXTURES_DIR.is_dir():
         pytest.skip(f"fixture folder {FIXTURES_DIR} is absent (it sits next to the repository in CI; "
-                    "see DESIGN.md section 3)")
+                    "see the README, Set-up)")
     return FIXTURES_DIR
 
 

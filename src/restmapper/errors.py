@@ -26,22 +26,30 @@ __all__ = [
     "APIStatusError",
     "AmbiguousKindError",
     "AmbiguousResourceError",
+    "CacheSyncTimeoutError",
     "ConfigError",
     "DiscoveryError",
     "GroupDiscoveryError",
+    "InformerStoppedError",
     "InvalidArgumentError",
     "MalformedDiscoveryError",
     "MappingError",
     "NoKindMatchError",
     "NoResourceMatchError",
+    "ObjectNotFoundError",
+    "ObjectWaitTimeoutError",
+    "PartialDiscoveryWarning",
     "RequestTimeoutError",
     "ResourceTypeNotFoundError",
     "ResponseTooLargeError",
     "RestMapperError",
+    "ShortNameConflictWarning",
+    "StaleGroupVersionError",
     "TransportError",
     "WaitTimeoutError",
     "is_ambiguous",
     "is_no_match",
+    "is_not_found",
 ]
 
 
@@ -173,6 +181,14 @@ class DiscoveryError(RestMapperError):
         """
         parts = [f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0]))]
         return "unable to retrieve the complete list of server APIs: " + ", ".join(parts)
+
+
+class StaleGroupVersionError(DiscoveryError):
+    """Aggregated discovery marked a group version ``Stale``: its backing API service is down."""
+
+    def __init__(self, gv: GroupVersion) -> None:
+        super().__init__(f"stale GroupVersion discovery: {gv}")
+        self.group_version = gv
 
 
 class GroupDiscoveryError(DiscoveryError):
@@ -444,3 +460,91 @@ def is_ambiguous(exc: BaseException) -> bool:
     not followed.
     """
     return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc, _UNREAD))
+
+
+# --- the object cache -------------------------------------------------------------------------------------
+
+
+class ObjectNotFoundError(RestMapperError, LookupError):
+    """The cache holds no such object (the informer has synced, so the server had none when last seen).
+
+    Attributes:
+        kind: the kind asked for (``Widget.example.com``).
+        namespace: the namespace (``""`` for cluster-scoped kinds).
+        name: the object name.
+    """
+
+    def __init__(self, kind: str, namespace: str, name: str) -> None:
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        where = f" in namespace {namespace!r}" if namespace else ""
+        super().__init__(f"{kind} {name!r} not found{where} (object cache)")
+
+
+class CacheSyncTimeoutError(WaitTimeoutError):
+    """An informer did not complete its first list within the timeout; ``__cause__`` is its last error.
+
+    A :class:`WaitTimeoutError` (and so a ``TimeoutError``), as every "waited and gave up" error of restmapper.
+
+    Attributes:
+        kind: the kind (``Widget.example.com``).
+        timeout: seconds waited.
+        last_error: the informer's last list/watch or discovery error, or None.
+    """
+
+    def __init__(self, kind: str, timeout: float, last_error: BaseException | None) -> None:
+        super().__init__(kind, timeout, last_error)
+        self.kind = kind
+        suffix = f": {last_error}" if last_error is not None else ""
+        self.args = (f"timed out after {timeout:g}s waiting for the {kind} informer to sync{suffix}",)
+
+
+class ObjectWaitTimeoutError(WaitTimeoutError):
+    """:meth:`ObjectCache.wait_for` reached its timeout before the cache held the object as new as asked.
+
+    Attributes:
+        target: ``"Kind.group namespace/name"``.
+        timeout: seconds waited.
+        resource_version: the resourceVersion waited for, or None.
+        generation: the generation waited for, or None.
+    """
+
+    def __init__(self, kind: str, namespace: str, name: str, timeout: float, resource_version: str | None,
+                 generation: int | None) -> None:
+        super().__init__(f"{kind} {namespace + '/' if namespace else ''}{name}", timeout, None)
+        self.resource_version = resource_version
+        self.generation = generation
+        wanted = [f"resourceVersion {resource_version}"] if resource_version is not None else []
+        wanted += [f"generation {generation}"] if generation is not None else []
+        self.args = (f"timed out after {timeout:g}s waiting for the cache to hold {self.target}"
+                     f"{' at ' + ' and '.join(wanted) if wanted else ''}",)
+
+
+class InformerStoppedError(RestMapperError):
+    """A stopped informer was used (its cache was stopped); ask the cache for the kind again."""
+
+
+def is_not_found(exc: BaseException) -> bool:
+    """True when ``exc`` is, wraps or aggregates an :class:`ObjectNotFoundError` (``errors.IsNotFound`` for the
+    cache; a no-match for the *kind* is :func:`~restmapper.errors.is_no_match`, not this)."""
+    return any(isinstance(e, ObjectNotFoundError) for e in _walk(exc))
+
+
+# --- warnings ---------------------------------------------------------------------------------------------
+
+
+class PartialDiscoveryWarning(UserWarning):
+    """A list answer (a category such as ``all``) may be incomplete: some group versions could not be read.
+
+    kubectl prints the same situation as a warning and goes on with what it found.
+    """
+
+
+class ShortNameConflictWarning(UserWarning):
+    """A short name is claimed by several resources; the first in priority order was used.
+
+    Emitted (with :func:`warnings.warn`) by the mapper layer for the messages
+    :func:`restmapper.mapper.shortcut.expand_resource_shortcut` returns, as kubectl prints
+    ``Warning: short name "ev" could also match lower priority resource events.events.k8s.io``.
+    """

@@ -12,6 +12,7 @@ from restmapper.errors import (
     DiscoveryError,
     GroupDiscoveryError,
     RestMapperError,
+    StaleGroupVersionError,
     TransportError,
 )
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
@@ -27,14 +28,6 @@ __all__ = [
     "is_transient",
     "root_error",
 ]
-
-
-class StaleGroupVersionError(DiscoveryError):
-    """Aggregated discovery marked a group version ``Stale``: its backing API service is down."""
-
-    def __init__(self, gv: GroupVersion) -> None:
-        super().__init__(f"stale GroupVersion discovery: {gv}")
-        self.group_version = gv
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from restmapper.errors import (
     AmbiguousResourceError,
     InvalidArgumentError,
     MappingError,
+    PartialDiscoveryWarning,
     ResourceTypeNotFoundError,
     RestMapperError,
     is_no_match,
@@ -63,12 +64,6 @@ __all__ = [
     "resolve",
 ]
 
-
-class PartialDiscoveryWarning(UserWarning):
-    """A list answer (a category such as ``all``) may be incomplete: some group versions could not be read.
-
-    kubectl prints the same situation as a warning and goes on with what it found.
-    """
 
 
 def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) -> str:

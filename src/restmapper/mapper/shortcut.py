@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeAlias
 
+from restmapper.errors import ShortNameConflictWarning
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import GroupResource, GroupVersionResource
@@ -29,16 +30,6 @@ IndexSource: TypeAlias = "Sequence[GroupIndex] | StaticRESTMapper"
 
 def _indexes(source: IndexSource) -> Sequence[GroupIndex]:
     return source.indexes if isinstance(source, StaticRESTMapper) else source
-
-
-
-class ShortNameConflictWarning(UserWarning):
-    """A short name is claimed by several resources; the first in priority order was used.
-
-    Emitted (with :func:`warnings.warn`) by the mapper layer for the messages
-    :func:`expand_resource_shortcut` returns, as kubectl prints ``Warning: short name "ev" could also match lower
-    priority resource events.events.k8s.io``.
-    """
 
 
 def short_name_warning(short_name: str, other: GroupResource) -> str:
