@@ -36,20 +36,19 @@ __all__ = [
 ]
 
 
-def _require_str(obj: object, *names: str) -> None:
-    """Raise a TypeError naming the first of the fields ``names`` of ``obj`` that is not a ``str`` (or subclass).
+def _require_str(owner: str, **fields: object) -> None:
+    """Raise a TypeError naming the first of ``fields`` of class ``owner`` that is not a ``str`` (subclasses pass).
 
     A ``None`` group or version is not "any": it is a wrong question, and ``str()`` of the value must not fail.
-    Callers test ``type(field) is str`` first (one identity test per field on the hot path); str subclasses and
-    wrong types come here.
+    Constructors test ``type(field) is str`` first (one identity test per field, about a tenth of a construction);
+    only str subclasses and wrong types come here.
     """
-    for name in names:
-        value = getattr(obj, name)
+    for name, value in fields.items():
         if not isinstance(value, str):
-            raise TypeError(f"{type(obj).__name__}.{name} must be a str, not {type(value).__name__} ({value!r:.40})")
+            raise TypeError(f"{owner}.{name} must be a str, not {type(value).__name__} ({value!r:.40})")
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersion:
     """An API group and version; the core group is the empty string.
 
@@ -59,9 +58,11 @@ class GroupVersion:
     group: str
     version: str
 
-    def __post_init__(self) -> None:
-        if type(self.group) is not str or type(self.version) is not str:
-            _require_str(self, "group", "version")
+    def __init__(self, group: str, version: str) -> None:
+        if type(group) is not str or type(version) is not str:
+            _require_str(type(self).__name__, group=group, version=version)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
 
     @classmethod
     def parse(cls, text: str) -> GroupVersion:
@@ -116,16 +117,18 @@ class GroupVersion:
         return GroupVersionResource(self.group, self.version, resource)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupKind:
     """An API group and kind. ``str()`` is ``Kind.group`` (``Kind`` for the core group)."""
 
     group: str
     kind: str
 
-    def __post_init__(self) -> None:
-        if type(self.group) is not str or type(self.kind) is not str:
-            _require_str(self, "group", "kind")
+    def __init__(self, group: str, kind: str) -> None:
+        if type(group) is not str or type(kind) is not str:
+            _require_str(type(self).__name__, group=group, kind=kind)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "kind", kind)
 
     @classmethod
     def parse(cls, text: str) -> GroupKind:
@@ -141,16 +144,18 @@ class GroupKind:
         return GroupVersionKind(self.group, version, self.kind)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupResource:
     """An API group and resource. ``str()`` is ``resource.group`` (``resource`` for the core group)."""
 
     group: str
     resource: str
 
-    def __post_init__(self) -> None:
-        if type(self.group) is not str or type(self.resource) is not str:
-            _require_str(self, "group", "resource")
+    def __init__(self, group: str, resource: str) -> None:
+        if type(group) is not str or type(resource) is not str:
+            _require_str(type(self).__name__, group=group, resource=resource)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "resource", resource)
 
     @classmethod
     def parse(cls, text: str) -> GroupResource:
@@ -166,7 +171,7 @@ class GroupResource:
         return GroupVersionResource(self.group, version, self.resource)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersionKind:
     """A kind in one group version. ``str()`` is ``apps/v1, Kind=Deployment`` as apimachinery."""
 
@@ -174,9 +179,12 @@ class GroupVersionKind:
     version: str
     kind: str
 
-    def __post_init__(self) -> None:
-        if type(self.group) is not str or type(self.version) is not str or type(self.kind) is not str:
-            _require_str(self, "group", "version", "kind")
+    def __init__(self, group: str, version: str, kind: str) -> None:
+        if type(group) is not str or type(version) is not str or type(kind) is not str:
+            _require_str(type(self).__name__, group=group, version=version, kind=kind)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "kind", kind)
 
     @classmethod
     def from_api_version_and_kind(cls, api_version: str, kind: str) -> GroupVersionKind:
@@ -207,7 +215,7 @@ class GroupVersionKind:
         return str(self.group_version)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersionResource:
     """A resource in one group version. ``str()`` is ``apps/v1, Resource=deployments`` as apimachinery.
 
@@ -218,9 +226,12 @@ class GroupVersionResource:
     version: str
     resource: str
 
-    def __post_init__(self) -> None:
-        if type(self.group) is not str or type(self.version) is not str or type(self.resource) is not str:
-            _require_str(self, "group", "version", "resource")
+    def __init__(self, group: str, version: str, resource: str) -> None:
+        if type(group) is not str or type(version) is not str or type(resource) is not str:
+            _require_str(type(self).__name__, group=group, version=version, resource=resource)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "resource", resource)
 
     def __str__(self) -> str:
         return f"{self.group}/{self.version}, Resource={self.resource}"
@@ -386,11 +397,13 @@ class RESTMapping:
     api_resource: APIResource | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name, expected in (("resource", GroupVersionResource), ("group_version_kind", GroupVersionKind),
-                               ("scope", Scope)):
-            value = getattr(self, name)
-            if not isinstance(value, expected):
-                raise TypeError(f"RESTMapping.{name} must be a {expected.__name__}, not {type(value).__name__}")
+        if (type(self.resource) is not GroupVersionResource or type(self.group_version_kind) is not GroupVersionKind
+                or type(self.scope) is not Scope):
+            for name, expected in (("resource", GroupVersionResource), ("group_version_kind", GroupVersionKind),
+                                   ("scope", Scope)):
+                value = getattr(self, name)
+                if not isinstance(value, expected):
+                    raise TypeError(f"RESTMapping.{name} must be a {expected.__name__}, not {type(value).__name__}")
 
     @property
     def namespaced(self) -> bool:
