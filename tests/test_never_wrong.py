@@ -20,7 +20,7 @@ import json
 import pickle
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -340,6 +340,21 @@ CORE_DOCUMENTS = [(mode, path) for mode in MODES
                   for path in (("/api",) if mode.startswith("aggregated") else ("/api", _core_path(mode)))]
 
 
+def core_lookups(mapper: LazyRESTMapper) -> dict[str, Callable[[], Any]]:
+    """Lookups only core can answer (metrics.k8s.io serves ``pods`` and ``nodes`` too, longhorn.io ``nodes``)."""
+    return {
+        "resolve node": lambda: mapper.resolve("node"),
+        "resolve pods": lambda: mapper.resolve("pods"),
+        "resolve po": lambda: mapper.resolve("po"),
+        "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
+        "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
+        "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
+        "kinds_for pods": lambda: mapper.kinds_for(GroupVersionResource("", "", "pods")),
+        "is_namespaced Pod": lambda: mapper.is_namespaced(GroupVersionKind("", "v1", "Pod")),
+        "async rest_mapping": lambda: asyncio.run(AsyncRESTMapper(mapper).rest_mapping(GroupKind("", "Pod"))),
+    }
+
+
 @pytest.mark.parametrize("fault", CORE_FAULTS, ids=["503", "500", "403", "404", "malformed", "reset"])
 @pytest.mark.parametrize(("mode", "path"), CORE_DOCUMENTS, ids=[f"{m}:{p}" for m, p in CORE_DOCUMENTS])
 def test_unreadable_core_is_never_answered_by_another_group(
@@ -348,14 +363,7 @@ def test_unreadable_core_is_never_answered_by_another_group(
     with cluster.mock():
         cluster.inject(path, **fault)
         mapper = make_mapper(cluster, clock)
-        lookups = {
-            "resolve node": lambda: mapper.resolve("node"),
-            "resolve pods": lambda: mapper.resolve("pods"),
-            "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
-            "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
-            "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
-        }
-        for name, lookup in lookups.items():
+        for name, lookup in core_lookups(mapper).items():
             with pytest.raises(DiscoveryError) as info:
                 lookup()
             assert_unread(info.value, "v1")
@@ -405,17 +413,7 @@ def test_an_empty_core_document_is_a_failure_of_core(case: str, clock: Clock) ->
     with cluster.mock():
         injected = cluster.inject(path, **fault)
         mapper = make_mapper(cluster, clock)
-        lookups = {
-            "resolve pods": lambda: mapper.resolve("pods"),
-            "resolve po": lambda: mapper.resolve("po"),
-            "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
-            "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
-            "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
-            "kinds_for pods": lambda: mapper.kinds_for(GroupVersionResource("", "", "pods")),
-            "is_namespaced Pod": lambda: mapper.is_namespaced(GroupVersionKind("", "v1", "Pod")),
-            "async rest_mapping": lambda: asyncio.run(AsyncRESTMapper(mapper).rest_mapping(GroupKind("", "Pod"))),
-        }
-        for name, lookup in lookups.items():
+        for name, lookup in core_lookups(mapper).items():
             with pytest.raises(DiscoveryError) as info:
                 lookup()
             assert_unread(info.value, "v1")
