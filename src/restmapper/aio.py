@@ -36,7 +36,7 @@ from restmapper.model import (
     RESTMapping,
 )
 from restmapper.store._aio import AsyncObjectCache
-from restmapper.transport import ClientConfig
+from restmapper.transport import ClientConfig, Transport
 
 __all__ = ["AsyncObjectCache", "AsyncRESTMapper", "run_blocking"]
 
@@ -114,6 +114,11 @@ class AsyncRESTMapper:
     def stats(self) -> CacheStats:
         """The cache's counters (:attr:`LazyRESTMapper.stats`)."""
         return self.mapper.stats
+
+    @property
+    def transport(self) -> Transport:
+        """The transport discovery reads over (:attr:`LazyRESTMapper.transport`)."""
+        return self.mapper.transport
 
     def invalidate_group(self, group: str) -> None:
         """Drop one group from the cache (no I/O; :meth:`LazyRESTMapper.invalidate_group`)."""

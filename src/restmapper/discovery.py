@@ -35,11 +35,10 @@ from restmapper.transport import (
     ClientConfig,
     Response,
     Transport,
-    incluster_config,
-    resolve_config,
     scrub_with,
     status_error,
 )
+from restmapper.transport.config import ConfigConstructors
 
 __all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
 
@@ -161,7 +160,7 @@ class _CachedDocument:
     parsed: Any
 
 
-class DiscoveryClient:
+class DiscoveryClient(ConfigConstructors):
     """Reads a server's discovery documents through a :class:`~restmapper.transport.Transport`.
 
     Aggregated discovery (``apidiscovery.k8s.io`` v2, then v2beta1) is asked for on ``/api`` and ``/apis``
@@ -170,6 +169,8 @@ class DiscoveryClient:
     across network I/O.
 
     Mirrors client-go ``discovery.DiscoveryClient`` (``GroupsAndMaybeResources``, ``fetchGroupVersionResources``).
+    Built from a kubeconfig or the pod's service account with ``from_kubeconfig``/``from_incluster``
+    (:class:`~restmapper.transport.config.ConfigConstructors`), options as :meth:`from_config`.
     """
 
     def __init__(self, transport: Transport, *, max_workers: int = DEFAULT_MAX_WORKERS,
@@ -199,45 +200,17 @@ class DiscoveryClient:
         self._legacy_until = -math.inf
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
-                        **options: Any) -> DiscoveryClient:
-        """Build a client from a kubeconfig, or the pod's service account when there is none.
-
-        Args:
-            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
-                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``).
-            context: the context name, or None for the current context.
-            **options: passed to :class:`~restmapper.transport.RequestsTransport` (timeouts, retry, ...).
-
-        Raises:
-            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
-        """
-        return cls.from_config(resolve_config(path, context), **options)
-
-    @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> DiscoveryClient:
-        """Build a client from the pod's service account (client-go ``rest.InClusterConfig``).
-
-        Args:
-            service_account_dir: the service-account folder (default
-                ``/var/run/secrets/kubernetes.io/serviceaccount``).
-            **options: passed to :class:`~restmapper.transport.RequestsTransport`.
-
-        Raises:
-            ConfigError: not in a pod, or the token file is missing or empty.
-        """
-        return cls.from_config(incluster_config(service_account_dir), **options)
-
-    @classmethod
     def from_config(cls, config: ClientConfig, **options: Any) -> DiscoveryClient:
         """Build a client from resolved settings (:func:`~restmapper.transport.resolve_config`).
 
         Args:
             config: the settings.
-            **options: passed to :class:`~restmapper.transport.RequestsTransport`, overriding them.
+            **options: passed to :class:`~restmapper.transport.RequestsTransport` (timeouts, retry, ...),
+                overriding them.
 
         Raises:
             ConfigError: the settings are unusable.
+            TypeError: an option the transport does not take.
         """
         from restmapper.transport import RequestsTransport, RetryPolicy
 

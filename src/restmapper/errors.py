@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -377,6 +377,42 @@ def _ambiguous_message(
 _EXCEPTION_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
 
 
+def _reachable(exc: BaseException,
+               follow: Callable[[BaseException], Iterable[BaseException]]) -> Iterator[BaseException]:
+    """``exc`` and every error ``follow`` leads to from it, each once (a cycle of causes ends the walk).
+
+    ``follow(e)`` is called after the caller's loop body has seen ``e``, so the body may cut links first.
+    """
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        stack.extend(follow(e))
+
+
+def _members(e: BaseException) -> tuple[BaseException, ...]:
+    """The errors an exception group holds (none for any other error)."""
+    if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
+        return tuple(e.exceptions)
+    return ()
+
+
+def _kept_alive_by(e: BaseException) -> list[BaseException]:
+    """Every error ``e`` holds a reference to: cause, context, group members, failed versions, ``last_error``."""
+    held = [x for x in (e.__cause__, e.__context__) if x is not None]
+    held.extend(_members(e))
+    if isinstance(e, DiscoveryError):
+        held.extend(e.failed.values())
+    last = getattr(e, "last_error", None)
+    if isinstance(last, BaseException):
+        held.append(last)
+    return held
+
+
 def release_frames(exc: BaseException) -> BaseException:
     """Drop the local variables of the finished frames ``exc`` (and every error it wraps) still refers to.
 
@@ -387,26 +423,12 @@ def release_frames(exc: BaseException) -> BaseException:
     Returns:
         ``exc`` itself.
     """
-    seen: set[int] = set()
-    stack = [exc]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
+    for e in _reachable(exc, _kept_alive_by):
         if e.__traceback__ is not None:
             traceback.clear_frames(e.__traceback__)
         if e.__context__ is not None and e.__suppress_context__:
             # ``raise ... from None`` hides the context but keeps it (and its traceback) alive: drop it.
             e.__context__ = None
-        stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
-        if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
-            stack.extend(e.exceptions)
-        if isinstance(e, DiscoveryError):
-            stack.extend(e.failed.values())
-        last = getattr(e, "last_error", None)
-        if isinstance(last, BaseException):
-            stack.append(last)
     return exc
 
 
@@ -417,20 +439,13 @@ def _walk(exc: BaseException, terminal: tuple[type[BaseException], ...] = ()) ->
     error of a ``terminal`` type: a :class:`DiscoveryError` or :class:`TransportError` says the answer could not
     be read, whatever it was raised from.
     """
-    seen: set[int] = set()
-    stack = [exc]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
+
+    def follow(e: BaseException) -> Iterable[BaseException]:
         if isinstance(e, terminal):
-            continue
-        if e.__cause__ is not None:
-            stack.append(e.__cause__)
-        if _EXCEPTION_GROUP is not None and isinstance(e, _EXCEPTION_GROUP):
-            stack.extend(e.exceptions)
+            return ()
+        return [*(() if e.__cause__ is None else (e.__cause__,)), *_members(e)]
+
+    return _reachable(exc, follow)
 
 
 _UNREAD = (DiscoveryError, TransportError)

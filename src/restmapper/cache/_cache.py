@@ -1,61 +1,44 @@
 """The discovery cache: when to ask the server, and what to keep when it fails.
 
-State (all guarded by ``DiscoveryCache._lock``, which is never held across network I/O):
+State (all guarded by ``DiscoveryCache._lock``, which is never held across network I/O; methods named
+``..._locked`` expect the caller to hold it, every other private method takes it itself and may do I/O):
 
-* ``_roots``: the last ``/api`` and ``/apis`` answers (:class:`RootSlot`, by path), each with its fetch time.
+* ``_roots``: one :class:`RootSlot` per root document (:data:`~restmapper.cache._roots.ROOTS`: ``/api`` and
+  ``/apis``, handled alike), by path: the last answer and its fetch time.
 * ``_entries``: one :class:`GroupEntry` per loaded API group (its served versions, their resources, and the
   versions that failed), each with its fetch time.
-* ``_backoff``: per group (and per root document), when a failed fetch may be tried again.
-* ``_generation``: bumped whenever cached content changes; the mapper memoizes answers on it.
+* ``_backoff``: per root document (by path) and per group (by name), the failure being backed off from.
+* ``generation``: bumped whenever cached content changes; the mapper memoizes answers on it.
 
-One refresh path: :meth:`DiscoveryCache.groups` decides per group whether the entry is fresh (TTL), due for a
-retry (failed versions past their backoff) or missing, and loads only those, sharing in-flight fetches between
-threads (single-flight per document). A 404 on a listed group version evicts the group, re-reads ``/apis`` once
-and retries in the same call (the Cluster API upgrade race, controller-runtime's fix). A lookup that misses
-calls :meth:`DiscoveryCache.revalidate_on_miss`, rate-limited to one revalidation per ``miss_refresh_interval``.
+One refresh path: every cached answer is described as a :class:`~restmapper.cache._freshness.SlotState` and
+:func:`~restmapper.cache._freshness.decide` says whether it is fresh, to be revalidated or refetched, served stale
+or failed. :meth:`DiscoveryCache.groups` loads only the groups that are not fresh, sharing in-flight fetches
+between threads (single-flight per document). A 404 on a listed group version evicts the group, re-reads its
+root document once and retries in the same call (the Cluster API upgrade race, controller-runtime's fix). A lookup
+that misses calls :meth:`DiscoveryCache.revalidate_on_miss`, rate-limited to one per ``miss_refresh_interval``.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Sequence
 
-from restmapper.cache._flight import SingleFlight
-from restmapper.cache._scope import LookupScope
-from restmapper.cache._table import EntryTable, GroupLists, listed_groups, same_resources
-from restmapper.cache._types import (
-    CORE_V1,
-    Backoff,
-    CacheStats,
-    GroupEntry,
-    GroupView,
-    RootSlot,
-    StaleGroupVersionError,
-    is_transient,
-    root_error,
-)
-from restmapper.discovery import DiscoveryClient, RootDiscovery
+from restmapper.cache._freshness import Action, Timing, decide
+from restmapper.cache._legacy import legacy_parts
+from restmapper.cache._roots import NAMED, ROOTS, RootDoc, root_of, roots_for
+from restmapper.cache._source import DiscoverySource
+from restmapper.cache._state import CacheState
+from restmapper.cache._table import listed_groups
+from restmapper.cache._types import CacheStats, GroupEntry, GroupView, RootSlot, is_transient
 from restmapper.errors import APIStatusError, DiscoveryError, GroupDiscoveryError, RestMapperError
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
+from restmapper.transport.base import Transport
+from restmapper.transport.retry import RetryPolicy
 
 __all__ = ["DiscoveryCache"]
 
-log = logging.getLogger("restmapper.cache")
-
-T = TypeVar("T")
 _INF = math.inf
-
-
-API, APIS = "/api", "/apis"
-
-
-def _path_of(group: str) -> str:
-    """The root document listing ``group``: ``/api`` for core, ``/apis`` for named groups."""
-    return API if group == "" else APIS
 
 
 def _needed(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersion, ...]:
@@ -68,14 +51,7 @@ def _needed(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersi
     return tuple(gv for gv in group.group_versions if gv.version in versions)
 
 
-def _paths_for(names: Collection[str] | None) -> tuple[str, ...]:
-    """The root documents a lookup of ``names`` (None: every group) reads."""
-    if names is None:
-        return API, APIS
-    return tuple(path for path, wanted in ((API, "" in names), (APIS, any(n != "" for n in names))) if wanted)
-
-
-class DiscoveryCache:
+class DiscoveryCache(CacheState):
     """A TTL'd, self-healing cache of API groups over a :class:`~restmapper.discovery.DiscoveryClient`.
 
     Thread-safe. Mirrors and extends controller-runtime's lazy REST mapper cache: lazy per-group loading,
@@ -85,7 +61,7 @@ class DiscoveryCache:
 
     def __init__(
         self,
-        discovery: DiscoveryClient,
+        discovery: DiscoverySource,
         *,
         ttl: float | None = 300.0,
         miss_refresh_interval: float = 1.0,
@@ -97,7 +73,8 @@ class DiscoveryCache:
         """Create a cache.
 
         Args:
-            discovery: the discovery client to read through.
+            discovery: the discovery client to read through (a :class:`~restmapper.discovery.DiscoveryClient`, or
+                anything with its :class:`~restmapper.cache._source.DiscoverySource` interface).
             ttl: seconds a group entry stays fresh; 0 revalidates on every lookup; None never expires.
             miss_refresh_interval: seconds between two revalidations caused by misses (the negative-cache
                 lifetime).
@@ -108,43 +85,43 @@ class DiscoveryCache:
 
         Raises:
             ValueError: a negative ttl, interval or max_stale.
+            InvalidArgumentError: a negative ``retry_initial`` or ``retry_max``.
         """
         for name, value in (("ttl", ttl), ("miss_refresh_interval", miss_refresh_interval),
                             ("max_stale", max_stale)):
             if value is not None and value < 0:
                 raise ValueError(f"{name} must not be negative")
-        self.discovery = discovery
-        self.ttl = ttl
-        self.miss_refresh_interval = miss_refresh_interval
-        self.max_stale = max_stale
-        self.clock = clock
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
-        self._flight = SingleFlight()
-        # ``with cache.lookup():`` scopes one lookup: what it fetched stays fresh until it ends.
-        self.lookup = LookupScope()
-        # Guards every attribute below; never held across a discovery call.
-        self._lock = threading.Lock()
-        self._roots: dict[str, RootSlot | None] = {API: None, APIS: None}
-        self._entries = EntryTable()
-        self._backoff: dict[str, Backoff] = {}
-        # A number that changes whenever cached content changes (read without the lock: an int is atomic).
-        self.generation = 0
-        self._last_miss_check: float | None = None
-        self._last_miss_error: GroupDiscoveryError | None = None  # why the last miss revalidation failed
-        self._last_eviction: dict[str, float] = {}  # group -> clock reading of its last report_not_found eviction
-        # Bumped by every invalidation: a fetch that started before one must not look fresh when it lands.
-        self._invalidations = 0
-        self._warned_stale: set[str] = set()
-        self._stats = CacheStats()
+        timing = Timing(ttl, max_stale, miss_refresh_interval,
+                        RetryPolicy(initial_backoff=retry_initial, max_backoff=retry_max, jitter=0.0))
+        super().__init__(discovery, timing, clock)
 
     # --- public surface ---------------------------------------------------------------------------------
+
+    @property
+    def ttl(self) -> float | None:
+        """Seconds an answer stays fresh (0: once per lookup; None: never expires)."""
+        return self.timing.ttl
+
+    @property
+    def max_stale(self) -> float:
+        """Seconds past its TTL an answer may still be served after a transient refresh failure."""
+        return self.timing.max_stale
+
+    @property
+    def miss_refresh_interval(self) -> float:
+        """Seconds between two revalidations caused by misses (the negative-cache lifetime)."""
+        return self.timing.miss_interval
 
     @property
     def stats(self) -> CacheStats:
         """A snapshot of the counters."""
         with self._lock:
             return self._stats.copy()
+
+    @property
+    def transport(self) -> Transport:
+        """The transport discovery reads over (list/watch layers above reuse its connection and credentials)."""
+        return self.discovery.transport
 
     def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
         """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.
@@ -164,9 +141,8 @@ class DiscoveryCache:
                 chained). Failures of single group versions are *not* raised: they are in ``GroupEntry.failed``,
                 so only lookups that need them fail.
         """
-        paths = _paths_for(names)
-        core = self._ensure_root(API) if API in paths else None
-        named = self._ensure_root(APIS) if APIS in paths else None
+        docs = roots_for(names)
+        core, named = (self._ensure_root(doc) if doc in docs else None for doc in ROOTS)
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
@@ -174,7 +150,7 @@ class DiscoveryCache:
         with self._lock:
             for g in ordered:
                 entry = self._entries.get(g.name)
-                if (entry is None or not self._fresh(entry, now) or self._retry_due(g.name, now)
+                if (entry is None or self._decide_entry_locked(entry, now) is not Action.FRESH
                         or (entry.unread and not set(entry.unread).isdisjoint(_needed(g, versions)))):
                     to_load.append(g)
                 else:
@@ -195,7 +171,7 @@ class DiscoveryCache:
             entries = tuple(seen[g.name] for g in ordered if g.name in seen)
             if not loaded:
                 self._stats.hits += 1
-            valid_until = self._valid_until(entries, (core, named))
+            valid_until = self._valid_until_locked(entries, (core, named))
             return GroupView(entries, valid_until, self.generation)
 
     def ensure_all(self) -> float:
@@ -213,13 +189,13 @@ class DiscoveryCache:
         """
         now = self.clock()
         with self._lock:
-            until = self._entries.all_fresh_until(self._roots[API], self._roots[APIS], self.ttl, self._backoff)
+            until = self._entries.all_fresh_until(*self._root_slots_locked(), self.timing, self._backoff)
             if until is not None and now < until:
                 self._stats.hits += 1
                 return until
         view = self.groups(None)
         with self._lock:
-            self._entries.check_all_loaded(self._roots[API], self._roots[APIS])
+            self._entries.check_all_loaded(*self._root_slots_locked())
         return view.valid_until
 
     def changes(self, since: int) -> tuple[int, tuple[str, ...] | None]:
@@ -260,9 +236,9 @@ class DiscoveryCache:
             GroupDiscoveryError: with ``fetch``, as :meth:`groups`.
         """
         if fetch:
-            self._ensure_root("/apis")
+            self._ensure_root(NAMED)
         with self._lock:
-            return self._entries.listing(self._roots[API], self._roots[APIS])
+            return self._entries.listing(*self._root_slots_locked())
 
     def group_names(self, *, core: bool = True) -> tuple[str, ...]:
         """Every group name the server lists, core first, in priority order.
@@ -273,10 +249,8 @@ class DiscoveryCache:
         Raises:
             DiscoveryError: as :meth:`groups`.
         """
-        named = tuple(g.name for g in self._ensure_root("/apis").root.groups if g.name)
-        if not core:
-            return named
-        return tuple(g.name for g in self._ensure_root("/api").root.groups) + named
+        docs = ROOTS if core else (NAMED,)
+        return tuple(g.name for doc in docs for g in self._ensure_root(doc).root.groups if doc.lists(g.name))
 
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.
@@ -300,8 +274,7 @@ class DiscoveryCache:
         now = self.clock()
         with self._lock:
             self._stats.misses += 1
-            last = self._last_miss_check
-            if last is not None and now - last < self.miss_refresh_interval:
+            if self.timing.rate_limited(self._last_miss_check, now):
                 self._stats.negative_hits += 1
                 if self._last_miss_error is not None:
                     raise self._last_miss_error
@@ -325,12 +298,11 @@ class DiscoveryCache:
         failed: dict[GroupVersion, BaseException] = {}
         documents: dict[str, BaseException] = {}
         with self._lock:
-            for path in _paths_for(names):
-                b = self._backoff.get(path)
+            for doc in roots_for(names):
+                b = self._backoff.get(doc.path)
                 if b is not None and b.error is not None:
-                    documents[path] = b.error
-                    if path == API:
-                        failed[CORE_V1] = b.error
+                    documents[doc.path] = b.error
+                    failed.update(doc.failed_versions(b.error))
             for name, entry in self._entries.items():
                 if names is None or name in names:
                     failed.update(entry.stale)
@@ -359,8 +331,7 @@ class DiscoveryCache:
         """
         now = self.clock()
         with self._lock:
-            last = self._last_eviction.get(gv.group)
-            if last is not None and now - last < self.miss_refresh_interval:
+            if self.timing.rate_limited(self._last_eviction.get(gv.group), now):
                 self._stats.negative_hits += 1
                 return False
             self._last_eviction[gv.group] = now
@@ -380,7 +351,7 @@ class DiscoveryCache:
             else:
                 self._entries.touch(group)  # not loaded (new, or deleted): readers must still hear of it
             self._backoff.pop(group, None)
-            slot = self._roots[_path_of(group)]
+            slot = self._roots[root_of(group).path]
             if slot is not None:
                 slot.expired = True
             self.generation += 1
@@ -401,106 +372,54 @@ class DiscoveryCache:
                     slot.expired = True
             self.generation += 1
 
-    # --- freshness ----------------------------------------------------------------------------------------
+    # --- root documents ------------------------------------------------------------------------------------------
 
-    def _within_stale(self, fetched_at: float, now: float) -> bool:
-        """True when an answer fetched at ``fetched_at`` may still be served after a transient failure."""
-        return now - fetched_at <= self.max_stale + (self.ttl or 0)
+    def _ensure_root(self, doc: RootDoc, *, force: bool = False, stale_ok: bool = True) -> RootSlot:
+        """The slot of a root document, refreshed when :func:`decide` says so (``force``: always asks).
 
-    def _fresh(self, entry: GroupEntry | RootSlot, now: float) -> bool:
-        """Fresh by TTL, or fetched during this thread's current lookup (``ttl=0``: once per lookup)."""
-        return self.ttl is None or now - entry.fetched_at < self.ttl or self.lookup.fetched(entry)
-
-    def _retry_due(self, group: str, now: float) -> bool:
-        b = self._backoff.get(group)
-        return b is not None and now >= b.retry_at
-
-    def _valid_until(self, entries: Iterable[GroupEntry], slots: Iterable[RootSlot | None]) -> float:
-        if self.ttl is None:
-            until = _INF
-        else:
-            stamps = [e.fetched_at for e in entries] + [s.fetched_at for s in slots if s is not None]
-            until = min(stamps, default=_INF) + self.ttl
-        if any(s is not None and s.expired for s in slots):
-            return -_INF
-        for e in entries:
-            b = self._backoff.get(e.name)
-            if b is not None:
-                until = min(until, b.retry_at)
-        return until
-
-    def _schedule_retry(self, key: str, error: BaseException, now: float) -> None:
-        b = self._backoff.setdefault(key, Backoff())
-        b.attempts += 1
-        b.error = error
-        b.retry_at = now + min(self._retry_initial * 2 ** (b.attempts - 1), self._retry_max)
-
-    # --- root documents -----------------------------------------------------------------------------------
-
-    def _ensure_root(self, path: str, *, force: bool = False, stale_ok: bool = True) -> RootSlot:
-        """The slot of ``/api`` or ``/apis``, refreshed when expired (or ``force``).
-
-        On a transient failure an earlier answer is served within ``max_stale`` when ``stale_ok``; otherwise
-        (and for permanent failures: 403, 404, malformed) a :class:`GroupDiscoveryError` is raised.
+        Takes the lock itself; fetches without it. On a transient failure an earlier answer is served within
+        ``max_stale`` when ``stale_ok``; otherwise (and for permanent failures: 403, 404, malformed) a
+        :class:`GroupDiscoveryError` is raised.
         """
+        path = doc.path
         now = self.clock()
         with self._lock:
             slot = self._roots[path]
-            if slot is not None and not force and not slot.expired and self._fresh(slot, now):
+            state = self._slot_state_locked(path, slot)
+            action = decide(state, now, self.timing, force=force, stale_ok=stale_ok)
+            if action is Action.FRESH and slot is not None:
                 return slot
-            backoff = self._backoff.get(path)
-            if backoff is not None and now < backoff.retry_at:
-                error = backoff.error
-                if (stale_ok and slot is not None and error is not None and is_transient(error)
-                        and self._within_stale(slot.fetched_at, now)):
-                    self._stats.stale_served += 1
-                    self._restore_evicted(slot, path)
-                    return slot
-                raise root_error(path, error or DiscoveryError(f"unable to retrieve {path}")) from error
+            if action is Action.SERVE_STALE and slot is not None:
+                self._stats.stale_served += 1  # the failure was warned about when it happened
+                self._restore_evicted_locked(slot, doc)
+                return slot
+            if action is Action.FAIL:
+                error = state.error
+                raise doc.error(error or DiscoveryError(f"unable to retrieve {path}")) from error
         try:
-            return self._flight.do(path, lambda: self._refresh_root(path))
+            return self._flight.do(path, lambda: self._refresh_root(doc))
         except RestMapperError as exc:
             with self._lock:
                 slot = self._roots[path]
                 now = self.clock()
-                self._schedule_retry(path, exc, now)
-                if stale_ok and slot is not None and is_transient(exc) and self._within_stale(slot.fetched_at, now):
-                    if path not in self._warned_stale:
-                        self._warned_stale.add(path)
-                        log.warning("serving cached %s after a transient failure: %s", path, exc)
-                    self._stats.stale_served += 1
-                    self._restore_evicted(slot, path)
+                self._schedule_retry_locked(path, exc, now)
+                state = self._slot_state_locked(path, slot)
+                if decide(state, now, self.timing, stale_ok=stale_ok, failure=exc) is Action.SERVE_STALE:
+                    assert slot is not None
+                    self._serve_stale_locked(path, path, exc)
+                    self._restore_evicted_locked(slot, doc)
                     return slot
                 if slot is not None and not is_transient(exc):
                     # 403/404/malformed: never mask a permanent answer with an earlier one.
                     self._roots[path] = None
-            raise root_error(path, exc) from exc
+            raise doc.error(exc) from exc
 
-    def _restore_evicted(self, slot: RootSlot, path: str) -> None:
-        """Serving a stale aggregated root: bring back groups evicted since it was fetched (caller holds the lock).
-
-        Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
-        unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
-        answering from the last good document.
-        """
-        root = slot.root
-        if root.resources is None:
-            return
-        missing = [g for g in root.groups if g.name not in self._entries and _path_of(g.name) == path]
-        if not missing:
-            return
-        stale = set(root.stale)
-        for g in missing:
-            resources = GroupLists(root.resources, g.group_versions)  # converted when a lookup reads them
-            failed: dict[GroupVersion, RestMapperError] = {
-                gv: StaleGroupVersionError(gv) for gv in stale if gv.group == g.name}
-            self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, slot.fetched_at)
-
-    def _refresh_root(self, path: str) -> RootSlot:
-        fetch = self.discovery.fetch_core if path == "/api" else self.discovery.fetch_named
+    def _refresh_root(self, doc: RootDoc) -> RootSlot:
+        """Fetch a root document (without the lock) and install it (under the lock)."""
+        path = doc.path
         epoch = self._invalidations
         try:
-            root = fetch()
+            root = doc.fetch(self.discovery)
         except RestMapperError:
             with self._lock:
                 self._stats.fetches[path] += 1
@@ -511,8 +430,7 @@ class DiscoveryCache:
             self._stats.fetches[path] += 1
             if root.not_modified:
                 self._stats.not_modified += 1
-            self._backoff.pop(path, None)
-            self._warned_stale.discard(path)
+            self._succeeded_locked(path)
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
             slot = RootSlot(root, now, expired=epoch != self._invalidations)
             self.lookup.mark(slot)
@@ -520,126 +438,82 @@ class DiscoveryCache:
             if not root.not_modified:
                 self.generation += 1
             if root.resources is not None:
-                self._install_aggregated(root, now, path)
+                self._install_aggregated_locked(root, now, doc)
             else:
-                self._forget_unlisted(root, path)
+                self._forget_unlisted_locked(root, doc)
         return slot
 
-    def _install_aggregated(self, root: RootDiscovery, now: float, path: str) -> None:
-        """Rebuild the entries of every group in an aggregated document (caller holds the lock)."""
-        assert root.resources is not None
-        stale_by_group: dict[str, list[GroupVersion]] = {}
-        for gv in root.stale:
-            stale_by_group.setdefault(gv.group, []).append(gv)
-        names = {g.name for g in root.groups}
-        for g in root.groups:
-            resources = GroupLists(root.resources, g.group_versions)  # converted when a lookup reads them
-            failed: dict[GroupVersion, RestMapperError] = {
-                gv: StaleGroupVersionError(gv) for gv in stale_by_group.get(g.name, ())}
-            self._put(APIGroup(g.name, g.versions, g.preferred_version), resources, failed, now)
-            if failed:
-                self._schedule_retry(g.name, next(iter(failed.values())), now)
-            else:
-                self._backoff.pop(g.name, None)
-        for name in list(self._entries):
-            if name not in names and _path_of(name) == path:
-                self._entries.drop(name)
-                self.generation += 1
-
-    def _forget_unlisted(self, root: RootDiscovery, path: str) -> None:
-        """Drop entries of groups a legacy root document no longer lists (caller holds the lock)."""
-        listed = {g.name: g for g in root.groups}
-        for name, entry in list(self._entries.items()):
-            if _path_of(name) != path:
-                continue
-            g = listed.get(name)
-            if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
-                # Gone, or new versions appeared: reload lazily.
-                self._entries.drop(name)
-                self.generation += 1
-
-    def _put(self, group: APIGroup, resources: Mapping[GroupVersion, APIResourceList],
-             failed: Mapping[GroupVersion, RestMapperError], now: float,
-             stale: Mapping[GroupVersion, RestMapperError] | None = None,
-             unread: tuple[GroupVersion, ...] = ()) -> None:
-        old = self._entries.get(group.name)
-        stale = dict(stale or {})
-        if old is not None and old.group == group and same_resources(old.resources, resources) and (
-                set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread:
-            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread)
-        else:
-            self.generation += 1
-            kept = resources if isinstance(resources, GroupLists) else dict(resources)  # GroupLists: immutable
-            entry = GroupEntry(group, kept, dict(failed), now, self.generation, stale, unread)
-        self._entries.set(entry)
-        self.lookup.mark(entry)
-
-    # --- legacy group loading -----------------------------------------------------------------------------
+    # --- group loading -------------------------------------------------------------------------------------------
 
     def _load(self, groups: list[APIGroup], versions: Sequence[str] | None = None) -> None:
         """Bring the entries of ``groups`` up to date (aggregated: re-read the root; legacy: their versions)."""
         with self._lock:
-            aggregated_paths = {path for path, slot in self._roots.items()
-                                if slot is not None and slot.root.resources is not None}
+            aggregated = {doc for doc in ROOTS
+                          if (slot := self._roots[doc.path]) is not None and slot.root.resources is not None}
         legacy: list[APIGroup] = []
-        reload: dict[str, None] = {}
+        reload: dict[RootDoc, None] = {}
         for g in groups:
-            path = _path_of(g.name)
-            if path in aggregated_paths:
-                reload[path] = None  # one document holds every group: read it once, not once per group
+            doc = root_of(g.name)
+            if doc in aggregated:
+                reload[doc] = None  # one document holds every group: read it once, not once per group
             else:
                 legacy.append(g)
-        for path in reload:
-            self._reload_aggregated_root(path)
+        for doc in reload:
+            self._reload_aggregated_root(doc)
         if legacy:
-            self._load_legacy(legacy, retried=False, versions=versions)
+            self._load_legacy(legacy, versions)
 
-    def _reload_aggregated_root(self, path: str) -> None:
+    def _reload_aggregated_root(self, doc: RootDoc) -> None:
+        """Re-read an aggregated root document unless it is fresh and none of its groups is due for a retry."""
         now = self.clock()
         with self._lock:
-            slot = self._roots[path]
-            if slot is not None and not slot.expired and self._fresh(slot, now) and not (
-                    any(self._retry_due(g.name, now) for g in slot.root.groups)):
-                return
-        self._ensure_root(path, force=True)
+            slot = self._roots[doc.path]
+            fresh = slot is not None and (
+                decide(self._slot_state_locked(doc.path, slot), now, self.timing) is Action.FRESH
+                and not any(self._retry_due_locked(g.name, now) for g in slot.root.groups))
+        if not fresh:
+            self._ensure_root(doc, force=True)
 
-    def _load_legacy(self, groups: list[APIGroup], *, retried: bool, versions: Sequence[str] | None = None) -> None:
-        epoch = self._invalidations
-        now = self.clock()
-        have: dict[str, GroupEntry] = {}
-        if versions is not None:
+    def _load_legacy(self, groups: list[APIGroup], versions: Sequence[str] | None = None) -> None:
+        """Fetch the needed versions of legacy ``groups`` and install them (the lock only around the installs).
+
+        A version the listing still names may answer 404: the listing is stale (a CRD version stopped being
+        served). Its group is evicted, its root document re-read, and the group loaded once more from the new
+        listing in this same call; a second 404 is installed as "not served".
+        """
+        for retried in (False, True):
+            epoch = self._invalidations
+            now = self.clock()
+            have: dict[str, GroupEntry] = {}
+            if versions is not None:
+                with self._lock:
+                    # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
+                    have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
+                            and self._decide_entry_locked(e, now) is Action.FRESH}
+            gvs = [gv for g in groups for gv in _needed(g, versions)
+                   if g.name not in have or gv in have[g.name].unread]
+            ok, failed = self._fetch_group_versions(gvs)
+            gone = {gv.group for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
+            if not gone or retried:
+                self._install_legacy(groups, ok, failed, epoch, have)
+                return
             with self._lock:
-                # Loading some versions: a fresh entry keeps what it read; only needed unread versions are fetched.
-                have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
-                        and self._fresh(e, now) and not self._retry_due(g.name, now)}
-        gvs = [gv for g in groups for gv in _needed(g, versions)
-               if g.name not in have or gv in have[g.name].unread]
-        ok, failed = self._fetch_group_versions(gvs)
-        gone = {gv for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
-        if gone and not retried:
-            # A version the listing still names answered 404: the listing may be stale (a CRD version stopped
-            # being served). Evict the group, re-read /apis once and retry in this same call.
-            affected = {gv.group for gv in gone}
-            with self._lock:
-                self._stats.evictions += len(affected)
-                for name in affected:
+                self._stats.evictions += len(gone)
+                for name in gone:
                     self._entries.drop(name)
-            fresh: list[APIGroup] = []
-            for path in {_path_of(n) for n in affected}:
-                slot = self._ensure_root(path, force=True)
-                fresh.extend(g for g in slot.root.groups if g.name in affected)
-            keep = [g for g in groups if g.name not in affected]
-            self._install_legacy(keep, ok, failed, epoch, have)
-            if fresh:
-                self._load_legacy(fresh, retried=True, versions=versions)
-            return
-        self._install_legacy(groups, ok, failed, epoch, have)
+            relisted: list[APIGroup] = []
+            for doc in {root_of(name) for name in gone}:
+                relisted.extend(g for g in self._ensure_root(doc, force=True).root.groups if g.name in gone)
+            self._install_legacy([g for g in groups if g.name not in gone], ok, failed, epoch, have)
+            groups = relisted
+            if not groups:
+                return
 
     def _fetch_group_versions(
         self, gvs: list[GroupVersion]
     ) -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
-        ok: dict[GroupVersion, APIResourceList] = {}
-        failed: dict[GroupVersion, RestMapperError] = {}
+        """Fetch legacy group versions (without the lock); one flight per batch: threads asking for the same
+        groups share it, distinct batches run in parallel."""
 
         def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
             res, errs = self.discovery.fetch_group_versions(gvs)
@@ -649,86 +523,48 @@ class DiscoveryCache:
                 self._stats.errors += len(errs)
             return res, errs
 
-        # One flight per batch: threads asking for the same groups share it; distinct batches run in parallel.
         res, errs = self._flight.do(("gvs", tuple(gvs)), fetch_all)
-        ok.update(res)
-        failed.update(errs)
-        return ok, failed
+        return dict(res), dict(errs)
 
-    def _install_legacy(self, groups: list[APIGroup], ok: Mapping[GroupVersion, APIResourceList],
-                        failed: Mapping[GroupVersion, RestMapperError], epoch: int,
-                        have: Mapping[str, GroupEntry]) -> None:
+    def _install_legacy(self, groups: list[APIGroup], ok: dict[GroupVersion, APIResourceList],
+                        failed: dict[GroupVersion, RestMapperError], epoch: int,
+                        have: dict[str, GroupEntry]) -> None:
+        """Install the entries of ``groups`` from a legacy load (takes the lock)."""
         now = self.clock()
         with self._lock:
             # Raced with an invalidation: install the answer for this lookup, but as already expired.
             stamp = now if epoch == self._invalidations else -_INF
             for g in groups:
-                old = self._entries.get(g.name)
-                served: list[str] = []
-                resources: dict[GroupVersion, APIResourceList] = {}
-                errors: dict[GroupVersion, RestMapperError] = {}
-                stale: dict[GroupVersion, RestMapperError] = {}
-                unread: list[GroupVersion] = []
                 kept = have.get(g.name)
-                for gv in g.group_versions:
-                    err = failed.get(gv)
-                    if gv not in ok and err is None:
-                        # Not fetched by this load: what a fresh entry read stays, the rest is unread.
-                        served.append(gv.version)
-                        if kept is not None and gv in kept.resources:
-                            resources[gv] = kept.resources[gv]
-                        elif kept is not None and gv in kept.failed:
-                            errors[gv] = kept.failed[gv]
-                        else:
-                            unread.append(gv)
-                    elif gv in ok:
-                        resources[gv] = ok[gv]
-                        served.append(gv.version)
-                    elif isinstance(err, APIStatusError) and err.not_found and g.name != "":
-                        # Core always exists: a core 404 is a failure, never "core serves nothing" (which would
-                        # let another group answer core names).
-                        log.info("%s is listed by the server but answers 404; treating it as not served", gv)
-                    elif err is not None:
-                        served.append(gv.version)
-                        if (old is not None and gv in old.resources and is_transient(err)
-                                and self._within_stale(old.fetched_at, now)):
-                            resources[gv] = old.resources[gv]
-                            stale[gv] = err
-                            self._stats.stale_served += 1
-                            if g.name not in self._warned_stale:
-                                self._warned_stale.add(g.name)
-                                log.warning("serving cached %s after a transient failure: %s", gv, err)
-                            self._schedule_retry(g.name, err, now)
-                        else:
-                            errors[gv] = err
-                preferred = g.preferred_version if g.preferred_version in served else (
-                    served[0] if served else None)
+                parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
+                for gv, err in parts.stale.items():
+                    self._serve_stale_locked(g.name, gv, err)
+                    self._schedule_retry_locked(g.name, err, now)
                 if kept is not None and stamp != -_INF:
                     stamp = min(stamp, kept.fetched_at)  # kept versions expire when the entry they came from does
-                self._put(APIGroup(g.name, tuple(served), preferred), resources, errors, stamp, stale, tuple(unread))
-                if errors:
-                    self._schedule_retry(g.name, next(iter(errors.values())), now)
-                elif not stale:
-                    self._backoff.pop(g.name, None)
-                    self._warned_stale.discard(g.name)
+                self._put_locked(parts, stamp)
+                if parts.failed:
+                    self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
+                elif not parts.stale:
+                    self._succeeded_locked(g.name)
 
-    # --- miss revalidation --------------------------------------------------------------------------------
+    # --- miss revalidation ---------------------------------------------------------------------------------------
 
     def _revalidate(self, names: Collection[str] | None) -> bool:
+        """Re-read the root documents of ``names`` (never served stale) and the legacy groups loaded among them."""
         before = self.generation
-        for path in _paths_for(names):
-            self._ensure_root(path, force=True, stale_ok=False)
+        for doc in roots_for(names):
+            self._ensure_root(doc, force=True, stale_ok=False)
         with self._lock:
+            listed: dict[str, APIGroup] = {}
+            for slot in self._roots.values():
+                if slot is not None:
+                    listed.update((g.name, g) for g in slot.root.groups)
             legacy_loaded = [
-                e.group for e in self._entries.values()
-                if (names is None or e.name in names)
-                and (slot := self._roots[_path_of(e.name)]) is not None and slot.root.resources is None
+                listed[e.name] for e in self._entries.values()
+                if (names is None or e.name in names) and e.name in listed
+                and (slot := self._roots[root_of(e.name).path]) is not None and slot.root.resources is None
             ]
         if legacy_loaded:
-            listed: dict[str, APIGroup] = {}
-            with self._lock:
-                for slot in self._roots.values():
-                    if slot is not None:
-                        listed.update((g.name, g) for g in slot.root.groups)
-            self._load_legacy([listed[g.name] for g in legacy_loaded if g.name in listed], retried=False)
+            self._load_legacy(legacy_loaded)
         return self.generation != before

@@ -16,6 +16,8 @@ import heapq
 import math
 from collections.abc import Collection, ItemsView, Iterator, Mapping, ValuesView
 
+from restmapper.cache._freshness import Timing
+from restmapper.cache._roots import ROOTS
 from restmapper.cache._types import Backoff, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
@@ -55,7 +57,7 @@ class EntryTable:
                 g.name in self._entries for g in listed_groups(core, named, None)):
             self._all_loaded = (self.drops, core.root, named.root)
 
-    def all_fresh_until(self, core: RootSlot | None, named: RootSlot | None, ttl: float | None,
+    def all_fresh_until(self, core: RootSlot | None, named: RootSlot | None, timing: Timing,
                         backoff: Mapping[str, Backoff]) -> float | None:
         """Until when every listed group stays loaded and fresh, if that is known without a scan, else None.
 
@@ -68,13 +70,9 @@ class EntryTable:
         drops, core_root, named_root = checked
         if drops != self.drops or core_root is not core.root or named_root is not named.root:
             return None
-        until = math.inf
-        if ttl is not None:
-            oldest = self.oldest_fetch()
-            until = min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest) + ttl
-        for b in backoff.values():
-            until = min(until, b.retry_at)
-        return until
+        oldest = self.oldest_fetch()
+        until = timing.expires_at(min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest))
+        return min([until, *(b.retry_at for b in backoff.values())])
 
     def listing(self, core: RootSlot | None, named: RootSlot | None) -> tuple[str, ...]:
         """Every group name the root documents list, core first; the same tuple while they are unchanged."""
@@ -196,12 +194,12 @@ def listed_groups(core: RootSlot | None, named: RootSlot | None,
             out.extend(g for g in named.root.groups if g.name != "")
         return out
     found: list[tuple[int, int, APIGroup]] = []
-    for rank, slot in enumerate((core, named)):
+    for rank, (doc, slot) in enumerate(zip(ROOTS, (core, named), strict=True)):
         if slot is None:
             continue
         index = slot.group_index()
         for name in names:
-            if (name == "") != (rank == 0):
+            if not doc.lists(name):
                 continue
             hit = index.get(name)
             if hit is not None:

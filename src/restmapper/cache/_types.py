@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from restmapper.errors import (
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
 __all__ = [
-    "CORE_V1",
     "Backoff",
     "CacheStats",
     "GroupEntry",
@@ -26,7 +26,6 @@ __all__ = [
     "RootSlot",
     "StaleGroupVersionError",
     "is_transient",
-    "root_error",
 ]
 
 
@@ -107,9 +106,8 @@ class CacheStats:
     stale_served: int = 0
 
     def copy(self) -> CacheStats:
-        """A snapshot of the counters."""
-        return CacheStats(self.hits, self.misses, self.negative_hits, Counter(self.fetches), self.not_modified,
-                          self.evictions, self.errors, self.stale_served)
+        """A snapshot of the counters (``fetches`` copied too)."""
+        return copy.deepcopy(self)
 
     @property
     def requests(self) -> int:
@@ -148,13 +146,3 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, APIStatusError):
         return exc.status == 429 or exc.status >= 500
     return isinstance(exc, TransportError) and exc.transient
-
-
-CORE_V1 = GroupVersion("", "v1")
-"""Core always exists and always serves ``v1``: an unreadable ``/api`` is reported as this version."""
-
-
-def root_error(path: str, exc: BaseException) -> GroupDiscoveryError:
-    """The error for an unreadable root document; ``/api`` is named as core ``v1`` (core always exists)."""
-    failed = {CORE_V1: exc} if path == "/api" else {}
-    return GroupDiscoveryError("", failed, documents={path: exc})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -26,9 +27,26 @@ from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
 from restmapper.transport.kubeconfig import api_key_of, configuration_options
 
-__all__ = ["AsyncHealingClientMixin", "AsyncSelfHealingDiscovererBase", "call_healed"]
+__all__ = ["AsyncHealingClientMixin", "AsyncSelfHealingDiscovererBase", "call_healed", "library_flavour"]
 
 log = logging.getLogger("restmapper.dynamic")
+
+
+def library_flavour(package: str) -> tuple[Flavour, Any]:
+    """The :class:`Flavour` and ``Subresource`` class of an asyncio dynamic client library.
+
+    Args:
+        package: ``kubernetes.aio.dynamic`` or ``kubernetes_asyncio.dynamic`` (the same modules under two names).
+
+    Raises:
+        ImportError: the library is not installed.
+    """
+    discovery = importlib.import_module(f"{package}.discovery")
+    exceptions = importlib.import_module(f"{package}.exceptions")
+    resource = importlib.import_module(f"{package}.resource")
+    flavour = Flavour(resource.Resource, resource.ResourceList, discovery.ResourceGroup,
+                      exceptions.ResourceNotFoundError, exceptions.ResourceNotUniqueError, snake_case=True)
+    return flavour, resource.Subresource
 
 
 def _type_not_found_status(result: Any) -> bool:
@@ -211,11 +229,18 @@ class AsyncSelfHealingDiscovererBase:
 class AsyncHealingClientMixin:
     """Request methods of an asyncio ``DynamicClient`` that heal once on a resource-type 404 (see :func:`call_healed`).
 
-    Mix in before the library's ``DynamicClient``; set :attr:`_flavour` and :attr:`_subresource_class`.
+    Mix in before the library's ``DynamicClient``; set :attr:`_flavour`, :attr:`_subresource_class` and
+    :attr:`_discoverer_class` (the default discoverer).
     """
 
     _flavour: ClassVar[Flavour]
     _subresource_class: ClassVar[Any]
+    _discoverer_class: ClassVar[Any]
+
+    def __init__(self, client: Any, cache_file: str | None = None, discoverer: Any = None) -> None:
+        """Wrap an asyncio ``ApiClient``; ``await`` the client (or ``async with`` it) before use."""
+        super().__init__(client, cache_file=cache_file,  # type: ignore[call-arg]
+                         discoverer=discoverer or self._discoverer_class)
 
     async def _healed(self, verb: str, resource: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         method = getattr(super(), verb)

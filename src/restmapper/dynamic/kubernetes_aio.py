@@ -9,20 +9,13 @@ retries once. Discovery work runs off the event loop.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubernetes.aio.dynamic import DynamicClient
-from kubernetes.aio.dynamic.discovery import ResourceGroup
-from kubernetes.aio.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
-from kubernetes.aio.dynamic.resource import Resource, ResourceList, Subresource
 
-from restmapper.dynamic._async import AsyncHealingClientMixin, AsyncSelfHealingDiscovererBase
-from restmapper.dynamic._index import Flavour
+from restmapper.dynamic._async import AsyncHealingClientMixin, AsyncSelfHealingDiscovererBase, library_flavour
 
 __all__ = ["SelfHealingAioDiscoverer", "SelfHealingAioDynamicClient"]
 
-_FLAVOUR = Flavour(Resource, ResourceList, ResourceGroup, ResourceNotFoundError, ResourceNotUniqueError,
-                   snake_case=True)
+_FLAVOUR, _SUBRESOURCE = library_flavour("kubernetes.aio.dynamic")
 
 
 class SelfHealingAioDiscoverer(AsyncSelfHealingDiscovererBase):
@@ -36,9 +29,5 @@ class SelfHealingAioDynamicClient(AsyncHealingClientMixin, DynamicClient):
     the resource type vanished (as :class:`~restmapper.dynamic.SelfHealingDynamicClient`)."""
 
     _flavour = _FLAVOUR
-    _subresource_class = Subresource
-
-    def __init__(self, client: Any, cache_file: str | None = None, discoverer: Any = None) -> None:
-        """Wrap an asyncio ``ApiClient``; ``await`` the client (or ``async with`` it) before use."""
-        super().__init__(client, cache_file=cache_file,  # type: ignore[no-untyped-call]
-                         discoverer=discoverer or SelfHealingAioDiscoverer)
+    _subresource_class = _SUBRESOURCE
+    _discoverer_class = SelfHealingAioDiscoverer

@@ -14,11 +14,12 @@ import dataclasses
 import inspect
 import time
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
+from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
 from restmapper.mapper._args import (
@@ -30,6 +31,7 @@ from restmapper.mapper._args import (
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered, by_arg, by_name
+from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex, still_valid
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
@@ -50,7 +52,8 @@ from restmapper.model import (
     RESTMapping,
     parse_resource_arg,
 )
-from restmapper.transport import ClientConfig, incluster_config, resolve_config
+from restmapper.transport import ClientConfig, Transport
+from restmapper.transport.config import ConfigConstructors
 
 __all__ = ["LazyRESTMapper"]
 
@@ -89,7 +92,7 @@ class _Question(Generic[T]):
     load: tuple[str, ...] | None = None
 
 
-class LazyRESTMapper:
+class LazyRESTMapper(ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
     The ``meta.RESTMapper`` contract in Python names (``kind_for``, ``kinds_for``, ``resource_for``,
@@ -106,7 +109,7 @@ class LazyRESTMapper:
 
     def __init__(
         self,
-        discovery: DiscoveryClient | DiscoveryCache,
+        discovery: DiscoverySource | CacheSource,
         *,
         ttl: float | None = 300.0,
         miss_refresh_interval: float = 1.0,
@@ -117,7 +120,9 @@ class LazyRESTMapper:
 
         Args:
             discovery: a discovery client (a cache is built over it with the options below) or a ready cache
-                (the options are then ignored).
+                (the options are then ignored): a :class:`~restmapper.discovery.DiscoveryClient` or a
+                :class:`~restmapper.cache.DiscoveryCache`, or anything with the interface the mapper uses of one
+                (:class:`~restmapper.cache._source.DiscoverySource`, :class:`~restmapper.mapper._source.CacheSource`).
             ttl: seconds a group stays fresh; 0 revalidates on every lookup; None never expires.
             miss_refresh_interval: at most one revalidation per this many seconds is caused by misses.
             max_stale: seconds a group may be served after a transient refresh failure.
@@ -127,71 +132,51 @@ class LazyRESTMapper:
             ValueError: a negative ttl, interval or max_stale.
             TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient).
         """
-        if isinstance(discovery, DiscoveryCache):
+        self.cache: CacheSource
+        if isinstance(discovery, DiscoverySource):
+            self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
+                                        max_stale=max_stale, clock=clock)
+        elif isinstance(discovery, CacheSource):
             self.cache = discovery
-        elif not isinstance(discovery, DiscoveryClient):
+        else:
             hint = ("; for a URL use LazyRESTMapper(DiscoveryClient(RequestsTransport(url))), for a kubeconfig "
                     "LazyRESTMapper.from_kubeconfig()") if isinstance(discovery, str) else (
                 "; wrap a transport: LazyRESTMapper(DiscoveryClient(transport))")
             raise TypeError(f"LazyRESTMapper() takes a DiscoveryClient or a DiscoveryCache, "
                             f"not {type(discovery).__name__}{hint}")
-        else:
-            self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
-                                        max_stale=max_stale, clock=clock)
         self._clock = self.cache.clock
         self._memo = Memo(_MEMO_LIMIT)
         self._groups = IndexedGroups(self.cache)
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
-                        **options: Any) -> LazyRESTMapper:
-        """Build a mapper from a kubeconfig, or the pod's service account when there is none.
+    def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
+        """TypeError naming ``method`` for a keyword that is neither a mapper option nor a transport option."""
+        from restmapper.transport import RequestsTransport
+
+        check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> LazyRESTMapper:
+        """Build a mapper from resolved settings (:func:`~restmapper.transport.resolve_config`); ``from_kubeconfig``
+        and ``from_incluster`` (:class:`~restmapper.transport.config.ConfigConstructors`) take the same options.
 
         Args:
-            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
-                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
-            context: the context, or None for the current one.
+            config: the settings.
             **options: mapper options (``ttl``, ``miss_refresh_interval``, ``max_stale``, ``clock``); any other
                 keyword goes to the transport (timeouts, retry, ``max_body_bytes``).
 
         Raises:
-            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
-            TypeError: an unknown option (the message names this method and the closest known option).
-        """
-        _check_options("LazyRESTMapper.from_kubeconfig", options)
-        return cls.from_config(resolve_config(path, context), **options)
-
-    @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> LazyRESTMapper:
-        """Build a mapper from the pod's service account (client-go ``rest.InClusterConfig``).
-
-        Args:
-            service_account_dir: the service-account folder (default
-                ``/var/run/secrets/kubernetes.io/serviceaccount``).
-            **options: as :meth:`from_kubeconfig`.
-
-        Raises:
-            ConfigError: not in a pod, or the token file is missing or empty.
-            TypeError: an unknown option.
-        """
-        _check_options("LazyRESTMapper.from_incluster", options)
-        return cls.from_config(incluster_config(service_account_dir), **options)
-
-    @classmethod
-    def from_config(cls, config: ClientConfig, **options: Any) -> LazyRESTMapper:
-        """Build a mapper from resolved settings (:func:`~restmapper.transport.resolve_config`).
-
-        Args:
-            config: the settings.
-            **options: as :meth:`from_kubeconfig`.
-
-        Raises:
             ConfigError: the settings are unusable.
-            TypeError: an unknown option.
+            TypeError: an unknown option (the message names the method called and the closest known option).
         """
-        _check_options("LazyRESTMapper.from_config", options)
+        cls._check_config_options(f"{cls.__name__}.from_config", options)
         mine = {k: options.pop(k) for k in _MAPPER_OPTIONS if k in options}
         return cls(DiscoveryClient.from_config(config, **options), **mine)
+
+    @property
+    def transport(self) -> Transport:
+        """The transport discovery reads over (the watcher and the object cache list and watch with it)."""
+        return self.cache.transport
 
     @property
     def stats(self) -> CacheStats:
@@ -751,10 +736,3 @@ def _load_for(resource: GroupVersionResource) -> tuple[str, ...] | None:
 def _versions(*versions: str) -> tuple[str, ...]:
     """The versions a question requires: those given, less empty ones and ``__internal`` (any version)."""
     return tuple(v for v in versions if v and v != "__internal")
-
-
-def _check_options(method: str, options: dict[str, Any]) -> None:
-    """TypeError naming ``method`` for a keyword that is neither a mapper option nor a transport option."""
-    from restmapper.transport import RequestsTransport
-
-    check_options(method, options, _MAPPER_OPTIONS + tuple(inspect.signature(RequestsTransport).parameters))

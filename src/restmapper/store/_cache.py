@@ -15,6 +15,7 @@ from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
 from restmapper.transport.base import Transport
+from restmapper.transport.config import ClientConfig, ConfigConstructors
 from restmapper.transport.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ _CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
 
 
-class ObjectCache:
+class ObjectCache(ConfigConstructors):
     """Read objects of any kind through self-healing informers (controller-runtime's ``cache.Cache`` over our mapper).
 
     ``get``/``list`` of a kind start its informer on first use and wait for its first list (bounded by
@@ -101,7 +102,7 @@ class ObjectCache:
         self.mapper = mapper
         self.namespace = namespace
         self.watcher = watcher
-        self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
+        self.transport: Transport = transport if transport is not None else mapper.transport
         self._discovery_cache = mapper.cache
         self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
         self._options: dict[str, Any] = dict(
@@ -117,40 +118,38 @@ class ObjectCache:
         self._hot: dict[Hashable, tuple[KindArg, int | None, Informer]] = {}
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> ObjectCache:
-        """Build a cache (and its mapper) for a kubeconfig cluster.
+    def from_config(cls, config: ClientConfig, **options: Any) -> ObjectCache:
+        """Build a cache (and its mapper) from resolved settings (:func:`~restmapper.transport.resolve_config`);
+        ``from_kubeconfig`` and ``from_incluster`` (:class:`~restmapper.transport.config.ConfigConstructors`)
+        take the same options.
 
         Args:
-            path: the kubeconfig, or None (``$KUBECONFIG``, the pod's service account, then ``~/.kube/config``).
-            context: the context, or None for the current one.
+            config: the settings.
             **options: cache options (see the constructor); any other keyword goes to
-                :meth:`LazyRESTMapper.from_kubeconfig` (mapper and transport options).
+                :meth:`LazyRESTMapper.from_config` (mapper and transport options).
 
         Raises:
-            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            ConfigError: the settings are unusable.
+            TypeError: an unknown option (the message names the method called).
         """
         mine = cls._own_options(options)
-        return cls(LazyRESTMapper.from_kubeconfig(path, context, **options), **mine)
+        return cls(LazyRESTMapper.from_config(config, **options), **mine)
 
     @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> ObjectCache:
-        """Build a cache (and its mapper) from the pod's service account (client-go ``rest.InClusterConfig``).
+    def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
+        """TypeError naming ``method`` for a keyword that is neither a cache, mapper nor transport option."""
+        names = cls._own_names()
+        LazyRESTMapper._check_config_options(method, {k: v for k, v in options.items() if k not in names})
 
-        Args:
-            service_account_dir: the service-account folder (default
-                ``/var/run/secrets/kubernetes.io/serviceaccount``).
-            **options: as :meth:`from_kubeconfig`.
-
-        Raises:
-            ConfigError: not in a pod, or the token file is missing or empty.
-        """
-        mine = cls._own_options(options)
-        return cls(LazyRESTMapper.from_incluster(service_account_dir, **options), **mine)
+    @classmethod
+    def _own_names(cls) -> set[str]:
+        """The constructor's keywords (the rest go to the mapper and transport)."""
+        return set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
 
     @classmethod
     def _own_options(cls, options: dict[str, Any]) -> dict[str, Any]:
         """Pop the constructor's keywords out of ``options`` (the rest go to the mapper and transport)."""
-        names = set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
+        names = cls._own_names()
         return {k: options.pop(k) for k in list(options) if k in names}
 
     # --- lifecycle ----------------------------------------------------------------------------------------------

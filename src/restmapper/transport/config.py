@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from restmapper.errors import ConfigError
 from restmapper.transport.kubeconfig import configuration_options, load_kubeconfig
@@ -28,6 +28,7 @@ from restmapper.transport.kubeconfig import configuration_options, load_kubeconf
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
     "ClientConfig",
+    "ConfigConstructors",
     "incluster_config",
     "kubeconfig_config",
     "resolve_config",
@@ -183,3 +184,55 @@ def resolve_config(path: str | os.PathLike[str] | None = None, context: str | No
         return kubeconfig_config(default, context)
     tried.append(f"{default}: does not exist")
     raise ConfigError("no kubeconfig and not in a cluster: tried " + "; ".join(tried))
+
+
+_C = TypeVar("_C", bound="ConfigConstructors")
+
+
+class ConfigConstructors:
+    """``from_kubeconfig`` and ``from_incluster``, written once for every class built ``from_config``.
+
+    A subclass defines :meth:`from_config` (what to build from resolved settings) and may override
+    :meth:`_check_config_options` so that a misspelt keyword fails before any configuration is read.
+    """
+
+    @classmethod
+    def from_config(cls: type[_C], config: ClientConfig, **options: Any) -> _C:
+        """Build an instance from resolved settings (:func:`resolve_config`); defined by each subclass."""
+        raise NotImplementedError(f"{cls.__name__}.from_config")
+
+    @classmethod
+    def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
+        """Raise TypeError naming ``method`` for a keyword :meth:`from_config` would reject (default: none)."""
+
+    @classmethod
+    def from_kubeconfig(cls: type[_C], path: str | None = None, context: str | None = None, **options: Any) -> _C:
+        """Build an instance from a kubeconfig, or the pod's service account when there is none.
+
+        Args:
+            path: the kubeconfig file, or None to resolve as :func:`resolve_config` (``$KUBECONFIG``, in-cluster,
+                ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
+            context: the context, or None for the current one.
+            **options: as the class's :meth:`from_config`.
+
+        Raises:
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an option :meth:`from_config` does not take (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_kubeconfig", options)
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls: type[_C], service_account_dir: str | None = None, **options: Any) -> _C:
+        """Build an instance from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default :data:`SERVICE_ACCOUNT_DIR`).
+            **options: as the class's :meth:`from_config`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an option :meth:`from_config` does not take (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_incluster", options)
+        return cls.from_config(incluster_config(service_account_dir), **options)

@@ -45,7 +45,7 @@ class ResourceLoop:
     """
 
     def __init__(self, owner: LoopOwner, kind: ResourceKind, transport: Transport, stop: threading.Event, *,
-                 backoff: RetryPolicy, sleep: Callable[[threading.Event, float], None],
+                 backoff: RetryPolicy, sleep: Callable[[threading.Event, float], None] | None,
                  watch_timeout: float, count: Callable[[str], None]) -> None:
         self.owner = owner
         self.kind = kind

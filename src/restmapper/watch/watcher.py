@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -54,10 +55,6 @@ class WatchStats:
     malformed: int = 0
     handler_errors: int = 0
     build_errors: int = 0
-
-
-def _wait(stop: threading.Event, seconds: float) -> None:
-    stop.wait(seconds)
 
 
 class Watcher:
@@ -118,13 +115,13 @@ class Watcher:
         if watch_timeout <= 0:
             raise InvalidArgumentError(f"watch_timeout must be positive, got {watch_timeout}")
         self.mapper = mapper
-        self.transport: Transport = transport if transport is not None else mapper.cache.discovery.transport
+        self.transport: Transport = transport if transport is not None else mapper.transport
         self.generation_cache = generation_cache
         self._clock = clock
         self._backoff = RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max)
         self._watch_timeout = watch_timeout
         self._daemon = daemon
-        self._sleep = sleep or _wait
+        self._sleep = sleep  # None: the reflector waits on the stop event
         self._kinds = (CRDS, APISERVICES) if watch_apiservices else (CRDS,)
         # _lock guards _handlers, _loops, _stop, _started, _warned and _stats updates.
         self._lock = threading.Lock()
@@ -283,7 +280,7 @@ class Watcher:
     def stats(self) -> WatchStats:
         """A snapshot of the counters."""
         with self._lock:
-            return WatchStats(**{f.name: getattr(self._stats, f.name) for f in fields(WatchStats)})
+            return copy.copy(self._stats)
 
     @property
     def change_count(self) -> int:

@@ -1,0 +1,165 @@
+"""The discovery cache's state, and the helpers that read and change it under its lock.
+
+:class:`CacheState` holds everything :class:`~restmapper.cache.DiscoveryCache` knows. Every method here is named
+``..._locked``: the caller holds ``_lock``, and none does I/O (controller-runtime's naming; unlike it, the cache
+never holds the lock across a request: fetches happen between two short critical sections, in ``_cache.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable, Iterable
+
+from restmapper.cache._flight import SingleFlight
+from restmapper.cache._freshness import Action, SlotState, Timing, decide
+from restmapper.cache._legacy import EntryParts, aggregated_parts
+from restmapper.cache._roots import ROOTS, RootDoc
+from restmapper.cache._scope import LookupScope
+from restmapper.cache._source import DiscoverySource
+from restmapper.cache._table import EntryTable, same_resources
+from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
+from restmapper.discovery import RootDiscovery
+from restmapper.errors import GroupDiscoveryError
+
+__all__ = ["CacheState"]
+
+log = logging.getLogger("restmapper.cache")
+
+_INF = math.inf
+
+
+class CacheState:
+    """What the cache knows (see the ``_cache`` module docstring for each attribute), and its ``_locked`` helpers."""
+
+    def __init__(self, discovery: DiscoverySource, timing: Timing, clock: Callable[[], float]) -> None:
+        self.discovery = discovery
+        self.timing = timing
+        self.clock = clock
+        self._flight = SingleFlight()
+        # ``with cache.lookup():`` scopes one lookup: what it fetched stays fresh until it ends.
+        self.lookup = LookupScope()
+        # Guards every attribute below; never held across a discovery call.
+        self._lock = threading.Lock()
+        self._roots: dict[str, RootSlot | None] = {doc.path: None for doc in ROOTS}
+        self._entries = EntryTable()
+        self._backoff: dict[str, Backoff] = {}
+        # A number that changes whenever cached content changes (read without the lock: an int is atomic).
+        self.generation = 0
+        self._last_miss_check: float | None = None
+        self._last_miss_error: GroupDiscoveryError | None = None  # why the last miss revalidation failed
+        self._last_eviction: dict[str, float] = {}  # group -> clock reading of its last report_not_found eviction
+        # Bumped by every invalidation: a fetch that started before one must not look fresh when it lands.
+        self._invalidations = 0
+        self._warned_stale: set[str] = set()
+        self._stats = CacheStats()
+
+    def _slot_state_locked(self, key: str, answer: GroupEntry | RootSlot | None) -> SlotState:
+        """The state of the answer cached under ``key`` (a group name or a root document's path)."""
+        b = self._backoff.get(key)
+        retry_at, error = (None, None) if b is None else (b.retry_at, b.error)
+        if answer is None:
+            return SlotState(retry_at=retry_at, error=error)
+        expired = isinstance(answer, RootSlot) and answer.expired
+        return SlotState(answer.fetched_at, expired, self.lookup.fetched(answer), retry_at, error)
+
+    def _decide_entry_locked(self, entry: GroupEntry, now: float) -> Action:
+        """What to do with a group's cached entry (anything but FRESH means: load the group again)."""
+        if entry.name not in self._backoff and self.timing.fresh(entry.fetched_at, now):
+            return Action.FRESH  # the warm path, as decide() answers it, without building a SlotState
+        return decide(self._slot_state_locked(entry.name, entry), now, self.timing)
+
+    def _retry_due_locked(self, key: str, now: float) -> bool:
+        b = self._backoff.get(key)
+        return b is not None and now >= b.retry_at
+
+    def _root_slots_locked(self) -> tuple[RootSlot | None, RootSlot | None]:
+        """The slots of ``/api`` and ``/apis``, in that order."""
+        core, named = (self._roots[doc.path] for doc in ROOTS)
+        return core, named
+
+    def _valid_until_locked(self, entries: Iterable[GroupEntry], slots: Iterable[RootSlot | None]) -> float:
+        """Until when answers derived from ``entries`` and root ``slots`` may be reused (clock seconds)."""
+        held = [s for s in slots if s is not None]
+        if any(s.expired for s in held):
+            return -_INF
+        stamps = [e.fetched_at for e in entries] + [s.fetched_at for s in held]
+        until = self.timing.expires_at(min(stamps, default=_INF))
+        return min([until, *(b.retry_at for e in entries if (b := self._backoff.get(e.name)) is not None)])
+
+    def _schedule_retry_locked(self, key: str, error: BaseException, now: float) -> None:
+        """Record a failure of the answer under ``key``: back off exponentially before fetching it again."""
+        b = self._backoff.setdefault(key, Backoff())
+        b.attempts += 1
+        b.error = error
+        b.retry_at = self.timing.retry_at(b.attempts, now)
+
+    def _succeeded_locked(self, key: str) -> None:
+        """The answer under ``key`` was fetched: no backoff, and warn again at its next stale serving."""
+        self._backoff.pop(key, None)
+        self._warned_stale.discard(key)
+
+    def _serve_stale_locked(self, key: str, what: object, error: BaseException) -> None:
+        """Count an earlier answer served after a transient failure; warn once per failing streak of ``key``."""
+        self._stats.stale_served += 1
+        if key not in self._warned_stale:
+            self._warned_stale.add(key)
+            log.warning("serving cached %s after a transient failure: %s", what, error)
+
+    # --- installing answers --------------------------------------------------------------------------------------
+
+    def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc) -> None:
+        """Serving a stale aggregated root: bring back groups evicted since it was fetched.
+
+        Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
+        unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
+        answering from the last good document.
+        """
+        root = slot.root
+        if root.resources is None:
+            return
+        for g in root.groups:
+            if g.name not in self._entries and doc.lists(g.name):
+                self._put_locked(aggregated_parts(root, g, root.stale), slot.fetched_at)
+
+    def _install_aggregated_locked(self, root: RootDiscovery, now: float, doc: RootDoc) -> None:
+        """Rebuild the entry of every group in an aggregated document; drop the groups it no longer lists."""
+        for g in root.groups:
+            parts = aggregated_parts(root, g, root.stale)
+            self._put_locked(parts, now)
+            if parts.failed:
+                self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
+            else:
+                self._backoff.pop(g.name, None)
+        names = {g.name for g in root.groups}
+        for name in list(self._entries):
+            if name not in names and doc.lists(name):
+                self._entries.drop(name)
+                self.generation += 1
+
+    def _forget_unlisted_locked(self, root: RootDiscovery, doc: RootDoc) -> None:
+        """Drop the entries of groups a legacy root document no longer lists, or lists with new versions."""
+        listed = {g.name: g for g in root.groups}
+        for name, entry in list(self._entries.items()):
+            if not doc.lists(name):
+                continue
+            g = listed.get(name)
+            if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
+                # Gone, or new versions appeared: reload lazily.
+                self._entries.drop(name)
+                self.generation += 1
+
+    def _put_locked(self, parts: EntryParts, now: float) -> None:
+        """Install a group's entry; a new generation only when its content changed."""
+        group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
+        old = self._entries.get(group.name)
+        if old is not None and old.group == group and same_resources(old.resources, resources) and (
+                set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread:
+            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread)
+        else:
+            self.generation += 1
+            entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread)
+        self._entries.set(entry)
+        self.lookup.mark(entry)
+
