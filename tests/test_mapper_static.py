@@ -4,13 +4,20 @@ input validation, and the round-trip invariant (hypothesis)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mapper_helpers import group, mapper, res
 
-from restmapper.errors import InvalidArgumentError, NoKindMatchError, NoResourceMatchError, is_ambiguous
+from restmapper.errors import (
+    InvalidArgumentError,
+    NoKindMatchError,
+    NoResourceMatchError,
+    RestMapperError,
+    is_ambiguous,
+)
 from restmapper.mapper import GroupIndex, StaticRESTMapper, discovery_priorities
 from restmapper.model import (
     APIGroup,
@@ -247,3 +254,28 @@ def test_rest_mapping_of_kind_for_round_trips(m: StaticRESTMapper) -> None:
                 best = m.rest_mapping(unversioned.group_kind)
                 assert best.resource.resource == gvr.resource
                 assert m.resource_for(gvr.group_resource.with_version("")) == best.resource
+
+
+def _outcome(mapper: StaticRESTMapper, method: str, *args: Any) -> Any:
+    try:
+        return getattr(mapper, method)(*args)
+    except RestMapperError as exc:
+        return type(exc).__name__
+
+
+@settings(max_examples=150, deadline=None)
+@given(_snapshots(), st.lists(st.sampled_from(["v1", "v2", "v1beta1", "", "__internal"]), max_size=2))
+def test_default_priority_shortcuts_answer_as_the_explicit_patterns(m: StaticRESTMapper, versions: list[str]) -> None:
+    """The default narrowing is applied without building the patterns; handing the same patterns over explicitly
+    (the upstream loop) must give the same answer to every question."""
+    resource_priority, kind_priority = discovery_priorities(m.indexes)
+    explicit = StaticRESTMapper(m.indexes, resource_priority=resource_priority, kind_priority=kind_priority)
+    for name in ["", *(i.name for i in m.indexes), "a"]:
+        for stem in ["foo", "bar", "gateway", "policy", "status", "endpoints", "class"]:
+            for version in ["", "v1", "v2"]:
+                for resource in (f"{stem}s", stem):
+                    for method in ("kind_for", "resource_for"):
+                        gvr = GVR(name, version, resource)
+                        assert _outcome(m, method, gvr) == _outcome(explicit, method, gvr), (method, gvr)
+            gk = GVK(name, "", stem.capitalize()).group_kind
+            assert _outcome(m, "rest_mapping", gk, *versions) == _outcome(explicit, "rest_mapping", gk, *versions)

@@ -12,7 +12,7 @@ from typing import Any
 
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["check_options", "group_kind_and_versions", "require_gv", "require_gvr", "require_str"]
+__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "require_gv", "require_gvr", "require_str"]
 
 
 def _name(value: object) -> str:
@@ -51,6 +51,15 @@ def require_gvr(method: str, value: object) -> None:
         hint = (f"; pass GroupVersionResource(group, version, {value!r}) (empty parts match anything), or "
                 f"resolve({value!r}) for what a user types" if isinstance(value, str) else "")
         raise TypeError(f"{method}() takes a GroupVersionResource, not {_name(value)}{hint}")
+
+
+def gvr_key(method: str, value: object) -> tuple[str, str, str, str]:
+    """``(method, group, version, resource)``: the memo key of a resource question (TypeError as
+    :func:`require_gvr`). Strings hash in C; a GroupVersionResource hashes through a Python-level method."""
+    if value.__class__ is not GroupVersionResource:
+        require_gvr(method, value)
+    gvr: GroupVersionResource = value  # type: ignore[assignment]
+    return method, gvr.group, gvr.version, gvr.resource
 
 
 def require_gv(method: str, value: object) -> None:

@@ -58,6 +58,13 @@ class GroupSource(Protocol):
         """Every listed group name, core first, in priority order."""
 
 
+_INF = float("inf")
+
+
+def _first(pair: tuple[int, GroupIndex]) -> int:
+    return pair[0]
+
+
 ANYWHERE = Cell()
 """Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
 
@@ -140,6 +147,13 @@ class IndexedGroups:
         # A group was dropped or invalidated since every group was last loaded: before an answer that may come
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
+        # Groups a question may be answered from without asking the cache: name -> (index, until when, clock
+        # seconds). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
+        # a group leaves it as soon as a change to it is applied.
+        self._ready: dict[str, tuple[GroupIndex, float]] = {}
+        # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
+        # group or new listing resets it.
+        self._all_until = -_INF
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -158,13 +172,21 @@ class IndexedGroups:
             self._apply_locked(name, entry)
         self._since = since
         self.generation = generation
-        self.index.set_listing(self.cache.listing())
+        self._set_listing_locked(self.cache.listing())
+
+    def _set_listing_locked(self, listing: Sequence[str]) -> None:
+        before = self.index.listing_cell.version
+        self.index.set_listing(listing)
+        if self.index.listing_cell.version != before:
+            self._all_until = -_INF  # a newly listed group is not loaded yet
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
+        self._ready.pop(name, None)
         if entry is None:
+            self._all_until = -_INF
             known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
-            self.index.cell(name).bump()
+            self.index.touch(name)
             self._troubled.discard(name)
             if not known:
                 # A group nobody had seen (a new CRD group) or the whole cache was invalidated: answers about
@@ -178,17 +200,71 @@ class IndexedGroups:
         else:
             self._troubled.discard(name)
         if self._complete:
-            self.index.put(name, entry.generation, _builder(entry))
+            self._indexes_locked((entry,), self._all_until)  # fresh as every group, barring further changes
         elif self.index.generation(name) != entry.generation:
             self.index.remove(name)  # rebuilt when a question needs it
-            self.index.cell(name).bump()
+            self.index.touch(name)
 
-    def _indexes_locked(self, entries: tuple[GroupEntry, ...]) -> list[GroupIndex]:
-        return [self.index.put(e.name, e.generation, _builder(e)) for e in entries]
+    def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float) -> list[GroupIndex]:
+        """The indexes of ``entries`` (built when new); healthy ones are remembered as ready until ``until``."""
+        out = []
+        for e in entries:
+            index = self.index.put(e.name, e.generation, _builder(e))
+            out.append(index)
+            if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
+                self._ready[e.name] = (index, until)
+        return out
+
+    def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
+              ) -> tuple[list[GroupIndex], float] | None:
+        """The indexes of ``names`` in server priority order and until when they hold, when every one of them
+        is ready (loaded, complete, healthy and fresh at clock reading ``now``, every change applied): an answer
+        over them needs no word from the cache. Records the cells read in ``deps``. None when one is not ready
+        (then ask the cache: :meth:`scoped`)."""
+        with self._lock:
+            return self._ready_locked(names, deps, now)
+
+    def _ready_locked(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
+                      ) -> tuple[list[GroupIndex], float] | None:
+        if self.cache.generation != self.generation:
+            return None
+        ready = self._ready
+        index = self.index
+        held: list[tuple[int, GroupIndex]] = []
+        until = _INF
+        unlisted = named = False
+        for name in names:
+            found = ready.get(name)
+            if found is None:
+                if name and not index.listed(name) and index.index(name) is None:
+                    unlisted = True  # the cache would leave it out too; the answer depends on the listing
+                    continue
+                return None
+            if found[1] <= now:
+                return None
+            named = named or bool(name)
+            held.append((index.position(name), found[0]))
+            until = min(until, found[1])
+        if unlisted and not named:
+            return None  # only a fresh named group vouches for the listing of named groups
+        held.sort(key=_first)
+        self._depend_locked(names, deps)
+        return [index for _, index in held], until
+
+    def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
+                       ) -> tuple[list[GroupIndex], float] | None:
+        """As :meth:`ready` for the groups ``pick`` chooses (plus core), when every listed group is loaded and
+        fresh and none failed (:meth:`anywhere` otherwise)."""
+        with self._lock:
+            if not self._complete or self.reload_pending or self._troubled or now >= self._all_until:
+                return None
+            found = self._ready_locked({"", *pick(self.index, deps)}, deps, now)
+            return None if found is None else (found[0], min(self._all_until, found[1]))
 
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""
         self.reload_pending = False
+        self._all_until = -_INF
         try:
             self.cache.ensure_all()
         except BaseException:
@@ -201,7 +277,7 @@ class IndexedGroups:
         listing = self.cache.listing(fetch=fetch)
         with self._lock:
             self._catch_up_locked()
-            self.index.set_listing(listing)
+            self._set_listing_locked(listing)
         return self.index
 
     def scoped(self, names: Collection[str], deps: list[tuple[Cell, int]], versions: Sequence[str] | None = None
@@ -214,7 +290,7 @@ class IndexedGroups:
         view = self.cache.groups(names, versions)
         with self._lock:
             self._catch_up_locked()
-            indexes = self._indexes_locked(view.entries)
+            indexes = self._indexes_locked(view.entries, view.valid_until)
             self._depend_locked(names, deps)
         return StaticRESTMapper(indexes), view.entries, view.valid_until
 
@@ -229,9 +305,10 @@ class IndexedGroups:
         with self._lock:
             self._catch_up_locked()
             self.reload_pending = False
+            self._all_until = until
             if not self._complete:
                 for name in self.cache.loaded_names():
-                    self._apply_locked_complete(name)
+                    self._apply_locked_complete(name, until)
                 self._complete = True
             return {"", *pick(self.index, deps), *self._troubled}, until
 
@@ -240,16 +317,17 @@ class IndexedGroups:
         """A mapper over the groups ``pick`` chooses among all groups, plus core and failed groups."""
         names, until = self.candidates(pick, deps)
         view = self.cache.groups(names)
+        until = min(until, view.valid_until)
         with self._lock:
             self._catch_up_locked()
-            indexes = self._indexes_locked(view.entries)
+            indexes = self._indexes_locked(view.entries, until)
             self._depend_locked(names, deps)
-        return StaticRESTMapper(indexes), view.entries, min(until, view.valid_until)
+        return StaticRESTMapper(indexes), view.entries, until
 
-    def _apply_locked_complete(self, name: str) -> None:
+    def _apply_locked_complete(self, name: str, until: float) -> None:
         entry = self.cache.entry(name)
         if entry is not None:
-            self.index.put(name, entry.generation, _builder(entry))
+            self._indexes_locked((entry,), until)
             if entry.failed or entry.stale:
                 self._troubled.add(name)
 
@@ -280,10 +358,10 @@ def by_arg(arg: str, *, expand_categories: bool) -> Picker:
     def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> set[str]:
         found: set[str] = set()
         for resource in resources:
-            found |= index.with_name(resource, deps)
-            found |= index.with_short_name(resource, deps)
+            found.update(index.with_name(resource, deps))
+            found.update(index.with_short_name(resource, deps))
         if expand_categories:
-            found |= index.with_category(arg, deps)
+            found.update(index.with_category(arg, deps))
         return found
 
     return pick

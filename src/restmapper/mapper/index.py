@@ -83,7 +83,7 @@ class VersionIndex:
         entries: the top-level resources in discovery order (subresources are never mapped).
     """
 
-    __slots__ = ("_by_kind", "_by_name", "entries", "group_version")
+    __slots__ = ("_by_kind", "_by_name", "_mappings", "entries", "group_version")
 
     def __init__(self, group_version: GroupVersion, resources: tuple[APIResource, ...]) -> None:
         """Index the resources of one group version.
@@ -117,6 +117,7 @@ class VersionIndex:
         self._by_name = {k: tuple(v) for k, v in by_name.items()}
         # An exact kind beats another resource's lowercased alias of the same spelling.
         self._by_kind = {**lower_kind, **exact_kind}
+        self._mappings: dict[str, RESTMapping] = {}  # plural -> mapping, built on first use
 
     def match_resource(self, name: str) -> tuple[ResourceEntry, ...]:
         """Return the resources whose plural or singular name equals ``name`` (already lowercased), in order."""
@@ -128,20 +129,30 @@ class VersionIndex:
 
     def gvr(self, entry: ResourceEntry) -> GroupVersionResource:
         """Return the plural GroupVersionResource of ``entry``."""
-        return self.group_version.with_resource(entry.plural)
+        return self.mapping(entry).resource
 
     def gvk(self, entry: ResourceEntry) -> GroupVersionKind:
         """Return the GroupVersionKind of ``entry``."""
-        return self.group_version.with_kind(entry.kind)
+        return self.mapping(entry).group_version_kind
 
     def mapping(self, entry: ResourceEntry, kind: str | None = None) -> RESTMapping:
-        """Return the RESTMapping of ``entry``, reporting ``kind`` (default: the discovered kind) as its kind."""
-        return RESTMapping(
-            resource=self.gvr(entry),
+        """Return the RESTMapping of ``entry``, reporting ``kind`` (default: the discovered kind) as its kind.
+
+        Built once per resource (on first use) and shared: a mapping is immutable.
+        """
+        if kind is None or kind == entry.kind:
+            found = self._mappings.get(entry.plural)
+            if found is not None and found.api_resource is entry.api_resource:
+                return found
+        found = RESTMapping(
+            resource=self.group_version.with_resource(entry.plural),
             group_version_kind=self.group_version.with_kind(kind if kind is not None else entry.kind),
             scope=entry.scope,
             api_resource=entry.api_resource,
         )
+        if kind is None or kind == entry.kind:
+            self._mappings[entry.plural] = found
+        return found
 
     def __repr__(self) -> str:
         return f"VersionIndex({str(self.group_version)!r}, {len(self.entries)} resources)"

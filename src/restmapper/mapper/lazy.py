@@ -2,10 +2,10 @@
 
 State: a :class:`~restmapper.cache.DiscoveryCache` (what the server said, with TTLs and eviction), one
 :class:`~restmapper.mapper.index.GroupIndex` per cached group entry (rebuilt only when the entry's generation
-changes), and a memo of answers keyed by the question, valid while the cache generation is unchanged and the
-entries it was computed from are fresh. One path computes an answer (:meth:`LazyRESTMapper._answer`): load only
-the groups the question needs, ask a :class:`~restmapper.mapper.static.StaticRESTMapper` over them, and on a
-no-match ask the cache to revalidate (rate-limited) and try once more.
+changes), merged into :class:`~restmapper.mapper.merged.MergedIndex`, and a memo of answers valid while none of
+the cells they read moved. This module is the public ``meta.RESTMapper`` front end: it checks arguments, turns
+each call into a :class:`~restmapper.mapper._engine.Question` and returns what
+:class:`~restmapper.mapper._engine.AnswerEngine` answers.
 """
 
 from __future__ import annotations
@@ -15,24 +15,23 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
+from restmapper.cache import CacheStats, DiscoveryCache
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import GroupDiscoveryError, MappingError, is_no_match
 from restmapper.mapper._args import (
     check_options,
     group_kind_and_versions,
+    gvr_key,
     require_gv,
-    require_gvr,
     require_str,
 )
-from restmapper.mapper._certainty import asked_kind, asked_resource, in_scope, outranking, with_question
-from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered, by_arg, by_name
+from restmapper.mapper._certainty import asked_kind, asked_resource
+from restmapper.mapper._engine import AnswerEngine, Question, load_for, required_versions
+from restmapper.mapper._groups import IndexedGroups, Memo, by_arg, by_name
 from restmapper.mapper._source import CacheSource
-from restmapper.mapper.merged import Cell, MergedIndex, still_valid
+from restmapper.mapper.merged import Cell, MergedIndex
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -50,49 +49,18 @@ from restmapper.model import (
     GroupVersionKind,
     GroupVersionResource,
     RESTMapping,
-    parse_resource_arg,
 )
 from restmapper.transport import ClientConfig, Transport
 from restmapper.transport.config import ConfigConstructors
 
 __all__ = ["LazyRESTMapper"]
 
-T = TypeVar("T")
-
 _MEMO_LIMIT = 1 << 15
 """Answers per memo generation: a working set of this many distinct questions always hits."""
 _MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
 
 
-@dataclass(frozen=True, slots=True)
-class _Question(Generic[T]):
-    """One lookup, as :meth:`LazyRESTMapper._compute` needs it.
-
-    Attributes:
-        asked: the question in words, for errors (``resource type "xyzzy"``).
-        names: the groups the question may be answered by (None: all), read lazily (may need ``/apis``).
-        compute: the answer over a snapshot of those groups.
-        core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
-        versions: versions the caller required: failures of other versions cannot change the answer.
-        answered_at: the group version a single answer came from; None for list answers.
-        partial: for list answers that may be partial, attach the failures to the value instead of raising.
-        pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
-        load: the versions the answer can come from (legacy discovery fetches only those): None for all, ``()``
-            to try the preferred version first (a kind found there is the answer), else the versions asked for.
-    """
-
-    asked: str
-    names: Callable[[], Collection[str] | None]
-    compute: Callable[[StaticRESTMapper], T]
-    core_first: Callable[[StaticRESTMapper], T | None] | None = None
-    versions: tuple[str, ...] = ()
-    answered_at: Callable[[T], GroupVersion | None] | None = None
-    partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
-    pick: Picker | None = None
-    load: tuple[str, ...] | None = None
-
-
-class LazyRESTMapper(ConfigConstructors):
+class LazyRESTMapper(AnswerEngine, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
     The ``meta.RESTMapper`` contract in Python names (``kind_for``, ``kinds_for``, ``resource_for``,
@@ -216,140 +184,6 @@ class LazyRESTMapper(ConfigConstructors):
         require_gv("report_not_found", gv)
         self.cache.report_not_found(gv)
 
-    # --- the one answering path ---------------------------------------------------------------------------
-
-    def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]],
-                versions: tuple[str, ...] | None = None) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
-        if names is None:
-            if pick is None:
-                raise AssertionError("a question that may match any group needs a pick")
-            return self._groups.anywhere(pick, deps)
-        if isinstance(names, Prefixed):
-            listing = self._groups.index.listing_cell
-            deps.append((listing, listing.version))  # a group listed later may match the prefix too
-        return self._groups.scoped(names, deps, versions)
-
-    def _fresh_memo(self, key: tuple[Any, ...], *, io: bool = True) -> Remembered | None:
-        """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path).
-
-        An answer that may come from any group, after a group was invalidated, is checked only once every group
-        is loaded again (``io``: may fetch; without it such an answer is not offered).
-        """
-        if self.cache.generation != self._groups.generation:
-            self._groups.catch_up()
-        memo = self._memo.get(key)
-        if memo is None:
-            return None
-        if memo.anywhere and self._groups.reload_pending:
-            if not io:
-                return None
-            self._groups.reload()
-        if self._clock() < memo.valid_until and still_valid(memo.deps):
-            return memo
-        return None
-
-    def _answer(self, key: tuple[Any, ...], q: _Question[T]) -> T:
-        memo = self._fresh_memo(key)
-        if memo is not None:
-            return self._replay(memo)  # type: ignore[no-any-return]
-        deps: list[tuple[Cell, int]] = []
-        value: Any = None
-        error: BaseException | None = None
-        until = float("inf")
-        try:
-            value, until = self._compute(q, deps)
-        except MappingError as exc:
-            error, until = exc, self._clock() + self.cache.miss_refresh_interval
-        except GroupDiscoveryError as exc:
-            error, until = exc, self._clock()
-        anywhere = any(cell is ANYWHERE for cell, _ in deps)
-        memo = Remembered(value, error, until, tuple(d for d in dict.fromkeys(deps) if d[0] is not ANYWHERE), anywhere)
-        self._memo.put(key, memo)
-        return self._replay(memo)  # type: ignore[no-any-return]
-
-    @staticmethod
-    def _replay(memo: Remembered) -> Any:
-        if memo.error is not None:
-            raise memo.error.with_traceback(None)
-        return memo.value
-
-    def _compute(self, q: _Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
-        """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
-        with self.cache.lookup():
-            return self._compute_in_scope(q, deps)
-
-    def _compute_in_scope(self, q: _Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
-        try:
-            if q.core_first is not None:
-                static, entries, until = self._groups.scoped({""}, deps)
-                found = q.core_first(static)
-                if found is not None:
-                    return self._certain(q, found, entries), until
-            wanted = q.names()
-            if q.load == () and wanted is not None:
-                answered = self._preferred_first(q, wanted, deps)
-                if answered is not None:
-                    return answered
-            static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
-            try:
-                return self._certain(q, q.compute(static), entries), until
-            except MappingError as exc:
-                if not is_no_match(exc):
-                    raise
-                first = exc
-            if self.cache.revalidate_on_miss(wanted):
-                wanted = q.names()
-                static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
-                try:
-                    return self._certain(q, q.compute(static), entries), until
-                except MappingError as exc:
-                    if not is_no_match(exc):
-                        raise
-                    first = exc
-            # A no-match only when the server said so: every group version in scope was read, just now or fresh.
-            doubt = self.cache.unconfirmed(wanted)
-            if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
-                raise with_question(doubt, q.asked, failed=in_scope(doubt.failed, q.versions)) from first
-            raise first
-        except GroupDiscoveryError as exc:
-            if exc.asked:
-                raise
-            raise with_question(exc, q.asked) from exc
-
-    def _preferred_first(self, q: _Question[T], names: Collection[str], deps: list[tuple[Cell, int]]
-                         ) -> tuple[T, float] | None:
-        """The answer from the groups' preferred versions alone, when it is there (client-go ranks it first)."""
-        static, entries, until = self._groups.scoped(names, deps, ())
-        try:
-            return self._certain(q, q.compute(static), entries), until
-        except (MappingError, GroupDiscoveryError) as exc:
-            if isinstance(exc, MappingError) and not is_no_match(exc):
-                raise
-            return None  # not in the preferred version (or it could not be read): read the whole group
-
-    def _certain(self, q: _Question[T], value: T, entries: tuple[GroupEntry, ...]) -> T:
-        """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError."""
-        answer = q.answered_at(value) if q.answered_at is not None else None
-        if answer is not None:
-            doubt = outranking(entries, answer, q.versions)
-        else:
-            doubt = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, q.versions)
-            if doubt and q.partial is not None:
-                return q.partial(value, doubt)
-        if doubt:
-            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked,
-                                      partial=None if answer is not None else value)
-        return value
-
-    def _groups_for(self, group: str) -> Collection[str] | None:
-        """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all."""
-        if not group:
-            return None
-        index = self._groups.listed()  # a non-empty group never matches core, even as a prefix
-        if index.listed(group):
-            return {group}
-        return Prefixed(index.with_prefix(group) or (group,))
-
     # --- meta.RESTMapper -------------------------------------------------------------------------------------
 
     def kind_for(self, resource: GroupVersionResource) -> GroupVersionKind:
@@ -371,15 +205,12 @@ class LazyRESTMapper(ConfigConstructors):
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
-        memo = self._fresh_memo(("kind_for", resource))
-        if memo is not None and memo.error is None:
-            return memo.value  # type: ignore[no-any-return]
-        require_gvr("kind_for", resource)
-        return self._answer(("kind_for", resource), _Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.kind_for(resource),
-            self._core_first(resource, lambda m: m.kind_for(resource)), _versions(resource.version),
+        return self._answer(gvr_key("kind_for", resource), lambda: Question(
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: m.kind_for(resource),
+            self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
-            load=_load_for(resource)))
+            load=load_for(resource)))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -389,12 +220,11 @@ class LazyRESTMapper(ConfigConstructors):
 
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
-        require_gvr("kinds_for", resource)
-        return list(self._answer(("kinds_for", resource), _Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group),
-            lambda m: tuple(m.kinds_for(resource)), versions=_versions(resource.version),
+        return list(self._answer(gvr_key("kinds_for", resource), lambda: Question(
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
-            load=_load_for(resource))))
+            load=load_for(resource))))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
         """Return the one fully specified (plural) resource a partial resource maps to.
@@ -404,12 +234,12 @@ class LazyRESTMapper(ConfigConstructors):
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
-        require_gvr("resource_for", resource)
-        return self._answer(("resource_for", resource), _Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group), lambda m: m.resource_for(resource),
-            self._core_first(resource, lambda m: m.resource_for(resource)), _versions(resource.version),
+        return self._answer(gvr_key("resource_for", resource), lambda: Question(
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: m.resource_for(resource),
+            self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
-            load=_load_for(resource)))
+            load=load_for(resource)))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -419,12 +249,11 @@ class LazyRESTMapper(ConfigConstructors):
 
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
-        require_gvr("resources_for", resource)
-        return list(self._answer(("resources_for", resource), _Question(
-            asked_resource(resource), lambda: self._groups_for(resource.group),
-            lambda m: tuple(m.resources_for(resource)), versions=_versions(resource.version),
+        return list(self._answer(gvr_key("resources_for", resource), lambda: Question(
+            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
-            load=_load_for(resource))))
+            load=load_for(resource))))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
         """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
@@ -447,13 +276,19 @@ class LazyRESTMapper(ConfigConstructors):
         """
         if group_kind.__class__ is not GroupKind or versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
-        # Warm path inlined: this is the hottest call of a controller.
-        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions))
-        if memo is not None and memo.error is None:
-            return memo.value  # type: ignore[no-any-return]
-        return self._answer(("rest_mapping", group_kind.group, group_kind.kind, versions), _Question(
-            asked_kind(group_kind, versions), lambda: {group_kind.group},
-            lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=_versions(*versions),
+        key = ("rest_mapping", group_kind.group, group_kind.kind, versions)
+        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller.
+        if self.cache.generation == self._groups.generation:
+            memo = self._memo.get(key)
+            if memo is not None and memo.error is None and self._clock() < memo.valid_until:
+                for cell, version in memo.deps:
+                    if cell.version != version:
+                        break
+                else:
+                    return memo.value  # type: ignore[no-any-return]
+        return self._answer(key, lambda: Question(
+            asked_kind(group_kind, versions), lambda io: {group_kind.group},
+            lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
     def cached_rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping | None:
@@ -486,10 +321,10 @@ class LazyRESTMapper(ConfigConstructors):
             NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
-        return list(self._answer(("rest_mappings", group_kind, versions), _Question(
-            asked_kind(group_kind, versions), lambda: {group_kind.group},
+        return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
+            asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
-            load=_versions(*versions) or None)))
+            load=required_versions(*versions) or None)))
 
     def resource_singularizer(self, resource: str) -> str:
         """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).
@@ -499,8 +334,8 @@ class LazyRESTMapper(ConfigConstructors):
             AmbiguousResourceError: resources of several groups have that name with different singulars.
         """
         require_str("resource_singularizer", resource, "a resource name")
-        return self._answer(("resource_singularizer", resource), _Question(
-            f'resource "{resource}"', lambda: None, lambda m: m.resource_singularizer(resource),
+        return self._answer(("resource_singularizer", resource), lambda: Question(
+            f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
             pick=by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
@@ -537,7 +372,7 @@ class LazyRESTMapper(ConfigConstructors):
         def pick(index: MergedIndex, deps: list[tuple[Cell, int]]) -> Collection[str]:
             if kind:
                 found = index.with_kind(kind, deps)
-                return found | index.with_kind(kind[:-4], deps) if kind.lower().endswith("list") else found
+                return {*found, *index.with_kind(kind[:-4], deps)} if kind.lower().endswith("list") else found
             if name:
                 return index.with_name(name, deps)
             if short_name:
@@ -616,10 +451,11 @@ class LazyRESTMapper(ConfigConstructors):
                 return None
             return compute(m)
 
-        result = self._answer(("resolve", arg, expand_categories), _Question(
-            f'resource type "{arg}"', lambda: self._groups_for_arg(arg), compute, core_first,
+        result = self._answer(("resolve", arg, expand_categories), lambda: Question(
+            f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
-            partial=lambda r, failed: dataclasses.replace(r, failed=failed),
+            # Only a category answer is a list that may be partial.
+            partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
             pick=by_arg(arg, expand_categories=expand_categories)))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
@@ -636,8 +472,8 @@ class LazyRESTMapper(ConfigConstructors):
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
         require_str("expand_category", name, "a category name")
-        return list(self._answer(("expand_category", name), _Question(
-            f'category "{name}"', lambda: None, lambda m: tuple(expand_category(name, m)),
+        return list(self._answer(("expand_category", name), lambda: Question(
+            f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
@@ -671,41 +507,3 @@ class LazyRESTMapper(ConfigConstructors):
         # The deadline is real time even with an injected cache clock: the wait itself blocks in real time.
         return wait_for_mapping(self, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
                                 clock=time.monotonic)
-
-    def _groups_for_arg(self, arg: str) -> Collection[str] | None:
-        if "." not in arg:
-            return None
-        gvr, gr = parse_resource_arg(arg)
-        names: set[str] = set()
-        for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
-            found = self._groups_for(group)
-            if found is None:
-                return None
-            names.update(found)
-        return names
-
-    @staticmethod
-    def _core_first(resource: GroupVersionResource,
-                    compute: Callable[[StaticRESTMapper], T]) -> Callable[[StaticRESTMapper], T | None] | None:
-        if resource.group or resource.version not in ("", "v1"):
-            return None
-
-        def attempt(m: StaticRESTMapper) -> T | None:
-            core = m.group("")
-            v1 = core.version("v1") if core is not None else None
-            if v1 is None or not v1.match_resource(resource.resource.lower()):
-                return None
-            # Core v1 is the first priority pattern: a match there wins over every other group.
-            return compute(m)
-
-        return attempt
-
-
-def _load_for(resource: GroupVersionResource) -> tuple[str, ...] | None:
-    """A resource in one version of a named group is answered by that version alone."""
-    return _versions(resource.version) or None if resource.group else None
-
-
-def _versions(*versions: str) -> tuple[str, ...]:
-    """The versions a question requires: those given, less empty ones and ``__internal`` (any version)."""
-    return tuple(v for v in versions if v and v != "__internal")

@@ -18,11 +18,11 @@ under one lock (every operation is a few dictionary updates).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from restmapper.mapper.index import GroupIndex
 
-__all__ = ["Cell", "Dependencies", "MergedIndex", "still_valid"]
+__all__ = ["Cell", "Dependencies", "MergedIndex"]
 
 
 class Cell:
@@ -39,25 +39,47 @@ class Cell:
 
 
 class _Bucket(Cell):
-    """The groups serving one key (a name, short name, category or kind) and its version."""
+    """The groups serving one key (a name, short name, category or kind) and its version.
+
+    Most keys have one or two groups: they are held as a tuple (48 bytes for one, against 216 for a set); a key
+    shared by many groups (the ``all`` category) switches to a set, so adding a group stays O(1).
+    """
 
     __slots__ = ("groups",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.groups: set[str] = set()
+        self.groups: tuple[str, ...] | set[str] = ()
+
+    def add(self, name: str) -> None:
+        groups = self.groups
+        if name in groups:
+            return
+        if isinstance(groups, set):
+            groups.add(name)
+        elif len(groups) < _SMALL_BUCKET:
+            self.groups = (*groups, name)
+        else:
+            self.groups = {*groups, name}
+        self.bump()
+
+    def discard(self, name: str) -> None:
+        groups = self.groups
+        if name not in groups:
+            return
+        if isinstance(groups, set):
+            groups.discard(name)
+        else:
+            self.groups = tuple(g for g in groups if g != name)
+        self.bump()
+
+
+_SMALL_BUCKET = 8
+"""Groups a key holds in a tuple before it switches to a set."""
 
 
 Dependencies = tuple[tuple[Cell, int], ...]
 """The cells an answer read, each with the version it saw."""
-
-
-def still_valid(deps: Dependencies) -> bool:
-    """True when none of the cells moved since the answer that recorded ``deps`` was computed."""
-    for cell, version in deps:  # noqa: SIM110 -- the warm path: a plain loop beats all() over a generator
-        if cell.version != version:
-            return False
-    return True
 
 
 _Table = dict[str, _Bucket]
@@ -176,16 +198,13 @@ class MergedIndex:
             if bucket is None:
                 bucket = table[key] = _Bucket()
                 self._absent_cell(table, key).bump()
-            if name not in bucket.groups:
-                bucket.groups.add(name)
-                bucket.bump()
+            bucket.add(name)
 
     def _unlink(self, name: str, index: GroupIndex) -> None:
         for table, key in self._keys(index):
             bucket = table.get(key)
-            if bucket is not None and name in bucket.groups:
-                bucket.groups.discard(name)
-                bucket.bump()
+            if bucket is not None:
+                bucket.discard(name)
                 if not bucket.groups:
                     del table[key]
 
@@ -193,6 +212,12 @@ class MergedIndex:
 
     def _absent_cell(self, table: _Table, key: str) -> Cell:
         return self._absent[hash((id(table), key)) % _ABSENT_SHARDS]
+
+    def touch(self, name: str) -> None:
+        """Move the cell of group ``name`` if it has one (without one, no answer read it)."""
+        cell = self._cells.get(name)
+        if cell is not None:
+            cell.bump()
 
     def cell(self, name: str) -> Cell:
         """The cell of group ``name`` (moves when the group is indexed, re-indexed or removed)."""
@@ -206,32 +231,35 @@ class MergedIndex:
         held = self._groups.get(name)
         return None if held is None else held[1]
 
-    def _lookup(self, table: _Table, key: str, deps: list[tuple[Cell, int]]) -> set[str]:
+    def _lookup(self, table: _Table, key: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
         bucket = table.get(key)
         if bucket is None:
             cell = self._absent_cell(table, key)
             deps.append((cell, cell.version))
-            return set()
+            return ()
         deps.append((bucket, bucket.version))
         return bucket.groups
 
-    def with_name(self, name: str, deps: list[tuple[Cell, int]]) -> set[str]:
-        """Groups serving ``name`` (as given, or lowercased) as a plural or singular resource name."""
+    def with_name(self, name: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
+        """Groups serving ``name`` (as given, or lowercased) as a plural or singular resource name.
+
+        The collections these methods return are the index's own: read them, never change them.
+        """
         found = self._lookup(self._names, name, deps)
         lowered = name.lower()
         if lowered != name:
-            found = found | self._lookup(self._names, lowered, deps)
+            found = {*found, *self._lookup(self._names, lowered, deps)}
         return found
 
-    def with_short_name(self, short_name: str, deps: list[tuple[Cell, int]]) -> set[str]:
+    def with_short_name(self, short_name: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
         """Groups with a resource claiming ``short_name`` (case-sensitive, as client-go's shortcut expander)."""
         return self._lookup(self._short, short_name, deps)
 
-    def with_category(self, category: str, deps: list[tuple[Cell, int]]) -> set[str]:
+    def with_category(self, category: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
         """Groups with a resource in ``category``."""
         return self._lookup(self._categories, category, deps)
 
-    def with_kind(self, kind: str, deps: list[tuple[Cell, int]]) -> set[str]:
+    def with_kind(self, kind: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
         """Groups serving ``kind`` (compared lowercased)."""
         return self._lookup(self._kinds, kind.lower(), deps)
 
@@ -249,6 +277,10 @@ class MergedIndex:
             if name:
                 out.append(name)
         return out
+
+    def position(self, name: str) -> int:
+        """The priority rank of group ``name`` in the server's listing (core first); unlisted ones rank last."""
+        return self._position.get(name, len(self._position))
 
     def ordered(self, names: Iterable[str]) -> list[GroupIndex]:
         """The indexes of ``names`` that are indexed, in server priority order (core first)."""

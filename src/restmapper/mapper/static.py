@@ -35,6 +35,7 @@ lazily on first use, whose construction is idempotent.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from restmapper.errors import (
     AmbiguousKindError,
@@ -58,6 +59,10 @@ API_VERSION_INTERNAL = "__internal"
 """apimachinery ``runtime.APIVersionInternal``; treated as "no version" in lookups, as upstream."""
 
 _Hit = tuple[VersionIndex, ResourceEntry]
+_C = TypeVar("_C")
+
+_SMALL = 8
+"""Up to this many groups, a name is matched group by group instead of through a table built for the snapshot."""
 
 
 class StaticRESTMapper:
@@ -76,7 +81,7 @@ class StaticRESTMapper:
         GroupVersionResource(group='apps', version='v1', resource='deployments')
     """
 
-    __slots__ = ("_by_group", "_by_name", "_children", "_indexes", "_kind_priority", "_resource_priority")
+    __slots__ = ("_by_group", "_by_name", "_indexes", "_kind_priority", "_order", "_resource_priority")
 
     def __init__(
         self,
@@ -88,16 +93,16 @@ class StaticRESTMapper:
         by_group: dict[str, GroupIndex] = {}
         for index in indexes:
             by_group.setdefault(index.name, index)
-        ordered = sorted(by_group.values(), key=lambda i: i.name != "")  # stable: core first, rest in order
-        self._indexes = tuple(ordered)
+        ordered = tuple(by_group.values())
+        if "" in by_group and ordered[0].name:
+            ordered = (by_group[""], *(i for i in ordered if i.name))  # core first, the rest in order
+        self._indexes = ordered
         self._by_group = by_group
-        self._children = tuple(v for i in self._indexes for v in i.version_indexes)
-        default_resource, default_kind = (
-            discovery_priorities(self._indexes) if resource_priority is None or kind_priority is None else ((), ())
-        )
-        self._resource_priority = tuple(default_resource if resource_priority is None else resource_priority)
-        self._kind_priority = tuple(default_kind if kind_priority is None else kind_priority)
+        # Derived from the indexes on first use (most questions over a few groups never need them).
+        self._resource_priority = None if resource_priority is None else tuple(resource_priority)
+        self._kind_priority = None if kind_priority is None else tuple(kind_priority)
         self._by_name: dict[str, tuple[_Hit, ...]] | None = None
+        self._order: dict[str, int] | None = None
 
     # --- introspection ------------------------------------------------------------------------------------
 
@@ -113,11 +118,15 @@ class StaticRESTMapper:
     @property
     def resource_priority(self) -> tuple[GroupVersionResource, ...]:
         """The resource priority patterns in use."""
+        if self._resource_priority is None:
+            self._resource_priority = discovery_priorities(self._indexes)[0]
         return self._resource_priority
 
     @property
     def kind_priority(self) -> tuple[GroupVersionKind, ...]:
         """The kind priority patterns in use."""
+        if self._kind_priority is None:
+            self._kind_priority = discovery_priorities(self._indexes)[1]
         return self._kind_priority
 
     # --- resources -> kinds/resources ---------------------------------------------------------------------
@@ -161,7 +170,10 @@ class StaticRESTMapper:
         Mirrors apimachinery ``PriorityRESTMapper.ResourceFor``.
         """
         candidates = self.resources_for(resource)
-        chosen = narrow_by_priority(candidates, self._resource_priority, resource_matches)
+        if self._resource_priority is None:
+            chosen = self._by_default_priority(candidates, _gvr_gv)
+        else:
+            chosen = narrow_by_priority(candidates, self._resource_priority, resource_matches)
         if chosen is None:
             raise AmbiguousResourceError(resource, matching_resources=candidates)
         return chosen
@@ -203,7 +215,10 @@ class StaticRESTMapper:
         Mirrors apimachinery ``PriorityRESTMapper.KindFor``.
         """
         candidates = self.kinds_for(resource)
-        chosen = narrow_by_priority(candidates, self._kind_priority, kind_matches)
+        if self._kind_priority is None:
+            chosen = self._by_default_priority(candidates, _gvk_gv)
+        else:
+            chosen = narrow_by_priority(candidates, self._kind_priority, kind_matches)
         if chosen is None:
             raise AmbiguousResourceError(resource, matching_kinds=candidates)
         return chosen
@@ -255,9 +270,21 @@ class StaticRESTMapper:
         Mirrors apimachinery ``PriorityRESTMapper.RESTMapping``.
         """
         mappings = self.rest_mappings(group_kind, *versions)
-        wanted = _clean_versions(versions)
-        patterns = [GroupVersionKind(group_kind.group, v, "*") for v in wanted]
-        patterns.extend(self._kind_priority)
+        if len(mappings) == 1:
+            return mappings[0]
+        if self._kind_priority is None:
+            # The default patterns, applied directly: the mappings of one group have distinct versions, so the
+            # first pattern matching any of them (a requested version, core ``v1``, the group's preferred
+            # version, its other versions in server order) leaves exactly one.
+            index = self._by_group[group_kind.group]
+            by_version = {m.group_version_kind.version: m for m in mappings}
+            core = ("v1",) if not group_kind.group else ()
+            preferred = (index.preferred_version,) if index.preferred_version else ()
+            for version in (*_clean_versions(versions), *core, *preferred, *index.versions):
+                if version in by_version:
+                    return by_version[version]
+        patterns = [GroupVersionKind(group_kind.group, v, "*") for v in _clean_versions(versions)]
+        patterns.extend(self.kind_priority)
         chosen = narrow_by_priority(mappings, patterns, lambda p, m: kind_matches(p, m.group_version_kind))
         if chosen is None:
             raise AmbiguousKindError(
@@ -292,6 +319,34 @@ class StaticRESTMapper:
         """
         return self.rest_mapping(kind.group_kind, kind.version).namespaced
 
+    def _by_default_priority(self, candidates: Sequence[_C], gv: Callable[[_C], tuple[str, str]]) -> _C | None:
+        """:func:`narrow_by_priority` with the patterns of :func:`discovery_priorities`, without building them.
+
+        Those patterns name each group version once (core ``v1`` first, then group by group: the preferred
+        version, the others in server order; a ``{group, *}`` pattern is never reached first), so the narrowing
+        picks the candidates of the best-ranked group version: the one candidate there, else none (ambiguous).
+        """
+        if len(candidates) == 1:
+            return candidates[0]
+        order = self._order
+        if order is None:
+            order = self._order = {index.name: i for i, index in enumerate(self._indexes)}
+        best: tuple[int, int] | None = None
+        chosen: list[_C] = []
+        for candidate in candidates:
+            group, version = gv(candidate)
+            if not group and version == "v1":
+                rank = (0, 0)
+            else:
+                index = self._by_group[group]
+                rank = (order[group] + 1, 0 if version == index.preferred_version
+                        else 1 + index.versions.index(version))
+            if best is None or rank < best:
+                best, chosen = rank, [candidate]
+            elif rank == best:
+                chosen.append(candidate)
+        return chosen[0] if len(chosen) == 1 else None
+
     # --- matching -----------------------------------------------------------------------------------------
 
     def _resource_hits(self, partial: GroupVersionResource) -> list[_Hit]:
@@ -318,7 +373,10 @@ class StaticRESTMapper:
                 for v in index.version_indexes
                 for e in v.match_resource(name)
             ]
-        hits = list(self._name_table().get(name, ()))
+        if len(self._indexes) <= _SMALL:
+            hits = [(v, e) for index in self._indexes for v in index.version_indexes for e in v.match_resource(name)]
+        else:
+            hits = list(self._name_table().get(name, ()))
         if version:
             hits = [h for h in hits if h[0].group_version.version == version]
         return hits
@@ -327,7 +385,7 @@ class StaticRESTMapper:
         table = self._by_name
         if table is None:
             building: dict[str, list[_Hit]] = {}
-            for vindex in self._children:
+            for vindex in (v for i in self._indexes for v in i.version_indexes):
                 for entry in vindex.entries:
                     for name in dict.fromkeys((entry.plural, entry.singular)):
                         if name:
@@ -338,6 +396,14 @@ class StaticRESTMapper:
 
     def __repr__(self) -> str:
         return f"StaticRESTMapper(groups={[i.name for i in self._indexes]!r})"
+
+
+def _gvr_gv(gvr: GroupVersionResource) -> tuple[str, str]:
+    return gvr.group, gvr.version
+
+
+def _gvk_gv(gvk: GroupVersionKind) -> tuple[str, str]:
+    return gvk.group, gvk.version
 
 
 def _clean_versions(versions: Sequence[str]) -> tuple[str, ...]:

@@ -1,0 +1,324 @@
+"""The answering engine of :class:`~restmapper.mapper.lazy.LazyRESTMapper`: memo, scope, certainty.
+
+One path computes an answer (:meth:`AnswerEngine._answer`): reuse a memoized answer while none of the cells it
+read moved (the warm path); else load only the groups the question needs, ask a
+:class:`~restmapper.mapper.static.StaticRESTMapper` over them, apply the certainty rules of
+:mod:`restmapper.mapper._certainty`, and on a no-match ask the cache to revalidate (rate-limited) and try once
+more. :class:`~restmapper.mapper.lazy.LazyRESTMapper` is the public ``meta.RESTMapper`` front end over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from restmapper.cache import GroupEntry
+from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
+from restmapper.mapper._certainty import in_scope, outranking, with_question
+from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
+from restmapper.mapper._source import CacheSource
+from restmapper.mapper.merged import Cell
+from restmapper.mapper.static import StaticRESTMapper
+from restmapper.model import GroupVersion, GroupVersionResource, parse_resource_arg
+
+__all__ = ["AnswerEngine", "Question", "load_for", "required_versions"]
+
+T = TypeVar("T")
+
+@dataclass(frozen=True, slots=True)
+class Question(Generic[T]):
+    """One lookup, as :meth:`AnswerEngine._compute` needs it.
+
+    Attributes:
+        asked: the question in words, for errors (``resource type "xyzzy"``).
+        names: the groups the question may be answered by (None: all), read lazily: ``names(True)`` may fetch
+            ``/apis``; ``names(False)`` reads the listing last applied (no I/O).
+        compute: the answer over a snapshot of those groups.
+        core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
+        versions: versions the caller required: failures of other versions cannot change the answer.
+        answered_at: the group version a single answer came from; None for list answers.
+        partial: for list answers that may be partial, attach the failures to the value instead of raising.
+        pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
+        load: the versions the answer can come from (legacy discovery fetches only those): None for all, ``()``
+            to try the preferred version first (a kind found there is the answer), else the versions asked for.
+    """
+
+    asked: str
+    names: Callable[[bool], Collection[str] | None]
+    compute: Callable[[StaticRESTMapper], T]
+    core_first: Callable[[StaticRESTMapper], T | None] | None = None
+    versions: tuple[str, ...] = ()
+    answered_at: Callable[[T], GroupVersion | None] | None = None
+    partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
+    pick: Picker | None = None
+    load: tuple[str, ...] | None = None
+
+
+class AnswerEngine:
+    """Answers questions over a discovery cache through a memo (the state :class:`LazyRESTMapper` builds).
+
+    Attributes:
+        cache: the discovery cache.
+    """
+
+    cache: CacheSource
+    _clock: Callable[[], float]
+    _memo: Memo
+    _groups: IndexedGroups
+
+    def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]],
+                versions: tuple[str, ...] | None = None) -> tuple[StaticRESTMapper, tuple[GroupEntry, ...], float]:
+        if names is None:
+            if pick is None:
+                raise AssertionError("a question that may match any group needs a pick")
+            return self._groups.anywhere(pick, deps)
+        if isinstance(names, Prefixed):
+            listing = self._groups.index.listing_cell
+            deps.append((listing, listing.version))  # a group listed later may match the prefix too
+        return self._groups.scoped(names, deps, versions)
+
+    def _fresh_memo(self, key: tuple[Any, ...], *, io: bool = True) -> Remembered | None:
+        """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path).
+
+        An answer that may come from any group, after a group was invalidated, is checked only once every group
+        is loaded again (``io``: may fetch; without it such an answer is not offered). Costs one dictionary hit,
+        a clock reading and a comparison per cell read (a handful).
+        """
+        groups = self._groups
+        if self.cache.generation != groups.generation:
+            groups.catch_up()
+        memo = self._memo.get(key)
+        if memo is None:
+            return None
+        if memo.anywhere and groups.reload_pending:
+            if not io:
+                return None
+            groups.reload()
+        if self._clock() < memo.valid_until:
+            for cell, version in memo.deps:
+                if cell.version != version:
+                    return None
+            return memo
+        return None
+
+    def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]]) -> T:
+        """The answer to the question ``key`` names: memoized while fresh, else computed from ``question()``.
+
+        ``key`` is a tuple of strings (hashing model objects costs a Python call each); ``question`` builds the
+        question only when it has to be computed.
+        """
+        memo = self._fresh_memo(key)
+        if memo is not None:
+            if memo.error is not None:
+                if isinstance(memo.error, MappingError) and is_no_match(memo.error):
+                    raise self._remembered(memo, memo.error).with_traceback(None)
+                raise memo.error.with_traceback(None)
+            return memo.value  # type: ignore[no-any-return]
+        q = question()
+        deps: list[tuple[Cell, int]] = []
+        value: Any = None
+        error: BaseException | None = None
+        until = float("inf")
+        try:
+            value, until = self._compute(q, deps)
+        except MappingError as exc:
+            error, until = exc, self._clock() + self.cache.miss_refresh_interval
+        except GroupDiscoveryError as exc:
+            error, until = exc, self._clock()
+        anywhere = any(cell is ANYWHERE for cell, _ in deps)
+        memo = Remembered(value, error, until, tuple(d for d in dict.fromkeys(deps) if d[0] is not ANYWHERE), anywhere)
+        self._memo.put(key, memo)
+        return self._replay(memo)  # type: ignore[no-any-return]
+
+    def _remembered(self, memo: Remembered, error: MappingError) -> MappingError:
+        """A remembered miss says how old it is; a fresh one (age 0) keeps upstream's exact message."""
+        interval = self.cache.miss_refresh_interval
+        age = max(0.0, self._clock() - (memo.valid_until - interval))  # misses are kept for ``interval``
+        return error.remembered(age, interval) if age > 0 else error
+
+    @staticmethod
+    def _replay(memo: Remembered) -> Any:
+        if memo.error is not None:
+            raise memo.error.with_traceback(None)
+        return memo.value
+
+    def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
+        """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
+        direct = self._direct(q, deps)
+        if direct is not None:
+            return direct
+        with self.cache.lookup():
+            return self._compute_in_scope(q, deps)
+
+    def _direct(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float] | None:
+        """The answer straight from the group indexes, when every group in scope is ready (loaded, complete,
+        nothing failed, fresh) and the answer is a match: then no certainty rule can object and the cache has
+        nothing to add. None otherwise (misses, failures, anything to load: :meth:`_compute_in_scope`)."""
+        groups = self._groups
+        now = self._clock()
+        mine: list[tuple[Cell, int]] = []
+        try:
+            if q.core_first is not None:
+                core = groups.ready(("",), mine, now)
+                if core is None:
+                    return None
+                found = q.core_first(StaticRESTMapper(core[0]))
+                if found is not None:
+                    deps.extend(mine)
+                    return found, core[1]
+            names = q.names(False)
+            if names is None:
+                if q.pick is None:
+                    return None
+                mine.append((ANYWHERE, 0))
+                ready = groups.ready_anywhere(q.pick, mine, now)
+            elif isinstance(names, Prefixed):
+                return None
+            else:
+                ready = groups.ready(names, mine, now)
+            if ready is None:
+                return None
+            value = q.compute(StaticRESTMapper(ready[0]))
+        except RestMapperError:
+            return None  # a miss or an ambiguity: the full path revalidates, words the error, memoizes it
+        deps.extend(mine)
+        return value, ready[1]
+
+    def _compute_in_scope(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
+        try:
+            if q.core_first is not None:
+                static, entries, until = self._groups.scoped({""}, deps)
+                found = q.core_first(static)
+                if found is not None:
+                    return self._certain(q, found, entries), until
+            wanted = q.names(True)
+            if q.load == () and wanted is not None:
+                answered = self._preferred_first(q, wanted, deps)
+                if answered is not None:
+                    return answered
+            static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
+            try:
+                return self._certain(q, q.compute(static), entries), until
+            except MappingError as exc:
+                if not is_no_match(exc):
+                    raise
+                first = exc
+            if self.cache.revalidate_on_miss(wanted):
+                wanted = q.names(True)
+                static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
+                try:
+                    return self._certain(q, q.compute(static), entries), until
+                except MappingError as exc:
+                    if not is_no_match(exc):
+                        raise
+                    first = exc
+            # A no-match only when the server said so: every group version in scope was read, just now or fresh.
+            doubt = self.cache.unconfirmed(wanted)
+            if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
+                raise with_question(doubt, q.asked, failed=in_scope(doubt.failed, q.versions)) from first
+            raise first
+        except GroupDiscoveryError as exc:
+            if exc.asked:
+                raise
+            partial = self._without_core(q, exc, deps)
+            if partial is not None:
+                return partial
+            raise with_question(exc, q.asked) from exc
+
+    def _without_core(self, q: Question[T], exc: GroupDiscoveryError, deps: list[tuple[Cell, int]]
+                      ) -> tuple[T, float] | None:
+        """A category's members in the named groups when only ``/api`` is unreadable, with core as failed.
+
+        The same answer as when core's ``v1`` document fails (kubectl warns and lists the rest); any other question
+        (a single name core could win by priority) keeps the error. Remembered for no time: core is asked again.
+        Only questions that may expand a category carry ``partial``.
+        """
+        if q.partial is None or q.answered_at is None or set(exc.documents) != {"/api"}:
+            return None
+        try:
+            static, _entries, _until = self._groups.scoped(self.cache.group_names(core=False), deps)
+            value = q.compute(static)
+        except (MappingError, GroupDiscoveryError):
+            return None
+        if q.answered_at(value) is not None:
+            return None  # not a category: core could have answered it
+        return q.partial(value, dict(exc.failed)), self._clock()
+
+    def _preferred_first(self, q: Question[T], names: Collection[str], deps: list[tuple[Cell, int]]
+                         ) -> tuple[T, float] | None:
+        """The answer from the groups' preferred versions alone, when it is there (client-go ranks it first)."""
+        static, entries, until = self._groups.scoped(names, deps, ())
+        try:
+            return self._certain(q, q.compute(static), entries), until
+        except (MappingError, GroupDiscoveryError) as exc:
+            if isinstance(exc, MappingError) and not is_no_match(exc):
+                raise
+            return None  # not in the preferred version (or it could not be read): read the whole group
+
+    def _certain(self, q: Question[T], value: T, entries: tuple[GroupEntry, ...]) -> T:
+        """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError."""
+        answer = q.answered_at(value) if q.answered_at is not None else None
+        if answer is not None:
+            doubt = outranking(entries, answer, q.versions)
+        else:
+            doubt = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, q.versions)
+            if doubt and q.partial is not None:
+                return q.partial(value, doubt)
+        if doubt:
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked,
+                                      partial=None if answer is not None else value)
+        return value
+
+    def _groups_for(self, group: str, io: bool = True) -> Collection[str] | None:
+        """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all.
+
+        Without ``io`` the listing last applied is used (a named group read from it is checked fresh later).
+        """
+        if not group:
+            return None
+        # A non-empty group never matches core, even as a prefix.
+        index = self._groups.listed() if io else self._groups.index
+        if index.listed(group):
+            return {group}
+        return Prefixed(index.with_prefix(group) or (group,))
+
+    def _groups_for_arg(self, arg: str, io: bool = True) -> Collection[str] | None:
+        if "." not in arg:
+            return None
+        gvr, gr = parse_resource_arg(arg)
+        names: set[str] = set()
+        for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
+            found = self._groups_for(group, io)
+            if found is None:
+                return None
+            names.update(found)
+        return names
+
+    @staticmethod
+    def _core_first(resource: GroupVersionResource,
+                    compute: Callable[[StaticRESTMapper], T]) -> Callable[[StaticRESTMapper], T | None] | None:
+        if resource.group or resource.version not in ("", "v1"):
+            return None
+
+        def attempt(m: StaticRESTMapper) -> T | None:
+            core = m.group("")
+            v1 = core.version("v1") if core is not None else None
+            if v1 is None or not v1.match_resource(resource.resource.lower()):
+                return None
+            # Core v1 is the first priority pattern: a match there wins over every other group.
+            return compute(m)
+
+        return attempt
+
+
+def load_for(resource: GroupVersionResource) -> tuple[str, ...] | None:
+    """A resource in one version of a named group is answered by that version alone."""
+    return required_versions(resource.version) or None if resource.group else None
+
+
+def required_versions(*versions: str) -> tuple[str, ...]:
+    """The versions a question requires: those given, less empty ones and ``__internal`` (any version)."""
+    return tuple(v for v in versions if v and v != "__internal")
+
+
