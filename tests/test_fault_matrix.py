@@ -3,9 +3,9 @@
 The rule asserted in every cell (DESIGN 5.10, "an answer is never confidently wrong"):
 
     Whatever one discovery endpoint does (connection refused, read timeout, 404, 403, 429, 500, 503 text/plain,
-    a malformed body, a stale aggregated group version), on a cold mapper or on a warm one whose entries expired,
-    each of ``kind_for``, ``resource_for``, ``rest_mapping``, ``resolve``, the ``kubernetes.dynamic`` drop-in's
-    ``resources.get`` and ``restmapper resolve`` gives either
+    a malformed body, a stale aggregated group version, ``{}``, a core document listing no v1 or no resources), on
+    a cold mapper or on a warm one whose entries expired, each of ``kind_for``, ``resource_for``, ``rest_mapping``,
+    ``resolve``, the ``kubernetes.dynamic`` drop-in's ``resources.get`` and ``restmapper resolve`` gives either
 
     1. the answer a healthy server gives (the same GVK, GVR, mapping, Resource or table row), or
     2. a typed "could not find out" error: a ``DiscoveryError``/``TransportError`` with ``is_no_match`` False that
@@ -67,6 +67,17 @@ FAULTS: dict[str, dict[str, Any]] = {
     "503": dict(status=503, body="the server is currently unable to handle the request", content_type="text/plain"),
     "malformed": dict(status=200, body='{"kind": "APIResourceList", "resources": [', content_type="application/json"),
     "stale": {},  # aggregated group versions only: marked Stale in the aggregated document
+    "no-kind": dict(status=200, body="{}", content_type="application/json"),  # says nothing: not "nothing served"
+    "empty": {},  # core documents only: the document's own kind listing nothing (see EMPTY)
+}
+_AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+# A 200 for core that lists no v1 or no resources: core always exists and serves resources, so it is a failure of
+# core. (An empty /apis or named group version is the server saying so: not a fault, not in the matrix.)
+EMPTY = {
+    ("legacy", "/api"): ('{"kind": "APIVersions", "versions": []}', "application/json"),
+    ("legacy", "/api/v1"): ('{"kind": "APIResourceList", "groupVersion": "v1", "resources": null}', "application/json"),
+    ("aggregated", "/api"): ('{"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": []}',
+                             _AGGREGATED_CT),
 }
 ENDPOINTS = {
     "aggregated": ["/api", "/apis", "/apis/cert-manager.io/v1", "/apis/metrics.k8s.io/v1beta1"],
@@ -82,6 +93,8 @@ def _cells() -> Iterator[Any]:
             for fault in FAULTS:
                 is_gv = endpoint.count("/") == 3
                 if fault == "stale" and not (mode == "aggregated" and is_gv):
+                    continue
+                if fault == "empty" and (mode, endpoint) not in EMPTY:
                     continue
                 yield pytest.param(mode, endpoint, fault, id=f"{mode}-{endpoint}-{fault}")
 
@@ -279,6 +292,9 @@ def _check(cell: str, mode: str, endpoint: str, fault: str, tname: str, lname: s
 def _inject(cluster: FakeCluster, endpoint: str, fault: str) -> None:
     if fault == "stale":
         cluster.set_stale(endpoint.removeprefix("/apis/"))
+    elif fault == "empty":
+        body, content_type = EMPTY[(cluster.mode, endpoint)]
+        cluster.inject(endpoint, status=200, body=body, content_type=content_type)
     else:
         cluster.inject(endpoint, **FAULTS[fault])
 

@@ -12,9 +12,15 @@ The property-style sweep over every endpoint and fault is in ``test_fault_matrix
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import dataclasses
 import io
+import json
+import pickle
+import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -24,21 +30,28 @@ from restmapper import (
     DiscoveryError,
     GroupDiscoveryError,
     GroupKind,
+    GroupResource,
     GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
+    MalformedDiscoveryError,
     NoKindMatchError,
     NoResourceMatchError,
     PartialDiscoveryWarning,
+    RestMapperError,
+    RESTMapping,
+    Scope,
     TransportError,
     is_ambiguous,
     is_no_match,
 )
+from restmapper.aio import AsyncRESTMapper
 from restmapper.cli import Session, run
 from restmapper.cli._embedded import EmbeddedTransport
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import AmbiguousKindError
+from restmapper.errors import AmbiguousKindError, ResourceTypeNotFoundError
 from restmapper.mapper import LazyRESTMapper
+from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -206,6 +219,59 @@ def test_healthy_resolve_all_is_not_partial(clock: Clock) -> None:
         assert not found.partial and found.failed == {}
 
 
+def test_resolve_all_raises_for_a_name_it_cannot_resolve_as_kubectl(clock: Clock) -> None:
+    """Decision: a name that cannot be resolved fails the whole ``resolve_all`` call, while a category is partial.
+
+    kubectl 1.32 ``get configmaps,certs`` with cert-manager.io/v1 at 503 prints nothing and exits 1 with an error
+    for ``certs`` (its builder resolves every type before listing); ``get all`` warns and lists the rest. The
+    failure stays remembered for the backoff, also after the server recovered; then the next call answers.
+    """
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        fault = cluster.inject("/apis/cert-manager.io/v1", status=503, body="unavailable")
+        mapper = make_mapper(cluster, clock)
+        for _ in range(2):  # the second call, after the server recovered, replays the failure remembered
+            with pytest.raises(GroupDiscoveryError) as info:
+                mapper.resolve_all("all,certs")
+            assert_unread(info.value, '"certs"', "cert-manager.io/v1")
+            fault.remove()
+        clock.advance(61)  # past the failure backoff (at most retry_max)
+        found = mapper.resolve_all("all,certs")
+        assert not found.partial and "certificates" in [m.resource.resource for m in found]
+    cluster.inject("/apis/cert-manager.io/v1", status=503, body="unavailable")
+    code, out, err = cli(["resolve", "all,certs"], cluster)
+    # The CLI tabulates each argument's resolution: the rows it found, then an error line for the one it could not.
+    assert code == 1 and "certificates" not in out and "pods" in out, out
+    assert err.splitlines()[-1].startswith("error: ") and '"certs"' in err.splitlines()[-1], err
+
+
+def test_a_remembered_no_match_says_so_and_a_fresh_one_keeps_upstreams_message(clock: Clock) -> None:
+    """Within ``miss_refresh_interval`` a repeated miss is answered from memory: the message gives its age."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock)
+        fresh = {
+            NoKindMatchError: 'no matches for kind "Widget" in group "example.com"',
+            ResourceTypeNotFoundError: 'the server doesn\'t have a resource type "widgets"',
+        }
+        lookups = {NoKindMatchError: lambda: mapper.rest_mapping(GroupKind("example.com", "Widget")),
+                   ResourceTypeNotFoundError: lambda: mapper.resolve("widgets")}
+        for cls, lookup in lookups.items():
+            with pytest.raises(cls) as first:
+                lookup()
+            assert str(first.value) == fresh[cls] and first.value.remembered_age is None
+            clock.advance(0.4)
+            with pytest.raises(cls) as again:
+                lookup()
+            assert str(again.value) == fresh[cls] + " (as of 0.4 s ago; misses are cached for up to 1 s)"
+            assert again.value.remembered_age == pytest.approx(0.4) and is_no_match(again.value)
+            assert pickle.loads(pickle.dumps(again.value)).remembered_age == pytest.approx(0.4)
+            clock.advance(1.0)  # past the negative cache: asked again, a fresh answer
+            with pytest.raises(cls) as later:
+                lookup()
+            assert str(later.value) == fresh[cls]
+
+
 # --- is_no_match / is_ambiguous follow only causes that mean the same thing -----------------------------------
 
 
@@ -274,6 +340,21 @@ CORE_DOCUMENTS = [(mode, path) for mode in MODES
                   for path in (("/api",) if mode.startswith("aggregated") else ("/api", _core_path(mode)))]
 
 
+def core_lookups(mapper: LazyRESTMapper) -> dict[str, Callable[[], Any]]:
+    """Lookups only core can answer (metrics.k8s.io serves ``pods`` and ``nodes`` too, longhorn.io ``nodes``)."""
+    return {
+        "resolve node": lambda: mapper.resolve("node"),
+        "resolve pods": lambda: mapper.resolve("pods"),
+        "resolve po": lambda: mapper.resolve("po"),
+        "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
+        "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
+        "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
+        "kinds_for pods": lambda: mapper.kinds_for(GroupVersionResource("", "", "pods")),
+        "is_namespaced Pod": lambda: mapper.is_namespaced(GroupVersionKind("", "v1", "Pod")),
+        "async rest_mapping": lambda: asyncio.run(AsyncRESTMapper(mapper).rest_mapping(GroupKind("", "Pod"))),
+    }
+
+
 @pytest.mark.parametrize("fault", CORE_FAULTS, ids=["503", "500", "403", "404", "malformed", "reset"])
 @pytest.mark.parametrize(("mode", "path"), CORE_DOCUMENTS, ids=[f"{m}:{p}" for m, p in CORE_DOCUMENTS])
 def test_unreadable_core_is_never_answered_by_another_group(
@@ -282,18 +363,104 @@ def test_unreadable_core_is_never_answered_by_another_group(
     with cluster.mock():
         cluster.inject(path, **fault)
         mapper = make_mapper(cluster, clock)
-        lookups = {
-            "resolve node": lambda: mapper.resolve("node"),
-            "resolve pods": lambda: mapper.resolve("pods"),
-            "kind_for nodes": lambda: mapper.kind_for(GroupVersionResource("", "", "nodes")),
-            "resource_for pods": lambda: mapper.resource_for(GroupVersionResource("", "", "pods")),
-            "rest_mapping Pod": lambda: mapper.rest_mapping(GroupKind("", "Pod")),
-        }
-        for name, lookup in lookups.items():
+        for name, lookup in core_lookups(mapper).items():
             with pytest.raises(DiscoveryError) as info:
                 lookup()
             assert_unread(info.value, "v1")
             assert info.value.__class__ is GroupDiscoveryError, name
+
+
+AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def _answer(doc: dict[str, Any], content_type: str = "application/json") -> dict[str, Any]:
+    return dict(status=200, body=json.dumps(doc), content_type=content_type)
+
+
+def _aggregated_core(items: Any) -> dict[str, Any]:
+    return _answer({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": items},
+                   AGGREGATED_CT)
+
+
+# 200 answers for core that list no v1 or no resources, or say nothing at all: core always exists and always
+# serves resources, so each is a failure of core, never an empty core group.
+EMPTY_CORE = {
+    "legacy:/api:{}": ("legacy", "/api", _answer({})),
+    "legacy:/api:versions=[]": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": []})),
+    "legacy:/api:versions=null": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": None})),
+    "legacy:/api:no-v1": ("legacy", "/api", _answer({"kind": "APIVersions", "versions": ["v2"]})),
+    "legacy:/api/v1:resources=[]": ("legacy", "/api/v1", _answer(
+        {"kind": "APIResourceList", "groupVersion": "v1", "resources": []})),
+    "legacy:/api/v1:resources=null": ("legacy", "/api/v1", _answer(
+        {"kind": "APIResourceList", "groupVersion": "v1", "resources": None})),
+    "legacy:/api/v1:no-kind": ("legacy", "/api/v1", _answer({"groupVersion": "v1"})),
+    "aggregated:/api:{}": ("aggregated", "/api", _answer({})),
+    "aggregated:/api:legacy-versions=[]": ("aggregated", "/api", _answer({"kind": "APIVersions", "versions": []})),
+    "aggregated:/api:items=[]": ("aggregated", "/api", _aggregated_core([])),
+    "aggregated:/api:items=null": ("aggregated", "/api", _aggregated_core(None)),
+    "aggregated:/api:core-without-versions": ("aggregated", "/api", _aggregated_core(
+        [{"metadata": {"name": ""}, "versions": []}])),
+    "aggregated:/api:v1-without-resources": ("aggregated", "/api", _aggregated_core(
+        [{"metadata": {"name": ""}, "versions": [{"version": "v1", "freshness": "Current", "resources": []}]}])),
+}
+
+
+@pytest.mark.parametrize("case", list(EMPTY_CORE))
+def test_an_empty_core_document_is_a_failure_of_core(case: str, clock: Clock) -> None:
+    """``/api`` answering ``{}`` let metrics.k8s.io answer ``pods`` and gave confident no-matches for core."""
+    mode, path, fault = EMPTY_CORE[case]
+    cluster = busy_cluster(mode)
+    with cluster.mock():
+        injected = cluster.inject(path, **fault)
+        mapper = make_mapper(cluster, clock)
+        for name, lookup in core_lookups(mapper).items():
+            with pytest.raises(DiscoveryError) as info:
+                lookup()
+            assert_unread(info.value, "v1")
+            assert isinstance(info.value, GroupDiscoveryError), name
+        with pytest.warns(PartialDiscoveryWarning, match="v1"):
+            found = mapper.resolve_all("all")
+        assert found.partial and GroupVersion("", "v1") in found.failed
+        assert "pods" not in [m.resource.resource for m in found]
+        # A named group asked for by name is unaffected.
+        assert mapper.rest_mapping(GroupKind("apps", "Deployment")).resource.group == "apps"
+        injected.remove()
+        clock.advance(61)  # past the failure backoff (at most retry_max)
+        assert mapper.resolve("pods").resource == GroupVersionResource("", "v1", "pods")
+
+
+def test_an_empty_core_document_fails_object_cache_reads() -> None:
+    """``ObjectCache.get``/``list`` of a core kind read an empty ``/api`` as "ConfigMap is not served"."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject("/api", **_answer({}))
+        transport = RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))
+        cache = ObjectCache(LazyRESTMapper(DiscoveryClient(transport)), transport=transport, sync_timeout=0.5)
+        try:
+            # A typed error naming the unreadable core (the informer's sync timeout chains it), never "not served".
+            for read in (lambda: cache.list(GroupKind("", "ConfigMap")),
+                         lambda: cache.get(GroupKind("", "ConfigMap"), "x", namespace="default")):
+                with pytest.raises(RestMapperError) as info:
+                    read()
+                assert not is_no_match(info.value) and "v1" in str(info.value) and "/api" in str(info.value)
+        finally:
+            cache.stop()
+
+
+def test_empty_core_discovery_client_and_cli(mode: str) -> None:
+    """The client-level rule: a 404 on ``/api`` is a server without core (client-go); a 200 without v1 is not."""
+    cluster = busy_cluster(mode)
+    with cluster.mock():
+        cluster.inject("/api", **_answer({"kind": "APIVersions", "versions": []}))
+        client = DiscoveryClient(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1)))
+        for call in (client.fetch_core, client.fetch_root, client.server_groups_and_resources):
+            with pytest.raises(MalformedDiscoveryError, match="v1"):
+                call()
+    cluster.inject("/api", **_answer({}))
+    code, out, err = cli(["api-resources"], cluster)
+    assert code == 1 and "pods" not in out and "/api" in err
+    code, out, err = cli(["resolve", "pods"], cluster)
+    assert code == 1 and "PodMetrics" not in out and '"pods"' in err and "v1" in err
 
 
 @pytest.mark.parametrize("fault", [dict(status=404, body="404 page not found"), dict(status=503, body="x")])
@@ -437,6 +604,54 @@ def test_wrong_argument_types_are_type_errors_naming_the_expected_type(
         getattr(mapper, method)(*args)
     assert method in str(info.value)
     assert mapper.rest_mapping(GroupKind("apps", "Deployment")).resource.resource == "deployments"  # unharmed
+
+
+class Name(str):
+    """A str subclass (an enum value, a typed alias): accepted wherever a str is."""
+
+
+BAD_FIELDS = [
+    (GroupVersionResource, ("", "", None), "GroupVersionResource.resource", "NoneType"),
+    (GroupVersionResource, ("", "", 5), "GroupVersionResource.resource", "int"),
+    (GroupVersionResource, ("", "", b"pods"), "GroupVersionResource.resource", "bytes"),
+    (GroupVersionResource, (None, "", "pods"), "GroupVersionResource.group", "NoneType"),
+    (GroupVersionResource, ("", None, "pods"), "GroupVersionResource.version", "NoneType"),
+    (GroupKind, ("", None), "GroupKind.kind", "NoneType"),
+    (GroupKind, (None, "Pod"), "GroupKind.group", "NoneType"),
+    (GroupVersionKind, ("apps", 1, "Deployment"), "GroupVersionKind.version", "int"),
+    (GroupVersion, ("apps", None), "GroupVersion.version", "NoneType"),
+    (GroupResource, (["apps"], "deployments"), "GroupResource.group", "list"),
+]
+
+
+@pytest.mark.parametrize(("cls", "args", "field", "got"), BAD_FIELDS, ids=[f"{f}-{g}" for _, _, f, g in BAD_FIELDS])
+def test_model_fields_of_the_wrong_type_are_type_errors(cls: Any, args: tuple[Any, ...], field: str,
+                                                        got: str) -> None:
+    """A None group was read as "any" and a None kind gave a no-match whose str() raised: both are type errors."""
+    with pytest.raises(TypeError, match=rf"^{re.escape(field)} must be a str, not {got}"):
+        cls(*args)
+    name = field.split(".")[1]
+    bad = dict(zip([f.name for f in dataclasses.fields(cls)], args, strict=True))[name]
+    with pytest.raises(TypeError, match=rf"^{re.escape(field)} must be a str"):
+        dataclasses.replace(cls(*(Name("x") for _ in args)), **{name: bad})
+
+
+def test_model_fields_accept_str_subclasses_and_survive_pickle_and_replace(embedded: FakeCluster,
+                                                                           clock: Clock) -> None:
+    gk = GroupKind(Name("apps"), Name("Deployment"))
+    assert gk == GroupKind("apps", "Deployment") and hash(gk) == hash(GroupKind("apps", "Deployment"))
+    mapping = make_mapper(embedded, clock).rest_mapping(gk)
+    assert mapping.resource == GroupVersionResource("apps", "v1", "deployments")
+    for value in (gk, mapping.resource, mapping.group_version_kind, mapping.resource.group_version,
+                  mapping.resource.group_resource, mapping):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value
+    assert dataclasses.replace(mapping.resource, version="v2") == GroupVersionResource("apps", "v2", "deployments")
+    with pytest.raises(TypeError, match=r"RESTMapping\.scope must be a Scope"):
+        dataclasses.replace(mapping, scope="Namespaced")
+    with pytest.raises(TypeError, match=r"RESTMapping\.resource must be a GroupVersionResource"):
+        RESTMapping(GroupResource("apps", "deployments"),  # type: ignore[arg-type]
+                    mapping.group_version_kind, Scope.NAMESPACED)
 
 
 def test_mapper_construction_with_the_wrong_thing_is_a_type_error() -> None:

@@ -46,10 +46,13 @@ def test_marker_and_options_choose_mode_and_crds(pytester: pytest.Pytester) -> N
     pytester.makepyfile("""
         import pytest
 
+        from restmapper import GroupKind
+
         @pytest.mark.restmapper(mode="legacy", crds=["widget.yaml"], builtin=False)
         def test_marker(mapper, restmapper_cluster):
             assert restmapper_cluster.mode == "legacy"
-            assert mapper.resolve("wd").resource.group == "example.com"
+            # No built-in profile: no core group either, so only lookups that need no core are answered.
+            assert mapper.rest_mapping(GroupKind("example.com", "Widget")).resource.resource == "widgets"
             assert restmapper_cluster.request_count("/apis/example.com/v1") == 1   # legacy: per group version
 
         def test_options(mapper, restmapper_cluster):

@@ -10,19 +10,28 @@ truncation, so not even the head of a cut credential comes out.
 from __future__ import annotations
 
 import base64
+import contextlib
+import io
+import json
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from watch_helpers import make_mapper
 
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import APIStatusError, MalformedDiscoveryError, RestMapperError
+from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy, Transport, status_error
+from restmapper.transport._redact import sanitize
 from restmapper.watch import Watcher
 
 TOKEN = "tok-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"  # longer than any excerpt cut
@@ -185,3 +194,112 @@ def test_the_status_error_helper_is_the_only_one() -> None:
                       if "APIStatusError(" in p.read_text(encoding="utf-8")
                       and p.name not in ("errors.py", "_status.py"))
     assert builders == []
+
+
+# --- derived forms (DESIGN 6): base64 of the token or password alone, escapes, percent-encoding ------------------
+
+
+def _echoed_forms(secret: str) -> list[str]:
+    """The forms a server or proxy may echo ``secret`` in, computed here independently of the scrubber."""
+    raw = secret.encode()
+    std, url = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
+    return [secret, std, std.rstrip("="), url, url.rstrip("="), json.dumps(secret)[1:-1],
+            json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe=""), quote_plus(secret)]
+
+
+# Printable text from ASCII and Latin (escapes and multi-byte UTF-8 included). The marker keeps a generated secret
+# from being a word the error message itself contains ("resource"), which no scrubber could tell apart.
+SECRETS = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x17F, blacklist_categories=("Cc", "Cs")),
+                  min_size=6, max_size=30).map(lambda s: "\u00a7" + s)
+# Where the echo lands: a text error body, a Status message, after an Authorization header (JSON-escaped).
+ECHOES: list[Callable[[str], tuple[int, str, str]]] = [
+    lambda f: (503, f"upstream said {f} and gave up", "text/plain"),
+    lambda f: (403, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403,
+                                "message": f"pw={f}&x"}), "application/json"),
+    lambda f: (503, f"Authorization: Basic {json.dumps(f)}, more", "text/plain"),
+]
+
+
+def _assert_no_form_survives(client: DiscoveryClient, cluster: FakeCluster, secret: str, caplog_text: Callable[[], str],
+                             extra: list[str]) -> None:
+    forms = [f for s in (secret, *extra) for f in _echoed_forms(s)]
+    for form in forms:
+        for echo in ECHOES:
+            status, body, content_type = echo(form)
+            fault = cluster.inject("/api/v1", status=status, body=body, content_type=content_type)
+            try:
+                with pytest.raises(RestMapperError) as info:
+                    client.server_resources_for_group_version("v1")
+            finally:
+                fault.remove()
+            text = _messages(info.value) + caplog_text()
+            for leaked in forms:
+                assert leaked not in text, f"{leaked!r} (a form of the credential) leaked in {text!r}"
+
+
+@settings(max_examples=15)
+@given(token=SECRETS)
+def test_no_derived_form_of_a_bearer_token_survives(token: str) -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock(), _captured_logs() as logs:
+        client = DiscoveryClient(RequestsTransport(cluster.base_url, token=token, retry=RetryPolicy.no_retry()))
+        _assert_no_form_survives(client, cluster, token, logs, [])
+
+
+@settings(max_examples=15)
+@given(user=st.sampled_from(["alice", "bob-the-admin"]), password=SECRETS)
+def test_no_derived_form_of_a_password_survives(user: str, password: str) -> None:
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock(), _captured_logs() as logs:
+        transport = RequestsTransport(cluster.base_url, username=user, password=password,
+                                      retry=RetryPolicy.no_retry())
+        _assert_no_form_survives(DiscoveryClient(transport), cluster, password, logs, [f"{user}:{password}"])
+
+
+@contextlib.contextmanager
+def _captured_logs() -> Iterator[Callable[[], str]]:
+    """Every record of the ``restmapper`` loggers at DEBUG, formatted with its arguments."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("restmapper")
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield stream.getvalue
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+@pytest.mark.parametrize(("credential", "echo"), [
+    (dict(token="sEcReTtOkEn0123456789abcdefXYZ"), "tok=c0VjUmVUdE9rRW4wMTIzNDU2Nzg5YWJjZGVmWFla&"),
+    (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'), 'Authorization: Basic "p\\u00e4$s w\\u00f6rd\\"x"'),
+    (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'),
+     json.dumps({"kind": "Status", "code": 503, "message": "pw=cMOkJHMgd8O2cmQieA=="})),
+    (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'), "pw=p%C3%A4%24s%20w%C3%B6rd%22x"),
+], ids=["base64-token", "json-escaped-password-after-header", "base64-password-in-status", "url-encoded-password"])
+def test_the_reviewed_echoes_are_scrubbed(credential: dict[str, str], echo: str) -> None:
+    """The adversarial review's reproducers: each leaked a derived form of the credential in full."""
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.inject("/api/v1", status=503, body=echo,
+                       content_type="application/json" if echo.startswith("{") else "text/plain")
+        transport = RequestsTransport(cluster.base_url, retry=RetryPolicy.no_retry(), **credential)
+        with pytest.raises(RestMapperError) as info:
+            LazyRESTMapper(DiscoveryClient(transport)).resolve("pods")
+    text = _messages(info.value)
+    assert "<redacted>" in text
+    for secret in credential.values():
+        if secret != "alice":
+            for form in _echoed_forms(secret):
+                assert form not in text, (form, text)
+
+
+def test_authorization_header_redaction_is_linear_time() -> None:
+    """The header redactor now runs to a closing quote or the end of the line: hostile text must stay cheap."""
+    hostile = ("authorization: '" + "\\x" * 20_000 + "\n") * 5 + "Authorization" + " " * 100_000 + "x" * 100_000
+    started = time.perf_counter()
+    scrubbed = sanitize(hostile)
+    assert time.perf_counter() - started < 2.0
+    assert scrubbed.count("<redacted>") == 5

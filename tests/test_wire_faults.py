@@ -339,6 +339,22 @@ def test_absent_optional_fields_take_go_zero_values() -> None:
     assert parse_api_group_list(b'{"kind": "APIGroupList"}', document="/apis") == ()
     assert parse_api_group_list(b'{"groups": null}', document="/apis") == ()
     assert parse_api_versions(b'{"kind": "APIVersions", "versions": ["v1"]}') == ("v1",)
+    assert parse_api_versions(b'{"versions": null}') == ()
+
+
+@pytest.mark.parametrize(("parse", "body", "field"), [
+    (lambda b: parse_api_versions(b, document="/api"), b"{}", "versions"),
+    (lambda b: parse_api_versions(b, document="/api"), b'{"apiVersion": "v1"}', "versions"),
+    (lambda b: parse_api_group_list(b, document="/apis"), b"{}", "groups"),
+    (lambda b: parse_api_group_list(b, document="/apis"), b'{"metadata": {}}', "groups"),
+    (lambda b: parse_api_resource_list(b, document="/api/v1"), b'{"groupVersion": "v1"}', "resources"),
+])
+def test_a_document_with_neither_kind_nor_list_is_malformed(
+        parse: Callable[[bytes], object], body: bytes, field: str) -> None:
+    """``{}`` from a proxy or a half-started server is not "nothing served": Go zero values need the kind."""
+    with pytest.raises(MalformedDiscoveryError) as info:
+        parse(body)
+    assert "kind" in info.value.reason and field in info.value.reason
 
 
 def test_expected_group_version_is_enforced() -> None:

@@ -11,11 +11,14 @@ transport layer (``wire``) learns the transport's secrets through :func:`scrubbi
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import contextvars
+import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 
@@ -23,8 +26,11 @@ REDACTED = "<redacted>"
 # The lookbehind makes a scheme start at the beginning of a run of scheme characters only: without it, a long run
 # of letters (a hostile body) costs quadratic time.
 _USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'\"]+@")
-# "Authorization: Bearer xxx", "'authorization': 'Basic xxx'", "Bearer xxx".
-_AUTH_VALUE = re.compile(r"(?i)((?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?)[^'\"\s,}]+(?:\s+[^'\"\s,}]+)?")
+# "Authorization: Bearer xxx", "'authorization': 'Basic xxx'": the whole value, whatever it holds (a quoted or
+# escaped password has spaces and quotes), up to its closing quote (escapes skipped) or else to the end of the line.
+# Each branch is a loop over disjoint single characters: linear time whatever the text.
+_AUTH_VALUE = re.compile(r"""(?i)((?:proxy-)?authorization['"]?\s*[:=][ \t]*)"""
+                         r"""("(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|[^\r\n]*)""")
 _SCHEME_VALUE = re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+")
 
 
@@ -40,6 +46,61 @@ def strip_userinfo(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
+def _redact_auth_value(match: re.Match[str]) -> str:
+    value = match.group(2)
+    quote_char = value[:1] if value[:1] in ("'", '"') else ""
+    return match.group(1) + quote_char + REDACTED + (quote_char if len(value) > 1 and value[-1] == quote_char else "")
+
+
+def derived_forms(secret: str) -> tuple[str, ...]:
+    """``secret`` and every form in which a server or proxy may echo it.
+
+    Base64 (standard and URL-safe, with and without padding), a JSON string's content (ASCII-escaped or not),
+    Python ``repr``'s content and percent-encoding (``quote`` and ``quote_plus``); forms shorter than 3 characters
+    are left out (they would redact ordinary text).
+    """
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1],
+             quote(secret, safe=""), quote_plus(secret, safe="")}
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode("ascii")
+        forms.update((text, text.rstrip("=")))
+    return tuple(sorted((f for f in forms if len(f) >= 3), key=len, reverse=True))
+
+
+class SecretBook:
+    """The credentials a transport has handed out, each with its derived forms, kept only to scrub text (bounded).
+
+    Thread-safe. The newest :attr:`MAX` credentials are kept: rotating exec or file tokens must not grow it
+    without bound, and the newest are the ones in flight.
+    """
+
+    MAX = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _values and _forms
+        self._values: dict[str, tuple[str, ...]] = {}
+        self._forms: tuple[str, ...] = ()
+
+    def add(self, *values: str | None) -> None:
+        """Remember each non-empty value (a token, a password, a header value) and its :func:`derived_forms`."""
+        with self._lock:
+            for value in values:
+                if not value:
+                    continue
+                self._values.pop(value, None)
+                self._values[value] = derived_forms(value)
+                while len(self._values) > self.MAX:
+                    self._values.pop(next(iter(self._values)))
+            self._forms = tuple({f: None for forms in self._values.values() for f in forms})
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every remembered form replaced (and scrubbed structurally, as :func:`sanitize`)."""
+        with self._lock:
+            forms = self._forms
+        return sanitize(text, forms)
+
+
 def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
     """Return ``text`` with URL userinfo, authorization values and every string in ``secrets`` replaced.
 
@@ -51,7 +112,7 @@ def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
         The scrubbed text.
     """
     out = _USERINFO.sub(r"\g<scheme>", text)
-    out = _AUTH_VALUE.sub(lambda m: m.group(1) + REDACTED, out)
+    out = _AUTH_VALUE.sub(_redact_auth_value, out)
     out = _SCHEME_VALUE.sub(lambda m: m.group(1) + " " + REDACTED, out)
     # Longest first, so a header value ("Bearer abc") is not half-replaced by its token ("abc").
     for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):

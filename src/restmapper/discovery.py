@@ -63,6 +63,33 @@ def _check_root_groups(path: str, doc: wire.AggregatedDiscovery) -> None:
             raise MalformedDiscoveryError(path, "items", f"unexpected group version {str(gv)!r} in {path}")
 
 
+_CORE_V1 = GroupVersion("", "v1")
+
+
+def _check_core(parsed: tuple[str, ...] | wire.AggregatedDiscovery) -> None:
+    """Core always exists and serves resources: an ``/api`` without ``v1`` is a broken answer, not "no core".
+
+    Read as "core serves nothing", it would let another group answer core names (metrics.k8s.io ``pods``) and
+    make every core lookup a confident no-match. A 404 on ``/api`` is another matter (see
+    :meth:`DiscoveryClient.fetch_root`).
+    """
+    if isinstance(parsed, tuple):
+        if _CORE_V1.version not in parsed:
+            raise MalformedDiscoveryError("/api", "versions", "does not list v1: the core group always serves v1")
+        return
+    if _CORE_V1 not in parsed.listed_group_versions(""):
+        raise MalformedDiscoveryError("/api", "items", "lists no core group version v1: the core group always "
+                                                       "serves v1")
+    if _CORE_V1 in parsed.resources:
+        _check_core_resources("/api", parsed.resources[_CORE_V1])
+
+
+def _check_core_resources(path: str, resources: APIResourceList) -> None:
+    if resources.group_version == _CORE_V1 and not resources.resources:
+        raise MalformedDiscoveryError(path, "resources", "core v1 lists no resources: the core group always "
+                                                         "serves resources")
+
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -238,7 +265,8 @@ class DiscoveryClient(ConfigConstructors):
         Raises:
             APIStatusError: the server answered an error status (``.not_found`` for 404: the version is gone).
             TransportError: no answer.
-            MalformedDiscoveryError: the document could not be parsed or names another group version.
+            MalformedDiscoveryError: the document could not be parsed or names another group version, or it is
+                core ``v1`` listing no resources (core always serves resources: never read as "serves nothing").
         """
         if isinstance(gv, str):
             gv = GroupVersion.parse(gv)
@@ -248,7 +276,9 @@ class DiscoveryClient(ConfigConstructors):
             raise status_error(self._transport, path, resp.status, resp.body, resp.headers)
         with self._scrubbed():
             wire.detect_format(resp.content_type, document=path)
-            return wire.parse_api_resource_list(resp.body, document=path, expected=gv)
+            resources = wire.parse_api_resource_list(resp.body, document=path, expected=gv)
+        _check_core_resources(path, resources)
+        return resources
 
     # --- root documents --------------------------------------------------------------------------------
 
@@ -287,6 +317,8 @@ class DiscoveryClient(ConfigConstructors):
             else:
                 parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
                 _check_root_groups(path, parsed)
+            if path == "/api":
+                _check_core(parsed)
         digest = hashlib.sha256(resp.body).digest()
         unchanged = previous is not None and previous.digest == digest and previous.format is fmt
         doc = _CachedDocument(path, resp.header("ETag"), digest, fmt, parsed)
@@ -305,7 +337,8 @@ class DiscoveryClient(ConfigConstructors):
             APIStatusError: ``/api`` answered an error status, a 404 included: unlike :meth:`fetch_root` (which
                 tolerates it, as client-go), a caller asking for core must never read a 404 as "no core group".
             TransportError: no answer.
-            MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
+            MalformedDiscoveryError: the document could not be parsed, or lists no core ``v1`` (or, aggregated, a
+                ``v1`` with no resources): core always exists. Nothing is cached from it.
         """
         doc, same = self._fetch_document("/api", allow_404=False)
         return self._root_from((doc,), same)
@@ -332,9 +365,12 @@ class DiscoveryClient(ConfigConstructors):
         Raises:
             APIStatusError: ``/apis`` (or ``/api`` with anything but 404) answered an error status.
             TransportError: no answer.
-            MalformedDiscoveryError: a document could not be parsed (nothing is cached from it).
+            MalformedDiscoveryError: a document could not be parsed, or ``/api`` answered without core ``v1`` (as
+                :meth:`fetch_core`). Nothing is cached from it.
 
-        Mirrors client-go ``GroupsAndMaybeResources``: a 404 on ``/api`` is tolerated, one on ``/apis`` is not.
+        Mirrors client-go ``GroupsAndMaybeResources``: a 404 on ``/api`` is tolerated (a server without the core
+        group), one on ``/apis`` is not. Unlike client-go, an ``/api`` that answers but lists no ``v1`` is an
+        error rather than "no core group": a real server always serves core v1, so such an answer is broken.
         """
         api_doc, api_same = self._fetch_document("/api", allow_404=True)
         apis_doc, apis_same = self._fetch_document("/apis", allow_404=False)

@@ -244,7 +244,32 @@ class MalformedDiscoveryError(DiscoveryError):
 
 
 class MappingError(RestMapperError):
-    """Base of the four REST-mapping errors."""
+    """Base of the four REST-mapping errors.
+
+    Attributes:
+        remembered_age: for a no-match answered again from the mapper's memory of a recent miss (within
+            ``miss_refresh_interval``), the seconds since the server was asked; None for a fresh answer (whose
+            message is exactly upstream's).
+    """
+
+    remembered_age: float | None = None
+
+    def remembered(self, age: float, lifetime: float) -> MappingError:
+        """A copy of this error answered again ``age`` seconds after it was found, saying so in its message.
+
+        Args:
+            age: seconds since the miss was confirmed with the server.
+            lifetime: seconds a miss is remembered (``miss_refresh_interval``).
+
+        Returns:
+            The same type with the same fields, ``remembered_age`` set and the message followed by
+            ``(as of 0.4 s ago; misses are cached for up to 1 s)``.
+        """
+        copy = _rebuild(type(self), (f"{self} (as of {age:.1f} s ago; misses are cached for up to {lifetime:g} s)",),
+                        dict(self.__dict__, remembered_age=age))
+        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        assert isinstance(copy, MappingError)
+        return copy
 
 
 class NoResourceMatchError(MappingError, LookupError):

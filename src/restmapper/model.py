@@ -1,6 +1,9 @@
 """Value types of the Kubernetes API machinery, with parsing and string forms as apimachinery.
 
-Everything here is immutable and hashable; nothing here does I/O. Names and string forms follow
+Everything here is immutable and hashable; nothing here does I/O. The name types (``GroupVersion``,
+``GroupKind``, ``GroupResource``, ``GroupVersionKind``, ``GroupVersionResource``) raise ``TypeError`` naming the
+field when one is not a ``str`` (subclasses are fine): ``None`` is never "any", and ``RESTMapping`` checks its
+parts' types the same way. Names and string forms follow
 ``k8s.io/apimachinery/pkg/runtime/schema`` (``GroupVersion``, ``GroupVersionKind``, ...) and
 ``k8s.io/apimachinery/pkg/apis/meta/v1`` (``APIResource``, ``APIGroup``).
 """
@@ -33,7 +36,19 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, order=True)
+def _require_str(owner: str, **fields: object) -> None:
+    """Raise a TypeError naming the first of ``fields`` of class ``owner`` that is not a ``str`` (subclasses pass).
+
+    A ``None`` group or version is not "any": it is a wrong question, and ``str()`` of the value must not fail.
+    Constructors test ``type(field) is str`` first (one identity test per field, about a tenth of a construction);
+    only str subclasses and wrong types come here.
+    """
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{owner}.{name} must be a str, not {type(value).__name__} ({value!r:.40})")
+
+
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersion:
     """An API group and version; the core group is the empty string.
 
@@ -42,6 +57,12 @@ class GroupVersion:
 
     group: str
     version: str
+
+    def __init__(self, group: str, version: str) -> None:
+        if type(group) is not str or type(version) is not str:
+            _require_str(type(self).__name__, group=group, version=version)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
 
     @classmethod
     def parse(cls, text: str) -> GroupVersion:
@@ -96,12 +117,18 @@ class GroupVersion:
         return GroupVersionResource(self.group, self.version, resource)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupKind:
     """An API group and kind. ``str()`` is ``Kind.group`` (``Kind`` for the core group)."""
 
     group: str
     kind: str
+
+    def __init__(self, group: str, kind: str) -> None:
+        if type(group) is not str or type(kind) is not str:
+            _require_str(type(self).__name__, group=group, kind=kind)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "kind", kind)
 
     @classmethod
     def parse(cls, text: str) -> GroupKind:
@@ -117,12 +144,18 @@ class GroupKind:
         return GroupVersionKind(self.group, version, self.kind)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupResource:
     """An API group and resource. ``str()`` is ``resource.group`` (``resource`` for the core group)."""
 
     group: str
     resource: str
+
+    def __init__(self, group: str, resource: str) -> None:
+        if type(group) is not str or type(resource) is not str:
+            _require_str(type(self).__name__, group=group, resource=resource)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "resource", resource)
 
     @classmethod
     def parse(cls, text: str) -> GroupResource:
@@ -138,13 +171,20 @@ class GroupResource:
         return GroupVersionResource(self.group, version, self.resource)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersionKind:
     """A kind in one group version. ``str()`` is ``apps/v1, Kind=Deployment`` as apimachinery."""
 
     group: str
     version: str
     kind: str
+
+    def __init__(self, group: str, version: str, kind: str) -> None:
+        if type(group) is not str or type(version) is not str or type(kind) is not str:
+            _require_str(type(self).__name__, group=group, version=version, kind=kind)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "kind", kind)
 
     @classmethod
     def from_api_version_and_kind(cls, api_version: str, kind: str) -> GroupVersionKind:
@@ -175,16 +215,23 @@ class GroupVersionKind:
         return str(self.group_version)
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, order=True, init=False)
 class GroupVersionResource:
     """A resource in one group version. ``str()`` is ``apps/v1, Resource=deployments`` as apimachinery.
 
-    Any part may be empty in a partial resource given to ``kinds_for``/``resources_for``.
+    Any part may be empty (``""``, never None) in a partial resource given to ``kinds_for``/``resources_for``.
     """
 
     group: str
     version: str
     resource: str
+
+    def __init__(self, group: str, version: str, resource: str) -> None:
+        if type(group) is not str or type(version) is not str or type(resource) is not str:
+            _require_str(type(self).__name__, group=group, version=version, resource=resource)
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "resource", resource)
 
     def __str__(self) -> str:
         return f"{self.group}/{self.version}, Resource={self.resource}"
@@ -348,6 +395,15 @@ class RESTMapping:
     group_version_kind: GroupVersionKind
     scope: Scope
     api_resource: APIResource | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if (type(self.resource) is not GroupVersionResource or type(self.group_version_kind) is not GroupVersionKind
+                or type(self.scope) is not Scope):
+            for name, expected in (("resource", GroupVersionResource), ("group_version_kind", GroupVersionKind),
+                                   ("scope", Scope)):
+                value = getattr(self, name)
+                if not isinstance(value, expected):
+                    raise TypeError(f"RESTMapping.{name} must be a {expected.__name__}, not {type(value).__name__}")
 
     @property
     def namespaced(self) -> bool:

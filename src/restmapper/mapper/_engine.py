@@ -111,6 +111,8 @@ class AnswerEngine:
         memo = self._fresh_memo(key)
         if memo is not None:
             if memo.error is not None:
+                if isinstance(memo.error, MappingError) and is_no_match(memo.error):
+                    raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
         q = question()
@@ -129,6 +131,12 @@ class AnswerEngine:
         memo = Remembered(value, error, until, tuple(read), anywhere)
         self._memo.put(key, memo)
         return self._replay(memo)  # type: ignore[no-any-return]
+
+    def _remembered(self, memo: Remembered, error: MappingError) -> MappingError:
+        """A remembered miss says how old it is; a fresh one (age 0) keeps upstream's exact message."""
+        interval = self.cache.miss_refresh_interval
+        age = max(0.0, self._clock() - (memo.valid_until - interval))  # misses are kept for ``interval``
+        return error.remembered(age, interval) if age > 0 else error
 
     @staticmethod
     def _replay(memo: Remembered) -> Any:
@@ -214,7 +222,29 @@ class AnswerEngine:
         except GroupDiscoveryError as exc:
             if exc.asked:
                 raise
+            partial = self._without_core(q, exc, deps)
+            if partial is not None:
+                return partial
             raise with_question(exc, q.asked()) from exc
+
+    def _without_core(self, q: Question[T], exc: GroupDiscoveryError, deps: list[tuple[Cell, int]]
+                      ) -> tuple[T, float] | None:
+        """A category's members in the named groups when only ``/api`` is unreadable, with core as failed.
+
+        The same answer as when core's ``v1`` document fails (kubectl warns and lists the rest); any other question
+        (a single name core could win by priority) keeps the error. Remembered for no time: core is asked again.
+        Only questions that may expand a category carry ``partial``.
+        """
+        if q.partial is None or q.answered_at is None or set(exc.documents) != {"/api"}:
+            return None
+        try:
+            static, _entries, _until = self._groups.scoped(self.cache.group_names(core=False), deps)
+            value = q.compute(static)
+        except (MappingError, GroupDiscoveryError):
+            return None
+        if q.answered_at(value) is not None:
+            return None  # not a category: core could have answered it
+        return q.partial(value, dict(exc.failed)), self._clock()
 
     def _preferred_first(self, q: Question[T], names: Collection[str], deps: list[tuple[Cell, int]]
                          ) -> tuple[T, float] | None:

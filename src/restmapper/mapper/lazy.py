@@ -470,7 +470,8 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         result = self._answer(("resolve", arg, expand_categories), lambda: Question(
             lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
-            partial=lambda r, failed: dataclasses.replace(r, failed=failed),
+            # Only a category answer is a list that may be partial.
+            partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
             pick=by_arg(arg, expand_categories=expand_categories)))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)

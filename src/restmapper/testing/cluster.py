@@ -219,7 +219,10 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         """Create a cluster.
 
         Args:
-            builtin: serve the built-in API profile of ``release`` (core v1 and its named groups).
+            builtin: serve the built-in API profile of ``release`` (core v1 and its named groups). Without it,
+                and until core resources are added (``add_api_resources("v1", ...)``), ``/api`` lists no core v1,
+                as no real server does: clients read that as a failure of core, so lookups that need core (any
+                bare resource name, any core kind) raise ``GroupDiscoveryError`` naming ``v1``.
             crds: CRD manifests (dicts or YAML text, several documents allowed) installed at once.
             mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring); None: the
                 release's default (``1.35``: aggregated, ``1.27``: aggregated-v2beta1, ``1.20``: legacy).
@@ -290,7 +293,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
 
     @classmethod
     def empty(cls, **kwargs: Any) -> FakeCluster:
-        """Return a cluster serving nothing but ``/version`` and empty discovery documents."""
+        """Return a cluster serving nothing but ``/version`` and empty discovery documents (see ``builtin``)."""
         return cls(builtin=False, **kwargs)
 
     @property

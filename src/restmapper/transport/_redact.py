@@ -1,5 +1,5 @@
 """Credential scrubbing: lives in :mod:`restmapper._redact` (below the wire layer, whose messages quote bodies)."""
 
-from restmapper._redact import REDACTED, sanitize, strip_userinfo
+from restmapper._redact import REDACTED, SecretBook, sanitize, strip_userinfo
 
-__all__ = ["REDACTED", "sanitize", "strip_userinfo"]
+__all__ = ["REDACTED", "SecretBook", "sanitize", "strip_userinfo"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import socket
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -16,7 +15,7 @@ import urllib3.exceptions
 from restmapper.errors import InvalidArgumentError, RequestTimeoutError, ResponseTooLargeError, TransportError
 from restmapper.transport._body import check_content_length, read_capped
 from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT, Deadline, check_request_timeout, translated
-from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport._redact import SecretBook, strip_userinfo
 from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
 from restmapper.transport.retry import RetryPolicy, run_with_retry
@@ -111,8 +110,7 @@ class ApiClientTransport:
         self.retry = retry if retry is not None else RetryPolicy()
         self._timeout = (connect_timeout, read_timeout)
         self.request_timeout = check_request_timeout(request_timeout)
-        self._secrets_lock = threading.Lock()
-        self._secrets: dict[str, None] = {}
+        self._secrets = SecretBook()
         self.identity: str = self._compute_identity()
 
     # --- Transport ---------------------------------------------------------------------------------------
@@ -179,16 +177,7 @@ class ApiClientTransport:
     # --- internals ---------------------------------------------------------------------------------------
 
     def _scrub(self, text: str) -> str:
-        with self._secrets_lock:
-            values = list(self._secrets)
-        return sanitize(text, values)
-
-    def _remember(self, value: str) -> None:
-        with self._secrets_lock:
-            self._secrets.pop(value, None)
-            self._secrets[value] = None
-            while len(self._secrets) > 16:
-                self._secrets.pop(next(iter(self._secrets)))
+        return self._secrets.scrub(text)
 
     def _compute_identity(self) -> str:
         cfg = self._api_client.configuration
@@ -229,13 +218,13 @@ class ApiClientTransport:
                 out["authorization"] = str(basic)
                 password = getattr(cfg, "password", None)
                 if password:
-                    self._remember(str(password))
-                    self._remember(f"{getattr(cfg, 'username', None) or ''}:{password}")
+                    self._secrets.add(str(password))
+                    self._secrets.add(f"{getattr(cfg, 'username', None) or ''}:{password}")
         for value in out.values():
-            self._remember(value)
+            self._secrets.add(value)
             token = value.partition(" ")[2]
             if token:
-                self._remember(token)
+                self._secrets.add(token)
         return out
 
     def _send(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Any:

@@ -28,7 +28,7 @@ from restmapper.transport._deadline import (
     check_request_timeout,
     translated,
 )
-from restmapper.transport._redact import sanitize, strip_userinfo
+from restmapper.transport._redact import SecretBook, strip_userinfo
 from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
 from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
@@ -61,39 +61,13 @@ _CHUNK = 64 * 1024
 _STREAM_CHUNK = 8 * 1024
 
 
-class _SecretBook:
-    """The secret strings a transport has handed out, remembered only to scrub them from text (bounded)."""
-
-    _MAX = 16
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[str, None] = {}
-
-    def add(self, *values: str | None) -> None:
-        with self._lock:
-            for value in values:
-                if not value:
-                    continue
-                self._values.pop(value, None)
-                self._values[value] = None
-                # Rotating exec tokens must not grow this without bound; the newest are the ones in flight.
-                while len(self._values) > self._MAX:
-                    self._values.pop(next(iter(self._values)))
-
-    def scrub(self, text: str) -> str:
-        with self._lock:
-            values = list(self._values)
-        return sanitize(text, values)
-
-
 class _TokenFile:
     """A bearer token read from a file and re-read periodically, so rotated tokens are picked up.
 
     As client-go ``transport.NewCachedFileTokenSource``: a failed re-read keeps the last good token.
     """
 
-    def __init__(self, path: str, clock: Callable[[], float], period: float, secrets: _SecretBook) -> None:
+    def __init__(self, path: str, clock: Callable[[], float], period: float, secrets: SecretBook) -> None:
         self.path = path
         self._clock = clock
         self._period = period
@@ -284,7 +258,7 @@ class RequestsTransport:
         identity_material: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._secrets = _SecretBook()
+        self._secrets = SecretBook()
         parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
@@ -319,7 +293,7 @@ class RequestsTransport:
             pair = f"{username or ''}:{password or ''}"
             encoded = base64.b64encode(pair.encode()).decode("ascii")
             self._basic = "Basic " + encoded
-            # Every derived form: a server may echo the header, its bare base64 or the decoded pair.
+            # The book adds every derived form (base64, escapes, percent-encoding) of each value.
             self._secrets.add(pair if password else None, encoded)
         self._secrets.add(token, f"Bearer {token}" if token else None, password, self._basic)
         self._token_file = (_TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS,

@@ -26,9 +26,17 @@ __all__ = [
 ]
 
 
-def _root(body: bytes, document: str, *kinds: str) -> Reader:
+def _root(body: bytes, document: str, kind: str, listing: str) -> Reader:
+    """The document's root object, checked to be a ``kind`` listing its items at ``listing``.
+
+    An absent list reads as Go's zero value (empty) only in a document that names its ``kind``: one with
+    neither (``{}`` from a proxy or a half-started server) says nothing, and "nothing served" would be a wrong
+    answer.
+    """
     root = Reader(decode_json(body, document=document), document=document, path="")
-    root.check_kind(*kinds)
+    root.check_kind(kind)
+    if not root.get_str("kind") and listing not in root.obj:
+        root.fail(None, f"not an {kind} document: no kind and no {listing}")
     return root
 
 
@@ -67,15 +75,17 @@ def parse_api_versions(body: bytes, *, document: str = "/api") -> tuple[str, ...
         document: the path, for error messages.
 
     Returns:
-        The core group's versions in server order (``("v1",)``); an absent list gives ``()``.
+        The core group's versions in server order (``("v1",)``); an absent or null list gives ``()`` (Go's
+        zero value). Whether core may be empty is the caller's rule (:class:`~restmapper.discovery.DiscoveryClient`
+        says no).
 
     Raises:
-        MalformedDiscoveryError: undecodable body, another ``kind``, or ``versions`` not an array of non-empty
-            strings.
+        MalformedDiscoveryError: undecodable body, another ``kind``, neither ``kind`` nor ``versions``, or
+            ``versions`` not an array of non-empty strings.
 
     Mirrors client-go ``DiscoveryClient.ServerGroups`` reading ``metav1.APIVersions``.
     """
-    root = _root(body, document, "APIVersions")
+    root = _root(body, document, "APIVersions", "versions")
     versions = root.get_str_list("versions")
     for i, version in enumerate(versions):
         if not version:
@@ -116,16 +126,17 @@ def parse_api_group_list(body: bytes, *, document: str = "/apis") -> tuple[APIGr
 
     Returns:
         The groups in server order, each with its versions in listed order and its preferred version
-        (``preferredVersion.version``); an absent or empty ``groups`` gives ``()``.
+        (``preferredVersion.version``); an absent, null or empty ``groups`` gives ``()`` (a server serving only
+        core).
 
     Raises:
-        MalformedDiscoveryError: undecodable body, another ``kind``, a group without a name or a version without
-            ``version``, a duplicate group or version, or a ``groupVersion`` that disagrees with the group name
-            and version.
+        MalformedDiscoveryError: undecodable body, another ``kind``, neither ``kind`` nor ``groups``, a group
+            without a name or a version without ``version``, a duplicate group or version, or a ``groupVersion``
+            that disagrees with the group name and version.
 
     Mirrors client-go ``DiscoveryClient.ServerGroups`` (server order kept, as ``NewDiscoveryRESTMapper`` relies on).
     """
-    root = _root(body, document, "APIGroupList")
+    root = _root(body, document, "APIGroupList", "groups")
     groups: list[APIGroup] = []
     seen: set[str] = set()
     for entry in root.get_objects("groups"):
@@ -152,7 +163,7 @@ def parse_api_group(body: bytes, *, document: str) -> APIGroup:
 
     Mirrors ``metav1.APIGroup`` as served by kube-apiserver's group discovery handler.
     """
-    return _read_group(_root(body, document, "APIGroup"))
+    return _read_group(_root(body, document, "APIGroup", "versions"))
 
 
 def read_api_resource(entry: Reader, owner: GroupVersion) -> APIResource:
@@ -189,13 +200,13 @@ def parse_api_resource_list(
         ignored.
 
     Raises:
-        MalformedDiscoveryError: undecodable body, another ``kind``, a missing or unparsable ``groupVersion``,
-            a ``groupVersion`` other than ``expected``, or a resource without ``name``/``kind`` or with a field of
-            the wrong JSON type.
+        MalformedDiscoveryError: undecodable body, another ``kind``, neither ``kind`` nor ``resources``, a
+            missing or unparsable ``groupVersion``, a ``groupVersion`` other than ``expected``, or a resource
+            without ``name``/``kind`` or with a field of the wrong JSON type.
 
     Mirrors client-go ``DiscoveryClient.ServerResourcesForGroupVersion`` reading ``metav1.APIResourceList``.
     """
-    root = _root(body, document, "APIResourceList")
+    root = _root(body, document, "APIResourceList", "resources")
     gv = parse_group_version(root, "groupVersion")
     if expected is not None and gv != expected:
         root.fail("groupVersion", f"expected {str(expected)!r}, got {quote(str(gv))}")
