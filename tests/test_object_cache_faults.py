@@ -115,7 +115,7 @@ def _churn(cluster: FakeCluster) -> list[tuple[str, str, str]]:
 
 def _cache(served: ServedCluster, **options: Any) -> tuple[ObjectCache, GatedTransport]:
     mapper = make_mapper(served.url, miss_refresh_interval=0.0)
-    transport = GatedTransport(mapper.cache.discovery.transport)
+    transport = GatedTransport(mapper.transport)
     cache = ObjectCache(mapper, transport=transport, backoff_initial=0.01, backoff_max=0.05, sync_timeout=10,
                         **options)
     return cache, transport
@@ -235,7 +235,7 @@ def test_a_server_ending_every_watch_at_once_gets_backoff_not_a_tight_loop(serve
     sleep = BackoffRecorder(4)
     delays, enough = sleep.delays, sleep.enough
     mapper = make_mapper(served.url, miss_refresh_interval=0.0)
-    inner = mapper.cache.discovery.transport
+    inner = mapper.transport
 
     class EmptyWatches(GatedTransport):
         def stream(self, path: str, headers: Mapping[str, str] | None = None, **kw: Any) -> Any:

@@ -72,7 +72,7 @@ def test_a_hostile_watch_line_never_ends_the_loop_silently() -> None:
     with cluster.serve() as served:
         mapper = make_mapper(served.url)
         hostile = _ScriptedStream(200, [b"[" * 200_000 + b"]" * 200_000])
-        transport = _Wrap(mapper.cache.discovery.transport, lambda n: hostile if n == 1 else None)
+        transport = _Wrap(mapper.transport, lambda n: hostile if n == 1 else None)
         recorder = Recorder()
         watcher = Watcher(mapper, transport=transport, sleep=_no_wait, watch_apiservices=False)
         watcher.add_handler(recorder)
@@ -90,7 +90,7 @@ def test_a_410_storm_backs_off_instead_of_relisting_in_a_tight_loop() -> None:
     with cluster.serve() as served:
         mapper = make_mapper(served.url)
         gone = _ScriptedStream(410, [], b'{"kind":"Status","code":410,"reason":"Expired"}')
-        watcher = Watcher(mapper, transport=_Wrap(mapper.cache.discovery.transport, lambda n: gone),
+        watcher = Watcher(mapper, transport=_Wrap(mapper.transport, lambda n: gone),
                           sleep=recording_sleep, watch_apiservices=False, backoff_initial=0.5)
         watcher.start()
         try:
@@ -164,7 +164,7 @@ def test_relist_reports_a_recreated_crd_deleted_then_added(served: ServedCluster
         return None
 
     recorder = Recorder()
-    watcher = Watcher(mapper, transport=_Wrap(mapper.cache.discovery.transport, hook), sleep=_no_wait,
+    watcher = Watcher(mapper, transport=_Wrap(mapper.transport, hook), sleep=_no_wait,
                       watch_apiservices=False)
     watcher.add_handler(recorder)
     with running(watcher, cluster, streams=1):

@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from restmapper.cache._freshness import Action, Timing, decide
 from restmapper.cache._legacy import legacy_parts
-from restmapper.cache._roots import NAMED, ROOTS, RootDoc, root_of, roots_for
+from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, root_of, roots_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._state import CacheState
 from restmapper.cache._table import listed_groups
@@ -142,7 +142,8 @@ class DiscoveryCache(CacheState):
                 so only lookups that need them fail.
         """
         docs = roots_for(names)
-        core, named = (self._ensure_root(doc) if doc in docs else None for doc in ROOTS)
+        core = self._ensure_root(CORE) if CORE in docs else None
+        named = self._ensure_root(NAMED) if NAMED in docs else None
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
@@ -150,7 +151,7 @@ class DiscoveryCache(CacheState):
         with self._lock:
             for g in ordered:
                 entry = self._entries.get(g.name)
-                if (entry is None or self._decide_entry_locked(entry, now) is not Action.FRESH
+                if (entry is None or self._decide_locked(entry.name, entry, now) is not Action.FRESH
                         or (entry.unread and not set(entry.unread).isdisjoint(_needed(g, versions)))):
                     to_load.append(g)
                 else:
@@ -385,8 +386,7 @@ class DiscoveryCache(CacheState):
         now = self.clock()
         with self._lock:
             slot = self._roots[path]
-            state = self._slot_state_locked(path, slot)
-            action = decide(state, now, self.timing, force=force, stale_ok=stale_ok)
+            action = self._decide_locked(path, slot, now, force=force, stale_ok=stale_ok)
             if action is Action.FRESH and slot is not None:
                 return slot
             if action is Action.SERVE_STALE and slot is not None:
@@ -394,7 +394,7 @@ class DiscoveryCache(CacheState):
                 self._restore_evicted_locked(slot, doc)
                 return slot
             if action is Action.FAIL:
-                error = state.error
+                error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
                 raise doc.error(error or DiscoveryError(f"unable to retrieve {path}")) from error
         try:
             return self._flight.do(path, lambda: self._refresh_root(doc))
@@ -469,7 +469,7 @@ class DiscoveryCache(CacheState):
         with self._lock:
             slot = self._roots[doc.path]
             fresh = slot is not None and (
-                decide(self._slot_state_locked(doc.path, slot), now, self.timing) is Action.FRESH
+                self._decide_locked(doc.path, slot, now) is Action.FRESH
                 and not any(self._retry_due_locked(g.name, now) for g in slot.root.groups))
         if not fresh:
             self._ensure_root(doc, force=True)
@@ -489,7 +489,7 @@ class DiscoveryCache(CacheState):
                 with self._lock:
                     # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
                     have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
-                            and self._decide_entry_locked(e, now) is Action.FRESH}
+                            and self._decide_locked(e.name, e, now) is Action.FRESH}
             gvs = [gv for g in groups for gv in _needed(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
             ok, failed = self._fetch_group_versions(gvs)

@@ -20,9 +20,9 @@ CORE_V1 = GroupVersion("", "v1")
 """Core always exists and always serves ``v1``: an unreadable ``/api`` is reported as this version."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RootDoc:
-    """One root document.
+    """One root document (two instances exist, :data:`CORE` and :data:`NAMED`; compared by identity).
 
     Attributes:
         path: ``/api`` or ``/apis``.
@@ -68,4 +68,7 @@ def roots_for(names: Collection[str] | None) -> tuple[RootDoc, ...]:
     """The documents a lookup of ``names`` (None: every group) reads, in priority order."""
     if names is None:
         return ROOTS
-    return tuple(doc for doc in ROOTS if any(doc.lists(n) for n in names))
+    return _READ_BY[("" in names, any(names))]  # any(): a named group is a non-empty name
+
+
+_READ_BY = {(True, True): ROOTS, (True, False): (CORE,), (False, True): (NAMED,), (False, False): ()}

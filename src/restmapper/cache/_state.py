@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._freshness import Action, SlotState, Timing, decide
 from restmapper.cache._legacy import EntryParts, aggregated_parts
-from restmapper.cache._roots import ROOTS, RootDoc
+from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc
 from restmapper.cache._scope import LookupScope
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import EntryTable, same_resources
@@ -31,7 +31,11 @@ _INF = math.inf
 
 
 class CacheState:
-    """What the cache knows (see the ``_cache`` module docstring for each attribute), and its ``_locked`` helpers."""
+    """What the cache knows (see the ``_cache`` module docstring for each attribute), and its ``_locked`` helpers.
+
+    Every method below expects the caller to hold ``self._lock`` (a plain, non-reentrant ``threading.Lock``) and
+    returns without releasing it or doing I/O.
+    """
 
     def __init__(self, discovery: DiscoverySource, timing: Timing, clock: Callable[[], float]) -> None:
         self.discovery = discovery
@@ -64,11 +68,14 @@ class CacheState:
         expired = isinstance(answer, RootSlot) and answer.expired
         return SlotState(answer.fetched_at, expired, self.lookup.fetched(answer), retry_at, error)
 
-    def _decide_entry_locked(self, entry: GroupEntry, now: float) -> Action:
-        """What to do with a group's cached entry (anything but FRESH means: load the group again)."""
-        if entry.name not in self._backoff and self.timing.fresh(entry.fetched_at, now):
+    def _decide_locked(self, key: str, answer: GroupEntry | RootSlot | None, now: float, *, force: bool = False,
+                       stale_ok: bool = True) -> Action:
+        """:func:`decide` for the answer cached under ``key`` (a group name or a root document's path)."""
+        if (answer is not None and not force and key not in self._backoff
+                and not (isinstance(answer, RootSlot) and answer.expired)
+                and self.timing.fresh(answer.fetched_at, now)):
             return Action.FRESH  # the warm path, as decide() answers it, without building a SlotState
-        return decide(self._slot_state_locked(entry.name, entry), now, self.timing)
+        return decide(self._slot_state_locked(key, answer), now, self.timing, force=force, stale_ok=stale_ok)
 
     def _retry_due_locked(self, key: str, now: float) -> bool:
         b = self._backoff.get(key)
@@ -76,8 +83,7 @@ class CacheState:
 
     def _root_slots_locked(self) -> tuple[RootSlot | None, RootSlot | None]:
         """The slots of ``/api`` and ``/apis``, in that order."""
-        core, named = (self._roots[doc.path] for doc in ROOTS)
-        return core, named
+        return self._roots[CORE.path], self._roots[NAMED.path]
 
     def _valid_until_locked(self, entries: Iterable[GroupEntry], slots: Iterable[RootSlot | None]) -> float:
         """Until when answers derived from ``entries`` and root ``slots`` may be reused (clock seconds)."""
@@ -86,7 +92,11 @@ class CacheState:
             return -_INF
         stamps = [e.fetched_at for e in entries] + [s.fetched_at for s in held]
         until = self.timing.expires_at(min(stamps, default=_INF))
-        return min([until, *(b.retry_at for e in entries if (b := self._backoff.get(e.name)) is not None)])
+        for e in entries:
+            b = self._backoff.get(e.name)
+            if b is not None:
+                until = min(until, b.retry_at)
+        return until
 
     def _schedule_retry_locked(self, key: str, error: BaseException, now: float) -> None:
         """Record a failure of the answer under ``key``: back off exponentially before fetching it again."""

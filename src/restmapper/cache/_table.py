@@ -72,7 +72,9 @@ class EntryTable:
             return None
         oldest = self.oldest_fetch()
         until = timing.expires_at(min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest))
-        return min([until, *(b.retry_at for b in backoff.values())])
+        for b in backoff.values():
+            until = min(until, b.retry_at)
+        return until
 
     def listing(self, core: RootSlot | None, named: RootSlot | None) -> tuple[str, ...]:
         """Every group name the root documents list, core first; the same tuple while they are unchanged."""

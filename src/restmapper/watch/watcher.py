@@ -9,23 +9,40 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from restmapper.errors import APIStatusError, InvalidArgumentError
-from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.store._generation import GenerationCache
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._loop import ResourceLoop
 from restmapper.watch._objects import APISERVICES, CRDS
 
-__all__ = ["Handler", "WatchStats", "Watcher"]
+__all__ = ["Handler", "WatchStats", "WatchedMapper", "Watcher"]
 
 _log = logging.getLogger("restmapper.watch")
 
 Handler = Callable[[str, str, Mapping[str, Any]], None]
 """``handler(event_type, kind, obj)``: ``ADDED``/``MODIFIED``/``DELETED``, ``CustomResourceDefinition`` or
 ``APIService``, the object in wire form (for a deletion found by a relist: a small copy of the last known state)."""
+
+
+class WatchedMapper(Protocol):
+    """What a :class:`Watcher` needs from the mapper it keeps fresh (:class:`~restmapper.mapper.LazyRESTMapper`
+    provides it): the transport to list and watch with, and the invalidations."""
+
+    @property
+    def transport(self) -> Transport:
+        """The transport discovery reads over."""
+        ...
+
+    def invalidate_group(self, group: str) -> None:
+        """Drop one group; the next lookup that needs it refetches."""
+        ...
+
+    def invalidate_all(self) -> None:
+        """Drop everything."""
+        ...
 
 
 @dataclass
@@ -77,7 +94,7 @@ class Watcher:
 
     def __init__(
         self,
-        mapper: LazyRESTMapper,
+        mapper: WatchedMapper,
         *,
         transport: Transport | None = None,
         generation_cache: GenerationCache[Any, Any] | None = None,
@@ -92,8 +109,9 @@ class Watcher:
         """Create a stopped watcher.
 
         Args:
-            mapper: the mapper whose cache is invalidated.
-            transport: the transport to list and watch with; None uses the mapper's discovery transport.
+            mapper: the mapper whose cache is invalidated (a :class:`~restmapper.mapper.LazyRESTMapper`, or anything
+                with the :class:`WatchedMapper` interface).
+            transport: the transport to list and watch with; None uses the mapper's (``mapper.transport``).
             generation_cache: a cache of values derived from CRDs (e.g. ``GenerationCache.for_crds(...)``) kept
                 fresh from the CRD events, or None.
             clock: monotonic clock in seconds (for ``last_event_at``).
