@@ -429,6 +429,28 @@ def test_an_empty_core_document_is_a_failure_of_core(case: str, clock: Clock) ->
         assert mapper.resolve("pods").resource == GroupVersionResource("", "v1", "pods")
 
 
+def test_a_rejected_core_document_keeps_the_last_good_etag(clock: Clock) -> None:
+    """Warm, then ``/api`` answers an empty document with its own ETag: it is a failure of v1, and once the server
+    recovers the revalidation sends the last *good* ETag, so a 304 reuses a document that was checked."""
+    cluster = busy_cluster("aggregated")
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock, ttl=10)
+        assert mapper.resolve("pods").resource.group == ""
+        good = cluster.requests[0].headers.get("If-None-Match")
+        assert good is None  # the cold fetch
+        fault = cluster.inject("/api", headers={"ETag": '"EMPTY"'}, **_aggregated_core([]))
+        clock.advance(11)
+        with pytest.raises(GroupDiscoveryError) as info:
+            mapper.resolve("pods")
+        assert_unread(info.value, "v1", '"pods"')
+        fault.remove()
+        clock.advance(61)  # past the failure backoff
+        cluster.clear_requests()
+        assert mapper.resolve("pods").resource == GroupVersionResource("", "v1", "pods")
+        sent = [r.headers.get("If-None-Match") for r in cluster.requests if r.path == "/api"]
+        assert sent and '"EMPTY"' not in sent and all(sent), sent
+
+
 def test_an_empty_core_document_fails_object_cache_reads() -> None:
     """``ObjectCache.get``/``list`` of a core kind read an empty ``/api`` as "ConfigMap is not served"."""
     cluster = FakeCluster.embedded(mode="legacy")
