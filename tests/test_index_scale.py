@@ -96,6 +96,25 @@ def _answer(question: Question, mapper: Any) -> Any:
     return list(value) if isinstance(value, (list, tuple)) else value
 
 
+def _count_cache_calls(mapper: LazyRESTMapper) -> dict[str, int]:
+    """Count, from now on, the mapper's calls into its cache that may load or revalidate groups."""
+    calls = {"groups": 0, "ensure_all": 0}
+    cache = mapper.cache
+
+    def counting(name: str) -> Any:
+        method = getattr(cache, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in calls:
+        setattr(cache, name, counting(name))
+    return calls
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[FakeCluster]:
     cluster = FakeCluster(builtin=True)
@@ -112,8 +131,12 @@ def test_refreshing_one_group_recomputes_only_answers_that_read_it(cluster: Fake
         mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url,
                                                                   retry=RetryPolicy(max_attempts=1))))
         reference = _Reference(_static(cluster))
+        mapper.expand_category("all")  # loads and indexes every group
+        asked = _count_cache_calls(mapper)
         first = [_answer(q, mapper) for q in questions]
         assert first == [_answer(q, reference) for q in questions]
+        assert asked == {"groups": 0, "ensure_all": 0}, (
+            f"first-time questions over a loaded, fresh index are answered from the group indexes alone: {asked}")
         index: MergedIndex = mapper._groups.index
         builds = index.builds
         assert builds <= GROUPS + 100  # every group indexed once (plus the built-in groups)
@@ -133,9 +156,14 @@ def test_refreshing_one_group_recomputes_only_answers_that_read_it(cluster: Fake
         changed = "g500.scale.example.com"
         cluster.update_crd(_crd(500, 0, short="renamed"))
         mapper.invalidate_group(changed)
+        for key in asked:
+            asked[key] = 0
         after = [_answer(q, mapper) for q in questions]
         assert index.builds == builds + 1, "only the refreshed group's index is rebuilt"
         reading_changed = sum(1 for group, _, _ in questions if group == changed)
+        # The refreshed group is loaded again by the first questions of each path that need it; the answers
+        # recomputed after that come straight from the group indexes (fewer cache calls than recomputed answers).
+        assert asked["groups"] + asked["ensure_all"] <= reading_changed // 2 + 2, asked
         # Answers that read a name no group serves share 1,024 cells: the new short name moves one of them.
         assert computed[0] <= reading_changed + len(questions) // 512, (
             f"{computed[0]} answers recomputed; only the {reading_changed} about {changed} read it")

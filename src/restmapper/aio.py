@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
-from restmapper.cache import CacheStats
+from restmapper.cache import CacheStats, GroupEntry
 from restmapper.errors import InvalidArgumentError, RestMapperError, WaitTimeoutError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper.wait import CRD_KIND, ChangeNotifier, is_retryable_wait_error
@@ -143,6 +143,10 @@ class AsyncRESTMapper:
     def cached_resolve(self, arg: str) -> RESTMapping | None:
         """The memoized answer of :meth:`resolve` if fresh and warning-free, else None (never does I/O)."""
         return self.mapper.cached_resolve(arg)
+
+    def cached_groups(self, names: Collection[str]) -> tuple[list[GroupEntry], float] | None:
+        """:meth:`LazyRESTMapper.cached_groups`: the ready cache entries of ``names``, or None (never does I/O)."""
+        return self.mapper.cached_groups(names)
 
     # --- meta.RESTMapper --------------------------------------------------------------------------------------
 

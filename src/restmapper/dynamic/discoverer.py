@@ -81,6 +81,23 @@ def _memo_key(kwargs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
 
 
+def _memo_get(memo: dict[Any, Any], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``(key, memoized value or None)`` for the keywords; the key is None for an unhashable filter value (no memo).
+
+    Keywords without a list are their own key (no per-call rebuilding); lists are tagged by :func:`_memo_key`.
+    """
+    try:
+        key: Any = tuple(kwargs.items())
+        return key, memo.get(key)
+    except TypeError:
+        pass
+    try:
+        key = _memo_key(kwargs)
+        return key, memo.get(key)
+    except TypeError:
+        return None, None
+
+
 def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Resource]:
     """Of resources sharing a kind, the one whose names are the kind's (``templates`` over ``processedtemplates``)."""
     if all(isinstance(r, flavour.resource_list) for r in results) and kind.lower().endswith("list"):
@@ -310,11 +327,7 @@ class SelfHealingDiscoverer:
             TypeError: an unknown keyword.
             DiscoveryError: the root documents could not be read.
         """
-        try:
-            key: Any = _memo_key(kwargs)
-            memo = self._search_memo.get(key)
-        except TypeError:  # an unhashable filter value: no memo
-            key, memo = None, None
+        key, memo = _memo_get(self._search_memo, kwargs)
         if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
             return list(memo[2])
         generation = self.cache.generation
@@ -344,11 +357,7 @@ class SelfHealingDiscoverer:
                 (core first, then groups in server order), could not be read; or the root documents could not be
                 read. Never a ``ResourceNotFoundError``: code that skips "not installed" kinds must not skip these.
         """
-        try:
-            key: Any = _memo_key(kwargs)
-            memo = self._get_memo.get(key)
-        except TypeError:
-            key, memo = None, None
+        key, memo = _memo_get(self._get_memo, kwargs)
         if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
             if memo[3] is not None:
                 raise memo[3].with_traceback(None)
@@ -523,6 +532,9 @@ class SelfHealingDiscoverer:
         return [o for o in candidates if _matches(o, filters)]
 
     def _view(self, names: set[str] | None) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
+        ready = self.mapper.cached_groups(names) if names is not None else None
+        if ready is not None:  # every group loaded and fresh: no need to ask the cache
+            return [(e, self._group(e)) for e in ready[0]], ready[1]
         try:
             view = self.cache.groups(names)
         except DiscoveryError:

@@ -26,12 +26,12 @@ __all__ = ["AnswerEngine", "Question", "load_for", "required_versions"]
 
 T = TypeVar("T")
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # never changed once built; not frozen: a frozen __init__ costs 2x
 class Question(Generic[T]):
     """One lookup, as :meth:`AnswerEngine._compute` needs it.
 
     Attributes:
-        asked: the question in words, for errors (``resource type "xyzzy"``).
+        asked: the question in words, for errors (``resource type "xyzzy"``); called only when one is raised.
         names: the groups the question may be answered by (None: all), read lazily: ``names(True)`` may fetch
             ``/apis``; ``names(False)`` reads the listing last applied (no I/O).
         compute: the answer over a snapshot of those groups.
@@ -44,7 +44,7 @@ class Question(Generic[T]):
             to try the preferred version first (a kind found there is the answer), else the versions asked for.
     """
 
-    asked: str
+    asked: Callable[[], str]
     names: Callable[[bool], Collection[str] | None]
     compute: Callable[[StaticRESTMapper], T]
     core_first: Callable[[StaticRESTMapper], T | None] | None = None
@@ -138,8 +138,9 @@ class AnswerEngine:
             error, until, unconfirmed = exc.error, exc.confirmed_at + self.cache.miss_refresh_interval, True
         except GroupDiscoveryError as exc:
             error, until = exc, self._clock()
-        anywhere = any(cell is ANYWHERE for cell, _ in deps)
-        memo = Remembered(value, error, until, tuple(d for d in dict.fromkeys(deps) if d[0] is not ANYWHERE), anywhere)
+        read = dict.fromkeys(deps)
+        anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
+        memo = Remembered(value, error, until, tuple(read), anywhere)
         self._memo.put(key, memo)
         if unconfirmed:
             raise self._remembered(memo, memo.error)  # type: ignore[arg-type]
@@ -230,7 +231,7 @@ class AnswerEngine:
             # A no-match only when the server said so: every group version in scope was read, just now or fresh.
             doubt = self.cache.unconfirmed(wanted)
             if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
-                raise with_question(doubt, q.asked, failed=in_scope(doubt.failed, q.versions)) from first
+                raise with_question(doubt, q.asked(), failed=in_scope(doubt.failed, q.versions)) from first
             confirmed_at = self.cache.miss_confirmed_at(wanted)
             if confirmed_at is not None:  # the revalidation was rate-limited: the server said so, earlier
                 raise _Unconfirmed(first, confirmed_at)
@@ -241,7 +242,7 @@ class AnswerEngine:
             partial = self._without_core(q, exc, deps)
             if partial is not None:
                 return partial
-            raise with_question(exc, q.asked) from exc
+            raise with_question(exc, q.asked()) from exc
 
     def _without_core(self, q: Question[T], exc: GroupDiscoveryError, deps: list[tuple[Cell, int]]
                       ) -> tuple[T, float] | None:
@@ -283,7 +284,7 @@ class AnswerEngine:
             if doubt and q.partial is not None:
                 return q.partial(value, doubt)
         if doubt:
-            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked,
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked(),
                                       partial=None if answer is not None else value)
         return value
 

@@ -38,6 +38,7 @@ class GroupSource(Protocol):
     """What the mapper needs from the discovery cache (:class:`~restmapper.cache.DiscoveryCache` provides it)."""
 
     generation: int
+    clock: Callable[[], float]
 
     def groups(self, names: Collection[str] | None = None, versions: Sequence[str] | None = None) -> GroupView:
         """The fresh entries of ``names`` (None: all) holding ``versions`` (None: all; ``()``: preferred)."""
@@ -69,7 +70,7 @@ ANYWHERE = Cell()
 """Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # never changed once built; not frozen: a frozen __init__ costs 2x
 class Remembered:
     """A memoized answer: the value or the error, until when (clock seconds), the cells it read, and whether it
     may come from any group (then it is reused only once every group is loaded after an invalidation)."""
@@ -150,10 +151,11 @@ class IndexedGroups:
         # Groups a question may be answered from without asking the cache: name -> (index, until when, clock
         # seconds). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
         # a group leaves it as soon as a change to it is applied.
-        self._ready: dict[str, tuple[GroupIndex, float]] = {}
+        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry]] = {}
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
         self._all_until = -_INF
+        self._drops = 0  # groups dropped so far: an ``until`` read before a drop is void
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -178,12 +180,22 @@ class IndexedGroups:
         before = self.index.listing_cell.version
         self.index.set_listing(listing)
         if self.index.listing_cell.version != before:
-            self._all_until = -_INF  # a newly listed group is not loaded yet
+            # A newly listed group may not be loaded yet: the next :meth:`candidates` (or :meth:`reload`) checks.
+            self._all_until = -_INF
+
+    def _not_all_loaded_locked(self) -> None:
+        self._all_until = -_INF
+        self._drops += 1
+
+    def _all_loaded_locked(self, until: float, drops: int) -> None:
+        """Every listed group was loaded and fresh until ``until`` when :attr:`_drops` was ``drops``."""
+        if self._drops == drops:  # no group was dropped since
+            self._all_until = until
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
         if entry is None:
-            self._all_until = -_INF
+            self._not_all_loaded_locked()
             known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
             self.index.touch(name)
@@ -212,7 +224,7 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
-                self._ready[e.name] = (index, until)
+                self._ready[e.name] = (index, until, e)
         return out
 
     def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
@@ -230,6 +242,13 @@ class IndexedGroups:
             return None
         ready = self._ready
         index = self.index
+        if len(names) == 1:  # most questions name one group
+            for name in names:
+                one = ready.get(name)
+                if one is None or one[1] <= now:
+                    break
+                self._depend_locked(names, deps)
+                return [one[0]], one[1]
         held: list[tuple[int, GroupIndex]] = []
         until = _INF
         unlisted = named = False
@@ -251,6 +270,17 @@ class IndexedGroups:
         self._depend_locked(names, deps)
         return [index for _, index in held], until
 
+    def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
+        """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
+        :meth:`DiscoveryCache.groups` does), or None."""
+        deps: list[tuple[Cell, int]] = []
+        with self._lock:
+            found = self._ready_locked(names, deps, now)
+            if found is None:
+                return None
+            ready = self._ready
+            return [ready[i.name][2] for i in found[0]], found[1]
+
     def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
                        ) -> tuple[list[GroupIndex], float] | None:
         """As :meth:`ready` for the groups ``pick`` chooses (plus core), when every listed group is loaded and
@@ -264,13 +294,15 @@ class IndexedGroups:
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""
         self.reload_pending = False
-        self._all_until = -_INF
+        drops = self._drops
         try:
-            self.cache.ensure_all()
+            until = self.cache.ensure_all()
         except BaseException:
             self.reload_pending = True
             raise
-        self.catch_up()
+        with self._lock:
+            self._catch_up_locked()
+            self._all_loaded_locked(until, drops)
 
     def listed(self, *, fetch: bool = True) -> MergedIndex:
         """The merged index with the server's current group listing (fetching ``/apis`` when due)."""
@@ -300,12 +332,19 @@ class IndexedGroups:
         Returns:
             ``(names, until)``: until when (clock seconds) every group stays loaded and fresh.
         """
-        until = self.cache.ensure_all()
         deps.append((ANYWHERE, 0))
+        now = self.cache.clock()
+        with self._lock:
+            self._catch_up_locked()
+            if self._complete and not self.reload_pending and now < self._all_until:
+                # Every group is known loaded and fresh: no need to ask the cache.
+                return {"", *pick(self.index, deps), *self._troubled}, self._all_until
+        drops = self._drops
+        until = self.cache.ensure_all()
         with self._lock:
             self._catch_up_locked()
             self.reload_pending = False
-            self._all_until = until
+            self._all_loaded_locked(until, drops)
             if not self._complete:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)

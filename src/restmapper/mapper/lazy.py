@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from restmapper.cache import CacheStats, DiscoveryCache
+from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper._args import (
@@ -206,7 +206,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
         return self._answer(gvr_key("kind_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
@@ -221,7 +221,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
         return list(self._answer(gvr_key("kinds_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -235,7 +235,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
         return self._answer(gvr_key("resource_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
@@ -250,7 +250,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
         return list(self._answer(gvr_key("resources_for", resource), lambda: Question(
-            asked_resource(resource), lambda io: self._groups_for(resource.group, io),
+            lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
             load=load_for(resource))))
@@ -274,20 +274,26 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
         """
-        if group_kind.__class__ is not GroupKind or versions:
+        if group_kind.__class__ is not GroupKind:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         key = ("rest_mapping", group_kind.group, group_kind.kind, versions)
-        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller.
+        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller. Versions are
+        # checked after it: only checked questions are memoized, so an unchecked one cannot hit.
         if self.cache.generation == self._groups.generation:
-            memo = self._memo.get(key)
+            try:
+                memo = self._memo.get(key)
+            except TypeError:  # an unhashable version: worded below
+                memo = None
             if memo is not None and memo.error is None and self._clock() < memo.valid_until:
                 for cell, version in memo.deps:
                     if cell.version != version:
                         break
                 else:
                     return memo.value  # type: ignore[no-any-return]
+        if versions:
+            group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         return self._answer(key, lambda: Question(
-            asked_kind(group_kind, versions), lambda io: {group_kind.group},
+            lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
             answered_at=lambda mapping: mapping.group_version_kind.group_version))
 
@@ -314,6 +320,16 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         mapping: RESTMapping = memo.value.mapping
         return mapping
 
+    def cached_groups(self, names: Collection[str]) -> tuple[list[GroupEntry], float] | None:
+        """The cache entries of ``names`` in server priority order, and until when (clock seconds) they hold, when
+        every listed one is loaded, complete (no version unread), healthy (none failed or stale) and fresh; else
+        None (ask the cache). Never does I/O: for layers that answer from entries (the dynamic drop-in).
+        Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them.
+        """
+        if self.cache.generation != self._groups.generation:
+            self._groups.catch_up()
+        return self._groups.ready_entries(names, self._clock())
+
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
         """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
 
@@ -322,7 +338,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
         return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
-            asked_kind(group_kind, versions), lambda io: {group_kind.group},
+            lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
             load=required_versions(*versions) or None)))
 
@@ -335,7 +351,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         require_str("resource_singularizer", resource, "a resource name")
         return self._answer(("resource_singularizer", resource), lambda: Question(
-            f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
+            lambda: f'resource "{resource}"', lambda io: None, lambda m: m.resource_singularizer(resource),
             pick=by_name(resource)))
 
     def is_namespaced(self, kind: GroupVersionKind) -> bool:
@@ -452,7 +468,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             return compute(m)
 
         result = self._answer(("resolve", arg, expand_categories), lambda: Question(
-            f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
+            lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             # Only a category answer is a list that may be partial.
             partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
@@ -473,7 +489,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         require_str("expand_category", name, "a category name")
         return list(self._answer(("expand_category", name), lambda: Question(
-            f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
+            lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps))))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,

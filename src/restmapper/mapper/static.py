@@ -407,6 +407,11 @@ def _gvk_gv(gvk: GroupVersionKind) -> tuple[str, str]:
 
 
 def _clean_versions(versions: Sequence[str]) -> tuple[str, ...]:
+    if not versions:
+        return ()
+    if len(versions) == 1:
+        v = versions[0]
+        return (v,) if v and v != API_VERSION_INTERNAL else ()
     return tuple(dict.fromkeys(v for v in versions if v and v != API_VERSION_INTERNAL))
 
 
