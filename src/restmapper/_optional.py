@@ -8,19 +8,18 @@ from types import ModuleType
 __all__ = ["missing", "require"]
 
 
-def missing(user: str, module: str, extra: str, cause: ModuleNotFoundError | None = None) -> ModuleNotFoundError:
-    """The error for ``user`` (e.g. ``restmapper.metrics``) when ``module`` is absent.
+def missing(user: str, package: str, extra: str, cause: ModuleNotFoundError | None = None) -> ModuleNotFoundError:
+    """The error for ``user`` (e.g. ``restmapper.metrics``) when ``package`` is absent.
 
     Args:
         user: what needs it, for the message.
-        module: the module that could not be imported (its top-level package is named).
+        package: what to name as missing (``prometheus_client``, ``kubernetes.aio``).
         extra: the kube-restmapper extra that installs it.
-        cause: the original error (its ``name`` is kept when it names a different, deeper module).
+        cause: the original error (its ``name``, the module that failed, is kept).
 
     Returns:
-        ``ModuleNotFoundError("<user> needs <package>: pip install 'kube-restmapper[<extra>]'", name=<package>)``.
+        ``ModuleNotFoundError("<user> needs <package>: pip install 'kube-restmapper[<extra>]'")``.
     """
-    package = module.partition(".")[0]
     name = cause.name if cause is not None and cause.name else package
     return ModuleNotFoundError(f"{user} needs {package}: pip install 'kube-restmapper[{extra}]'", name=name)
 
@@ -34,4 +33,4 @@ def require(user: str, module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        raise missing(user, module, extra, exc) from exc
+        raise missing(user, module.partition(".")[0], extra, exc) from exc

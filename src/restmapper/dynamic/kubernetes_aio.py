@@ -14,7 +14,7 @@ from restmapper._optional import missing
 try:
     from kubernetes.aio.dynamic import DynamicClient
 except ModuleNotFoundError as exc:  # an optional extra
-    raise missing("restmapper.dynamic.kubernetes_aio", "kubernetes.aio.dynamic", "aio", exc) from exc
+    raise missing("restmapper.dynamic.kubernetes_aio", "kubernetes.aio", "aio", exc) from exc
 
 from restmapper.dynamic._async import AsyncHealingClientMixin, AsyncSelfHealingDiscovererBase, library_flavour
 

@@ -14,7 +14,7 @@ from restmapper._optional import missing
 try:
     from kubernetes_asyncio.dynamic import DynamicClient
 except ModuleNotFoundError as exc:  # an optional extra
-    raise missing("restmapper.dynamic.kubernetes_asyncio", "kubernetes_asyncio.dynamic", "asyncio", exc) from exc
+    raise missing("restmapper.dynamic.kubernetes_asyncio", "kubernetes_asyncio", "asyncio", exc) from exc
 
 from restmapper.dynamic._async import AsyncHealingClientMixin, AsyncSelfHealingDiscovererBase, library_flavour
 
