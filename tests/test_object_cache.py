@@ -244,19 +244,20 @@ def test_crd_deleted_then_recreated_with_another_scope(served: ServedCluster) ->
 def test_not_served_informer_restarts_on_the_watchers_crd_event(served: ServedCluster) -> None:
     mapper = make_mapper(served.url, miss_refresh_interval=0.0)
     with Watcher(mapper, watch_apiservices=False) as watcher:
-        assert watcher.wait_until_healthy(10)
-        # A probe period far beyond the test's patience: only the watcher's event can restart it in time.
-        cache = ObjectCache(mapper, watcher=watcher, probe_initial=60, probe_max=60, sync_timeout=10)
+        assert watcher.wait_until_healthy(30)
+        # A probe period (60 s) beyond the test's patience (30 s safety nets, generous for a loaded machine):
+        # only the watcher's event can restart it in time.
+        cache = ObjectCache(mapper, watcher=watcher, probe_initial=60, probe_max=60, sync_timeout=30)
         try:
             served.cluster.delete_crd(WIDGETS)
             informer = cache.informer(WIDGET_GK)
-            assert informer.wait_for_state("not_served", timeout=10)
+            assert informer.wait_for_state("not_served", timeout=30)
             served.cluster.add_crd(WIDGET)
             served.cluster.apply_object(widget_obj("w"))
-            assert cache.wait_for(WIDGET_GK, "w", "default", timeout=10)["metadata"]["name"] == "w"
+            assert cache.wait_for(WIDGET_GK, "w", "default", timeout=30)["metadata"]["name"] == "w"
             assert [h for h in watcher._handlers if h == cache._crd_handler] == [cache._crd_handler]  # never twice
         finally:
-            assert cache.stop(10)
+            assert cache.stop(30)
         assert watcher._handlers == []  # the cache's stop removed its handler
 
 
