@@ -86,15 +86,16 @@ def _memo_get(memo: dict[Any, Any], kwargs: dict[str, Any]) -> tuple[Any, Any]:
 
     Keywords without a list are their own key (no per-call rebuilding); lists are tagged by :func:`_memo_key`.
     """
+    key: Any
+    for value in kwargs.values():
+        if type(value) is list:
+            key = _memo_key(kwargs)
+            break
+    else:
+        key = tuple(kwargs.items())
     try:
-        key: Any = tuple(kwargs.items())
         return key, memo.get(key)
-    except TypeError:
-        pass
-    try:
-        key = _memo_key(kwargs)
-        return key, memo.get(key)
-    except TypeError:
+    except TypeError:  # an unhashable filter value: no memo
         return None, None
 
 
