@@ -7,8 +7,13 @@ kubectl parity tests check), before and after the refresh.
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -207,3 +212,31 @@ def test_drop_in_get_by_kind_or_short_name_builds_only_the_groups_that_serve_it(
         # Misses still revalidate and say so.
         with pytest.raises(ResourceNotFoundError, match="No matches found"):
             disc.get(short_names=["no-such-short-name"])
+
+
+KUBECTL = shutil.which("kubectl")
+# A list request as kubectl get logs it at -v=6: "GET http://127.0.0.1:PORT/apis/...?limit=500 200 OK in 1 ms".
+_LIST_LINE = re.compile(r"\bGET (http://\S+\?\S*limit=500\S*) (\d{3})")
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (it is the oracle here)")
+def test_answers_after_a_refresh_agree_with_kubectl_get(cluster: FakeCluster, tmp_path: Path) -> None:
+    """kubectl itself, on the same 1,000-group cluster after one group changed, lists what we resolve: one kubectl
+    process checks a sample of every argument shape (the whole working set is checked against the reference
+    mapper above, whose kubectl parity tests/test_cli_kubectl.py checks)."""
+    assert KUBECTL is not None
+    changed = "g777.scale.example.com"
+    with cluster.serve() as served:
+        mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(served.url, retry=RetryPolicy(max_attempts=1))))
+        mapper.expand_category("all")  # every group loaded and indexed, first-time answers come from the indexes
+        cluster.update_crd(_crd(777, 1, short="refreshed777"))
+        mapper.invalidate_group(changed)  # as the watcher does on the CRD event
+        args = ["refreshed777", "i777x0", f"item777x1s.{changed}", f"Item777x0.v1beta1.{changed}", "item12x1",
+                "Item13x0", "i14x1", "item15x0s.v1beta1.g15.scale.example.com", "deploy", "Pod"]
+        ours = [mapper.resolve(arg).path(namespace="default") for arg in args]
+        proc = subprocess.run([KUBECTL, "get", ",".join(args), "-v=6", "--kubeconfig", str(served.kubeconfig_path),
+                               "--cache-dir", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                              check=False)
+    theirs = [urlsplit(m.group(1)).path for m in _LIST_LINE.finditer(proc.stderr)]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert theirs == list(dict.fromkeys(ours))

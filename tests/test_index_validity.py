@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from restmapper import GroupKind, GroupVersionResource, NoKindMatchError, NoResourceMatchError
+from restmapper import GroupKind, GroupVersionResource, NoKindMatchError, NoResourceMatchError, RestMapperError
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster
@@ -43,3 +43,36 @@ def test_a_new_group_is_found_right_after_its_invalidation(mode: str) -> None:
         assert mapper.rest_mapping(GroupKind("new.example.com", "Widget")).resource.resource == "widgets"
         assert mapper.kind_for(GroupVersionResource("", "", "widgets")).group == "new.example.com"
         assert mapper.kind_for(GroupVersionResource("", "", "olds")).group == "old.example.com"
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_answers_straight_from_the_indexes_stop_at_the_ttl_and_at_a_stale_version(mode: str) -> None:
+    """First-time questions skip the cache only while every group in scope is loaded, healthy and fresh: past the
+    TTL, or with a version the server marks stale, the full path (revalidation, certainty rules) answers."""
+    cluster = FakeCluster(builtin=True, mode=mode)
+    cluster.add_crd(_crd("a.example.com", "Alpha"))
+    cluster.add_crd(_crd("a.example.com", "Beta"))
+    now = [1000.0]
+    with cluster.mock():
+        mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))),
+                                clock=lambda: now[0], ttl=10, miss_refresh_interval=60)
+        assert mapper.rest_mapping(GroupKind("a.example.com", "Alpha")).resource.resource == "alphas"
+        cluster.clear_requests()
+        ready = mapper.cached_groups({"a.example.com", "not-listed.example.com"})
+        assert ready is not None
+        entries, until = ready
+        assert [e.name for e in entries] == ["a.example.com"] and now[0] < until <= now[0] + 10
+        # A first-time question about the same group: answered without a word to the server or the cache.
+        assert mapper.rest_mapping(GroupKind("a.example.com", "Beta")).resource.resource == "betas"
+        assert cluster.request_count() == 0
+
+        now[0] += 11  # past the TTL: nothing is ready any more, the next first-time question revalidates
+        assert mapper.cached_groups({"a.example.com"}) is None
+        assert mapper.kind_for(GroupVersionResource("a.example.com", "", "betas")).kind == "Beta"
+        assert cluster.request_count() > 0
+
+        cluster.set_stale("a.example.com/v1")
+        mapper.invalidate_group("a.example.com")
+        with pytest.raises(RestMapperError):
+            mapper.rest_mapping(GroupKind("a.example.com", "Alpha"))
+        assert mapper.cached_groups({"a.example.com"}) is None  # a group with a failed version is never ready

@@ -32,6 +32,7 @@ from restmapper.errors import APIStatusError, MalformedDiscoveryError, RestMappe
 from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy, Transport, status_error
+from restmapper._redact import derived_forms
 from restmapper.transport._redact import sanitize
 from restmapper.watch import Watcher
 
