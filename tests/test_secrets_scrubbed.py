@@ -27,12 +27,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from watch_helpers import make_mapper
 
+from restmapper._redact import derived_forms
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import APIStatusError, MalformedDiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy, Transport, status_error
-from restmapper._redact import derived_forms
 from restmapper.transport._redact import sanitize
 from restmapper.watch import Watcher
 
