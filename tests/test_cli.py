@@ -256,7 +256,8 @@ def test_resolve_json_lists_categories_and_errors() -> None:
                         "namespaced": True}
     members = [i["resource"] for i in items if i["input"] == "all"]
     assert members[:3] == ["pods", "replicationcontrollers", "services"] and "deployments" in members
-    assert items[-1] == {"input": "nosuchthing", "error": 'the server doesn\'t have a resource type "nosuchthing"'}
+    assert items[-1] == {"input": "nosuchthing", "error": 'the server doesn\'t have a resource type "nosuchthing"',
+                         "reason": "NotFound"}
 
 
 def test_resolve_error_and_warning_on_stderr() -> None:

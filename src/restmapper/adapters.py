@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from restmapper._optional import require
 from restmapper.model import RESTMapping
 
 __all__ = ["kr8s_class", "lightkube_resource"]
@@ -36,13 +37,12 @@ def kr8s_class(mapping: RESTMapping, *, asyncio: bool = False) -> Any:
         come from the mapping.
 
     Raises:
-        ModuleNotFoundError: kr8s is not installed.
+        ModuleNotFoundError: kr8s is not installed (``pip install 'kube-restmapper[kr8s]'``).
         TypeError: ``mapping`` is not a RESTMapping.
     """
     if not isinstance(mapping, RESTMapping):
         raise TypeError(f"kr8s_class takes a RESTMapping, not {type(mapping).__name__}")
-    from kr8s.objects import new_class
-
+    new_class = require("kr8s_class", "kr8s.objects", "kr8s").new_class
     gvk = mapping.group_version_kind
     return new_class(kind=gvk.kind, version=str(gvk.group_version), asyncio=asyncio, namespaced=mapping.namespaced,
                      plural=mapping.resource.resource)
@@ -59,13 +59,12 @@ def lightkube_resource(mapping: RESTMapping) -> Any:
         scope) called with the served group, version, kind and plural.
 
     Raises:
-        ModuleNotFoundError: lightkube is not installed.
+        ModuleNotFoundError: lightkube is not installed (``pip install 'kube-restmapper[lightkube]'``).
         TypeError: ``mapping`` is not a RESTMapping.
     """
     if not isinstance(mapping, RESTMapping):
         raise TypeError(f"lightkube_resource takes a RESTMapping, not {type(mapping).__name__}")
-    from lightkube.generic_resource import create_global_resource, create_namespaced_resource
-
-    factory = create_namespaced_resource if mapping.namespaced else create_global_resource
+    generic = require("lightkube_resource", "lightkube.generic_resource", "lightkube")
+    factory = generic.create_namespaced_resource if mapping.namespaced else generic.create_global_resource
     gvr = mapping.resource
     return factory(gvr.group, gvr.version, mapping.group_version_kind.kind, gvr.resource)

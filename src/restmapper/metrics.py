@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from restmapper._optional import missing
 from restmapper.transport import Response, StreamResponse, Transport, scrub_with
 
 try:
@@ -35,8 +36,7 @@ try:
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
     from prometheus_client.registry import Collector
 except ModuleNotFoundError as exc:  # an optional extra
-    raise ModuleNotFoundError("restmapper.metrics needs prometheus_client: pip install 'kube-restmapper[prometheus]'",
-                              name="prometheus_client") from exc
+    raise missing("restmapper.metrics", "prometheus_client", "prometheus", exc) from exc
 
 __all__ = ["RequestMetrics", "StatsCollector", "path_template"]
 

@@ -188,7 +188,17 @@ class GroupVersionKind:
 
     @classmethod
     def from_api_version_and_kind(cls, api_version: str, kind: str) -> GroupVersionKind:
-        """Build from an object's ``apiVersion`` and ``kind`` fields.
+        """Build from an object's ``apiVersion`` and ``kind`` fields (apimachinery ``schema.FromAPIVersionAndKind``).
+
+        Map a manifest with ``mapper.rest_mapping(GroupVersionKind.from_api_version_and_kind(obj["apiVersion"],
+        obj["kind"]))``, as client-go does with ``RESTMapping(gvk.GroupKind(), gvk.Version)``.
+
+        Args:
+            api_version: ``group/version`` (``apps/v1``), or ``version`` alone for the core group (``v1``).
+            kind: the kind, as written (``Deployment``).
+
+        Returns:
+            The GroupVersionKind (``GroupVersionKind("apps", "v1", "Deployment")``).
 
         Raises:
             InvalidArgumentError: when ``api_version`` has more than one ``/``.
@@ -411,22 +421,50 @@ class RESTMapping:
         return self.scope is Scope.NAMESPACED
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
-        """The REST path of the collection or of one object.
+        """The REST path of the collection or of one object, as client-go's request builder makes it.
 
         Args:
-            namespace: the namespace, for namespaced resources (ignored for cluster-scoped ones).
-            name: the object name, or None for the collection.
+            namespace: the namespace of a namespaced resource; None or "" for the collection across all
+                namespaces. Ignored for cluster-scoped resources.
+            name: the object name, or None for the collection. A named object of a namespaced resource needs a
+                namespace (``/apis/apps/v1/deployments/web`` is not a route the API server serves).
 
         Returns:
             e.g. ``/apis/apps/v1/namespaces/default/deployments/web``.
+
+        Raises:
+            InvalidArgumentError: a name of a namespaced resource without a namespace; an empty name; a
+                namespace or name that is not a valid path segment: ``.``, ``..``, or containing ``/`` or ``%``
+                (apimachinery's ``path.IsValidPathSegmentName``, which client-go's ``Request.Namespace`` and
+                ``Request.Name`` apply).
+            TypeError: a namespace or name that is not a str.
         """
+        _require_path_segment("namespace", namespace, allow_empty=True)
+        _require_path_segment("name", name, allow_empty=False)
         base = self.resource.group_version.path
         if self.namespaced and namespace:
             base += f"/namespaces/{namespace}"
+        elif self.namespaced and name is not None:
+            raise InvalidArgumentError(f"{self.resource.resource} is namespaced: the object {name!r} needs a "
+                                       "namespace (pass namespace=...; without a name, no namespace lists across "
+                                       "all namespaces)")
         base += f"/{self.resource.resource}"
-        if name:
+        if name is not None:
             base += f"/{name}"
         return base
+
+
+def _require_path_segment(field_name: str, value: str | None, *, allow_empty: bool) -> None:
+    """Refuse what apimachinery's ``path.IsValidPathSegmentName`` refuses (and an empty name)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"RESTMapping.path(): {field_name} must be a str or None, not {type(value).__name__}")
+    if not value and not allow_empty:
+        raise InvalidArgumentError(f"RESTMapping.path(): {field_name} may not be empty (None means the collection)")
+    if value in (".", "..") or "/" in value or "%" in value:
+        raise InvalidArgumentError(f"RESTMapping.path(): {field_name} {value!r} is not a valid path segment "
+                                   "(may not be '.' or '..', nor contain '/' or '%')")
 
 
 @dataclass(frozen=True, slots=True)

@@ -313,6 +313,29 @@ class DiscoveryCache(CacheState):
         group = next(iter(failed)).group if failed else ""
         return GroupDiscoveryError(group, failed, documents=documents)
 
+    def miss_confirmed_at(self, names: Collection[str] | None = None) -> float | None:
+        """When the server last confirmed what a no-match over ``names`` (None: every group) read.
+
+        What a no-match reads: the root documents of ``names`` and the cached entries of those groups. Reads
+        only the cache (no I/O).
+
+        Args:
+            names: the groups the lookup needed (None: all), as given to :meth:`revalidate_on_miss`.
+
+        Returns:
+            None when the current lookup of this thread (``with cache.lookup():``) fetched or revalidated all of
+            it: the no-match is the server's word now. Else the earliest clock reading (seconds) at which one of
+            them was last fetched or revalidated (a 304 counts): the no-match is as old as that. A miss
+            revalidation rate-limited by ``miss_refresh_interval`` leaves it at the last revalidation's time.
+        """
+        with self._lock:
+            held: list[RootSlot | GroupEntry] = [s for doc in roots_for(names)
+                                                 if (s := self._roots[doc.path]) is not None]
+            held.extend(e for name, e in self._entries.items() if names is None or name in names)
+        if all(self.lookup.fetched(h) for h in held):
+            return None
+        return min(h.fetched_at for h in held)
+
     def report_not_found(self, gv: GroupVersion) -> None:
         """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
 

@@ -129,8 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="For each argument (plural, singular, kind, short name, resource.group, "
                     "resource.version.group, comma lists, categories such as all), print the group, version, "
                     "resource, kind and scope `kubectl get ARG` would use. -o json prints a list of objects with "
-                    "input, group, version, resource, kind and namespaced (or input and error). Exits 1 if any "
-                    "argument cannot be resolved.")
+                    "input, group, version, resource, kind and namespaced (or input, error and reason: NotFound "
+                    "when the server has no such type, DiscoveryFailed when it could not be checked, Ambiguous, "
+                    "InvalidArgument). Exit status: 0 all resolved, 1 any argument failed (as kubectl), 2 usage.")
     rs.add_argument("args", nargs="+", metavar="ARG", help="what you would pass to kubectl get")
     rs.add_argument("-o", "--output", choices=("json",), help="json instead of a table")
     rs.add_argument("--no-headers", action="store_true", help="do not print the header line")

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from restmapper.errors import RestMapperError
+from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match
 from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
 from restmapper.model import RESTMapping
 
@@ -25,17 +25,21 @@ class Resolution:
         input: the argument as typed (one comma-separated element).
         mappings: the mappings kubectl would use: one, or several for a category; empty on error.
         error: a one-line message when the argument could not be resolved, else None.
+        reason: why, for scripts (with ``error``): ``NotFound`` (the server said it has no such type),
+            ``DiscoveryFailed`` (could not check: unreachable server, a group that could not be read),
+            ``Ambiguous`` (several groups match), ``InvalidArgument`` (not a resource type argument).
     """
 
     input: str
     mappings: tuple[RESTMapping, ...] = ()
     error: str | None = None
+    reason: str | None = None
 
     def to_json(self) -> list[dict[str, Any]]:
         """The ``-o json`` objects: ``{input, group, version, resource, kind, namespaced}`` per mapping, or
-        ``{input, error}``."""
+        ``{input, error, reason}``."""
         if self.error is not None:
-            return [{"input": self.input, "error": self.error}]
+            return [{"input": self.input, "error": self.error, "reason": self.reason}]
         return [{"input": self.input, "group": m.resource.group, "version": m.resource.version,
                  "resource": m.resource.resource, "kind": m.group_version_kind.kind, "namespaced": m.namespaced}
                 for m in self.mappings]
@@ -43,6 +47,15 @@ class Resolution:
 
 def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
+
+
+def reason_of(err: BaseException) -> str:
+    """The machine-readable ``reason`` of a failed argument (see :class:`Resolution`)."""
+    if isinstance(err, InvalidArgumentError):
+        return "InvalidArgument"
+    if is_no_match(err):
+        return "NotFound"
+    return "Ambiguous" if is_ambiguous(err) else "DiscoveryFailed"
 
 
 def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Resolution], list[str]]:
@@ -72,7 +85,7 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                 try:
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
-                    out.append(Resolution(part, error=_one_line(exc)))
+                    out.append(Resolution(part, error=_one_line(exc), reason=reason_of(exc)))
                     mappings = None
             for w in caught:
                 if issubclass(w.category, (ShortNameConflictWarning, PartialDiscoveryWarning)):

@@ -133,6 +133,13 @@ def _api_resource(d: dict[str, Any]) -> APIResource:
                        d.get("storageVersionHash"))
 
 
+class _Miss(Exception):
+    """A not-found answer of :meth:`SelfHealingDiscoverer.get`, with the clock reading until it may be reused."""
+    def __init__(self, error: Exception, until: float) -> None:
+        super().__init__(error)
+        self.error, self.until = error, until
+
+
 class SelfHealingDiscoverer:
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
@@ -361,6 +368,8 @@ class SelfHealingDiscoverer:
         error: BaseException | None = None
         try:
             value, until = self._get(kwargs)
+        except _Miss as miss:  # remembered until the server's confirmation is an interval old
+            error, until = miss.error, miss.until
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
@@ -404,7 +413,7 @@ class SelfHealingDiscoverer:
             self._check_rank(results[0], kwargs)
             return results[0], until
         if not results:
-            raise self._flavour.not_found(f"No matches found for {dict(kwargs)}")
+            raise _Miss(self._flavour.not_found(f"No matches found for {dict(kwargs)}"), until)
         raise self._flavour.not_unique(f"Multiple matches found for {kwargs}: {results}")
 
     def _check_rank(self, result: Resource, kwargs: dict[str, Any]) -> None:
@@ -448,8 +457,9 @@ class SelfHealingDiscoverer:
         if not results and self._revalidate(names):
             narrowed = self._narrow(kind, filters) if names is None else names
             results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
-        if not results:
-            until = min(until, self._clock() + self.cache.miss_refresh_interval)
+        if not results:  # a no-match is kept until the server's confirmation of it is an interval old
+            confirmed = self.cache.miss_confirmed_at(names)
+            until = min(until, (self._clock() if confirmed is None else confirmed) + self.cache.miss_refresh_interval)
             doubt = self.cache.unconfirmed(names)
             if doubt is not None:
                 failures.update(in_scope(doubt.failed, () if version is None else (version,)))

@@ -9,7 +9,12 @@ retries once. Discovery work runs off the event loop.
 
 from __future__ import annotations
 
-from kubernetes.aio.dynamic import DynamicClient
+from restmapper._optional import missing
+
+try:
+    from kubernetes.aio.dynamic import DynamicClient
+except ModuleNotFoundError as exc:  # an optional extra
+    raise missing("restmapper.dynamic.kubernetes_aio", "kubernetes.aio", "aio", exc) from exc
 
 from restmapper.dynamic._async import AsyncHealingClientMixin, AsyncSelfHealingDiscovererBase, library_flavour
 

@@ -10,9 +10,11 @@ import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "require_gv", "require_gvr", "require_str"]
+__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "not_a_category", "require_gv", "require_gvr",
+           "require_resource_type", "require_str"]
 
 
 def _name(value: object) -> str:
@@ -82,3 +84,35 @@ def check_options(method: str, options: Mapping[str, object], allowed: Collectio
             close = difflib.get_close_matches(name, list(allowed), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
+
+
+def require_resource_type(method: str, arg: str) -> None:
+    """Refuse forms that name something other than resource types, so they never read as "not installed".
+
+    ``TYPE/NAME`` (``deploy/web``) and subresources (``deployments/scale``) name objects, not types;
+    ``apiVersion kind`` (``apps/v1 Deployment``) is a manifest's pair, mapped with :meth:`rest_mapping`; a comma
+    list is for :meth:`resolve_all` (``resolve`` only).
+
+    Raises:
+        InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass instead.
+    """
+    words = arg.split()
+    if len(words) == 2 and "/" not in words[1]:
+        raise InvalidArgumentError(
+            f"{method}() takes a resource type; {arg!r} reads as a manifest's apiVersion and kind: use "
+            f"rest_mapping(GroupVersionKind.from_api_version_and_kind({words[0]!r}, {words[1]!r}))".replace("'", '"'))
+    if len(words) > 1:
+        raise InvalidArgumentError(f"{method}() takes one resource type, without spaces, not {arg!r}")
+    if "," in arg and method == "resolve":
+        raise InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
+    if "/" in arg:
+        kind = arg.partition("/")[0]
+        hint = f': pass the type alone, {method}("{kind}")' if kind else ""
+        raise InvalidArgumentError(f'{method}() takes a resource type; "{arg}" names an object (kubectl\'s TYPE/NAME) '
+                                   f"or a subresource, not a type{hint}")
+
+
+def not_a_category(arg: str) -> InvalidArgumentError:
+    """The error for ``resolve(arg)`` when ``arg`` is a category and no resource type (``all``)."""
+    return InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a category: use resolve_all("{arg}") '
+                                f'(or expand_category("{arg}")), as kubectl get {arg} expands it')

@@ -55,6 +55,15 @@ class Question(Generic[T]):
     load: tuple[str, ...] | None = None
 
 
+class _Unconfirmed(Exception):
+    """A no-match no request of this lookup confirmed: the server confirmed it at ``confirmed_at`` (clock s)."""
+
+    def __init__(self, error: MappingError, confirmed_at: float) -> None:
+        super().__init__(error)
+        self.error = error
+        self.confirmed_at = confirmed_at
+
+
 class AnswerEngine:
     """Answers questions over a discovery cache through a memo (the state :class:`LazyRESTMapper` builds).
 
@@ -120,23 +129,28 @@ class AnswerEngine:
         value: Any = None
         error: BaseException | None = None
         until = float("inf")
+        unconfirmed = False
         try:
             value, until = self._compute(q, deps)
         except MappingError as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
+        except _Unconfirmed as exc:  # a no-match as of the last revalidation: kept only until its interval ends
+            error, until, unconfirmed = exc.error, exc.confirmed_at + self.cache.miss_refresh_interval, True
         except GroupDiscoveryError as exc:
             error, until = exc, self._clock()
         read = dict.fromkeys(deps)
         anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
         memo = Remembered(value, error, until, tuple(read), anywhere)
         self._memo.put(key, memo)
+        if unconfirmed:
+            raise self._remembered(memo, memo.error)  # type: ignore[arg-type]
         return self._replay(memo)  # type: ignore[no-any-return]
 
     def _remembered(self, memo: Remembered, error: MappingError) -> MappingError:
-        """A remembered miss says how old it is; a fresh one (age 0) keeps upstream's exact message."""
+        """A no-match this lookup did not confirm with a request says how old it is (age 0 included)."""
         interval = self.cache.miss_refresh_interval
-        age = max(0.0, self._clock() - (memo.valid_until - interval))  # misses are kept for ``interval``
-        return error.remembered(age, interval) if age > 0 else error
+        age = max(0.0, self._clock() - (memo.valid_until - interval))  # anchored to the server's confirmation
+        return error.remembered(age, interval)
 
     @staticmethod
     def _replay(memo: Remembered) -> Any:
@@ -218,6 +232,9 @@ class AnswerEngine:
             doubt = self.cache.unconfirmed(wanted)
             if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
                 raise with_question(doubt, q.asked(), failed=in_scope(doubt.failed, q.versions)) from first
+            confirmed_at = self.cache.miss_confirmed_at(wanted)
+            if confirmed_at is not None:  # the revalidation was rate-limited: the server said so, earlier
+                raise _Unconfirmed(first, confirmed_at)
             raise first
         except GroupDiscoveryError as exc:
             if exc.asked:

@@ -28,6 +28,11 @@ class Healing(Protocol):
         """Ask the server again (rate-limited) because a lookup over ``names`` found nothing; True if changed."""
         ...
 
+    def miss_confirmed_at(self, names: Collection[str] | None = None) -> float | None:
+        """When the server last confirmed what a no-match over ``names`` read (clock seconds); None when the
+        current lookup asked it (no I/O)."""
+        ...
+
     def unconfirmed(self, names: Collection[str] | None = None) -> GroupDiscoveryError | None:
         """Why a no-match over ``names`` would not be confirmed by the server, or None (no I/O)."""
         ...

@@ -20,11 +20,14 @@ from typing import Any
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
+from restmapper.errors import NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import (
     check_options,
     group_kind_and_versions,
     gvr_key,
+    not_a_category,
     require_gv,
+    require_resource_type,
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
@@ -418,13 +421,28 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 ``ResourceTypeNotFoundError`` carries kubectl's message).
             AmbiguousResourceError, AmbiguousKindError: several groups match at the same priority.
             GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
-            InvalidArgumentError: ``arg`` is empty.
+            InvalidArgumentError: ``arg`` is empty; a comma list or a category that is no resource type (``all``:
+                use :meth:`resolve_all`); ``TYPE/NAME`` or a subresource (``deployments/scale``: pass the type);
+                a manifest's ``apiVersion kind`` (``apps/v1 Deployment``: use
+                ``rest_mapping(GroupVersionKind.from_api_version_and_kind("apps/v1", "Deployment"))``). A
+                ``ValueError``, never a no-match: a wrong argument never reads as "not installed".
 
         Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
-        result = self._resolve(arg, expand_categories=False)
+        try:
+            result = self._resolve(arg, expand_categories=False)
+        except NoResourceMatchError:
+            if self._is_category(arg):
+                raise not_a_category(arg) from None
+            raise
         return result.mapping
+
+    def _is_category(self, arg: str) -> bool:
+        try:
+            return bool(self.expand_category(arg))
+        except RestMapperError:
+            return False
 
     def resolve_all(self, args: str) -> ResolvedMappings:
         """Resolve what ``kubectl get ARGS`` names: comma lists and categories (``all,deploy``) included.
@@ -437,7 +455,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             as a warning and goes on).
 
         Raises:
-            As :meth:`resolve`, for the first argument that fails.
+            As :meth:`resolve`, for the first argument that fails (commas and categories are fine here).
         """
         require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
@@ -454,6 +472,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
         require_str("resolve", arg, "a resource type argument")
+        require_resource_type("resolve_all" if expand_categories else "resolve", arg)
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:

@@ -82,7 +82,18 @@ class AsyncObjectCache:
         return await asyncio.to_thread(informer.list, namespace, label_selector, field_selector, index, value)
 
     async def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
-        """Await :meth:`ObjectCache.wait_for_sync` (waits on the event loop, woken by the informer)."""
+        """Await :meth:`ObjectCache.wait_for_sync` (waits on the event loop, woken by the informer).
+
+        Args:
+            kind: as :meth:`ObjectCache.wait_for_sync`.
+            timeout: seconds to wait at most; None waits until synced or not served.
+
+        Returns:
+            True once the first list is in; False on timeout or while the kind is not served.
+
+        Raises:
+            As :meth:`ObjectCache.wait_for_sync`.
+        """
         informer = await self.informer(kind)
         return await self._until(informer, lambda: informer.has_synced or informer.state in ("not_served", "stopped"),
                                  timeout) and informer.has_synced

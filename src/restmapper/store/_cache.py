@@ -312,7 +312,24 @@ class ObjectCache(ConfigConstructors):
         return self.informer(kind).list(namespace, label_selector, field_selector, index, value)
 
     def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
-        """Start the informer for ``kind`` if needed and wait for its first list; returns ``has_synced``."""
+        """Start the informer for ``kind`` if needed and wait for its first list (client-go ``WaitForCacheSync``).
+
+        Args:
+            kind: as :meth:`get` takes it: what ``kubectl get`` takes for one type, a GroupKind or a
+                GroupVersionKind.
+            timeout: seconds to wait at most; None waits until synced or not served.
+
+        Returns:
+            True once the first list is in; False when ``timeout`` passed first (the server is unreachable, or
+            slow), or once the kind is found not served (a GroupKind or GroupVersionKind of a CRD not installed:
+            the informer waits in state ``not_served`` and syncs when the CRD appears).
+
+        Raises:
+            NoKindMatchError, NoResourceMatchError: at once, for a string ``kind`` the server does not serve (a
+                string is resolved before the informer starts; a GroupKind is not).
+            AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
+            TypeError: ``kind`` is not one of the accepted types.
+        """
         return self.informer(kind).wait_for_sync(timeout)
 
     def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,

@@ -148,6 +148,26 @@ class _SNIAdapter(_DeadlineAdapter):
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
 
 
+def _socket_error(exc: BaseException) -> str | None:
+    """``127.0.0.1:1: Connection refused``: the operating system's words under requests' and urllib3's wrappers
+    (whose reprs name private classes), with the host and port when urllib3 says them; None if there is none."""
+    where, seen = "", set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        pool = getattr(e, "pool", None)
+        if not where and getattr(pool, "host", None):
+            where = f"{pool.host}:{pool.port}: "  # type: ignore[union-attr]
+        if isinstance(e, OSError) and e.errno is not None and e.strerror:
+            return f"{where}{e.strerror}"
+        todo += [getattr(e, "reason", None), e.__cause__, e.__context__,
+                 *(a for a in e.args if isinstance(a, BaseException))]
+    return None
+
+
 def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str]) -> TransportError:
     """Turn a requests/urllib3 exception into a TransportError whose message carries no credential.
 
@@ -179,7 +199,7 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
         kind, transient = "connection error", True
     else:
         kind, transient = type(exc).__name__, False
-    detail = scrub(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    detail = scrub(_socket_error(exc) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
     return TransportError(f"GET {path}: {kind}: {detail[:500]}", path=path, transient=transient)
 
 

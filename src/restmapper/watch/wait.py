@@ -28,6 +28,20 @@ def wait_for(
 
     Same as ``mapper.wait_for(...)``, with an explicit clock and sleep for tests.
 
+    Args:
+        mapper: the mapper to ask.
+        group_kind_or_arg: a GroupKind (looked up with ``rest_mapping``) or what ``kubectl get ARG`` takes for one
+            type (looked up with ``resolve``).
+        timeout: seconds to wait in total; 0 tries once.
+        watcher: a running :class:`~restmapper.watch.Watcher` watching CRDs, to be woken at once by each group it
+            invalidates; None polls only.
+        poll_interval: seconds between polls (also the safety net with a watcher).
+        clock: a monotonic clock in seconds (inject one in tests).
+        sleep: ``sleep(seconds)`` between polls (tests inject a fake); None waits on an event.
+
+    Returns:
+        The RESTMapping, once served.
+
     Raises:
         WaitTimeoutError: not served by the deadline (chains the last lookup error).
         AmbiguousKindError, AmbiguousResourceError, DiscoveryError, TransportError, InvalidArgumentError: as

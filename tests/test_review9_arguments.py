@@ -1,0 +1,89 @@
+"""Wrong-argument forms are argument errors, never a no-match (review 9: F1, F3, F9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from restmapper import GroupVersionKind, LazyRESTMapper, is_no_match
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import InvalidArgumentError
+from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
+
+
+@pytest.fixture
+def mapper() -> LazyRESTMapper:
+    return LazyRESTMapper(DiscoveryClient(InProcessTransport(FakeCluster.embedded())), clock=ManualClock())
+
+
+# --- F9: RESTMapping.path() -----------------------------------------------------------------------------------
+
+
+def test_path_builds_what_the_api_server_serves(mapper: LazyRESTMapper) -> None:
+    deploy, ns = mapper.resolve("deploy"), mapper.resolve("ns")
+    assert deploy.path() == "/apis/apps/v1/deployments"  # across all namespaces
+    assert deploy.path(namespace="") == "/apis/apps/v1/deployments"
+    assert deploy.path(namespace="default") == "/apis/apps/v1/namespaces/default/deployments"
+    assert deploy.path(namespace="default", name="web") == "/apis/apps/v1/namespaces/default/deployments/web"
+    assert ns.path(name="kube-system") == "/api/v1/namespaces/kube-system"
+    assert ns.path(namespace="ignored", name="x") == "/api/v1/namespaces/x"
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(name="web"), "needs a namespace"),
+    (dict(namespace="", name="web"), "needs a namespace"),
+    (dict(namespace="default", name=""), "may not be empty"),
+    (dict(namespace="a/b"), "not a valid path segment"),
+    (dict(namespace="kube-system/secrets/x/../.."), "not a valid path segment"),
+    (dict(namespace="default", name="x/../../secrets"), "not a valid path segment"),
+    (dict(namespace="default", name=".."), "not a valid path segment"),
+    (dict(namespace=".", name="web"), "not a valid path segment"),
+    (dict(namespace="default", name="a%2Fb"), "not a valid path segment"),
+])
+def test_path_refuses_what_client_go_refuses(mapper: LazyRESTMapper, kwargs: dict[str, Any], words: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=words) as info:
+        mapper.resolve("deploy").path(**kwargs)
+    assert isinstance(info.value, ValueError) and not is_no_match(info.value)
+
+
+def test_path_checks_segments_of_cluster_scoped_resources_too(mapper: LazyRESTMapper) -> None:
+    with pytest.raises(InvalidArgumentError):
+        mapper.resolve("ns").path(name="a/b")
+    with pytest.raises(TypeError, match="name must be a str"):
+        mapper.resolve("ns").path(name=3)  # type: ignore[arg-type]
+
+
+# --- F3 and F1: resolve() takes one resource type --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arg, words", [
+    ("deploy,svc", r'resolve_all\("deploy,svc"\)'),
+    ("all", r'resolve_all\("all"\)'),
+    ("deployments/scale", r'resolve\("deployments"\)'),
+    ("deploy/web", r'resolve\("deploy"\)'),
+    ("apps/v1 Deployment", r'from_api_version_and_kind\("apps/v1", "Deployment"\)'),
+])
+def test_resolve_refuses_forms_that_are_not_one_resource_type(mapper: LazyRESTMapper, arg: str, words: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=words) as info:
+        mapper.resolve(arg)
+    assert isinstance(info.value, ValueError) and not is_no_match(info.value)
+
+
+def test_kubectl_forms_resolve_where_kubectl_resolves_them(mapper: LazyRESTMapper) -> None:
+    """``kubectl get deploy,svc`` and ``kubectl get all`` work: through resolve_all / expand_category."""
+    assert [m.resource.resource for m in mapper.resolve_all("deploy,svc")] == ["deployments", "services"]
+    assert "pods" in [m.resource.resource for m in mapper.resolve_all("all")]
+    gvk = GroupVersionKind.from_api_version_and_kind("apps/v1", "Deployment")
+    assert mapper.rest_mapping(gvk).path(namespace="default") == "/apis/apps/v1/namespaces/default/deployments"
+
+
+def test_a_missing_type_that_is_no_category_is_still_a_no_match(mapper: LazyRESTMapper) -> None:
+    with pytest.raises(LookupError) as info:
+        mapper.resolve("xyzzy")
+    assert is_no_match(info.value)
+
+
+def test_resolve_all_refuses_type_name_forms(mapper: LazyRESTMapper) -> None:
+    with pytest.raises(InvalidArgumentError, match=r'resolve_all\("deploy"\)'):
+        mapper.resolve_all("deploy/web")
