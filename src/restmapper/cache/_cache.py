@@ -257,7 +257,8 @@ class DiscoveryCache(CacheState):
         """Ask the server whether anything changed, because a lookup found no match.
 
         At most one revalidation runs per ``miss_refresh_interval`` seconds however many threads miss;
-        concurrent callers share the one in flight; the others get False (the negative answer) without I/O.
+        concurrent callers share the one in flight; the others get False (the negative answer) without I/O, and
+        :meth:`miss_confirmed_at` says how old that answer is.
         Aggregated servers answer a conditional ``GET /apis`` (304 = the miss is real); legacy servers are
         re-listed and the group versions of ``names`` (None: every loaded group) re-read.
 
