@@ -33,7 +33,7 @@ from restmapper.dynamic._index import (
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
-from restmapper.mapper._certainty import in_scope, outranking, with_question
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
@@ -451,6 +451,17 @@ class SelfHealingDiscoverer:
             group, _, version = version.partition("/")
         if isinstance(version, str) and "/" in version:
             return [], self._clock() + self.cache.miss_refresh_interval, {}
+        for _attempt in range(RACE_ATTEMPTS):
+            epoch = self.cache.invalidations
+            found = self._lookup_once(prefix, group, version, kind, filters, kwargs)
+            if self.cache.invalidations == epoch:
+                return found
+            # An invalidation landed meanwhile: a group dropped then was not read (the mapper's rule too).
+        raise raced(_asked(kwargs), RACE_ATTEMPTS)
+
+    def _lookup_once(self, prefix: str | None, group: str | None, version: str | None, kind: Any,
+                     filters: tuple[tuple[str, Any], ...], kwargs: dict[str, Any]
+                     ) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
         names = self._names(prefix, group, version)
         narrowed = self._narrow(kind, filters) if names is None else names
         results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
-from restmapper.mapper._certainty import in_scope, outranking, with_question
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
@@ -163,8 +163,23 @@ class AnswerEngine:
         direct = self._direct(q, deps)
         if direct is not None:
             return direct
-        with self.cache.lookup():
-            return self._compute_in_scope(q, deps)
+        cache = self.cache
+        mark = len(deps)
+        for _attempt in range(RACE_ATTEMPTS):
+            epoch = cache.invalidations
+            try:
+                with cache.lookup():
+                    found = self._compute_in_scope(q, deps)
+            except (MappingError, _Unconfirmed):
+                if cache.invalidations == epoch:
+                    raise
+            else:
+                if cache.invalidations == epoch:
+                    return found
+            # An invalidation landed while this lookup read the groups: a group dropped meanwhile was not read
+            # (a no-match or a lower-ranked match over the others would be confidently wrong): read them again.
+            del deps[mark:]
+        raise raced(q.asked(), RACE_ATTEMPTS)
 
     def _direct(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float] | None:
         """The answer straight from the group indexes, when every group in scope is ready (loaded, complete,
