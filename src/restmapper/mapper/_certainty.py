@@ -12,8 +12,10 @@ The rules, applied by :class:`~restmapper.mapper.lazy.LazyRESTMapper` to every a
    an error carrying the list as ``partial``, or, where the method documents it (categories), the list with the
    failures attached.
 4. Only a reading of every group in scope counts: when an invalidation lands while a lookup reads the groups (a
-   watcher's ``invalidate_group``), a group dropped meanwhile was not read, so the lookup reads them again, at
-   most :data:`RACE_ATTEMPTS` times, then raises a :class:`~restmapper.errors.GroupDiscoveryError` (:func:`raced`).
+   watcher's ``invalidate_group``), a group dropped meanwhile may not have been read, so a no-match (or any
+   answer over groups chosen from the merged index) is computed again, at most :data:`RACE_ATTEMPTS` times, then
+   a :class:`~restmapper.errors.GroupDiscoveryError` is raised (:func:`raced`). Named groups are read as
+   snapshots, so a match among them stands.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ __all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outrank
 
 CORE_V1 = GroupVersion("", "v1")
 
-RACE_ATTEMPTS = 3
+RACE_ATTEMPTS = 4
 """Times a lookup reads its groups again when an invalidation raced it, before it gives up (rule 4)."""
 
 

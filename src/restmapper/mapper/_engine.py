@@ -165,19 +165,25 @@ class AnswerEngine:
             return direct
         cache = self.cache
         mark = len(deps)
+        # Chosen from the merged index (any group, or by prefix): a group dropped while the lookup ran may be
+        # missing from the choice, so even a match may be outranked by it. Named groups are read as snapshots:
+        # there only a no-match needs every group read in this lookup.
+        names = q.names(False)
+        chosen = names is None or isinstance(names, Prefixed)
         for _attempt in range(RACE_ATTEMPTS):
             epoch = cache.invalidations
             try:
                 with cache.lookup():
                     found = self._compute_in_scope(q, deps)
-            except (MappingError, _Unconfirmed):
-                if cache.invalidations == epoch:
+            except (MappingError, _Unconfirmed) as exc:
+                error = exc.error if isinstance(exc, _Unconfirmed) else exc
+                if cache.invalidations == epoch or not (chosen or is_no_match(error)):
                     raise
             else:
-                if cache.invalidations == epoch:
+                if cache.invalidations == epoch or not chosen:
                     return found
-            # An invalidation landed while this lookup read the groups: a group dropped meanwhile was not read
-            # (a no-match or a lower-ranked match over the others would be confidently wrong): read them again.
+            # An invalidation landed while this lookup read the groups (DESIGN 5.10, rule 4 of _certainty): a
+            # group dropped meanwhile was not read, so read them again.
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
 
