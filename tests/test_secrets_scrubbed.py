@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from watch_helpers import make_mapper
 
+from restmapper._redact import derived_forms
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import APIStatusError, MalformedDiscoveryError, RestMapperError
 from restmapper.mapper import LazyRESTMapper
@@ -203,8 +205,16 @@ def _echoed_forms(secret: str) -> list[str]:
     """The forms a server or proxy may echo ``secret`` in, computed here independently of the scrubber."""
     raw = secret.encode()
     std, url = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
+    encoded, plus = quote(secret, safe=""), quote_plus(secret)
+    every_other = "".join(quote(ch, safe="") if i % 2 else ch for i, ch in enumerate(secret))  # a subset encoded
     return [secret, std, std.rstrip("="), url, url.rstrip("="), json.dumps(secret)[1:-1],
-            json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe=""), quote_plus(secret)]
+            json.dumps(secret, ensure_ascii=False)[1:-1], encoded, plus, quote(secret),  # quote keeps "/"
+            _lower_hex(encoded), _lower_hex(plus), every_other, quote(std, safe=""), raw.hex(), raw.hex().upper()]
+
+
+def _lower_hex(encoded: str) -> str:
+    """Percent-encoding with lower-case hex digits (valid per RFC 3986; some proxies and JS encoders emit it)."""
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)
 
 
 # Printable text from ASCII and Latin (escapes and multi-byte UTF-8 included). The marker keeps a generated secret
@@ -272,13 +282,20 @@ def _captured_logs() -> Iterator[Callable[[], str]]:
         logger.setLevel(old_level)
 
 
+PW_WITH_SLASH = 'p\u00e4$s w\u00f6rd/"\\\u00fc:@%2F'  # review 9 (F1): quote() keeps "/" literal
+TOKEN_LOWER = "ab>?cd>?ef~~gh>>ij??kl0123456789"  # its percent-encoding echoed with lower-case hex
+
+
 @pytest.mark.parametrize(("credential", "echo"), [
     (dict(token="sEcReTtOkEn0123456789abcdefXYZ"), "tok=c0VjUmVUdE9rRW4wMTIzNDU2Nzg5YWJjZGVmWFla&"),
     (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'), 'Authorization: Basic "p\\u00e4$s w\\u00f6rd\\"x"'),
     (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'),
      json.dumps({"kind": "Status", "code": 503, "message": "pw=cMOkJHMgd8O2cmQieA=="})),
     (dict(username="alice", password='p\u00e4$s w\u00f6rd"x'), "pw=p%C3%A4%24s%20w%C3%B6rd%22x"),
-], ids=["base64-token", "json-escaped-password-after-header", "base64-password-in-status", "url-encoded-password"])
+    (dict(username="alice", password=PW_WITH_SLASH), "echo " + quote(PW_WITH_SLASH)),
+    (dict(token=TOKEN_LOWER), "echo " + quote(TOKEN_LOWER, safe="").lower()),
+], ids=["base64-token", "json-escaped-password-after-header", "base64-password-in-status", "url-encoded-password",
+        "quoted-password-slash-kept", "lower-hex-url-encoded-token"])
 def test_the_reviewed_echoes_are_scrubbed(credential: dict[str, str], echo: str) -> None:
     """The adversarial review's reproducers: each leaked a derived form of the credential in full."""
     cluster = FakeCluster.embedded(mode="legacy")
@@ -303,3 +320,14 @@ def test_authorization_header_redaction_is_linear_time() -> None:
     scrubbed = sanitize(hostile)
     assert time.perf_counter() - started < 2.0
     assert scrubbed.count("<redacted>") == 5
+
+
+def test_percent_decoding_redaction_is_linear_time() -> None:
+    """The decoding pass maps every byte back to the text: escape-heavy hostile text must stay cheap too."""
+    token = "ab>?cd>?ef~~gh>>ij??kl0123456789"
+    echoed = _lower_hex(quote(token, safe=""))
+    hostile = "%41" * 50_000 + "+" * 50_000 + echoed + "a%6" * 50_000
+    started = time.perf_counter()
+    scrubbed = sanitize(hostile, derived_forms(token))
+    assert time.perf_counter() - started < 2.0
+    assert echoed not in scrubbed and scrubbed.count("<redacted>") == 1

@@ -492,3 +492,15 @@ def test_split_lines_joins_a_long_line_across_many_chunks_and_caps_it() -> None:
         list(split_lines([b"y" * 50, b"y" * 60, b"\n"], 100, "/w"))
     with pytest.raises(ResponseTooLargeError):
         list(split_lines([b"z" * 150 + b"\nok\n"], 100, "/w"))
+
+
+@given(failures=st.integers(min_value=1, max_value=10**9),
+       initial=st.floats(min_value=0.0, max_value=10.0),
+       cap=st.floats(min_value=0.0, max_value=3600.0))
+def test_backoff_stays_finite_and_capped_after_any_number_of_failures(failures: int, initial: float,
+                                                                     cap: float) -> None:
+    """A group version down for days (1,024+ failures at a 60 s cap) once overflowed ``2.0 ** n``: every lookup,
+    watcher and informer sharing the policy then raised OverflowError. The wait is capped whatever the count."""
+    policy = RetryPolicy(initial_backoff=initial, max_backoff=cap, jitter=0.0)
+    assert 0.0 <= policy.backoff(failures) <= cap
+    assert policy.backoff(failures) == min(cap, initial * 2.0 ** min(failures - 1, 64))

@@ -18,7 +18,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote_to_bytes, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 
@@ -56,12 +56,13 @@ def derived_forms(secret: str) -> tuple[str, ...]:
     """``secret`` and every form in which a server or proxy may echo it.
 
     Base64 (standard and URL-safe, with and without padding), a JSON string's content (ASCII-escaped or not),
-    Python ``repr``'s content and percent-encoding (``quote`` and ``quote_plus``); forms shorter than 3 characters
-    are left out (they would redact ordinary text).
+    Python ``repr``'s content, hex (lower and upper case) and percent-encoding (``quote`` and ``quote_plus``);
+    forms shorter than 3 characters are left out (they would redact ordinary text). Every other percent-encoded
+    form (any hex case, any subset of characters encoded) is caught by :func:`sanitize`'s decoding pass.
     """
     raw = secret.encode("utf-8", "surrogatepass")
     forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1],
-             quote(secret, safe=""), quote_plus(secret, safe="")}
+             quote(secret, safe=""), quote_plus(secret, safe=""), raw.hex(), raw.hex().upper()}
     for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         text = encoded.decode("ascii")
         forms.update((text, text.rstrip("=")))
@@ -115,9 +116,73 @@ def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
     out = _AUTH_VALUE.sub(_redact_auth_value, out)
     out = _SCHEME_VALUE.sub(lambda m: m.group(1) + " " + REDACTED, out)
     # Longest first, so a header value ("Bearer abc") is not half-replaced by its token ("abc").
-    for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
+    wanted = sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True)
+    for secret in wanted:
         out = out.replace(secret, REDACTED)
+    if wanted and "%" in out:
+        out = _scrub_percent_encoded(out, wanted)
     return out
+
+
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\+")
+
+
+def _scrub_percent_encoded(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every percent-encoded form of ``secrets`` replaced: any hex case, any subset of the characters
+    encoded, ``+`` for a space (``quote``, ``quote_plus``, ``encodeURIComponent``, lower-case-hex proxies...).
+
+    Normalises instead of listing variants: ``text`` is percent-decoded to bytes (each byte remembering the span of
+    ``text`` it came from, ``+`` read both as itself and as a space) and the secrets are searched in it ignoring
+    ASCII case. Linear in ``len(text)`` per secret.
+    """
+    needles = {s.encode("utf-8", "surrogatepass").lower() for s in secrets}
+    spaces = "+" in text and any(b" " in n for n in needles)
+    with contextlib.suppress(UnicodeEncodeError):  # a lone surrogate: no quick check, map every byte
+        quick = unquote_to_bytes(text).lower() + b"\n" + (unquote_to_bytes(text.replace("+", " ")).lower()
+                                                          if spaces else b"")
+        if not any(n in quick for n in needles):
+            return text  # the usual case: nothing to map back
+    spans: list[tuple[int, int]] = []
+    for plus in (False, True) if spaces else (False,):
+        decoded = bytearray()
+        origin: list[tuple[int, int]] = []  # per decoded byte: the span of text it came from
+        pos = 0
+        for m in _ESCAPE.finditer(text):
+            literal = text[pos:m.start()]
+            if literal.isascii():
+                decoded += literal.encode("ascii")
+                origin.extend(zip(range(pos, m.start()), range(pos + 1, m.start() + 1), strict=True))
+            else:
+                for i, ch in enumerate(literal, pos):
+                    b = ch.encode("utf-8", "surrogatepass")
+                    decoded += b
+                    origin.extend([(i, i + 1)] * len(b))
+            escape = m.group()
+            decoded += (b" " if plus else b"+") if escape == "+" else bytes.fromhex(escape[1:])
+            origin.append((m.start(), m.end()))
+            pos = m.end()
+        decoded += text[pos:].encode("utf-8", "surrogatepass")
+        for i, ch in enumerate(text[pos:], pos):
+            origin.extend([(i, i + 1)] * len(ch.encode("utf-8", "surrogatepass")))
+        lowered = bytes(decoded).lower()
+        for needle in needles:
+            at = lowered.find(needle)
+            while at >= 0:
+                spans.append((origin[at][0], origin[at + len(needle) - 1][1]))
+                at = lowered.find(needle, at + 1)
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        if end <= pos:
+            continue
+        if start >= pos:
+            out.append(text[pos:start])
+            out.append(REDACTED)
+        pos = max(pos, end)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _SCRUB: contextvars.ContextVar[Callable[[str], str] | None] = contextvars.ContextVar("restmapper_scrub", default=None)

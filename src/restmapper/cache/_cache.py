@@ -266,7 +266,8 @@ class DiscoveryCache(CacheState):
         """Ask the server whether anything changed, because a lookup found no match.
 
         At most one revalidation runs per ``miss_refresh_interval`` seconds however many threads miss;
-        concurrent callers share the one in flight; the others get False (the negative answer) without I/O.
+        concurrent callers share the one in flight; the others get False (the negative answer) without I/O, and
+        :meth:`miss_confirmed_at` says how old that answer is.
         Aggregated servers answer a conditional ``GET /apis`` (304 = the miss is real); legacy servers are
         re-listed and the group versions of ``names`` (None: every loaded group) re-read.
 
@@ -431,19 +432,16 @@ class DiscoveryCache(CacheState):
         try:
             return self._flight.do(path, lambda: self._refresh_root(doc))
         except RestMapperError as exc:
+            # The flight's leader recorded the failure (once per fetch); each caller only decides what to serve.
             with self._lock:
                 slot = self._roots[path]
                 now = self.clock()
-                self._schedule_retry_locked(path, exc, now)
                 state = self._slot_state_locked(path, slot)
                 if decide(state, now, self.timing, stale_ok=stale_ok, failure=exc) is Action.SERVE_STALE:
                     assert slot is not None
                     self._serve_stale_locked(path, path, exc)
                     self._restore_evicted_locked(slot, doc)
                     return slot
-                if slot is not None and not is_transient(exc):
-                    # 403/404/malformed: never mask a permanent answer with an earlier one.
-                    self._roots[path] = None
             raise doc.error(exc) from exc
 
     def _refresh_root(self, doc: RootDoc) -> RootSlot:
@@ -452,10 +450,15 @@ class DiscoveryCache(CacheState):
         epoch = self._invalidations
         try:
             root = doc.fetch(self.discovery)
-        except RestMapperError:
+        except RestMapperError as exc:
             with self._lock:
                 self._stats.fetches[path] += 1
                 self._stats.errors += 1
+                # Only the flight's leader gets here: one failed response is one failure, whoever shared it.
+                self._schedule_retry_locked(path, exc, self.clock())
+                if not is_transient(exc):
+                    # 403/404/malformed: never mask a permanent answer with an earlier one.
+                    self._roots[path] = None
             raise
         now = self.clock()
         with self._lock:
@@ -524,10 +527,10 @@ class DiscoveryCache(CacheState):
                             and self._decide_locked(e.name, e, now) is Action.FRESH}
             gvs = [gv for g in groups for gv in _needed(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
-            ok, failed = self._fetch_group_versions(gvs)
+            ok, failed, fetch = self._fetch_group_versions(gvs)
             gone = {gv.group for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
             if not gone or retried:
-                self._install_legacy(groups, ok, failed, epoch, have)
+                self._install_legacy(groups, ok, failed, epoch, have, fetch)
                 return
             with self._lock:
                 self._stats.evictions += len(gone)
@@ -536,32 +539,34 @@ class DiscoveryCache(CacheState):
             relisted: list[APIGroup] = []
             for doc in {root_of(name) for name in gone}:
                 relisted.extend(g for g in self._ensure_root(doc, force=True).root.groups if g.name in gone)
-            self._install_legacy([g for g in groups if g.name not in gone], ok, failed, epoch, have)
+            self._install_legacy([g for g in groups if g.name not in gone], ok, failed, epoch, have, fetch)
             groups = relisted
             if not groups:
                 return
 
     def _fetch_group_versions(
         self, gvs: list[GroupVersion]
-    ) -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
+    ) -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError], object]:
         """Fetch legacy group versions (without the lock); one flight per batch: threads asking for the same
-        groups share it, distinct batches run in parallel."""
+        groups share it, distinct batches run in parallel. The third item is a token naming the fetch (the same
+        for every caller of one flight): its failures are counted once."""
 
-        def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError]]:
+        def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError], object]:
             res, errs = self.discovery.fetch_group_versions(gvs)
             with self._lock:
                 for gv in gvs:
                     self._stats.fetches[gv.path] += 1
                 self._stats.errors += len(errs)
-            return res, errs
+            return res, errs, object()  # names this fetch: its failures count once, however many callers share it
 
-        res, errs = self._flight.do(("gvs", tuple(gvs)), fetch_all)
-        return dict(res), dict(errs)
+        res, errs, fetch = self._flight.do(("gvs", tuple(gvs)), fetch_all)
+        return dict(res), dict(errs), fetch
 
     def _install_legacy(self, groups: list[APIGroup], ok: dict[GroupVersion, APIResourceList],
                         failed: dict[GroupVersion, RestMapperError], epoch: int,
-                        have: dict[str, GroupEntry]) -> None:
-        """Install the entries of ``groups`` from a legacy load (takes the lock)."""
+                        have: dict[str, GroupEntry], fetch: object) -> None:
+        """Install the entries of ``groups`` from a legacy load (takes the lock); ``fetch`` names the fetch they
+        came from (a group's failures in it count once, however many callers install it)."""
         now = self.clock()
         with self._lock:
             # Raced with an invalidation: install the answer for this lookup, but as already expired.
@@ -571,12 +576,12 @@ class DiscoveryCache(CacheState):
                 parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
                 for gv, err in parts.stale.items():
                     self._serve_stale_locked(g.name, gv, err)
-                    self._schedule_retry_locked(g.name, err, now)
+                    self._schedule_retry_locked(g.name, err, now, fetch)
                 if kept is not None and stamp != -_INF:
                     stamp = min(stamp, kept.fetched_at)  # kept versions expire when the entry they came from does
                 self._put_locked(parts, stamp)
                 if parts.failed:
-                    self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
+                    self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now, fetch)
                 elif not parts.stale:
                     self._succeeded_locked(g.name)
 

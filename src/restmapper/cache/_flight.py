@@ -12,20 +12,30 @@ T = TypeVar("T")
 
 
 class _Call:
-    __slots__ = ("done", "error", "result")
+    __slots__ = ("done", "error", "result", "waiters")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.result: Any = None
         self.error: BaseException | None = None
+        self.waiters = 0  # callers sharing the leader's call
 
 
 class SingleFlight:
-    """Concurrent callers of the same key share one call (Go's ``singleflight``)."""
+    """Concurrent callers of the same key share one call (Go's ``singleflight``).
+
+    Every caller gets the leader's result or the very same exception object: whatever records a failure must
+    do so in the leader's ``fn`` (or per fetch), never once per caller.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards _calls only
         self._calls: dict[Hashable, _Call] = {}
+
+    def waiting(self) -> int:
+        """How many callers are waiting for a call in flight (any key): lets tests join threads deterministically."""
+        with self._lock:
+            return sum(call.waiters for call in self._calls.values())
 
     def do(self, key: Hashable, fn: Callable[[], T]) -> T:
         with self._lock:
@@ -33,6 +43,8 @@ class SingleFlight:
             leader = call is None
             if call is None:
                 call = self._calls[key] = _Call()
+            else:
+                call.waiters += 1
         if not leader:
             call.done.wait()
             if call.error is not None:

@@ -98,9 +98,18 @@ class CacheState:
                 until = min(until, b.retry_at)
         return until
 
-    def _schedule_retry_locked(self, key: str, error: BaseException, now: float) -> None:
-        """Record a failure of the answer under ``key``: back off exponentially before fetching it again."""
+    def _schedule_retry_locked(self, key: str, error: BaseException, now: float, fetch: object = None) -> None:
+        """Record a failure of the answer under ``key``: back off exponentially before fetching it again.
+
+        ``fetch`` names the request that failed (one token per fetch, shared by every caller of a single-flight):
+        a fetch counts as one failure however many callers or failed versions report it, so N threads sharing
+        one bad response back off 1 s, not 2^(N-1) s. None: a failure of its own.
+        """
         b = self._backoff.setdefault(key, Backoff())
+        if fetch is not None and b.fetch is fetch:
+            b.error = error
+            return
+        b.fetch = fetch
         b.attempts += 1
         b.error = error
         b.retry_at = self.timing.retry_at(b.attempts, now)

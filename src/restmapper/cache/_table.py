@@ -239,11 +239,11 @@ class GroupLists(Mapping[GroupVersion, APIResourceList]):
 
 
 def same_resources(a: Mapping[GroupVersion, APIResourceList], b: Mapping[GroupVersion, APIResourceList]) -> bool:
-    """True when two groups' resource lists are equal (compared as JSON when both came from documents)."""
+    """True when two groups' resource lists are equal (as JSON where both documents still hold it)."""
     if a is b:
         return True
     if isinstance(a, GroupLists) and isinstance(b, GroupLists):
         la, lb = a._lists, b._lists
         if isinstance(la, LazyResourceLists) and isinstance(lb, LazyResourceLists):
-            return a._gvs == b._gvs and all(la.raw(gv) == lb.raw(gv) for gv in a._gvs)
+            return a._gvs == b._gvs and all(la.same_at(gv, lb) for gv in a._gvs)
     return dict(a) == dict(b)

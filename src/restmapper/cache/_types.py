@@ -139,6 +139,7 @@ class Backoff:
     attempts: int = 0
     retry_at: float = 0.0
     error: BaseException | None = None
+    fetch: object | None = None  # the fetch whose failure was counted last (one fetch counts once)
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -7,7 +7,9 @@ type vanished under a request (a CRD recreated with another scope) and retries o
 
 from __future__ import annotations
 
+from restmapper.dynamic._partial import SearchResults
 from restmapper.dynamic.client import SelfHealingDynamicClient, is_resource_type_not_found
 from restmapper.dynamic.discoverer import FILTER_KEYWORDS, SelfHealingDiscoverer
 
-__all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer", "SelfHealingDynamicClient", "is_resource_type_not_found"]
+__all__ = ["FILTER_KEYWORDS", "SearchResults", "SelfHealingDiscoverer", "SelfHealingDynamicClient",
+           "is_resource_type_not_found"]

@@ -31,6 +31,7 @@ from restmapper.dynamic._index import (
     generic_list,
 )
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
@@ -115,9 +116,9 @@ def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Res
     return guessed if len(guessed) == 1 else results
 
 
-def _asked(kwargs: dict[str, Any]) -> str:
+def _asked(kwargs: dict[str, Any], method: str = "get") -> str:
     """The question of a ``resources.get(...)`` call, e.g. ``the resource type of resources.get(kind='Node')``."""
-    return "the resource type of resources.get(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
+    return f"the resource type of resources.{method}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
 
 
 def _api_resource_doc(r: APIResource) -> dict[str, Any]:
@@ -322,20 +323,34 @@ class SelfHealingDiscoverer:
                 value or ``"*"`` is a wildcard.
 
         Returns:
-            Matching ``Resource`` and ``ResourceList`` objects (a new list).
+            Matching ``Resource`` and ``ResourceList`` objects, a new :class:`SearchResults` list. When a group
+            version that could hold more matches could not be read, but the answer is not empty and none of
+            them ranks above its first item, the list carries them in ``failed`` (``partial`` is True) and a
+            :class:`~restmapper.errors.PartialDiscoveryWarning` is emitted (as ``resolve_all`` and kubectl).
 
         Raises:
             TypeError: an unknown keyword.
-            DiscoveryError: the root documents could not be read.
+            GroupDiscoveryError: naming the question and the unreadable group versions, instead of an answer
+                code written against upstream would misread: an empty list while a group version that could
+                hold a match could not be read (upstream's callers read ``[]`` as "not installed"); the core
+                group in scope and unreadable (another group never answers for it: ``api_version="v1"`` is
+                core only, read or not); or an unreadable group version ranking above the first result
+                (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
         key, memo = _memo_get(self._search_memo, kwargs)
         if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
-            return list(memo[2])
+            return SearchResults(memo[2])
         generation = self.cache.generation
-        results, until, _ = self._lookup(kwargs)
+        try:
+            results, until, failures = self._lookup(kwargs)
+            if failures:  # never memoized: each call re-checks, and warns
+                return search_answer(results, failures, _asked(kwargs, "search"),
+                                     lambda r: self._check_rank(r, kwargs))
+        except GroupDiscoveryError as exc:
+            raise with_question(exc, _asked(kwargs, "search")) from exc
         if key is not None:
             self._remember(self._search_memo, key, (generation, until, results))
-        return list(results)
+        return SearchResults(results)
 
     def get(self, **kwargs: Any) -> Resource:
         """Return the one Resource the keywords name (upstream's ``get``).
@@ -508,11 +523,12 @@ class SelfHealingDiscoverer:
             return {group}
         if prefix == "api":
             return {""}
-        if version is not None and prefix != "apis":
-            core = self._entries({""})
-            # "v1" (no group) is the core group: it must not also match apps/v1, batch/v1, ...
-            if any(version in g.by_version for _, g in core):
-                return {""}
+        # "v1" (no group) is the core group when core lists it, read or not: it must not also match apps/v1,
+        # batch/v1, ..., and no other group answers for an unreadable core.
+        if version is not None and prefix != "apis" and any(
+                version in g.by_version or version in e.group.versions or any(gv.version == version for gv in e.failed)
+                for e, g in self._entries({""})):
+            return {""}
         return None
 
     def _collect(self, names: set[str] | None, prefix: str | None, group: str | None, version: str | None,

@@ -95,7 +95,9 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 :class:`~restmapper.cache.DiscoveryCache`, or anything with the interface the mapper uses of one
                 (:class:`~restmapper.cache._source.DiscoverySource`, :class:`~restmapper.mapper._source.CacheSource`).
             ttl: seconds a group stays fresh; 0 revalidates on every lookup; None never expires.
-            miss_refresh_interval: at most one revalidation per this many seconds is caused by misses.
+            miss_refresh_interval: at most one revalidation per this many seconds is caused by misses; a no-match
+                is never older than this from the request that confirmed it, and one this lookup did not confirm
+                says how old it is (``remembered_age``).
             max_stale: seconds a group may be served after a transient refresh failure.
             clock: a monotonic clock in seconds.
 

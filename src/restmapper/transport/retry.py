@@ -28,6 +28,10 @@ DEFAULT_RETRY_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504})
 _log = logging.getLogger("restmapper.transport")
 
 
+_MAX_DOUBLINGS = 64
+"""Doublings past which the exponential backoff is at its cap for any sane ``initial``/``max`` pair."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How often and how long a transport retries one GET.
@@ -75,8 +79,13 @@ class RetryPolicy:
         return cls(max_attempts=1)
 
     def backoff(self, failed_attempts: int) -> float:
-        """Return the wait in seconds after ``failed_attempts`` (>= 1) failures, jitter included."""
-        base = min(self.max_backoff, self.initial_backoff * (2.0 ** max(0, failed_attempts - 1)))
+        """Return the wait in seconds after ``failed_attempts`` (>= 1) failures, jitter included.
+
+        Exponential from ``initial_backoff``, capped at ``max_backoff`` however many failures were counted (the
+        exponent is bounded first: a group down for days must not overflow the float).
+        """
+        doublings = min(max(0, failed_attempts - 1), _MAX_DOUBLINGS)
+        base = min(self.max_backoff, self.initial_backoff * (2.0 ** doublings))
         return base * (1.0 + self.jitter * self.random())
 
 

@@ -193,12 +193,18 @@ def _resources_ok(resources: object) -> bool:
     return True
 
 
+_DROPPED: object = object()
+"""Stands for a group version's JSON once it was converted (the model objects replace it)."""
+
+
 class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     """Resource lists of an aggregated document, converted to model objects one group version at a time.
 
     The whole document was validated when parsed; a group version's ``APIResourceList`` is built on first access
-    from the decoded JSON and kept (the JSON too: comparing it is the cheap way to tell two documents apart).
-    Thread-safe: a conversion is pure and idempotent, so two threads converting one version build equal values.
+    from the decoded JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the
+    JSON twice). Unconverted versions keep their JSON: comparing it is the cheap way to tell two documents apart
+    (:meth:`same_at`). Thread-safe: a conversion is pure and idempotent, so two threads converting one version
+    build equal values; the converted value is stored before the JSON is dropped.
     """
 
     __slots__ = ("_converted", "_raw")
@@ -211,8 +217,12 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
         done = self._converted.get(gv)
         if done is not None:
             return done
-        done = APIResourceList(group_version=gv, resources=_convert(self._raw[gv], gv))
+        raw = self._raw[gv]
+        if raw is _DROPPED:  # another thread converted it between the two reads
+            return self._converted[gv]
+        done = APIResourceList(group_version=gv, resources=_convert(raw, gv))
         self._converted[gv] = done
+        self._raw[gv] = _DROPPED
         return done
 
     def __iter__(self) -> Iterator[GroupVersion]:
@@ -224,9 +234,19 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     def __contains__(self, gv: object) -> bool:
         return gv in self._raw
 
-    def raw(self, gv: GroupVersion) -> object:
-        """The decoded JSON ``resources`` of ``gv`` (for cheap equality checks; do not modify)."""
-        return self._raw[gv]
+    def same_at(self, gv: GroupVersion, other: LazyResourceLists) -> bool:
+        """True when ``gv``'s resources are equal in both documents.
+
+        Compares the JSON when neither side was converted yet (no model objects built), else the model objects
+        (converting the other side's version if needed).
+
+        Raises:
+            KeyError: ``gv`` is missing from either document.
+        """
+        mine, theirs = self._raw[gv], other._raw[gv]
+        if mine is not _DROPPED and theirs is not _DROPPED:
+            return mine == theirs
+        return self[gv] == other[gv]
 
     def converted(self) -> int:
         """How many group versions were converted so far."""
