@@ -230,3 +230,31 @@ def test_a_drop_in_lookup_raced_on_every_retry_is_a_discovery_error(mode: str) -
         pass
     else:
         assert found.kind == "K2"
+
+
+@pytest.mark.parametrize("how", ["invalidate_group", "ttl"])
+def test_the_async_front_end_does_not_replay_an_outranked_answer(mode: str, how: str) -> None:
+    import asyncio
+
+    from restmapper.aio import AsyncRESTMapper
+
+    cluster = _outranked_cluster(mode)
+    clock = ManualClock()
+    front = AsyncRESTMapper(_mapper(cluster, clock, ttl=300, max_stale=0))
+
+    async def scenario() -> None:
+        assert (await front.resolve("w")).resource.group == "b.example.com"
+        assert front.cached_resolve("w") is not None  # answered inline while warm
+        cluster.set_stale("a.example.com/v2", True)
+        if how == "invalidate_group":
+            front.invalidate_group("a.example.com")
+            clock.advance(2)
+        else:
+            clock.advance(301)  # every group expired; another lookup reloads them (a.example.com now troubled)
+            with pytest.raises(GroupDiscoveryError):
+                await front.resolve("Gadget")
+        assert front.cached_resolve("w") is None
+        with pytest.raises(GroupDiscoveryError):
+            await front.resolve("w")
+
+    asyncio.run(scenario())
