@@ -10,12 +10,14 @@ versions below it is a :class:`SearchResults` with ``partial``/``failed`` and a 
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from dynamic_helpers import FakeClock, api_client, crd
+from test_dynamic_async import LIBRARIES, Lib
 
 from restmapper import APIResource, GroupDiscoveryError, is_no_match
 from restmapper.dynamic import SearchResults, SelfHealingDiscoverer, SelfHealingDynamicClient
@@ -128,3 +130,20 @@ def test_a_failure_ranked_above_the_first_result_is_refused() -> None:
                     answer = resources.search(kind="Widget")
                 assert [r.group for r in answer] == [first] and answer.partial
             fault.remove()
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARIES))
+def test_the_async_drop_ins_search_by_the_same_rules(name: str) -> None:
+    lib = Lib(name)
+    cluster = _cluster()
+    with cluster.serve() as served:
+        async def main() -> None:
+            async with lib.api_client(served.url) as api:
+                ours = await lib.dynamic.DynamicClient(api, discoverer=lib.discoverer)
+                cluster.inject("/api/v1", status=503, body="down")
+                for kwargs in ({"kind": "Pod"}, {"api_version": "v1"}, {"name": "pods"}):
+                    with pytest.raises(GroupDiscoveryError) as info:
+                        await ours.resources.search(**kwargs)
+                    assert GroupVersion("", "v1") in info.value.failed and not is_no_match(info.value)
+
+        asyncio.run(main())

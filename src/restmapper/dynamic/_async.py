@@ -204,9 +204,14 @@ class AsyncSelfHealingDiscovererBase:
     async def search(self, **kwargs: Any) -> list[Any]:
         """Await :meth:`SelfHealingDiscoverer.search`: this library's ``Resource``/``ResourceList`` objects.
 
+        Returns:
+            A :class:`~restmapper.dynamic.SearchResults` list (``partial``/``failed`` when lower-ranked group
+            versions could not be read; a :class:`~restmapper.errors.PartialDiscoveryWarning` is emitted then).
+
         Raises:
             TypeError: an unknown keyword.
-            DiscoveryError: the root documents could not be read.
+            GroupDiscoveryError: as :meth:`SelfHealingDiscoverer.search`: never an empty or core-less answer while
+                a group version that could hold a match is unreadable. Also when the root documents fail.
         """
         return await self._run(self.sync.search, **kwargs)  # type: ignore[no-any-return]
 
