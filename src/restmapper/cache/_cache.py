@@ -113,6 +113,15 @@ class DiscoveryCache(CacheState):
         return self.timing.miss_interval
 
     @property
+    def invalidations(self) -> int:
+        """How many invalidations (``invalidate_group``, ``invalidate_all``, ``report_not_found``) ran so far.
+
+        A lookup reads it before and after it reads the cache: when it moved, a group may have been dropped while
+        the lookup read the others, so what the lookup found is not a reading of every group in scope (no I/O).
+        """
+        return self._invalidations
+
+    @property
     def stats(self) -> CacheStats:
         """A snapshot of the counters."""
         with self._lock:

@@ -34,7 +34,7 @@ from restmapper.dynamic._notfound import group_version_of_path, is_resource_type
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
-from restmapper.mapper._certainty import in_scope, outranking, with_question
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
@@ -466,7 +466,19 @@ class SelfHealingDiscoverer:
             group, _, version = version.partition("/")
         if isinstance(version, str) and "/" in version:
             return [], self._clock() + self.cache.miss_refresh_interval, {}
+        # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
+        # read; groups chosen from the merged index (no group named) may lack it even for a match.
         names = self._names(prefix, group, version)
+        for _attempt in range(RACE_ATTEMPTS):
+            epoch = self.cache.invalidations
+            found = self._lookup_once(names, prefix, group, version, kind, filters, kwargs)
+            if self.cache.invalidations == epoch or not (names is None or not found[0]):
+                return found
+        raise raced(_asked(kwargs), RACE_ATTEMPTS)
+
+    def _lookup_once(self, names: set[str] | None, prefix: str | None, group: str | None, version: str | None,
+                     kind: Any, filters: tuple[tuple[str, Any], ...], kwargs: dict[str, Any]
+                     ) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
         narrowed = self._narrow(kind, filters) if names is None else names
         results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
         if not results and self._revalidate(names):

@@ -11,6 +11,11 @@ The rules, applied by :class:`~restmapper.mapper.lazy.LazyRESTMapper` to every a
 3. A list answer (``kinds_for``, ``rest_mappings``, ...) with a failed group version in scope may be incomplete:
    an error carrying the list as ``partial``, or, where the method documents it (categories), the list with the
    failures attached.
+4. Only a reading of every group in scope counts: when an invalidation lands while a lookup reads the groups (a
+   watcher's ``invalidate_group``), a group dropped meanwhile may not have been read, so a no-match (or any
+   answer over groups chosen from the merged index) is computed again, at most :data:`RACE_ATTEMPTS` times, then
+   a :class:`~restmapper.errors.GroupDiscoveryError` is raised (:func:`raced`). Named groups are read as
+   snapshots, so a match among them stands.
 """
 
 from __future__ import annotations
@@ -18,12 +23,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from restmapper.cache import GroupEntry
-from restmapper.errors import GroupDiscoveryError
+from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionResource
 
-__all__ = ["asked_kind", "asked_resource", "in_scope", "outranking", "with_question"]
+__all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outranking", "raced", "with_question"]
 
 CORE_V1 = GroupVersion("", "v1")
+
+RACE_ATTEMPTS = 4
+"""Times a lookup reads its groups again when an invalidation raced it, before it gives up (rule 4)."""
+
+
+def raced(asked: str, attempts: int) -> GroupDiscoveryError:
+    """The error of a lookup that invalidations raced ``attempts`` times in a row: it cannot tell (rule 4)."""
+    cause = DiscoveryError(f"the discovery cache was invalidated while the lookup read it ({attempts} times "
+                           "in a row); ask again")
+    return GroupDiscoveryError("", {}, asked=asked, documents={"/apis": cause})
 
 
 def asked_resource(resource: GroupVersionResource) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
-from restmapper.mapper._certainty import in_scope, outranking, with_question
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
@@ -163,8 +163,29 @@ class AnswerEngine:
         direct = self._direct(q, deps)
         if direct is not None:
             return direct
-        with self.cache.lookup():
-            return self._compute_in_scope(q, deps)
+        cache = self.cache
+        mark = len(deps)
+        # Chosen from the merged index (any group, or by prefix): a group dropped while the lookup ran may be
+        # missing from the choice, so even a match may be outranked by it. Named groups are read as snapshots:
+        # there only a no-match needs every group read in this lookup.
+        names = q.names(False)
+        chosen = names is None or isinstance(names, Prefixed)
+        for _attempt in range(RACE_ATTEMPTS):
+            epoch = cache.invalidations
+            try:
+                with cache.lookup():
+                    found = self._compute_in_scope(q, deps)
+            except (MappingError, _Unconfirmed) as exc:
+                error = exc.error if isinstance(exc, _Unconfirmed) else exc
+                if cache.invalidations == epoch or not (chosen or is_no_match(error)):
+                    raise
+            else:
+                if cache.invalidations == epoch or not chosen:
+                    return found
+            # An invalidation landed while this lookup read the groups (DESIGN 5.10, rule 4 of _certainty): a
+            # group dropped meanwhile was not read, so read them again.
+            del deps[mark:]
+        raise raced(q.asked(), RACE_ATTEMPTS)
 
     def _direct(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float] | None:
         """The answer straight from the group indexes, when every group in scope is ready (loaded, complete,

@@ -145,6 +145,10 @@ class IndexedGroups:
         # groups that were asked about are, so one lookup in a thousand groups builds one index).
         self._complete = False
         self._troubled: set[str] = set()  # groups with versions that failed or are served stale
+        # Moves whenever a group enters or leaves :attr:`_troubled`: every answer that may come from any group
+        # reads it, because a troubled group may outrank the answer (or hold a name a no-match denies) without
+        # serving any key the answer read.
+        self.troubled_cell = Cell()
         # A group was dropped or invalidated since every group was last loaded: before an answer that may come
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
@@ -199,7 +203,7 @@ class IndexedGroups:
             known = self.index.index(name) is not None or self.index.listed(name)
             self.index.remove(name)
             self.index.touch(name)
-            self._troubled.discard(name)
+            self._set_troubled_locked(name, False)
             if not known:
                 # A group nobody had seen (a new CRD group) or the whole cache was invalidated: answers about
                 # unlisted groups may change.
@@ -207,15 +211,22 @@ class IndexedGroups:
             # Dropped or invalidated: its new content may claim any name; any-group answers reload it first.
             self.reload_pending = self.reload_pending or self._complete or not known
             return
-        if entry.failed or entry.stale:
-            self._troubled.add(name)
-        else:
-            self._troubled.discard(name)
+        self._set_troubled_locked(name, bool(entry.failed or entry.stale))
         if self._complete:
             self._indexes_locked((entry,), self._all_until)  # fresh as every group, barring further changes
         elif self.index.generation(name) != entry.generation:
             self.index.remove(name)  # rebuilt when a question needs it
             self.index.touch(name)
+
+    def _set_troubled_locked(self, name: str, troubled: bool) -> None:
+        """Record whether group ``name`` has failed or stale-served versions; a change moves the troubled cell."""
+        if troubled == (name in self._troubled):
+            return
+        if troubled:
+            self._troubled.add(name)
+        else:
+            self._troubled.discard(name)
+        self.troubled_cell.bump()
 
     def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float) -> list[GroupIndex]:
         """The indexes of ``entries`` (built when new); healthy ones are remembered as ready until ``until``."""
@@ -288,6 +299,8 @@ class IndexedGroups:
         with self._lock:
             if not self._complete or self.reload_pending or self._troubled or now >= self._all_until:
                 return None
+            troubled = self.troubled_cell
+            deps.append((troubled, troubled.version))
             found = self._ready_locked({"", *pick(self.index, deps)}, deps, now)
             return None if found is None else (found[0], min(self._all_until, found[1]))
 
@@ -334,10 +347,12 @@ class IndexedGroups:
         """
         deps.append((ANYWHERE, 0))
         now = self.cache.clock()
+        troubled = self.troubled_cell
         with self._lock:
             self._catch_up_locked()
             if self._complete and not self.reload_pending and now < self._all_until:
                 # Every group is known loaded and fresh: no need to ask the cache.
+                deps.append((troubled, troubled.version))
                 return {"", *pick(self.index, deps), *self._troubled}, self._all_until
         drops = self._drops
         until = self.cache.ensure_all()
@@ -349,6 +364,7 @@ class IndexedGroups:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
                 self._complete = True
+            deps.append((troubled, troubled.version))
             return {"", *pick(self.index, deps), *self._troubled}, until
 
     def anywhere(self, pick: Picker, deps: list[tuple[Cell, int]]
@@ -368,7 +384,7 @@ class IndexedGroups:
         if entry is not None:
             self._indexes_locked((entry,), until)
             if entry.failed or entry.stale:
-                self._troubled.add(name)
+                self._set_troubled_locked(name, True)
 
     def _depend_locked(self, names: Collection[str], deps: list[tuple[Cell, int]]) -> None:
         index = self.index

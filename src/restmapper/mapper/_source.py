@@ -24,6 +24,11 @@ class Healing(Protocol):
         """Seconds between two revalidations caused by misses (the negative-cache lifetime)."""
         ...
 
+    @property
+    def invalidations(self) -> int:
+        """How many invalidations ran so far (a lookup that saw it move may have missed a dropped group)."""
+        ...
+
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server again (rate-limited) because a lookup over ``names`` found nothing; True if changed."""
         ...
