@@ -49,6 +49,14 @@ def _widgets(mode: str) -> FakeCluster:
     return cluster
 
 
+def _with_mk(mode: str, broken: str) -> Any:
+    """The drop-in over the two Widget groups plus m.example.com's Mk at v2 (preferred) and v1, ``broken`` failed."""
+    cluster = _widgets(mode)
+    cluster.add_crd(crd("m.example.com", "Mk", versions=("v2", "v1")))
+    _break(cluster, mode, broken)
+    return _resources(cluster)
+
+
 def _refused(resources: Any, failed: str, method: str = "get", **kwargs: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # refused, not a partial answer
@@ -75,10 +83,7 @@ def test_an_unreadable_group_below_the_answer_may_hold_a_second_match(mode: str)
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_pinned_group_version_is_unaffected_by_other_failures(mode: str) -> None:
-    cluster = _widgets(mode)
-    cluster.add_crd(crd("m.example.com", "Mk", versions=("v2", "v1")))
-    _break(cluster, mode, "z.example.com/v1")
-    resources = _resources(cluster)
+    resources = _with_mk(mode, "z.example.com/v1")
     for kwargs in ({"api_version": "a.example.com/v1", "kind": "Widget"},
                    {"api_version": "a.example.com/v1", "kind": "WidgetList"},
                    {"group": "a.example.com", "kind": "Widget"},
@@ -90,10 +95,7 @@ def test_a_pinned_group_version_is_unaffected_by_other_failures(mode: str) -> No
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_failure_below_the_answer_in_its_own_group_keeps_the_preferred_version(mode: str) -> None:
-    cluster = _widgets(mode)
-    cluster.add_crd(crd("m.example.com", "Mk", versions=("v2", "v1")))
-    _break(cluster, mode, "m.example.com/v1")
-    resources = _resources(cluster)
+    resources = _with_mk(mode, "m.example.com/v1")
     for kwargs in ({"kind": "Mk"}, {"kind": "MkList"}, {"group": "m.example.com", "kind": "MkList"}):
         if mode == "legacy":  # v1 is listed below v2: the drop-in's answer is v2 either way
             assert resources.get(**kwargs).group_version == "m.example.com/v2"
