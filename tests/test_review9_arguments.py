@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from restmapper import GroupVersionKind, LazyRESTMapper, is_no_match
 from restmapper.discovery import DiscoveryClient
@@ -52,6 +55,20 @@ def test_path_checks_segments_of_cluster_scoped_resources_too(mapper: LazyRESTMa
         mapper.resolve("ns").path(name="a/b")
     with pytest.raises(TypeError, match="name must be a str"):
         mapper.resolve("ns").path(name=3)  # type: ignore[arg-type]
+
+
+@given(namespace=st.text(min_size=1).filter(lambda t: t not in (".", "..") and "/" not in t and "%" not in t),
+       name=st.text(min_size=1).filter(lambda t: t not in (".", "..") and "/" not in t and "%" not in t))
+def test_path_segments_are_escaped_so_nothing_ends_the_path(namespace: str, name: str) -> None:
+    """``?``, ``#``, spaces and control characters in a namespace or name (the object cache passes a user's
+    namespace on) are escaped as Go's ``url.URL`` escapes a path: the path stays four segments and round-trips."""
+    deploy = LazyRESTMapper(DiscoveryClient(InProcessTransport(FakeCluster.embedded()))).resolve("deploy")
+    path = deploy.path(namespace=namespace, name=name)
+    split = urlsplit("https://h" + path)
+    assert (split.query, split.fragment) == ("", "")
+    assert [unquote(seg) for seg in split.path.split("/")] == ["", "apis", "apps", "v1", "namespaces", namespace,
+                                                               "deployments", name]
+    assert deploy.path(namespace="default", name="a?b") == "/apis/apps/v1/namespaces/default/deployments/a%3Fb"
 
 
 # --- F3 and F1: resolve() takes one resource type --------------------------------------------------------------

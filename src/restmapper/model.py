@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from restmapper.errors import InvalidArgumentError
 
@@ -430,7 +431,8 @@ class RESTMapping:
                 namespace (``/apis/apps/v1/deployments/web`` is not a route the API server serves).
 
         Returns:
-            e.g. ``/apis/apps/v1/namespaces/default/deployments/web``.
+            e.g. ``/apis/apps/v1/namespaces/default/deployments/web``; the namespace and name are percent-escaped
+            as Go's ``url.URL`` escapes a path (``a?b`` becomes ``a%3Fb``), so nothing in them can end the path.
 
         Raises:
             InvalidArgumentError: a name of a namespaced resource without a namespace; an empty name; a
@@ -443,15 +445,25 @@ class RESTMapping:
         _require_path_segment("name", name, allow_empty=False)
         base = self.resource.group_version.path
         if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
+            base += f"/namespaces/{_escape_segment(namespace)}"
         elif self.namespaced and name is not None:
             raise InvalidArgumentError(f"{self.resource.resource} is namespaced: the object {name!r} needs a "
                                        "namespace (pass namespace=...; without a name, no namespace lists across "
                                        "all namespaces)")
         base += f"/{self.resource.resource}"
         if name is not None:
-            base += f"/{name}"
+            base += f"/{_escape_segment(name)}"
         return base
+
+
+_PATH_SAFE = "!$&'()*+,;=:@"
+"""Characters a path segment keeps as they are, as Go's ``url.URL.EscapedPath`` (client-go builds its URLs so)."""
+
+
+def _escape_segment(value: str) -> str:
+    """Percent-escape ``value`` for one path segment: ``?``, ``#``, spaces and control characters can never end
+    the path or splice a query into the request."""
+    return quote(value, safe=_PATH_SAFE)
 
 
 def _require_path_segment(field_name: str, value: str | None, *, allow_empty: bool) -> None:
