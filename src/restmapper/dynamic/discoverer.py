@@ -22,6 +22,7 @@ from restmapper._redact import scrubbing
 from restmapper.cache import GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
+from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._index import (
     KUBERNETES_DYNAMIC,
     Flavour,
@@ -149,7 +150,8 @@ class SelfHealingDiscoverer:
     private and atomic); TTL, 404 eviction and rate-limited miss revalidation instead of a full wipe per miss;
     thread-safe; a group-less ``api_version`` names the core group when the core group serves it (``v1`` never
     matches ``apps/v1``); a kind served by several versions of one group resolves to the preferred version; kinds
-    and names match case-insensitively; a failing group version fails only lookups that need it; two resources
+    and names match case-insensitively; a failing group version fails only lookups that need it (a ``get`` not
+    pinned to one group needs every group: another could make the answer not unique); two resources
     of one version sharing a kind resolve to the one named after the kind; several keyword filters must all
     match (upstream returned the first resource matching any one); unknown keywords raise ``TypeError``.
 
@@ -369,9 +371,10 @@ class SelfHealingDiscoverer:
                 version that could hold it was read (the server said so).
             ResourceNotUniqueError: several groups match.
             TypeError: an unknown keyword.
-            GroupDiscoveryError: a group version that could hold the answer, or that ranks above the one found
-                (core first, then groups in server order), could not be read; or the root documents could not be
-                read. Never a ``ResourceNotFoundError``: code that skips "not installed" kinds must not skip these.
+            GroupDiscoveryError: a group version that could hold the answer, of another group than the one found
+                (it could make the answer not unique, as upstream), or of its group ranking above it, could not
+                be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
+                skips "not installed" kinds must not skip these.
         """
         key, memo = _memo_get(self._get_memo, kwargs)
         if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
@@ -425,15 +428,16 @@ class SelfHealingDiscoverer:
         if len(results) > 1 and isinstance(kind, str) and len({r.group_version for r in results}) == 1:
             results = _by_plural(results, kind, self._flavour)
         if len(results) == 1:
-            self._check_rank(results[0], kwargs)
+            if results[0] is not self._generic_list:
+                check_get(results[0], failures, _asked(kwargs), lambda r: self._check_rank(r, kwargs))
             return results[0], until
         if not results:
             raise _Miss(self._flavour.not_found(f"No matches found for {dict(kwargs)}"), until)
         raise self._flavour.not_unique(f"Multiple matches found for {kwargs}: {results}")
 
     def _check_rank(self, result: Resource, kwargs: dict[str, Any]) -> None:
-        """Refuse ``result`` when an unreadable group version ranks above it (core first, server order)."""
-        if isinstance(result, self._flavour.resource_list) or result is self._generic_list:
+        """Refuse ``result`` (a List as its resource) when an unreadable group version ranks above it."""
+        if result is self._generic_list:
             return
         prefix, group = _wild(kwargs.get("prefix")), _wild(kwargs.get("group"))
         version = _wild(kwargs.get("api_version"))
