@@ -233,15 +233,12 @@ class AnswerEngine:
                 answered = self._preferred_first(q, wanted, deps)
                 if answered is not None:
                     return answered
-            static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
-            try:
-                return self._certain(q, q.compute(static), entries), until
-            except MappingError as exc:
-                if not is_no_match(exc):
-                    raise
-                first = exc
-            if self.cache.revalidate_on_miss(wanted):
-                wanted = q.names(True)
+            first: MappingError | None = None
+            for revalidated in (False, True):  # a miss is asked again once, after revalidating what it read
+                if revalidated:
+                    if not self.cache.revalidate_on_miss(wanted):
+                        break
+                    wanted = q.names(True)
                 static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
                 try:
                     return self._certain(q, q.compute(static), entries), until
@@ -249,6 +246,7 @@ class AnswerEngine:
                     if not is_no_match(exc):
                         raise
                     first = exc
+            assert first is not None  # the first pass always runs
             # A no-match only when the server said so: every group version in scope was read, just now or fresh.
             doubt = self.cache.unconfirmed(wanted)
             if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
