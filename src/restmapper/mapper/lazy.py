@@ -429,6 +429,9 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
+        memo = self._fresh_memo(("resolve", arg, False))  # the warm path of :meth:`_resolve`, one call shorter
+        if memo is not None and memo.error is None and not memo.value.warnings:
+            return memo.value.mappings[0]  # type: ignore[no-any-return]
         try:
             result = self._resolve(arg, expand_categories=False)
         except NoResourceMatchError:
