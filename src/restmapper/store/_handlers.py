@@ -64,7 +64,7 @@ class Dispatcher:
     """
 
     def __init__(self, label: str, *, count: Callable[[str], None], resync: float | None,
-                 resync_snapshot: Callable[[], list[dict[str, Any]] | None], daemon: bool) -> None:
+                 resync_snapshot: Callable[[], tuple[int, list[dict[str, Any]]] | None], daemon: bool) -> None:
         self.handlers: tuple[HandlerHandle, ...] = ()
         self.seq = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -125,13 +125,16 @@ class Dispatcher:
             self._deliver(item)
 
     def _resync_now(self) -> None:
-        # client-go's resync: every handler gets on_update(obj, obj) for every held object.
-        objects = self._resync_snapshot()
-        if objects is None:
+        # client-go's resync: every handler gets on_update(obj, obj) for every held object. It is numbered after
+        # the last change (``seq + 1``, read with the snapshot under the informer's lock): a handler registered
+        # after that change (``since == seq + 1``) gets it too, one registered later still has its own adds.
+        snapshot = self._resync_snapshot()
+        if snapshot is None:
             return
+        seq, objects = snapshot
         self._count("resyncs")
         for obj in objects:
-            self._deliver((self.seq, None, "MODIFIED", obj, obj))
+            self._deliver((seq + 1, None, "MODIFIED", obj, obj))
 
     def _deliver(self, item: Item) -> None:
         seq, target, change_type, old, new = item

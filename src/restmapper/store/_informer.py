@@ -549,9 +549,10 @@ class Informer:
             _log.warning("transform failed on a %s object; it is skipped", self._label, exc_info=True)
             return None
 
-    def _resync_snapshot(self) -> builtins.list[dict[str, Any]] | None:
+    def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
+        """The objects held now and the sequence number of the last change queued, or None when unreadable."""
         with self._cond:
-            return self._store.snapshot() if self._readable else None
+            return (self._dispatcher.seq, self._store.snapshot()) if self._readable else None
 
     # --- ReflectorSink ---------------------------------------------------------------------------------------------
 
