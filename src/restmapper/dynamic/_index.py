@@ -17,7 +17,8 @@ from kubernetes.dynamic.resource import Resource, ResourceList
 from restmapper.cache import GroupEntry
 from restmapper.model import APIResource, APIResourceList, GroupVersion
 
-__all__ = ["KUBERNETES_DYNAMIC", "Flavour", "GroupResources", "VersionResources", "build_group", "generic_list",
+__all__ = ["BASE_RESOURCE", "KUBERNETES_DYNAMIC", "Flavour", "GroupResources", "VersionResources", "build_group",
+           "generic_list",
            "trait_key"]
 
 
@@ -143,13 +144,13 @@ def _build_version(client: Any, resources: APIResourceList, preferred: bool, fla
         lst = flavour.resource_list(client, group=gv.group, api_version=gv.version, base_kind=res.kind)
         # Pre-resolve upstream's lazily looked-up base resource: filters read attributes through it, and a lookup
         # by kind could be ambiguous when two resources share the kind.
-        lst.__dict__["_ResourceList__base_resource"] = obj
+        lst.__dict__[BASE_RESOURCE] = obj
         by_kind.setdefault(lst.kind, []).append(lst)
     by_kind_lower: dict[str, list[Resource]] = {}
     for kind, objs in by_kind.items():
         by_kind_lower.setdefault(kind.lower(), []).extend(objs)
     flat = tuple(o for objs in by_kind.values() for o in objs)
-    return VersionResources(gv, preferred, by_kind, by_kind_lower, _by_trait(flat), flat)
+    return VersionResources(gv, preferred, by_kind, by_kind_lower, _by_trait(flat, flavour), flat)
 
 
 def trait_key(tag: str, value: str) -> str:
@@ -158,13 +159,21 @@ def trait_key(tag: str, value: str) -> str:
     return f"{tag}:{value.lower()}"
 
 
-def _by_trait(flat: tuple[Resource, ...]) -> dict[str, list[Resource]]:
-    """Each object under the traits its attributes hold (a ResourceList's are its resource's: upstream reads them
-    through it), read from the instance as the filters read them (``singular_name`` is upstream's guess when the
-    server sent none)."""
+BASE_RESOURCE = "_ResourceList__base_resource"
+"""Where a ``ResourceList`` built here holds its resource (pre-resolved: upstream looks it up lazily)."""
+
+
+def _by_trait(flat: tuple[Resource, ...], flavour: Flavour) -> dict[str, list[Resource]]:
+    """Each object under the traits its attributes hold, read from the instance as the filters read them
+    (``singular_name`` is upstream's guess when the server sent none). A ``kubernetes.dynamic`` ResourceList's
+    are its resource's (upstream reads them through it); the asyncio libraries' ResourceList has none (reading one
+    through it makes a coroutine, never an attribute), so those are left out."""
     out: dict[str, list[Resource]] = {}
     for obj in flat:
-        attrs = obj.__dict__.get("_ResourceList__base_resource", obj).__dict__
+        base = obj.__dict__.get(BASE_RESOURCE)
+        if base is not None and flavour.snake_case:
+            continue
+        attrs = (obj if base is None else base).__dict__
         keys = {trait_key("n", v) for v in (attrs.get("name"), attrs.get("singular_name")) if isinstance(v, str)}
         for tag, term in (("s", "short_names"), ("c", "categories")):
             values = attrs.get(term)

@@ -17,7 +17,7 @@ from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._groups import ANYWHERE, Memo, Remembered
 from restmapper.mapper.merged import Cell
 
-__all__ = ["MEMO_LIMIT", "Deps", "depend_on_read", "lookup", "memo_key", "remember"]
+__all__ = ["MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "remember"]
 
 MEMO_LIMIT = 1 << 14
 """Answers per memo generation (:class:`~restmapper.mapper._groups.Memo`: no clear-all cliff)."""
@@ -30,23 +30,11 @@ _LIST = object()  # tags a list value in a memo key (a tuple value with the same
 
 def memo_key(kwargs: dict[str, Any]) -> Any:
     """A key of the keywords: themselves when no value is a list (no per-call rebuilding), else lists become
-    tagged tuples (``short_names=["deploy"]`` is memoized too). May be unhashable (then :func:`lookup` says so)."""
+    tagged tuples (``short_names=["deploy"]`` is memoized too). May be unhashable (a memo lookup raises TypeError)."""
     for value in kwargs.values():
         if type(value) is list:
             return tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
     return tuple(kwargs.items())
-
-
-def lookup(mapper: LazyRESTMapper, memo: Memo, key: Any) -> tuple[Any, Remembered | None]:
-    """``(key, the fresh answer memoized for it or None)``; the key is None when unhashable (no memo).
-
-    Raises:
-        DiscoveryError: reloading every group for an answer from any group failed (as the mapper's own lookups).
-    """
-    try:
-        return key, mapper.remembered(memo, key)
-    except TypeError:  # an unhashable filter value
-        return None, None
 
 
 def remember(memo: Memo, key: Any, value: Any, error: BaseException | None, until: float, deps: Deps) -> None:

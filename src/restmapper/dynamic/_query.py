@@ -16,7 +16,7 @@ from typing import Any
 from kubernetes.dynamic.resource import Resource
 
 from restmapper.cache import GroupEntry
-from restmapper.dynamic._index import Flavour, GroupResources, VersionResources, trait_key
+from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources, VersionResources, trait_key
 from restmapper.mapper import unsafe_guess_kind_to_resource
 from restmapper.model import GroupVersion
 
@@ -92,9 +92,22 @@ def parse(kwargs: dict[str, Any]) -> Query:
         unknown = sorted(set(kwargs) - _KEYWORDS)
         raise TypeError(f"resources.search()/get() got unexpected keyword argument(s) {', '.join(unknown)}; "
                         f"accepted: prefix, group, api_version, kind, {', '.join(sorted(FILTER_KEYWORDS))}")
-    get = kwargs.get
-    prefix, group, version, kind = wild(get("prefix")), wild(get("group")), wild(get("api_version")), wild(get("kind"))
-    filters = tuple((k, v) for k, v in kwargs.items() if k in FILTER_KEYWORDS and v is not None)
+    prefix = group = version = kind = None
+    filters: list[tuple[str, Any]] = []
+    for term, value in kwargs.items():  # upstream's wildcards (falsy values, "*") inlined: this runs per question
+        if term in FILTER_KEYWORDS:
+            if value is not None:
+                filters.append((term, value))
+        elif not value or value == "*":
+            continue
+        elif term == "kind":
+            kind = value
+        elif term == "api_version":
+            version = value
+        elif term == "group":
+            group = value
+        else:
+            prefix = value
     if group is None and isinstance(version, str) and "/" in version:
         group, _, version = version.partition("/")
     kind = kind if isinstance(kind, str) else None
@@ -103,12 +116,13 @@ def parse(kwargs: dict[str, Any]) -> Query:
     if filters:
         given = dict(filters)
         for term, tag, narrows in _NARROWING:
-            first = _first(given.get(term))
-            if first is not None:
-                key = key or trait_key(tag, first)
-                if not trait:
-                    trait[narrows] = first
-    return Query(kwargs, prefix, group, version, kind.lower() if kind else None, filters, trait,
+            if term in given:
+                first = _first(given[term])
+                if first is not None:
+                    key = key or trait_key(tag, first)
+                    if not trait:
+                        trait[narrows] = first
+    return Query(kwargs, prefix, group, version, kind.lower() if kind else None, tuple(filters), trait,
                  None if kind else key)
 
 
@@ -137,13 +151,15 @@ def matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
 
 
 def _match(vr: VersionResources, q: Query) -> Iterable[Resource]:
+    filters = q.filters
     if q.kind is not None:
         candidates: Iterable[Resource] = vr.by_kind_lower.get(q.kind, ())
     elif q.key is not None:
-        candidates = vr.by_trait.get(q.key, ())
+        # Only objects whose filter attributes are their own or their resource's (see ``_index._by_trait``): a
+        # ResourceList is matched on its resource directly, as reading them through it would.
+        return [o for o in vr.by_trait.get(q.key, ()) if matches(o.__dict__.get(BASE_RESOURCE, o), filters)]
     else:
         candidates = vr.all
-    filters = q.filters
     return candidates if not filters else [o for o in candidates if matches(o, filters)]
 
 
@@ -154,7 +170,7 @@ def collect(entries: list[tuple[GroupEntry, GroupResources]], q: Query, generic_
     results: list[Resource] = []
     failures: dict[GroupVersion, BaseException] = {}
     for entry, res in entries:
-        name = entry.name
+        name = res.name
         if not ((prefix == "api" and name) or (prefix == "apis" and not name) or (group is not None and name != group)):
             if entry.failed:
                 failures.update((gv, e) for gv, e in entry.failed.items() if version in (None, gv.version))
@@ -176,7 +192,7 @@ def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Res
     """Of resources sharing a kind, the one whose names are the kind's (``templates`` over ``processedtemplates``)."""
     if all(isinstance(r, flavour.resource_list) for r in results) and kind.lower().endswith("list"):
         # Pre-resolved when built (``base_resource()`` is a coroutine in the asyncio libraries).
-        bases = [r.__dict__["_ResourceList__base_resource"] for r in results]
+        bases = [r.__dict__[BASE_RESOURCE] for r in results]
         chosen = _by_plural(bases, kind[:-4], flavour)
         return [r for r, b in zip(results, bases, strict=True) if b in chosen]
     plural, singular = unsafe_guess_kind_to_resource(kind)

@@ -26,7 +26,7 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
-from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, lookup, memo_key, remember
+from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, memo_key, remember
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
@@ -45,6 +45,13 @@ log = logging.getLogger("restmapper.dynamic")
 _Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tuple[GroupEntry, GroupResources]]]
 """What a lookup found: the matches, until when (clock seconds), the unreadable group versions in scope, and the
 groups read (with their Resource objects)."""
+
+
+def _any_failed(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
+    for entry, _ in entries:  # noqa: SIM110 (a loop: any() over a generator costs a frame per item)
+        if entry.failed:
+            return True
+    return False
 
 
 class _Miss(Exception):
@@ -108,6 +115,7 @@ class SelfHealingDiscoverer:
         self.mapper = LazyRESTMapper(DiscoveryClient(self._transport), ttl=ttl,
                                      miss_refresh_interval=miss_refresh_interval, max_stale=max_stale, clock=clock)
         self.cache = self.mapper.cache
+        self._remembered = self.mapper.remembered
         self._clock = self.cache.clock
         self._lock = threading.Lock()  # guards _groups, _seen, _version, _written_generation
         self._groups: dict[str, GroupResources] = {}
@@ -251,7 +259,11 @@ class SelfHealingDiscoverer:
                 core only, read or not); or an unreadable group version ranking above the first result
                 (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
-        key, memo = lookup(self.mapper, self._search_memo, memo_key(kwargs))
+        key = memo_key(kwargs)
+        try:
+            memo = self._remembered(self._search_memo, key)
+        except TypeError:  # an unhashable filter value: no memo
+            key = memo = None
         if memo is not None:
             return SearchResults(memo.value)
         q = parse(kwargs)
@@ -289,7 +301,11 @@ class SelfHealingDiscoverer:
                 be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
-        key, memo = lookup(self.mapper, self._get_memo, memo_key(kwargs))
+        key = memo_key(kwargs)
+        try:
+            memo = self._remembered(self._get_memo, key)
+        except TypeError:  # an unhashable filter value: no memo
+            key = memo = None
         if memo is not None:
             if memo.error is not None:
                 raise memo.error.with_traceback(None)
@@ -324,7 +340,7 @@ class SelfHealingDiscoverer:
         results = choose(found, q, self._flavour, self._version_rank)
         if len(results) == 1:
             result = results[0]
-            if result is not self._generic_list and (failures or any(e.failed for e, _ in entries)):
+            if result is not self._generic_list and (failures or _any_failed(entries)):
                 check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
             return result, until
         if not results:
