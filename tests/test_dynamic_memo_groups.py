@@ -7,6 +7,7 @@ depends on every group's health (a group that became unreadable refuses it, DESI
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from dynamic_helpers import crd
 from kubernetes import client as kclient
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from test_dynamic_async import LIBRARIES, Lib
 
 from restmapper import GroupDiscoveryError
 from restmapper.dynamic import SelfHealingDiscoverer
@@ -140,3 +142,28 @@ def test_an_answer_from_any_group_is_refused_once_another_group_is_unreadable(mo
     with pytest.warns(Warning):  # a partial answer, with B's version as failed
         partial = resources.search(kind="Alpha")
     assert [r.kind for r in partial] == ["Alpha"] and GroupVersion(B, "v1") in partial.failed
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+def test_the_asyncio_drop_ins_keep_answers_about_a_across_a_refresh_of_b(library: str) -> None:
+    lib = Lib(library)
+    cluster = _cluster("aggregated")
+
+    async def main() -> None:
+        async with lib.api_client("https://kube.restmapper.test") as api:
+            client = await lib.dynamic.DynamicClient(api, discoverer=lambda c, f: lib.discoverer(
+                c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=ManualClock()))
+            resources = client.resources
+            assert (await resources.get(kind="Beta")).name == "betas"
+            alpha = await resources.get(kind="Alpha")
+            found = [r.name for r in await resources.search(kind="Alpha")]
+            computed = _count_computations(resources.sync)
+            cluster.update_crd(crd(B, "Beta", short_names=("bee",)))
+            resources.mapper.invalidate_group(B)
+            assert await resources.get(kind="Alpha") is alpha
+            assert [r.name for r in await resources.search(kind="Alpha")] == found
+            assert computed[0] == 0, "refreshing group B invalidated an answer that only read group A"
+            assert (await resources.get(kind="Beta")).short_names == ["bee"]
+            assert computed[0] == 1
+
+    asyncio.run(main())
