@@ -9,7 +9,7 @@ again after an invalidation; a group turning unreadable moves the troubled cell)
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from restmapper.cache import GroupEntry
@@ -17,7 +17,7 @@ from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._groups import ANYWHERE, Memo, Remembered
 from restmapper.mapper.merged import Cell
 
-__all__ = ["MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "remember"]
+__all__ = ["MEMO_LIMIT", "Deps", "depend_on_read", "recall", "remember"]
 
 MEMO_LIMIT = 1 << 14
 """Answers per memo generation (:class:`~restmapper.mapper._groups.Memo`: no clear-all cliff)."""
@@ -28,13 +28,28 @@ Deps = list[tuple[Cell, int]]
 _LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
 
 
-def memo_key(kwargs: dict[str, Any]) -> Any:
-    """A key of the keywords: themselves when no value is a list (no per-call rebuilding), else lists become
-    tagged tuples (``short_names=["deploy"]`` is memoized too). May be unhashable (a memo lookup raises TypeError)."""
+def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwargs: dict[str, Any]
+           ) -> tuple[Any, Remembered | None]:
+    """``(key, the fresh answer ``memo`` holds for the keywords or None)`` (``remembered``: the mapper's check,
+    :meth:`~restmapper.mapper.LazyRESTMapper.remembered`); the key is None for an unhashable value (no memo).
+
+    The key is the keywords themselves when no value is a list (no per-call rebuilding), else lists become tagged
+    tuples (``short_names=["deploy"]`` is memoized too).
+
+    Raises:
+        DiscoveryError: reloading every group for an answer from any group failed (as the mapper's lookups).
+    """
+    key: Any
     for value in kwargs.values():
         if type(value) is list:
-            return tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
-    return tuple(kwargs.items())
+            key = tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
+            break
+    else:
+        key = tuple(kwargs.items())
+    try:
+        return key, remembered(memo, key)
+    except TypeError:  # an unhashable filter value
+        return None, None
 
 
 def remember(memo: Memo, key: Any, value: Any, error: BaseException | None, until: float, deps: Deps) -> None:

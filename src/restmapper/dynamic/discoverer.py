@@ -26,7 +26,7 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
-from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, memo_key, remember
+from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, recall, remember
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
@@ -259,11 +259,7 @@ class SelfHealingDiscoverer:
                 core only, read or not); or an unreadable group version ranking above the first result
                 (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
-        key = memo_key(kwargs)
-        try:
-            memo = self._remembered(self._search_memo, key)
-        except TypeError:  # an unhashable filter value: no memo
-            key = memo = None
+        key, memo = recall(self._remembered, self._search_memo, kwargs)
         if memo is not None:
             return SearchResults(memo.value)
         q = parse(kwargs)
@@ -301,11 +297,7 @@ class SelfHealingDiscoverer:
                 be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
-        key = memo_key(kwargs)
-        try:
-            memo = self._remembered(self._get_memo, key)
-        except TypeError:  # an unhashable filter value: no memo
-            key = memo = None
+        key, memo = recall(self._remembered, self._get_memo, kwargs)
         if memo is not None:
             if memo.error is not None:
                 raise memo.error.with_traceback(None)
