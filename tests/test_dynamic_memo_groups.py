@@ -167,3 +167,25 @@ def test_the_asyncio_drop_ins_keep_answers_about_a_across_a_refresh_of_b(library
             assert computed[0] == 1
 
     asyncio.run(main())
+
+
+def test_an_answer_read_before_its_group_changed_is_not_memoized_as_current() -> None:
+    cluster = _cluster("legacy")
+    resources = _discoverer(cluster)
+    groups = resources.cache.groups
+    raced = [False]
+
+    def racing(names: Any = None, versions: Any = None) -> Any:
+        view = groups(names, versions)
+        if names is not None and A in names and not raced[0]:
+            raced[0] = True  # A changes after this read, before the lookup records what it read
+            cluster.update_crd(crd(A, "Alpha", short_names=("al2",)))
+            resources.mapper.invalidate_group(A)
+            groups({A})
+        return view
+
+    resources.cache.groups = racing  # type: ignore[method-assign]
+    pinned = {"api_version": f"{A}/v1", "kind": "Alpha"}
+    assert resources.get(**pinned).short_names == ["al"]  # what was read: the server's answer a moment ago
+    assert raced[0]
+    assert resources.get(**pinned).short_names == ["al2"], "the answer read before the change was memoized"

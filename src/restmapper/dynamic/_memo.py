@@ -52,11 +52,18 @@ def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwa
         return None, None
 
 
-def remember(memo: Memo, key: Any, value: Any, error: BaseException | None, until: float, deps: Deps) -> None:
-    """Memoize an answer (``value`` or ``error``) valid until clock reading ``until`` while ``deps`` hold."""
+def remember(memo: Memo, key: Any, value: Any, error: BaseException | None, until: float, deps: Deps,
+             epoch: int) -> None:
+    """Memoize an answer (``value`` or ``error``) valid until clock reading ``until`` while ``deps`` hold.
+
+    ``epoch``: :attr:`Cell.epoch <restmapper.mapper.merged.Cell.epoch>` read before the answer read any cell (a
+    hit skips checking the cells while the epoch has not moved since).
+    """
     read = dict.fromkeys(deps)
     anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
-    memo.put(key, Remembered(value, error, until, tuple(read), anywhere))
+    if (_MOVED, -1) in read:
+        epoch = -1  # out of date already, though no cell may have moved: the first hit checks (and fails)
+    memo.put(key, Remembered(value, error, until, tuple(read), anywhere, epoch))
 
 
 _MOVED = Cell()

@@ -34,6 +34,7 @@ from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import Memo
+from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
@@ -262,6 +263,7 @@ class SelfHealingDiscoverer:
         key, memo = recall(self._remembered, self._search_memo, kwargs)
         if memo is not None:
             return SearchResults(memo.value)
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         q = parse(kwargs)
         deps: Deps = []
         try:
@@ -272,7 +274,7 @@ class SelfHealingDiscoverer:
         except GroupDiscoveryError as exc:
             raise with_question(exc, q.asked("search")) from exc
         if key is not None:
-            remember(self._search_memo, key, results, None, until, deps)
+            remember(self._search_memo, key, results, None, until, deps, epoch)
         return SearchResults(results)
 
     def get(self, **kwargs: Any) -> Resource:
@@ -302,6 +304,7 @@ class SelfHealingDiscoverer:
             if memo.error is not None:
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         q = parse(kwargs)
         deps: Deps = []
         value: Any = None
@@ -317,7 +320,7 @@ class SelfHealingDiscoverer:
                 raise
             raise with_question(exc, q.asked()) from exc
         if key is not None:
-            remember(self._get_memo, key, value, error, until, deps)
+            remember(self._get_memo, key, value, error, until, deps, epoch)
         if error is not None:
             raise error.with_traceback(None)
         return value  # type: ignore[no-any-return]
