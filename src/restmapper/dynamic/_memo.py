@@ -31,7 +31,7 @@ _LIST = object()  # tags a list value in a memo key (a tuple value with the same
 def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwargs: dict[str, Any]
            ) -> tuple[Any, Remembered | None]:
     """``(key, the fresh answer ``memo`` holds for the keywords or None)`` (``remembered``: the mapper's check,
-    :meth:`~restmapper.mapper.LazyRESTMapper.remembered`); the key is None for an unhashable value (no memo).
+    ``LazyRESTMapper._fresh_in``); the key is None for an unhashable value (no memo).
 
     The key is the keywords themselves when no value is a list (no per-call rebuilding), else lists become tagged
     tuples (``short_names=["deploy"]`` is memoized too).
@@ -77,7 +77,7 @@ def depend_on_read(mapper: LazyRESTMapper, names: Collection[str] | None, read: 
     The cells are recorded after the read (a read that loads a group moves its cell), so an entry that changed in
     between would go unnoticed: then the answer is recorded as already out of date (computed again next time).
     """
-    mapper.depend_on(names, deps)
+    mapper._depend_on(names, deps)
     cache = mapper.cache
     for entry in read:
         current = cache.entry(entry.name)

@@ -116,7 +116,7 @@ class SelfHealingDiscoverer:
         self.mapper = LazyRESTMapper(DiscoveryClient(self._transport), ttl=ttl,
                                      miss_refresh_interval=miss_refresh_interval, max_stale=max_stale, clock=clock)
         self.cache = self.mapper.cache
-        self._remembered = self.mapper.remembered
+        self._remembered = self.mapper._fresh_in
         self._clock = self.cache.clock
         self._lock = threading.Lock()  # guards _groups, _seen, _version, _written_generation
         self._groups: dict[str, GroupResources] = {}

@@ -328,20 +328,21 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         every listed one is loaded, complete (no version unread), healthy (none failed or stale) and fresh; else
         None (ask the cache). Never does I/O: for layers that answer from entries (the dynamic drop-in).
         Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them. The cells of
-        ``names`` are recorded in ``deps`` when given (see :meth:`remembered`).
+        ``names`` are recorded in ``deps`` when given (see :meth:`_fresh_in`).
         """
         if self.cache.generation != self._groups.generation:
             self._groups.catch_up()
         return self._groups.ready_entries(names, self._clock(), deps)
 
-    # --- hooks for layers that memoize their own answers over this mapper's cells (the dynamic drop-in) --------
+    # --- hooks for a layer that memoizes its own answers over this mapper's cells (the dynamic drop-in; not
+    # public API: AsyncRESTMapper does not mirror them) ------------------------------------------------------
 
-    def depend_on(self, names: Collection[str] | None, deps: list[tuple[Cell, int]]) -> None:
+    def _depend_on(self, names: Collection[str] | None, deps: list[tuple[Cell, int]]) -> None:
         """Record in ``deps`` the cells, as they are now, of an answer that read the groups ``names`` (None: every
         group, with the listing; the answer then may come from any group). No I/O."""
         self._groups.depend(names, deps)
 
-    def remembered(self, memo: Memo, key: Any) -> Remembered | None:
+    def _fresh_in(self, memo: Memo, key: Any) -> Remembered | None:
         """The answer ``memo`` holds for ``key`` while none of the cells it read moved (as this mapper's own memo:
         one that may come from any group is checked after every group is loaded again, which may fetch), or None.
 
