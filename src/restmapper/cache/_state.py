@@ -48,6 +48,9 @@ class CacheState:
         self._lock = threading.Lock()
         self._roots: dict[str, RootSlot | None] = {doc.path: None for doc in ROOTS}
         self._entries = EntryTable()
+        # Entries dropped by an invalidation: the earlier answer a legacy load may still serve after a transient
+        # failure (an aggregated root restores its groups itself, see _restore_evicted_locked).
+        self._evicted: dict[str, GroupEntry] = {}
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -147,6 +150,7 @@ class CacheState:
         for g in root.groups:
             parts = aggregated_parts(root, g, root.stale)
             self._put_locked(parts, now)
+            self._evicted.pop(g.name, None)
             if parts.failed:
                 self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
             else:
@@ -168,6 +172,21 @@ class CacheState:
                 # Gone, or new versions appeared: reload lazily.
                 self._entries.drop(name)
                 self.generation += 1
+
+    def _evict_locked(self, name: str | None) -> int:
+        """Drop the entry of group ``name`` (None: every entry), keeping it as an earlier answer; returns how many."""
+        if name is None:
+            self._evicted.update(self._entries.items())
+            return self._entries.clear()
+        dropped = self._entries.drop(name)
+        if dropped is None:
+            return 0
+        self._evicted[name] = dropped
+        return 1
+
+    def _earlier_locked(self, name: str) -> GroupEntry | None:
+        """The entry of group ``name``, or the one an invalidation dropped: what a transient failure may serve."""
+        return self._entries.get(name) or self._evicted.get(name)
 
     def _put_locked(self, parts: EntryParts, now: float) -> None:
         """Install a group's entry; a new generation only when its content changed."""

@@ -122,6 +122,7 @@ class RootSlot:
     root: RootDiscovery
     fetched_at: float
     expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
+    listing: bool = False  # a group listing asked for by choice: the server may serve every resource in one document
     _by_name: dict[str, tuple[int, APIGroup]] | None = field(default=None, repr=False, compare=False)
 
     def group_index(self) -> dict[str, tuple[int, APIGroup]]:
