@@ -126,7 +126,11 @@ class DiscoveryCache(CacheState):
         """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.
 
         Args:
-            names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``.
+            names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``. One named group (with or
+                without core) is looked up from the group listing when ``/apis`` is not cached yet: ``/apis`` as a
+                legacy ``APIGroupList`` and that group's versions as legacy documents (2 small requests instead of
+                every resource of every group); any other ``names``, or one once more than 8 groups are loaded,
+                reads the aggregated ``/apis`` (when served) and keeps it.
             versions: None to load every version of each group; else only these versions are needed, and ``()``
                 means the preferred version. With legacy discovery only the needed versions are fetched (the
                 others stay ``unread`` in the entry); aggregated entries always hold every version.
@@ -568,7 +572,7 @@ class DiscoveryCache(CacheState):
             stamp = now if epoch == self._invalidations else -_INF
             for g in groups:
                 kept = have.get(g.name)
-                parts = legacy_parts(g, ok, failed, kept, self._earlier_locked(g.name), now, self.timing)
+                parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
                 for gv, err in parts.stale.items():
                     self._serve_stale_locked(g.name, gv, err)
                     self._schedule_retry_locked(g.name, err, now, fetch)
@@ -579,7 +583,6 @@ class DiscoveryCache(CacheState):
                     self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now, fetch)
                 elif not parts.stale:
                     self._succeeded_locked(g.name)
-                    self._evicted.pop(g.name, None)
 
     # --- miss revalidation ---------------------------------------------------------------------------------------
 

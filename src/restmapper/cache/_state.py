@@ -48,8 +48,8 @@ class CacheState:
         self._lock = threading.Lock()
         self._roots: dict[str, RootSlot | None] = {doc.path: None for doc in ROOTS}
         self._entries = EntryTable()
-        # Entries dropped by an invalidation: the earlier answer a legacy load may still serve after a transient
-        # failure (an aggregated root restores its groups itself, see _restore_evicted_locked).
+        # Entries dropped by an invalidation, until their group is installed again: what a legacy root document
+        # served stale restores (an aggregated one restores its groups from itself), see _restore_evicted_locked.
         self._evicted: dict[str, GroupEntry] = {}
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
@@ -132,7 +132,8 @@ class CacheState:
     # --- installing answers --------------------------------------------------------------------------------------
 
     def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc) -> None:
-        """Serving a stale aggregated root: bring back groups evicted since it was fetched.
+        """Serving a stale root document: bring back groups evicted since it was fetched (from an aggregated
+        document itself; from their dropped entries when it is a group listing).
 
         Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
         unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
@@ -140,6 +141,11 @@ class CacheState:
         """
         root = slot.root
         if root.resources is None:
+            listed = slot.group_index()
+            for name, old in list(self._evicted.items()):
+                if name not in self._entries and doc.lists(name) and name in listed:
+                    parts = EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread)
+                    self._put_locked(parts, old.fetched_at)
             return
         for g in root.groups:
             if g.name not in self._entries and doc.lists(g.name):
@@ -150,7 +156,6 @@ class CacheState:
         for g in root.groups:
             parts = aggregated_parts(root, g, root.stale)
             self._put_locked(parts, now)
-            self._evicted.pop(g.name, None)
             if parts.failed:
                 self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
             else:
@@ -184,10 +189,6 @@ class CacheState:
         self._evicted[name] = dropped
         return 1
 
-    def _earlier_locked(self, name: str) -> GroupEntry | None:
-        """The entry of group ``name``, or the one an invalidation dropped: what a transient failure may serve."""
-        return self._entries.get(name) or self._evicted.get(name)
-
     def _put_locked(self, parts: EntryParts, now: float) -> None:
         """Install a group's entry; a new generation only when its content changed."""
         group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
@@ -199,5 +200,6 @@ class CacheState:
             self.generation += 1
             entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread)
         self._entries.set(entry)
+        self._evicted.pop(group.name, None)
         self.lookup.mark(entry)
 
