@@ -10,6 +10,7 @@ Every test talks HTTP to a FakeCluster through ``responses``; time is an injecte
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -213,3 +214,31 @@ def test_a_group_evicted_during_an_outage_is_served_from_its_earlier_entry(clust
     assert mapper.stats.stale_served >= 1
     with pytest.raises(GroupDiscoveryError):  # never read: nothing earlier to serve, and never a no-match
         mapper.rest_mapping(GroupKind("g8.example.com", "Widget8"), "v1")
+
+
+def test_a_listing_landing_after_the_whole_document_does_not_replace_it() -> None:
+    """A one-group lookup's listing fetch races a lookup that read the aggregated /apis: the cache keeps the latter."""
+    entered, release = threading.Event(), threading.Event()
+
+    def blocking_sleep(_seconds: float) -> None:
+        entered.set()
+        assert release.wait(30)
+
+    cluster = FakeCluster.embedded(sleep=blocking_sleep)
+    for i in range(GROUPS):
+        cluster.add_crd(crd_manifest(f"g{i}.example.com", f"Widget{i}", versions=("v2", "v1")))
+    with cluster.mock():
+        mapper = mapper_for(cluster)
+        cluster.inject("/apis", latency=1.0, times=1)  # holds the first /apis request: the listing
+        scoped: list[str] = []
+        thread = threading.Thread(target=lambda: scoped.append(mapper.rest_mapping(WIDGET, "v1").resource.version))
+        thread.start()
+        assert entered.wait(30)
+        assert mapper.resource_for(GroupVersionResource("", "", "widget12s")).group == "g12.example.com"
+        release.set()
+        thread.join(30)
+        assert scoped == ["v1"]
+        cluster.clear_requests()
+        assert mapper.resource_for(GroupVersionResource("", "", "widget13s")).group == "g13.example.com"
+        assert mapper.rest_mapping(GroupKind("g14.example.com", "Widget14"), "v1").resource.version == "v1"
+        assert cluster.requests == []

@@ -465,6 +465,9 @@ class DiscoveryCache(CacheState):
             if root.not_modified:
                 self._stats.not_modified += 1
             self._succeeded_locked(path)
+            held = self._roots[path]
+            if listing and held is not None and held.root.resources is not None and not held.expired:
+                return held  # a lookup over every group read the whole document meanwhile: keep it
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
             slot = RootSlot(root, now, expired=epoch != self._invalidations, listing=listing)
             self.lookup.mark(slot)
