@@ -281,6 +281,18 @@ class IndexedGroups:
         self._depend_locked(names, deps)
         return [index for _, index in held], until
 
+    def ready_one(self, name: str, now: float) -> tuple[GroupIndex, float, Cell, int] | None:
+        """As :meth:`ready` for the one group ``name``: its index, until when it holds, and the cell an answer
+        over it reads with the version seen (its only dependency); None when the group is not ready."""
+        with self._lock:
+            if self.cache.generation != self.generation:
+                return None
+            one = self._ready.get(name)
+            if one is None or one[1] <= now:
+                return None
+            cell = self.index.cell(name)  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
+            return one[0], one[1], cell, cell.version
+
     def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
         """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
         :meth:`DiscoveryCache.groups` does), or None."""

@@ -297,6 +297,9 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                     return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
+        found = self._direct_mapping(key, group_kind, versions)
+        if found is not None:
+            return found
         return self._answer(key, lambda: Question(
             lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),

@@ -1,0 +1,115 @@
+"""First-time questions over ready groups are answered straight from the indexes, with the full path's answers.
+
+The direct paths (:meth:`AnswerEngine._direct_mapping` and friends) skip building a question and a
+:class:`StaticRESTMapper`; they may answer only matches from ready groups (DESIGN 5.10), and every answer must
+equal the one a :class:`StaticRESTMapper` over the whole snapshot gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from restmapper import GroupKind, GroupVersionResource, RestMapperError
+from restmapper.discovery import DiscoveryClient
+from restmapper.mapper import GroupIndex, LazyRESTMapper, StaticRESTMapper
+from restmapper.testing import FakeCluster, ManualClock
+from restmapper.transport import RequestsTransport, RetryPolicy
+
+_SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+
+
+def _crd(group: str, kind: str, versions: tuple[str, ...], short: str) -> dict[str, Any]:
+    plural = kind.lower() + "s"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List",
+                               "shortNames": [short], "categories": ["all", "things"]},
+                     "versions": [{"name": v, "served": True, "storage": i == 0, "schema": _SCHEMA}
+                                  for i, v in enumerate(versions)]}}
+
+
+def _cluster(mode: str) -> FakeCluster:
+    cluster = FakeCluster(builtin=True, mode=mode)
+    cluster.add_crd(_crd("a.example.com", "Alpha", ("v1beta1", "v1", "v2alpha1"), "al"))
+    cluster.add_crd(_crd("a.example.com", "Beta", ("v1",), "be"))
+    cluster.add_crd(_crd("b.example.com", "Alpha", ("v1",), "al"))  # the same kind and short name, later group
+    cluster.add_crd(_crd("b.example.com", "Pod", ("v1",), "po"))  # a core kind and short name again
+    return cluster
+
+
+def _mapper(cluster: FakeCluster) -> LazyRESTMapper:
+    transport = RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))
+    return LazyRESTMapper(DiscoveryClient(transport), clock=ManualClock())
+
+
+def _static(cluster: FakeCluster) -> StaticRESTMapper:
+    groups, resources = DiscoveryClient(RequestsTransport(cluster.base_url)).server_groups_and_resources()
+    return StaticRESTMapper(GroupIndex(g, resources) for g in groups)
+
+
+def _outcome(ask: Any, *args: Any) -> Any:
+    try:
+        return ask(*args)
+    except RestMapperError as exc:
+        return type(exc).__name__
+
+
+KIND_QUESTIONS: list[tuple[GroupKind, tuple[str, ...]]] = [
+    (GroupKind(group, kind), versions)
+    for group, kind in [("a.example.com", "Alpha"), ("a.example.com", "alpha"), ("a.example.com", "Beta"),
+                        ("b.example.com", "Alpha"), ("b.example.com", "Pod"), ("", "Pod"), ("", "pod"),
+                        ("apps", "Deployment"), ("a.example.com", "Gamma"), ("nowhere.example.com", "Alpha")]
+    for versions in [(), ("v1",), ("v2alpha1",), ("v1beta1", "v1"), ("v9", "v1"), ("",), ("__internal",), ("v9",)]
+]
+
+
+def _counting_full_path(mapper: LazyRESTMapper) -> list[int]:
+    computed = [0]
+    compute = mapper._compute
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        computed[0] += 1
+        return compute(*args, **kwargs)
+
+    mapper._compute = counting  # type: ignore[method-assign]
+    return computed
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_rest_mapping_over_ready_groups_skips_the_full_path_and_answers_as_the_static_mapper(mode: str) -> None:
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")  # every group loaded, complete and fresh: ready
+        static = _static(cluster)
+        computed = _counting_full_path(mapper)
+        for gk, versions in KIND_QUESTIONS:
+            assert _outcome(mapper.rest_mapping, gk, *versions) == _outcome(
+                static.rest_mapping, gk, *versions), (gk, versions)
+        matches = sum(1 for gk, versions in KIND_QUESTIONS
+                      if not isinstance(_outcome(static.rest_mapping, gk, *versions), str))
+        # Only the questions without a match (or about a group the server does not list) take the full path.
+        assert computed[0] == len(KIND_QUESTIONS) - matches
+        computed[0] = 0
+        for gk, versions in KIND_QUESTIONS:  # asked again: every answer is memoized
+            _outcome(mapper.rest_mapping, gk, *versions)
+        assert computed[0] == 0
+
+
+def test_the_refreshed_groups_first_question_is_answered_from_its_new_index() -> None:
+    cluster = _cluster("aggregated")
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")
+        assert mapper.rest_mapping(GroupKind("a.example.com", "Alpha")).resource.version == "v1"
+        computed = _counting_full_path(mapper)
+        cluster.add_crd(_crd("a.example.com", "Alpha", ("v2", "v1beta1", "v1", "v2alpha1"), "al"))
+        mapper.invalidate_group("a.example.com")
+        # Loads the group again.
+        assert mapper.kind_for(GroupVersionResource("a.example.com", "v1", "betas")).kind == "Beta"
+        assert computed[0] == 1
+        assert mapper.rest_mapping(GroupKind("a.example.com", "Alpha")).resource.version == "v2"
+        assert computed[0] == 1, "the refreshed group is ready: its first question needs no full path"
