@@ -113,3 +113,35 @@ def test_the_refreshed_groups_first_question_is_answered_from_its_new_index() ->
         assert computed[0] == 1
         assert mapper.rest_mapping(GroupKind("a.example.com", "Alpha")).resource.version == "v2"
         assert computed[0] == 1, "the refreshed group is ready: its first question needs no full path"
+
+
+RESOURCE_QUESTIONS: list[GroupVersionResource] = [
+    GroupVersionResource(group, version, name)
+    for group in ["a.example.com", "b.example.com", "apps", "a.example", "nowhere.example.com"]
+    for version in ["", "v1", "v1beta1", "v2alpha1", "v9", "__internal"]
+    for name in ["alphas", "alpha", "Alphas", "ALPHA", "betas", "pods", "deployments", "al", ""]
+]
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_resources_of_named_ready_groups_skip_the_full_path_and_answer_as_the_static_mapper(mode: str) -> None:
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")
+        static = _static(cluster)
+        computed = _counting_full_path(mapper)
+        full = 0
+        for method in ("resource_for", "kind_for"):
+            for gvr in RESOURCE_QUESTIONS:
+                expected = _outcome(getattr(static, method), gvr)
+                assert _outcome(getattr(mapper, method), gvr) == expected, (method, gvr)
+                # A match in a named, listed group is answered directly, unless the version is __internal.
+                full += isinstance(expected, str) or gvr.version == "__internal" or gvr.group == "a.example"
+        assert computed[0] == full
+        computed[0] = 0
+        for method in ("resource_for", "kind_for"):
+            for gvr in RESOURCE_QUESTIONS:  # asked again: every answer is memoized (an empty name is refused)
+                if gvr.resource:
+                    _outcome(getattr(mapper, method), gvr)
+        assert computed[0] == 0

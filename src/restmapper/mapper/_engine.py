@@ -111,11 +111,13 @@ class AnswerEngine:
             return memo
         return None
 
-    def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]]) -> T:
+    def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]],
+                direct: Callable[[], T | None] | None = None) -> T:
         """The answer to the question ``key`` names: memoized while fresh, else computed from ``question()``.
 
         ``key`` is a tuple of strings (hashing model objects costs a Python call each); ``question`` builds the
-        question only when it has to be computed.
+        question only when it has to be computed; ``direct``, when given, is tried first: a match straight from
+        the indexes of ready groups (memoized by it), or None.
         """
         memo = self._fresh_memo(key)
         if memo is not None:
@@ -124,6 +126,10 @@ class AnswerEngine:
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
+        if direct is not None:
+            found = direct()
+            if found is not None:
+                return found
         q = question()
         deps: list[tuple[Cell, int]] = []
         value: Any = None
@@ -176,6 +182,27 @@ class AnswerEngine:
         found = index.kind_mapping(group_kind.kind, required_versions(*versions) if versions else ())
         if found is not None:
             self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
+        return found
+
+    def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,
+                         pick: Callable[[RESTMapping], T]) -> T | None:
+        """``pick`` of the mapping a resource of a named, listed, ready group selects (``resource_for``,
+        ``kind_for``), memoized under ``key``; None otherwise (no group, a group matched by prefix, no unique
+        match, a group not ready: the full path answers). The answer :meth:`_direct` gives, without building a
+        question or a mapper."""
+        groups = self._groups
+        group = resource.group
+        if not group or resource.version == "__internal" or not groups.index.listed(group):
+            return None
+        ready = groups.ready_one(group, self._clock())
+        if ready is None:
+            return None
+        index, until, cell, version = ready
+        hit = index.resource_hit(resource.resource.lower(), resource.version)
+        if hit is None:
+            return None
+        found = pick(hit[0].mapping(hit[1]))
+        self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
         return found
 
     def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:

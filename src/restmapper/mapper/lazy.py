@@ -63,6 +63,14 @@ _MEMO_LIMIT = 1 << 15
 _MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
 
 
+def _gvk(mapping: RESTMapping) -> GroupVersionKind:
+    return mapping.group_version_kind
+
+
+def _gvr(mapping: RESTMapping) -> GroupVersionResource:
+    return mapping.resource
+
+
 class LazyRESTMapper(AnswerEngine, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
@@ -210,12 +218,13 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
-        return self._answer(gvr_key("kind_for", resource), lambda: Question(
+        key = gvr_key("kind_for", resource)
+        return self._answer(key, lambda: Question(
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvk))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -239,12 +248,13 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
-        return self._answer(gvr_key("resource_for", resource), lambda: Question(
+        key = gvr_key("resource_for", resource)
+        return self._answer(key, lambda: Question(
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvr))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
