@@ -7,13 +7,15 @@ equal the one a :class:`StaticRESTMapper` over the whole snapshot gives.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
 
 from restmapper import GroupKind, GroupVersionResource, RestMapperError
 from restmapper.discovery import DiscoveryClient
-from restmapper.mapper import GroupIndex, LazyRESTMapper, StaticRESTMapper
+from restmapper.mapper import GroupIndex, LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
+from restmapper.mapper.resolve import resolve
 from restmapper.testing import FakeCluster, ManualClock
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -37,6 +39,7 @@ def _cluster(mode: str) -> FakeCluster:
     cluster.add_crd(_crd("a.example.com", "Beta", ("v1",), "be"))
     cluster.add_crd(_crd("b.example.com", "Alpha", ("v1",), "al"))  # the same kind and short name, later group
     cluster.add_crd(_crd("b.example.com", "Pod", ("v1",), "po"))  # a core kind and short name again
+    cluster.add_crd(_crd("b.example.com", "Cm", ("v1",), "bcm"))  # a real name "cm": beats core's short name
     return cluster
 
 
@@ -50,9 +53,9 @@ def _static(cluster: FakeCluster) -> StaticRESTMapper:
     return StaticRESTMapper(GroupIndex(g, resources) for g in groups)
 
 
-def _outcome(ask: Any, *args: Any) -> Any:
+def _outcome(ask: Any, *args: Any, **kwargs: Any) -> Any:
     try:
-        return ask(*args)
+        return ask(*args, **kwargs)
     except RestMapperError as exc:
         return type(exc).__name__
 
@@ -145,3 +148,40 @@ def test_resources_of_named_ready_groups_skip_the_full_path_and_answer_as_the_st
                 if gvr.resource:
                     _outcome(getattr(mapper, method), gvr)
         assert computed[0] == 0
+
+
+PLAIN_ARGS = ["al", "Alpha", "alpha", "alphas", "ALPHAS", "pods", "po", "Pod", "pod", "PODS", "deploy",
+              "Deployment", "deployments", "hpa", "be", "betas", "Beta", "svc", "cm", "nothing", "all", "things",
+              "Namespace", "namespaces", "crd", "CustomResourceDefinition", "ev", "events", "bcm", "Cm", "cms"]
+
+
+def _resolved(mapper: LazyRESTMapper, arg: str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _outcome(mapper._resolve, arg, expand_categories=False)
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_arguments_without_dots_skip_the_full_path_and_resolve_as_kubectl_over_every_group(mode: str) -> None:
+    """Real names beat short names, the first claimant of a short name wins and the others warn, core ranks
+    first, a kind reads as its singular or, in core, as a kind: the direct answers are the full path's."""
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")
+        static = _static(cluster)
+        computed = _counting_full_path(mapper)
+        full = 0
+        for arg in PLAIN_ARGS:
+            expected = _outcome(resolve, arg, static, expand_categories=False)
+            assert _resolved(mapper, arg) == expected, arg
+            full += isinstance(expected, str)
+        assert full >= 3  # the misses take the full path (and the category test rides on one of them)
+        assert computed[0] <= full + 2, "matches are answered directly (a category check may add a question)"
+        computed[0] = 0
+        assert [_resolved(mapper, arg) for arg in PLAIN_ARGS if arg not in ("nothing", "all", "things")] == [
+            _outcome(resolve, arg, static, expand_categories=False)
+            for arg in PLAIN_ARGS if arg not in ("nothing", "all", "things")]
+        assert computed[0] == 0
+        with pytest.warns(ShortNameConflictWarning, match="b.example.com"):
+            assert mapper.resolve("al").resource.group == "a.example.com"

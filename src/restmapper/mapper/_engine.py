@@ -16,9 +16,11 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
+from restmapper.mapper._direct import plain_mapping
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
-from restmapper.mapper.merged import Cell
+from restmapper.mapper.merged import Cell, Dependencies
+from restmapper.mapper.resolve import ResolveResult
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import GroupKind, GroupVersion, GroupVersionResource, RESTMapping, parse_resource_arg
 
@@ -204,6 +206,37 @@ class AnswerEngine:
         found = pick(hit[0].mapping(hit[1]))
         self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
         return found
+
+    def _direct_plain(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
+        """``resolve(arg)`` for an argument without dots, straight from the indexes of ready groups, memoized
+        under ``key`` as :meth:`_answer` would; None otherwise. The answer :meth:`_direct` gives: over core
+        alone when core serves the name (a core name wins by priority), else over core and the groups the merged
+        index says serve it as a name or short name, once every group is loaded and healthy."""
+        groups = self._groups
+        now = self._clock()
+        if arg.lower() in groups.core_names():
+            ready = groups.ready_one("", now)
+            if ready is None:
+                return None
+            index, until, cell, version = ready
+            found = plain_mapping(arg, (index,))
+            if found is None:
+                return None
+            deps: Dependencies = ((cell, version),)
+            anywhere = False
+        else:
+            read: list[tuple[Cell, int]] = []
+            candidates = groups.ready_anywhere(
+                lambda merged, d: {*merged.with_name(arg, d), *merged.with_short_name(arg, d)}, read, now)
+            if candidates is None:
+                return None
+            found = plain_mapping(arg, candidates[0])
+            if found is None:
+                return None
+            until, deps, anywhere = candidates[1], tuple(dict.fromkeys(read)), True
+        result = ResolveResult((found[0],), found[1], None)
+        self._memo.put(key, Remembered(result, None, until, deps, anywhere))
+        return result
 
     def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""

@@ -303,6 +303,17 @@ class GroupIndex:
                     return (vindex, hits[0]) if len(hits) == 1 else None
         return None
 
+    def first_with_name(self, name: str) -> tuple[VersionIndex, tuple[ResourceEntry, ...]] | None:
+        """The first version in kind priority order (core ``v1``, the preferred version, the others in server
+        order) with resources named ``name`` (lowercased; plural or singular), and those resources; or None."""
+        by_version = self._by_version
+        for version in self._kind_order:
+            vindex = by_version[version]
+            hits = vindex._by_name.get(name)
+            if hits:
+                return vindex, hits
+        return None
+
     def short_name_targets(self, short_name: str) -> tuple[GroupResource, ...]:
         """Return the GroupResources claiming ``short_name`` in this group, in discovery order."""
         return tuple(GroupResource(self.name, p) for p in self.short_names.get(short_name, ()))

@@ -506,7 +506,8 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             # Only a category answer is a list that may be partial.
             partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
-            pick=by_arg(arg, expand_categories=expand_categories)))
+            pick=by_arg(arg, expand_categories=expand_categories)),
+            None if expand_categories or "." in arg else lambda: self._direct_plain(("resolve", arg, False), arg))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:

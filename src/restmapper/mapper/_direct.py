@@ -1,0 +1,63 @@
+"""kubectl's reading of an argument without dots, straight over the group indexes that may hold it.
+
+:func:`plain_mapping` gives the answer :func:`restmapper.mapper.resolve.mapping_for` gives over a
+:class:`~restmapper.mapper.static.StaticRESTMapper` of the same groups, for arguments without dots
+(``deploy``, ``pods``, ``Certificate``), touching only the groups given and, in each, only the entries of the name.
+It answers matches only: whatever it cannot settle alone (no match, an ambiguity, a short name whose group has no
+resource of that name) is None, and the full lookup answers (and words the error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from restmapper.mapper.index import GroupIndex
+from restmapper.mapper.shortcut import short_name_warning
+from restmapper.model import GroupResource, RESTMapping
+
+__all__ = ["plain_mapping"]
+
+
+def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> tuple[RESTMapping, tuple[str, ...]] | None:
+    """The mapping ``kubectl get ARG`` uses for ``arg`` (no dots) over ``indexes``, with short-name warnings.
+
+    Args:
+        arg: a plural, singular or short name, or a kind, without dots.
+        indexes: every group that may hold the answer, core first, then in server priority order.
+
+    Returns:
+        ``(mapping, warnings)`` when a reading matches; None when the full lookup must answer.
+
+    Mirrors kubectl's ``mappingFor`` over client-go's shortcut expander (:func:`~restmapper.mapper.resolve.
+    mapping_for`): a real name beats a short name; the first group claiming a short name wins, the others warn;
+    the resource reading ranks core ``v1`` first, then groups in priority order, each by its preferred version;
+    without a resource, the kind reading looks in core only (the argument names no group).
+    """
+    if not any(arg in index.names for index in indexes):
+        targets = [(index, plural) for index in indexes for plural in index.short_names.get(arg, ())]
+        if targets:
+            index, plural = targets[0]
+            warnings = tuple(short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
+            expanded = _kind_reading_of(index, plural.lower())
+            return None if expanded is None else (expanded, warnings)
+    lowered = arg.lower()
+    for index in indexes:  # the resource reading: the first group serving the name ranks first
+        if lowered in index.names:
+            found = _kind_reading_of(index, lowered)
+            return None if found is None else (found, ())
+    core = indexes[0] if indexes and not indexes[0].name else None
+    found = core.kind_mapping(arg) if core is not None else None
+    return None if found is None else (found, ())
+
+
+def _kind_reading_of(index: GroupIndex, name: str) -> RESTMapping | None:
+    """``rest_mapping`` of the kind the resource ``name`` of ``index`` selects (``kind_for`` then the mapping of
+    that kind at that version), or None when no version serves the name or its resources differ in kind."""
+    first = index.first_with_name(name)
+    if first is None:
+        return None
+    vindex, hits = first
+    kind = hits[0].kind
+    if any(hit.kind != kind for hit in hits):
+        return None  # several kinds at one priority: ambiguous, the full lookup words it
+    return index.kind_mapping(kind, (vindex.group_version.version,))
