@@ -40,6 +40,8 @@ def _cluster(mode: str) -> FakeCluster:
     cluster.add_crd(_crd("b.example.com", "Alpha", ("v1",), "al"))  # the same kind and short name, later group
     cluster.add_crd(_crd("b.example.com", "Pod", ("v1",), "po"))  # a core kind and short name again
     cluster.add_crd(_crd("b.example.com", "Cm", ("v1",), "bcm"))  # a real name "cm": beats core's short name
+    cluster.add_crd(_crd("c.com", "Thing", ("v1",), "th"))  # "things.x.c.com" reads as both groups
+    cluster.add_crd(_crd("x.c.com", "Thing", ("v1", "v2"), "th"))
     return cluster
 
 
@@ -171,17 +173,53 @@ def test_arguments_without_dots_skip_the_full_path_and_resolve_as_kubectl_over_e
         mapper.expand_category("all")
         static = _static(cluster)
         computed = _counting_full_path(mapper)
-        full = 0
-        for arg in PLAIN_ARGS:
-            expected = _outcome(resolve, arg, static, expand_categories=False)
-            assert _resolved(mapper, arg) == expected, arg
-            full += isinstance(expected, str)
-        assert full >= 3  # the misses take the full path (and the category test rides on one of them)
-        assert computed[0] <= full + 2, "matches are answered directly (a category check may add a question)"
+        expected = {arg: _outcome(resolve, arg, static, expand_categories=False) for arg in PLAIN_ARGS}
+        assert {arg: _resolved(mapper, arg) for arg in PLAIN_ARGS} == expected
+        misses = sum(isinstance(answer, str) for answer in expected.values())
+        assert misses >= 2
+        # The misses take the full path (a miss also asks whether it is a category); matches never do.
+        assert computed[0] <= 2 * misses, computed[0]
         computed[0] = 0
-        assert [_resolved(mapper, arg) for arg in PLAIN_ARGS if arg not in ("nothing", "all", "things")] == [
-            _outcome(resolve, arg, static, expand_categories=False)
-            for arg in PLAIN_ARGS if arg not in ("nothing", "all", "things")]
+        matches = [arg for arg, answer in expected.items() if not isinstance(answer, str)]
+        assert [_resolved(mapper, arg) for arg in matches] == [expected[arg] for arg in matches]
         assert computed[0] == 0
         with pytest.warns(ShortNameConflictWarning, match="b.example.com"):
             assert mapper.resolve("al").resource.group == "a.example.com"
+
+
+DOTTED_ARGS = [
+    f"{name}.{suffix}"
+    for name in ["alphas", "alpha", "Alpha", "ALPHAS", "al", "betas", "be", "pods", "po", "Pod", "things", "th",
+                 "Thing", "deployments", "deploy", "Deployment", "hpa", "horizontalpodautoscalers", "nothing"]
+    for suffix in ["a.example.com", "v1.a.example.com", "v1beta1.a.example.com", "v2alpha1.a.example.com",
+                   "v9.a.example.com", "b.example.com", "v1.b.example.com", "c.com", "x.c.com", "v1.c.com",
+                   "v2.x.c.com", "apps", "v1.apps", "autoscaling", "v2.autoscaling", "v1.autoscaling", "autoscal",
+                   "example.com", "a.example", "__internal.apps", "storage", "c.c.com", "v1", "v1."]
+] + ["storageclasses.storage", "pods.", "a..b", "x.y.z"]
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_dotted_arguments_skip_the_full_path_and_resolve_as_kubectl_over_every_group(mode: str) -> None:
+    """``resource.group`` and ``resource.version.group``: both readings, short names of the group, kinds; a
+    group named by prefix (``hpa.autoscal``) is left to the full path, whose answers the direct ones equal."""
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")
+        static = _static(cluster)
+        computed = _counting_full_path(mapper)
+        expected = {arg: _outcome(resolve, arg, static, expand_categories=False) for arg in DOTTED_ARGS}
+        full_path = []
+        for arg in DOTTED_ARGS:
+            before = computed[0]
+            assert _resolved(mapper, arg) == expected[arg], arg
+            if computed[0] > before and not isinstance(expected[arg], str):
+                full_path.append(arg)
+        matches = [arg for arg, answer in expected.items() if not isinstance(answer, str)]
+        assert len(matches) > 80
+        # Only matches through a group named by prefix, an empty part or the __internal version take the full path.
+        assert full_path and all(arg.endswith((".autoscal", ".storage", ".a.example", "."))
+                                 or ".__internal." in arg for arg in full_path), full_path
+        computed[0] = 0
+        assert [_resolved(mapper, arg) for arg in matches] == [expected[arg] for arg in matches]
+        assert computed[0] == 0

@@ -10,12 +10,13 @@ resource of that name) is None, and the full lookup answers (and words the error
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.shortcut import short_name_warning
 from restmapper.model import GroupResource, RESTMapping
 
-__all__ = ["plain_mapping"]
+__all__ = ["dotted_mapping", "plain_mapping"]
 
 
 def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> tuple[RESTMapping, tuple[str, ...]] | None:
@@ -61,3 +62,61 @@ def _kind_reading_of(index: GroupIndex, name: str) -> RESTMapping | None:
     if any(hit.kind != kind for hit in hits):
         return None  # several kinds at one priority: ambiguous, the full lookup words it
     return index.kind_mapping(kind, (vindex.group_version.version,))
+
+
+def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second: GroupIndex | None
+                   ) -> tuple[RESTMapping, tuple[str, ...]] | None:
+    """The mapping ``kubectl get ARG`` uses for a dotted argument, over the groups its readings name.
+
+    ``ARG`` is ``resource.version.first`` (read first, when ``version`` is given) and ``resource.second`` (so
+    ``second`` is ``version.first``); a group is None when the server lists no group of that name and none
+    starting with it. The caller makes sure no other group can take part (``second`` does not start with the
+    first reading's group).
+
+    Returns:
+        ``(mapping, warnings)`` when a reading matches; None when the full lookup must answer.
+
+    Mirrors :func:`~restmapper.mapper.resolve.mapping_for`: each resource reading expands a short name of its
+    group, then matches the resource in that group (at that version for the first reading); then the kind
+    readings, ``Kind.version.group`` and ``Kind.group``, each in its exact group.
+    """
+    lowered = resource.lower()
+    if version and first is not None:
+        found = _reading_in(first, resource, lowered, version)
+        if found is not False:
+            return found
+    if second is not None:
+        found = _reading_in(second, resource, lowered, "")
+        if found is not False:
+            return found
+    mapping = first.kind_mapping(resource, (version,)) if version and first is not None else None
+    if mapping is None and second is not None:
+        mapping = second.kind_mapping(resource)
+    return None if mapping is None else (mapping, ())
+
+
+def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str
+                ) -> tuple[RESTMapping, tuple[str, ...]] | Literal[False] | None:
+    """One resource reading in one group: the answer, None (the full lookup must answer), or False (no match:
+    try the next reading)."""
+    if resource not in index.names:
+        targets = index.short_names.get(resource, ())
+        if targets:
+            # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).
+            warnings = tuple(short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
+            found = _kind_reading_of(index, targets[0].lower())
+            return None if found is None else (found, warnings)
+    if not version:
+        if lowered not in index.names:
+            return False
+        found = _kind_reading_of(index, lowered)
+        return None if found is None else (found, ())
+    vindex = index.version(version)
+    hits = vindex.match_resource(lowered) if vindex is not None else ()
+    if not hits:
+        return False
+    kind = hits[0].kind
+    if any(hit.kind != kind for hit in hits):
+        return None
+    mapping = index.kind_mapping(kind, (version,))
+    return None if mapping is None else (mapping, ())

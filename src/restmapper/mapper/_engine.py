@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
-from restmapper.mapper._direct import plain_mapping
+from restmapper.mapper._direct import dotted_mapping, plain_mapping
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, Dependencies
@@ -206,6 +206,44 @@ class AnswerEngine:
         found = pick(hit[0].mapping(hit[1]))
         self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
         return found
+
+    def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
+        """``resolve(arg)`` (no categories) straight from the indexes of ready groups, memoized under ``key``;
+        None when the full path must answer. Dotted arguments: :meth:`_direct_dotted`; others:
+        :meth:`_direct_plain`."""
+        return self._direct_dotted(key, arg) if "." in arg else self._direct_plain(key, arg)
+
+    def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
+        """``resolve(arg)`` for ``resource.group`` and ``resource.version.group`` over the groups they name (the
+        answer :meth:`_direct` gives over the same ready groups), when no group takes part by prefix only."""
+        resource, _, second = arg.partition(".")
+        version, dot, first = second.partition(".")
+        if not dot:
+            version = first = ""
+        elif not version or not first or version == "__internal":
+            return None
+        if not resource or not second:
+            return None
+        groups = self._groups
+        merged = groups.index
+        named = (second, first) if version else (second,)
+        for group in named:
+            if not merged.listed(group) and merged.with_prefix(group):
+                return None  # groups matched by prefix take part: the full path reads them
+        if version and second.startswith(first):
+            return None  # the second reading's group would match the first's by prefix
+        read: list[tuple[Cell, int]] = []
+        ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
+        if ready is None:
+            return None
+        indexes, until = ready
+        by_name = {index.name: index for index in indexes}
+        found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
+        if found is None:
+            return None
+        result = ResolveResult((found[0],), found[1], None)
+        self._memo.put(key, Remembered(result, None, until, tuple(dict.fromkeys(read))))
+        return result
 
     def _direct_plain(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve(arg)`` for an argument without dots, straight from the indexes of ready groups, memoized

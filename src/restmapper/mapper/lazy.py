@@ -507,7 +507,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             # Only a category answer is a list that may be partial.
             partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
             pick=by_arg(arg, expand_categories=expand_categories)),
-            None if expand_categories or "." in arg else lambda: self._direct_plain(("resolve", arg, False), arg))
+            None if expand_categories else lambda: self._direct_resolve(("resolve", arg, False), arg))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:
