@@ -122,9 +122,9 @@ def test_the_refreshed_groups_first_question_is_answered_from_its_new_index() ->
 
 RESOURCE_QUESTIONS: list[GroupVersionResource] = [
     GroupVersionResource(group, version, name)
-    for group in ["a.example.com", "b.example.com", "apps", "a.example", "nowhere.example.com"]
+    for group in ["", "a.example.com", "b.example.com", "apps", "a.example", "nowhere.example.com"]
     for version in ["", "v1", "v1beta1", "v2alpha1", "v9", "__internal"]
-    for name in ["alphas", "alpha", "Alphas", "ALPHA", "betas", "pods", "deployments", "al", ""]
+    for name in ["alphas", "alpha", "Alphas", "ALPHA", "betas", "pods", "pod", "deployments", "al", "things", "cm", ""]
 ]
 
 

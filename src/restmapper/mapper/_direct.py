@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from restmapper.mapper.index import GroupIndex
+from restmapper.mapper.index import GroupIndex, ResourceEntry, VersionIndex
 from restmapper.mapper.shortcut import short_name_warning
 from restmapper.model import GroupResource, RESTMapping
 
-__all__ = ["dotted_mapping", "plain_mapping"]
+__all__ = ["dotted_mapping", "plain_mapping", "resource_hit"]
 
 
 def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> tuple[RESTMapping, tuple[str, ...]] | None:
@@ -51,13 +51,19 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> tuple[RESTMapping,
     return None if found is None else (found, ())
 
 
+_Hits = tuple[VersionIndex, tuple[ResourceEntry, ...]]
+
+
 def _kind_reading_of(index: GroupIndex, name: str) -> RESTMapping | None:
     """``rest_mapping`` of the kind the resource ``name`` of ``index`` selects (``kind_for`` then the mapping of
     that kind at that version), or None when no version serves the name or its resources differ in kind."""
-    first = index.first_with_name(name)
-    if first is None:
+    return _mapping_of(index, index.first_with_name(name))
+
+
+def _mapping_of(index: GroupIndex, found: _Hits | None) -> RESTMapping | None:
+    if found is None:
         return None
-    vindex, hits = first
+    vindex, hits = found
     kind = hits[0].kind
     if any(hit.kind != kind for hit in hits):
         return None  # several kinds at one priority: ambiguous, the full lookup words it
@@ -104,19 +110,37 @@ def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str
         if targets:
             # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).
             warnings = tuple(short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
-            found = _kind_reading_of(index, targets[0].lower())
-            return None if found is None else (found, warnings)
-    if not version:
-        if lowered not in index.names:
-            return False
-        found = _kind_reading_of(index, lowered)
-        return None if found is None else (found, ())
-    vindex = index.version(version)
-    hits = vindex.match_resource(lowered) if vindex is not None else ()
-    if not hits:
+            expanded = _kind_reading_of(index, targets[0].lower())
+            return None if expanded is None else (expanded, warnings)
+    hits = _in_version(index, lowered, version) if version else index.first_with_name(lowered)
+    if hits is None:
         return False
-    kind = hits[0].kind
-    if any(hit.kind != kind for hit in hits):
-        return None
-    mapping = index.kind_mapping(kind, (version,))
+    mapping = _mapping_of(index, hits)
     return None if mapping is None else (mapping, ())
+
+
+def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> tuple[VersionIndex, ResourceEntry] | None:
+    """The resource ``name`` (lowercased; plural or singular) selects over ``indexes`` (core first, then in
+    priority order), in ``version`` when given: in the first group serving it, the first version in priority
+    order serving it. None when none serves it, or when that version has two resources of that name (ambiguous
+    for ``resource_for``, maybe not for ``kind_for``: the full lookup answers).
+
+    Mirrors ``PriorityRESTMapper.ResourceFor``/``KindFor`` with the patterns of client-go
+    ``NewDiscoveryRESTMapper`` (core ``v1``, then each group's preferred version and the others in server order).
+    """
+    for index in indexes:
+        if name not in index.names:
+            continue
+        found = _in_version(index, name, version) if version else index.first_with_name(name)
+        if found is None:
+            if version:
+                continue  # the next group may serve it in that version
+            return None
+        return (found[0], found[1][0]) if len(found[1]) == 1 else None
+    return None
+
+
+def _in_version(index: GroupIndex, name: str, version: str) -> _Hits | None:
+    vindex = index.version(version)
+    hits = vindex.match_resource(name) if vindex is not None else ()
+    return (vindex, hits) if vindex is not None and hits else None

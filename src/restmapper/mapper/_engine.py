@@ -16,13 +16,12 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
-from restmapper.mapper._direct import dotted_mapping, plain_mapping
+from restmapper.mapper._direct_paths import DirectPaths
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
-from restmapper.mapper.merged import Cell, Dependencies
-from restmapper.mapper.resolve import ResolveResult
+from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
-from restmapper.model import GroupKind, GroupVersion, GroupVersionResource, RESTMapping, parse_resource_arg
+from restmapper.model import GroupVersion, GroupVersionResource, parse_resource_arg
 
 __all__ = ["AnswerEngine", "Question", "load_for", "required_versions"]
 
@@ -66,7 +65,7 @@ class _Unconfirmed(Exception):
         self.confirmed_at = confirmed_at
 
 
-class AnswerEngine:
+class AnswerEngine(DirectPaths):
     """Answers questions over a discovery cache through a memo (the state :class:`LazyRESTMapper` builds).
 
     Attributes:
@@ -165,116 +164,6 @@ class AnswerEngine:
         if memo.error is not None:
             raise memo.error.with_traceback(None)
         return memo.value
-
-    def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
-                        ) -> RESTMapping | None:
-        """``rest_mapping(group_kind, *versions)`` straight from the group's index when the group is ready and
-        serves the kind, memoized under ``key`` as :meth:`_answer` would; None otherwise (ask :meth:`_answer`).
-
-        The answer :meth:`_direct` gives over the same group, without building a question or a mapper: one
-        lock, a few dictionary reads and the group's cell (the only one the answer depends on).
-        """
-        groups = self._groups
-        if self.cache.generation != groups.generation:
-            groups.catch_up()
-        ready = groups.ready_one(group_kind.group, self._clock())
-        if ready is None:
-            return None
-        index, until, cell, version = ready
-        found = index.kind_mapping(group_kind.kind, required_versions(*versions) if versions else ())
-        if found is not None:
-            self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
-        return found
-
-    def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,
-                         pick: Callable[[RESTMapping], T]) -> T | None:
-        """``pick`` of the mapping a resource of a named, listed, ready group selects (``resource_for``,
-        ``kind_for``), memoized under ``key``; None otherwise (no group, a group matched by prefix, no unique
-        match, a group not ready: the full path answers). The answer :meth:`_direct` gives, without building a
-        question or a mapper."""
-        groups = self._groups
-        group = resource.group
-        if not group or resource.version == "__internal" or not groups.index.listed(group):
-            return None
-        ready = groups.ready_one(group, self._clock())
-        if ready is None:
-            return None
-        index, until, cell, version = ready
-        hit = index.resource_hit(resource.resource.lower(), resource.version)
-        if hit is None:
-            return None
-        found = pick(hit[0].mapping(hit[1]))
-        self._memo.put(key, Remembered(found, None, until, ((cell, version),)))
-        return found
-
-    def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
-        """``resolve(arg)`` (no categories) straight from the indexes of ready groups, memoized under ``key``;
-        None when the full path must answer. Dotted arguments: :meth:`_direct_dotted`; others:
-        :meth:`_direct_plain`."""
-        return self._direct_dotted(key, arg) if "." in arg else self._direct_plain(key, arg)
-
-    def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
-        """``resolve(arg)`` for ``resource.group`` and ``resource.version.group`` over the groups they name (the
-        answer :meth:`_direct` gives over the same ready groups), when no group takes part by prefix only."""
-        resource, _, second = arg.partition(".")
-        version, dot, first = second.partition(".")
-        if not dot:
-            version = first = ""
-        elif not version or not first or version == "__internal":
-            return None
-        if not resource or not second:
-            return None
-        groups = self._groups
-        merged = groups.index
-        named = (second, first) if version else (second,)
-        for group in named:
-            if not merged.listed(group) and merged.with_prefix(group):
-                return None  # groups matched by prefix take part: the full path reads them
-        if version and second.startswith(first):
-            return None  # the second reading's group would match the first's by prefix
-        read: list[tuple[Cell, int]] = []
-        ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
-        if ready is None:
-            return None
-        indexes, until = ready
-        by_name = {index.name: index for index in indexes}
-        found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
-        if found is None:
-            return None
-        result = ResolveResult((found[0],), found[1], None)
-        self._memo.put(key, Remembered(result, None, until, tuple(dict.fromkeys(read))))
-        return result
-
-    def _direct_plain(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
-        """``resolve(arg)`` for an argument without dots, straight from the indexes of ready groups, memoized
-        under ``key`` as :meth:`_answer` would; None otherwise. The answer :meth:`_direct` gives: over core
-        alone when core serves the name (a core name wins by priority), else over core and the groups the merged
-        index says serve it as a name or short name, once every group is loaded and healthy."""
-        groups = self._groups
-        now = self._clock()
-        if arg.lower() in groups.core_names():
-            ready = groups.ready_one("", now)
-            if ready is None:
-                return None
-            index, until, cell, version = ready
-            found = plain_mapping(arg, (index,))
-            if found is None:
-                return None
-            deps: Dependencies = ((cell, version),)
-            anywhere = False
-        else:
-            read: list[tuple[Cell, int]] = []
-            candidates = groups.ready_anywhere(
-                lambda merged, d: {*merged.with_name(arg, d), *merged.with_short_name(arg, d)}, read, now)
-            if candidates is None:
-                return None
-            found = plain_mapping(arg, candidates[0])
-            if found is None:
-                return None
-            until, deps, anywhere = candidates[1], tuple(dict.fromkeys(read)), True
-        result = ResolveResult((found[0],), found[1], None)
-        self._memo.put(key, Remembered(result, None, until, deps, anywhere))
-        return result
 
     def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""

@@ -293,11 +293,6 @@ class IndexedGroups:
             cell = self.index.cell(name)  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
 
-    def core_names(self) -> frozenset[str]:
-        """The resource names (plural and singular) of the core group as indexed; empty when it is not."""
-        core = self.index.index("")
-        return core.names if core is not None else frozenset()
-
     def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
         """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
         :meth:`DiscoveryCache.groups` does), or None."""

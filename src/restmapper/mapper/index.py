@@ -280,29 +280,6 @@ class GroupIndex:
                     return vindex.mapping(entry)
         return None
 
-    def resource_hit(self, name: str, version: str = "") -> tuple[VersionIndex, ResourceEntry] | None:
-        """The resource of a named group that ``name`` (lowercased; plural or singular) selects by priority.
-
-        Args:
-            name: the resource name, lowercased.
-            version: the version to look in; ``""``: the preferred version, else the other versions in server order.
-
-        Returns:
-            The version index and resource of the first version serving the name; None when none serves it or
-            when that version has two resources of that name (ambiguous: the full lookup words it).
-
-        Mirrors ``PriorityRESTMapper.ResourceFor`` with the patterns of client-go ``NewDiscoveryRESTMapper`` for
-        a resource whose group is given (only that group's versions compete).
-        """
-        by_version = self._by_version
-        for v in (version,) if version else self._kind_order:
-            vindex = by_version.get(v)
-            if vindex is not None:
-                hits = vindex._by_name.get(name)
-                if hits:
-                    return (vindex, hits[0]) if len(hits) == 1 else None
-        return None
-
     def first_with_name(self, name: str) -> tuple[VersionIndex, tuple[ResourceEntry, ...]] | None:
         """The first version in kind priority order (core ``v1``, the preferred version, the others in server
         order) with resources named ``name`` (lowercased; plural or singular), and those resources; or None."""
