@@ -16,6 +16,7 @@ from restmapper import GroupKind, GroupVersionResource, RestMapperError
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import GroupIndex, LazyRESTMapper, ShortNameConflictWarning, StaticRESTMapper
 from restmapper.mapper.resolve import resolve
+from restmapper.mapper.shortcut import expand_category
 from restmapper.testing import FakeCluster, ManualClock
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -223,3 +224,19 @@ def test_dotted_arguments_skip_the_full_path_and_resolve_as_kubectl_over_every_g
         computed[0] = 0
         assert [_resolved(mapper, arg) for arg in matches] == [expected[arg] for arg in matches]
         assert computed[0] == 0
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_categories_skip_the_full_path_and_expand_as_kubectl_over_every_group(mode: str) -> None:
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.resources_for(GroupVersionResource("", "", "pods"))  # no category asked yet
+        mapper.expand_category("api-extensions")  # loads every group
+        static = _static(cluster)
+        computed = _counting_full_path(mapper)
+        for category in ("all", "things", "ALL", "nothing"):
+            assert _outcome(mapper.expand_category, category) == expand_category(category, static), category
+        assert computed[0] == 2, "an unknown category (no member) takes the full path; members never do"
+        assert {g.group for g in mapper.expand_category("things")} == {
+            "a.example.com", "b.example.com", "c.com", "x.c.com"}

@@ -21,7 +21,8 @@ from restmapper.mapper._source import CacheSource
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, Dependencies
 from restmapper.mapper.resolve import ResolveResult
-from restmapper.model import GroupKind, GroupVersionResource, RESTMapping
+from restmapper.mapper.shortcut import expand_category
+from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
 
 __all__ = ["DirectPaths"]
 
@@ -134,6 +135,15 @@ class DirectPaths:
         if found is None:
             return None
         return self._remember(key, ResolveResult((found[0],), found[1], None), until, tuple(dict.fromkeys(read)))
+
+    def _direct_category(self, key: tuple[Any, ...], name: str) -> tuple[GroupResource, ...] | None:
+        """``expand_category(name)`` over core and the groups the merged index says have members, once every
+        group is ready; None when it has no member (the full path answers) or the groups are not ready."""
+        candidates = self._candidates(False, lambda merged, deps: merged.with_category(name, deps))
+        if candidates is None:
+            return None
+        members = tuple(expand_category(name, candidates[0]))
+        return self._remember(key, members, *candidates[1:]) if members else None
 
     def _candidates(self, core_only: bool, pick: Picker) -> _Candidates | None:
         """The ready groups a question that names no group is answered over: core alone (``core_only``: core

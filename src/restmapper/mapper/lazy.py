@@ -523,9 +523,10 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
         require_str("expand_category", name, "a category name")
-        return list(self._answer(("expand_category", name), lambda: Question(
+        key = ("expand_category", name)
+        return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
-            pick=lambda index, deps: index.with_category(name, deps))))
+            pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                  watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
