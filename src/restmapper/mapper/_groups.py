@@ -152,10 +152,10 @@ class IndexedGroups:
         # A group was dropped or invalidated since every group was last loaded: before an answer that may come
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
-        # Groups a question may be answered from without asking the cache: name -> (index, until when, clock
-        # seconds). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
+        # Groups a question may be answered from without asking the cache: name -> (index, until when (clock
+        # seconds), entry, the group's cell). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
         # a group leaves it as soon as a change to it is applied.
-        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry]] = {}
+        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry, Cell]] = {}
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
         self._all_until = -_INF
@@ -235,7 +235,7 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
-                self._ready[e.name] = (index, until, e)
+                self._ready[e.name] = (index, until, e, self.index.cell(e.name))
         return out
 
     def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
@@ -290,7 +290,7 @@ class IndexedGroups:
             one = self._ready.get(name)
             if one is None or one[1] <= now:
                 return None
-            cell = self.index.cell(name)  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
+            cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
 
     def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
