@@ -153,8 +153,8 @@ class IndexedGroups:
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
         # Groups a question may be answered from without asking the cache: name -> (index, until when (clock
-        # seconds), entry, the group's cell). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
-        # a group leaves it as soon as a change to it is applied.
+        # seconds), entry, the group's cell). Only complete, healthy entries (nothing failed, stale or unread)
+        # whose index is current; a group leaves it as soon as a change to it is applied.
         self._ready: dict[str, tuple[GroupIndex, float, GroupEntry, Cell]] = {}
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
