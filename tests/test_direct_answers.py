@@ -8,6 +8,8 @@ equal the one a :class:`StaticRESTMapper` over the whole snapshot gives.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -72,6 +74,17 @@ KIND_QUESTIONS: list[tuple[GroupKind, tuple[str, ...]]] = [
 ]
 
 
+@contextmanager
+def _ready_mapper(mode: str) -> Iterator[tuple[LazyRESTMapper, StaticRESTMapper, list[int]]]:
+    """A mapper over :func:`_cluster` with every group loaded, complete and fresh (ready), the reference static
+    mapper, and the count of questions that took the full path from now on."""
+    cluster = _cluster(mode)
+    with cluster.mock():
+        mapper = _mapper(cluster)
+        mapper.expand_category("all")
+        yield mapper, _static(cluster), _counting_full_path(mapper)
+
+
 def _counting_full_path(mapper: LazyRESTMapper) -> list[int]:
     computed = [0]
     compute = mapper._compute
@@ -86,12 +99,7 @@ def _counting_full_path(mapper: LazyRESTMapper) -> list[int]:
 
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_rest_mapping_over_ready_groups_skips_the_full_path_and_answers_as_the_static_mapper(mode: str) -> None:
-    cluster = _cluster(mode)
-    with cluster.mock():
-        mapper = _mapper(cluster)
-        mapper.expand_category("all")  # every group loaded, complete and fresh: ready
-        static = _static(cluster)
-        computed = _counting_full_path(mapper)
+    with _ready_mapper(mode) as (mapper, static, computed):
         for gk, versions in KIND_QUESTIONS:
             assert _outcome(mapper.rest_mapping, gk, *versions) == _outcome(
                 static.rest_mapping, gk, *versions), (gk, versions)
@@ -131,12 +139,7 @@ RESOURCE_QUESTIONS: list[GroupVersionResource] = [
 
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_resources_of_named_ready_groups_skip_the_full_path_and_answer_as_the_static_mapper(mode: str) -> None:
-    cluster = _cluster(mode)
-    with cluster.mock():
-        mapper = _mapper(cluster)
-        mapper.expand_category("all")
-        static = _static(cluster)
-        computed = _counting_full_path(mapper)
+    with _ready_mapper(mode) as (mapper, static, computed):
         full = 0
         for method in ("resource_for", "kind_for"):
             for gvr in RESOURCE_QUESTIONS:
@@ -164,16 +167,19 @@ def _resolved(mapper: LazyRESTMapper, arg: str) -> Any:
         return _outcome(mapper._resolve, arg, expand_categories=False)
 
 
+def _assert_memoized(mapper: LazyRESTMapper, computed: list[int], args: list[str], expected: dict[str, Any]
+                     ) -> None:
+    """Asked again, the matches are memoized: the same answers, none computed."""
+    computed[0] = 0
+    assert [_resolved(mapper, arg) for arg in args] == [expected[arg] for arg in args]
+    assert computed[0] == 0
+
+
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_arguments_without_dots_skip_the_full_path_and_resolve_as_kubectl_over_every_group(mode: str) -> None:
     """Real names beat short names, the first claimant of a short name wins and the others warn, core ranks
     first, a kind reads as its singular or, in core, as a kind: the direct answers are the full path's."""
-    cluster = _cluster(mode)
-    with cluster.mock():
-        mapper = _mapper(cluster)
-        mapper.expand_category("all")
-        static = _static(cluster)
-        computed = _counting_full_path(mapper)
+    with _ready_mapper(mode) as (mapper, static, computed):
         expected = {arg: _outcome(resolve, arg, static, expand_categories=False) for arg in PLAIN_ARGS}
         assert {arg: _resolved(mapper, arg) for arg in PLAIN_ARGS} == expected
         misses = sum(isinstance(answer, str) for answer in expected.values())
@@ -203,12 +209,7 @@ DOTTED_ARGS = [
 def test_dotted_arguments_skip_the_full_path_and_resolve_as_kubectl_over_every_group(mode: str) -> None:
     """``resource.group`` and ``resource.version.group``: both readings, short names of the group, kinds; a
     group named by prefix (``hpa.autoscal``) is left to the full path, whose answers the direct ones equal."""
-    cluster = _cluster(mode)
-    with cluster.mock():
-        mapper = _mapper(cluster)
-        mapper.expand_category("all")
-        static = _static(cluster)
-        computed = _counting_full_path(mapper)
+    with _ready_mapper(mode) as (mapper, static, computed):
         expected = {arg: _outcome(resolve, arg, static, expand_categories=False) for arg in DOTTED_ARGS}
         full_path = []
         for arg in DOTTED_ARGS:
@@ -221,9 +222,7 @@ def test_dotted_arguments_skip_the_full_path_and_resolve_as_kubectl_over_every_g
         # Only matches through a group named by prefix, an empty part or the __internal version take the full path.
         assert full_path and all(arg.endswith((".autoscal", ".storage", ".a.example", "."))
                                  or ".__internal." in arg for arg in full_path), full_path
-        computed[0] = 0
-        assert [_resolved(mapper, arg) for arg in matches] == [expected[arg] for arg in matches]
-        assert computed[0] == 0
+        _assert_memoized(mapper, computed, matches, expected)
 
 
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
