@@ -306,15 +306,37 @@ class IndexedGroups:
 
     def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
                        ) -> tuple[list[GroupIndex], float] | None:
-        """As :meth:`ready` for the groups ``pick`` chooses (plus core), when every listed group is loaded and
-        fresh and none failed (:meth:`anywhere` otherwise)."""
+        """As :meth:`ready` for the groups ``pick`` chooses (plus core, first), when every listed group is loaded
+        and fresh and none failed (:meth:`anywhere` otherwise). Reads each chosen group's entry once (the groups
+        a pick chooses are indexed, so one not ready means ask the cache)."""
         with self._lock:
-            if not self._complete or self.reload_pending or self._troubled or now >= self._all_until:
+            if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
+                    or self.cache.generation != self.generation):
+                return None
+            ready = self._ready
+            core = ready.get("")
+            if core is None or core[1] <= now:
                 return None
             troubled = self.troubled_cell
             deps.append((troubled, troubled.version))
-            found = self._ready_locked({"", *pick(self.index, deps)}, deps, now)
-            return None if found is None else (found[0], min(self._all_until, found[1]))
+            picked = pick(self.index, deps)
+            cell = core[3]
+            deps.append((cell, cell.version))
+            until = min(self._all_until, core[1])
+            held: list[tuple[int, GroupIndex]] = []
+            position = self.index.position
+            for name in picked:
+                found = ready.get(name)
+                if found is None or found[1] <= now:
+                    return None
+                if name:
+                    cell = found[3]
+                    deps.append((cell, cell.version))
+                    until = min(until, found[1])
+                    held.append((position(name), found[0]))
+            if len(held) > 1:
+                held.sort(key=_first)
+            return [core[0], *(index for _, index in held)], until
 
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""

@@ -483,11 +483,24 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         return ResolvedMappings(out.values(), failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
-        memo = self._fresh_memo(("resolve", arg, expand_categories))
+        key = ("resolve", arg, expand_categories)
+        memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
         require_str("resolve", arg, "a resource type argument")
         require_resource_type("resolve_all" if expand_categories else "resolve", arg)
+        # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
+        result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
+        if result is None:
+            result = self._answer(key, self._resolve_question(arg, expand_categories))
+        for text in result.warnings:
+            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
+        if result.failed:
+            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
+                          stacklevel=3)
+        return result
+
+    def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
@@ -501,19 +514,12 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 return None
             return compute(m)
 
-        result = self._answer(("resolve", arg, expand_categories), lambda: Question(
+        return lambda: Question(
             lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             # Only a category answer is a list that may be partial.
             partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
-            pick=by_arg(arg, expand_categories=expand_categories)),
-            None if expand_categories else lambda: self._direct_resolve(("resolve", arg, False), arg))
-        for text in result.warnings:
-            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
-        if result.failed:
-            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
-                          stacklevel=3)
-        return result
+            pick=by_arg(arg, expand_categories=expand_categories))
 
     def expand_category(self, name: str) -> list[GroupResource]:
         """Return the resources in a category (``all``), deduplicated, in priority order (kubectl's expander).
