@@ -12,6 +12,7 @@ compared.
 from __future__ import annotations
 
 import gc
+import math
 import random
 import shutil
 import statistics
@@ -249,7 +250,42 @@ def question_rows(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[st
             bound=WORKING_SET_TARGET_US, min_ratio=min_ratio,
             note=f"best of {len(result.passes)} passes in random order; {note}"
                  + (f"; ratio vs Eager {eager_us / warm_same:.1f}x" if eager_us and warm_same else "")))
+    warm_rows.append(_floor_row(size, overhead))
     return first_rows + warm_rows, mapper, result.questions
+
+
+def _floor_row(size: int, overhead: float) -> Row:
+    """What one bare ``dict.get`` costs on this machine over a working set of ``size`` distinct keys.
+
+    The floor under any memoized lookup: a dictionary of ``size`` answers keyed by fresh 4-tuples of strings
+    (as the mapper's memo keys are), each key looked up once per pass in random order and timed as the questions
+    are. On a machine with slow memory this alone is most of a warm lookup's cost: a target near it is out of
+    reach for any Python lookup that hashes and compares its key.
+    """
+    keys = [("rest_mapping", f"g{i % 1000}.example.com", f"Kind{i}", "v1") for i in range(size)]
+    table = {k: object() for k in keys}
+    fresh = [tuple("".join(part) for part in key) for key in keys]  # equal keys, other objects (as asked)
+    order = list(range(size))
+    rng = random.Random(5)
+    pc = time.perf_counter_ns
+    best = math.inf
+    for _ in range(3):
+        rng.shuffle(order)
+        total = 0
+        gc.disable()
+        try:
+            for i in order:
+                key = fresh[i]
+                t0 = pc()
+                table.get(key)
+                total += pc() - t0
+        finally:
+            gc.enable()
+        best = min(best, total / size)
+    return Row(f"reference: one bare `dict.get` over a working set of {size:,} distinct keys",
+               max(0.0, best - overhead) / 1e3, None, "µs",
+               note="not a target: what this machine charges for the memory a lookup touches (fresh 4-tuple keys "
+                    "of strings, random order, best of 3 passes, timed as the questions are)")
 
 
 def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: float) -> list[Row]:

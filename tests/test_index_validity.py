@@ -9,6 +9,8 @@ import pytest
 from restmapper import GroupKind, GroupVersionResource, NoKindMatchError, NoResourceMatchError, RestMapperError
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
+from restmapper.mapper._groups import Remembered
+from restmapper.mapper.merged import Cell
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -76,3 +78,55 @@ def test_answers_straight_from_the_indexes_stop_at_the_ttl_and_at_a_stale_versio
         with pytest.raises(RestMapperError):
             mapper.rest_mapping(GroupKind("a.example.com", "Alpha"))
         assert mapper.cached_groups({"a.example.com"}) is None  # a group with a failed version is never ready
+
+
+class _CountingCell(Cell):
+    """A cell that counts how often its version is read."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "version":
+            object.__setattr__(self, "reads", object.__getattribute__(self, "reads") + 1)
+        return object.__getattribute__(self, name)
+
+
+def test_a_memoized_answer_checks_its_own_cells_only_after_some_cell_moved() -> None:
+    """The rule behind the warm path: while no cell anywhere moved (``Cell.epoch`` unchanged) a hit reads none
+    of its cells; after any cell moved it reads its own once, and a moved cell of its own voids it."""
+    mine, other = _CountingCell(), Cell()
+    memo = Remembered("answer", None, float("inf"), ((mine, mine.version),), checked=Cell.epoch)
+    mine.reads = 0
+    assert memo.current() and memo.current()
+    assert mine.reads == 0  # nothing moved: no cell read
+    other.bump()  # another group changed: this answer is checked once, then trusted again
+    assert memo.current() and memo.current()
+    assert mine.reads == 1
+    mine.bump()
+    assert not memo.current()
+    assert not memo.current()  # never marked checked while a cell of its own differs
+
+
+def test_a_cell_moved_behind_a_memoized_answer_recomputes_it() -> None:
+    """Moving the cell of the group an answer read makes the next lookup recompute, though the clock and the
+    cache generation did not move (the epoch shortcut may never hide a move)."""
+    cluster = FakeCluster(builtin=True)
+    cluster.add_crd(_crd("a.example.com", "Alpha"))
+    with cluster.mock():
+        mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))),
+                                clock=lambda: 1000.0)
+        gk = GroupKind("a.example.com", "Alpha")
+        key = ("rest_mapping", gk.group, gk.kind, "v1")
+        first = mapper.rest_mapping(gk, "v1")
+        remembered = mapper._memo.get(key)
+        assert remembered is not None
+        assert mapper.rest_mapping(gk, "v1") == first and mapper._memo.get(key) is remembered  # a hit
+        mapper._groups.index.cell("a.example.com").bump()
+        assert mapper.rest_mapping(gk, "v1") == first
+        recomputed = mapper._memo.get(key)
+        assert recomputed is not remembered  # computed again
+        assert mapper.rest_mapping(gk, "v1") == first and mapper._memo.get(key) is recomputed

@@ -40,15 +40,17 @@ class DirectPaths:
     _memo: Memo
     _groups: IndexedGroups
 
-    def _remember(self, key: tuple[Any, ...], value: T, until: float, deps: Dependencies,
+    def _remember(self, key: tuple[Any, ...], value: T, epoch: int, until: float, deps: Dependencies,
                   anywhere: bool = False) -> T:
-        self._memo.put(key, Remembered(value, None, until, deps, anywhere))
+        """Memoize ``value`` as :meth:`_answer` would; ``epoch`` is :attr:`Cell.epoch` read before any cell."""
+        self._memo.put(key, Remembered(value, None, until, deps, anywhere, epoch))
         return value
 
     def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
                         ) -> RESTMapping | None:
         """``rest_mapping(group_kind, *versions)`` when the group is ready and serves the kind: one lock, a few
         dictionary reads and the group's cell (the only one the answer depends on)."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         groups = self._groups
         if self.cache.generation != groups.generation:
             groups.catch_up()
@@ -58,13 +60,14 @@ class DirectPaths:
         index, until, cell, version = ready
         wanted = tuple(v for v in versions if v and v != "__internal") if versions else ()
         found = index.kind_mapping(group_kind.kind, wanted)
-        return None if found is None else self._remember(key, found, until, ((cell, version),))
+        return None if found is None else self._remember(key, found, epoch, until, ((cell, version),))
 
     def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,
                          pick: Callable[[RESTMapping], T]) -> T | None:
         """``pick`` of the mapping a partial resource selects (``resource_for``, ``kind_for``): in its group when
         one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
         pattern), else over core and the groups serving the name once every group is ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if resource.version == "__internal":
             return None
         group, name = resource.group, resource.resource
@@ -87,13 +90,14 @@ class DirectPaths:
         hit = resource_hit(lowered, resource.version, candidates[0])
         if hit is None:
             return None
-        return self._remember(key, pick(hit[0].mapping(hit[1])), *candidates[1:])
+        return self._remember(key, pick(hit[0].mapping(hit[1])), epoch, *candidates[1:])
 
     def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve(arg)`` (no categories): :func:`~restmapper.mapper._direct.dotted_mapping` over the groups a
         dotted argument names, else :func:`~restmapper.mapper._direct.plain_mapping` over core alone when core
         serves the name (a core name wins by priority), else over core and the groups serving it as a name or a
         short name, once every group is ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if "." in arg:
             return self._direct_dotted(key, arg)
         core = self._groups.index.index("")
@@ -105,10 +109,11 @@ class DirectPaths:
         found = plain_mapping(arg, candidates[0])
         if found is None:
             return None
-        return self._remember(key, ResolveResult((found[0],), found[1], None), *candidates[1:])
+        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, *candidates[1:])
 
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         resource, _, second = arg.partition(".")
         version, dot, first = second.partition(".")
         if not dot:
@@ -134,16 +139,18 @@ class DirectPaths:
         found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
         if found is None:
             return None
-        return self._remember(key, ResolveResult((found[0],), found[1], None), until, tuple(dict.fromkeys(read)))
+        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, until,
+                              tuple(dict.fromkeys(read)))
 
     def _direct_category(self, key: tuple[Any, ...], name: str) -> tuple[GroupResource, ...] | None:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         candidates = self._candidates(False, lambda merged, deps: merged.with_category(name, deps))
         if candidates is None:
             return None
         members = tuple(expand_category(name, candidates[0]))
-        return self._remember(key, members, *candidates[1:]) if members else None
+        return self._remember(key, members, epoch, *candidates[1:]) if members else None
 
     def _candidates(self, core_only: bool, pick: Picker) -> _Candidates | None:
         """The ready groups a question that names no group is answered over: core alone (``core_only``: core

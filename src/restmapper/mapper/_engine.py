@@ -105,10 +105,7 @@ class AnswerEngine(DirectPaths):
             if not io:
                 return None
             groups.reload()
-        if self._clock() < memo.valid_until:
-            for cell, version in memo.deps:
-                if cell.version != version:
-                    return None
+        if self._clock() < memo.valid_until and (memo.checked == Cell.epoch or memo.current()):
             return memo
         return None
 
@@ -132,6 +129,7 @@ class AnswerEngine(DirectPaths):
             if found is not None:
                 return found
         q = question()
+        epoch = Cell.epoch  # before any cell is read: a move during the computation makes the first hit check
         deps: list[tuple[Cell, int]] = []
         value: Any = None
         error: BaseException | None = None
@@ -147,7 +145,7 @@ class AnswerEngine(DirectPaths):
             error, until = exc, self._clock()
         read = dict.fromkeys(deps)
         anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
-        memo = Remembered(value, error, until, tuple(read), anywhere)
+        memo = Remembered(value, error, until, tuple(read), anywhere, epoch)
         self._memo.put(key, memo)
         if unconfirmed:
             raise self._remembered(memo, memo.error)  # type: ignore[arg-type]

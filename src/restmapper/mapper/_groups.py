@@ -70,16 +70,34 @@ ANYWHERE = Cell()
 """Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
 
 
-@dataclass(slots=True)  # never changed once built; not frozen: a frozen __init__ costs 2x
+@dataclass(slots=True)  # only ``checked`` changes once built; not frozen: a frozen __init__ costs 2x
 class Remembered:
-    """A memoized answer: the value or the error, until when (clock seconds), the cells it read, and whether it
-    may come from any group (then it is reused only once every group is loaded after an invalidation)."""
+    """A memoized answer: the value or the error, until when (clock seconds), the cells it read, whether it
+    may come from any group (then it is reused only once every group is loaded after an invalidation), and the
+    :attr:`Cell.epoch <restmapper.mapper.merged.Cell.epoch>` at which its cells were last found unchanged.
+
+    While the epoch has not moved since ``checked`` no cell moved at all, so a hit touches no cell (on a large
+    working set, each object a hit touches costs a cache miss); after any cell moved, :meth:`current` checks
+    this answer's own cells once: an answer about group B survives a refresh of group A.
+    """
 
     value: Any
     error: BaseException | None
     valid_until: float
     deps: Dependencies
     anywhere: bool = False
+    checked: int = -1
+
+    def current(self) -> bool:
+        """True if none of the cells this answer read moved (the clock is the caller's to check)."""
+        epoch = Cell.epoch  # read first: a cell that moves after this moves the epoch again
+        if self.checked == epoch:
+            return True
+        for cell, version in self.deps:
+            if cell.version != version:
+                return False
+        self.checked = epoch
+        return True
 
 
 class Memo:

@@ -291,7 +291,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """
         if group_kind.__class__ is not GroupKind:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
-        key = ("rest_mapping", group_kind.group, group_kind.kind, versions)
+        key = ("rest_mapping", group_kind.group, group_kind.kind, *versions)  # flat: one tuple to compare
         # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller. Versions are
         # checked after it: only checked questions are memoized, so an unchecked one cannot hit.
         if self.cache.generation == self._groups.generation:
@@ -299,12 +299,9 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 memo = self._memo.get(key)
             except TypeError:  # an unhashable version: worded below
                 memo = None
-            if memo is not None and memo.error is None and self._clock() < memo.valid_until:
-                for cell, version in memo.deps:
-                    if cell.version != version:
-                        break
-                else:
-                    return memo.value  # type: ignore[no-any-return]
+            if memo is not None and memo.error is None and self._clock() < memo.valid_until and (
+                    memo.checked == Cell.epoch or memo.current()):
+                return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         found = self._direct_mapping(key, group_kind, versions)
@@ -321,7 +318,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
         group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
-        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, versions), io=False)
+        memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, *versions), io=False)
         if memo is None or memo.error is not None:
             return None
         mapping: RESTMapping = memo.value

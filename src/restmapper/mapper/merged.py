@@ -18,6 +18,7 @@ under one lock (every operation is a few dictionary updates).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 from restmapper.mapper.index import GroupIndex
@@ -25,17 +26,28 @@ from restmapper.mapper.index import GroupIndex
 __all__ = ["Cell", "Dependencies", "MergedIndex"]
 
 
+_STAMPS = itertools.count(1)
+
+
 class Cell:
-    """A version number that moves whenever what it stands for changes (a key's groups, a group's content)."""
+    """A version number that moves whenever what it stands for changes (a key's groups, a group's content).
+
+    ``Cell.epoch`` (class-wide, every cell of every mapper) moves after any cell moves: a reader that saw the
+    epoch at ``e``, then found its cells unchanged, may skip checking them again while the epoch is still ``e``.
+    It is written after the cell's version, with a value never written before (``itertools.count`` is atomic
+    under the GIL), so a late or racing write never brings back a value a reader recorded.
+    """
 
     __slots__ = ("version",)
+    epoch = 0
 
     def __init__(self) -> None:
         self.version = 0
 
     def bump(self) -> None:
-        """Mark a change."""
+        """Mark a change (then move the class-wide epoch)."""
         self.version += 1
+        Cell.epoch = next(_STAMPS)
 
 
 class _Bucket(Cell):
