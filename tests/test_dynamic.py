@@ -124,7 +124,9 @@ def test_warm_lookups_cost_no_request_and_invalidate_refetches() -> None:
         for _ in range(50):
             res.get(api_version="apps/v1", kind="Deployment")
             res.get(kind="Pod")
-        assert cluster.request_count() - before <= 1  # at most /api for the core lookup, once
+        # At most /api for the core lookup and, as get(kind=...) may match any group, the aggregated /apis (the
+        # first lookup, pinned to apps/v1, read only the group listing and apps/v1), once each.
+        assert cluster.request_count() - before <= 2
         settled = cluster.request_count()
         res.get(kind="Pod")
         assert cluster.request_count() == settled

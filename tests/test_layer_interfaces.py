@@ -47,9 +47,9 @@ class RecordingSource:
         self.asked.append("/api")
         return self._client.fetch_core()
 
-    def fetch_named(self) -> RootDiscovery:
+    def fetch_named(self, *, listing: bool = False) -> RootDiscovery:
         self.asked.append("/apis")
-        return self._client.fetch_named()
+        return self._client.fetch_named(listing=listing)
 
     def fetch_group_versions(
         self, gvs: Iterable[GroupVersion]

@@ -155,6 +155,7 @@ class _CachedDocument:
 
     path: str
     etag: str | None
+    accept: str  # the Accept it was asked with: its ETag is sent again only with the same Accept
     digest: bytes  # SHA-256 of the body: enough to tell "unchanged" without keeping megabytes around
     format: wire.DocumentFormat
     parsed: Any
@@ -282,13 +283,19 @@ class DiscoveryClient(ConfigConstructors):
 
     # --- root documents --------------------------------------------------------------------------------
 
-    def _fetch_document(self, path: str, *, allow_404: bool) -> tuple[_CachedDocument | None, bool]:
-        """GET a root document, conditionally. Returns (document or None on a tolerated 404, unchanged)."""
+    def _fetch_document(self, path: str, *, allow_404: bool, listing: bool = False
+                        ) -> tuple[_CachedDocument | None, bool]:
+        """GET a root document, conditionally. Returns (document or None on a tolerated 404, unchanged).
+
+        ``listing`` asks for the legacy document (group names and versions, no resources) even when aggregated
+        discovery is available.
+        """
         with self._lock:
             previous = self._documents.get(path)
-            want_aggregated = self._aggregated and self._clock() >= self._legacy_until
+            want_aggregated = not listing and self._aggregated and self._clock() >= self._legacy_until
         accept = wire.ACCEPT_AGGREGATED if want_aggregated else wire.ACCEPT_JSON
-        etag = previous.etag if previous is not None else None
+        # An ETag names one representation: never ask "still this?" of a document fetched as the other one.
+        etag = previous.etag if previous is not None and previous.accept == accept else None
         resp = self._get(path, accept, etag)
         if resp.status == 406 and want_aggregated:
             # A server that cannot serve any type we listed (e.g. a 1.27 server given a v2-only list, or a
@@ -296,7 +303,8 @@ class DiscoveryClient(ConfigConstructors):
             log.debug("%s answered 406 to aggregated discovery; falling back to legacy", path)
             with self._lock:
                 self._legacy_until = self._clock() + _REPROBE_AGGREGATED_AFTER
-            resp = self._get(path, wire.ACCEPT_JSON)
+            accept = wire.ACCEPT_JSON
+            resp = self._get(path, accept)
         if resp.status == 304 and previous is not None:
             # 304 carries no body and possibly no Content-Type: the previous document stays valid.
             return previous, True
@@ -321,7 +329,7 @@ class DiscoveryClient(ConfigConstructors):
                 _check_core(parsed)
         digest = hashlib.sha256(resp.body).digest()
         unchanged = previous is not None and previous.digest == digest and previous.format is fmt
-        doc = _CachedDocument(path, resp.header("ETag"), digest, fmt, parsed)
+        doc = _CachedDocument(path, resp.header("ETag"), accept, digest, fmt, parsed)
         with self._lock:
             self._documents[path] = doc
         return doc, unchanged
@@ -344,15 +352,22 @@ class DiscoveryClient(ConfigConstructors):
         return self._root_from((doc,), same)
 
     @_releasing
-    def fetch_named(self) -> RootDiscovery:
+    def fetch_named(self, *, listing: bool = False) -> RootDiscovery:
         """Fetch ``/apis`` alone (conditionally): every named group.
+
+        Args:
+            listing: ask for the legacy ``APIGroupList`` (group names, versions and preferred versions; a few
+                hundred bytes per group) instead of the aggregated document (every resource of every group: megabytes
+                on a cluster of a thousand CRD groups), for a caller that needs one group's resources and will read
+                them from that group version's own document, as client-go's and kubectl's lazy clients do. The
+                result then has ``resources`` None and ``aggregated`` False, whatever the server supports.
 
         Raises:
             APIStatusError: ``/apis`` answered an error status (a 404 included).
             TransportError: no answer.
             MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
         """
-        doc, same = self._fetch_document("/apis", allow_404=False)
+        doc, same = self._fetch_document("/apis", allow_404=False, listing=listing)
         return self._root_from((doc,), same)
 
     @_releasing

@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable, Collection, Sequence
 
 from restmapper.cache._freshness import Action, Timing, decide
-from restmapper.cache._legacy import legacy_parts
-from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, root_of, roots_for
+from restmapper.cache._legacy import legacy_parts, needed_versions
+from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, Want, root_of, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._state import CacheState
 from restmapper.cache._table import listed_groups
@@ -39,16 +39,6 @@ from restmapper.transport.retry import RetryPolicy
 __all__ = ["DiscoveryCache"]
 
 _INF = math.inf
-
-
-def _needed(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersion, ...]:
-    """The versions of ``group`` a lookup needs: all (None), the preferred one (``()``), or those listed."""
-    if versions is None:
-        return group.group_versions
-    if not versions:
-        preferred = group.preferred
-        return (preferred,) if preferred is not None else group.group_versions
-    return tuple(gv for gv in group.group_versions if gv.version in versions)
 
 
 class DiscoveryCache(CacheState):
@@ -136,7 +126,11 @@ class DiscoveryCache(CacheState):
         """Return the cached entries of ``names`` (None: every group), loading what is missing or expired.
 
         Args:
-            names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``.
+            names: group names (``""`` is core). Only ``{""}`` never touches ``/apis``. One named group (with or
+                without core) is looked up from the group listing when ``/apis`` is not cached yet: ``/apis`` as a
+                legacy ``APIGroupList`` and that group's versions as legacy documents (2 small requests instead of
+                every resource of every group); any other ``names``, or one once more than 8 groups are loaded,
+                reads the aggregated ``/apis`` (when served) and keeps it.
             versions: None to load every version of each group; else only these versions are needed, and ``()``
                 means the preferred version. With legacy discovery only the needed versions are fetched (the
                 others stay ``unread`` in the entry); aggregated entries always hold every version.
@@ -152,7 +146,7 @@ class DiscoveryCache(CacheState):
         """
         docs = roots_for(names)
         core = self._ensure_root(CORE) if CORE in docs else None
-        named = self._ensure_root(NAMED) if NAMED in docs else None
+        named = self._ensure_root(NAMED, want=want_for(names)) if NAMED in docs else None
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
@@ -161,7 +155,7 @@ class DiscoveryCache(CacheState):
             for g in ordered:
                 entry = self._entries.get(g.name)
                 if (entry is None or self._decide_locked(entry.name, entry, now) is not Action.FRESH
-                        or (entry.unread and not set(entry.unread).isdisjoint(_needed(g, versions)))):
+                        or (entry.unread and not set(entry.unread).isdisjoint(needed_versions(g, versions)))):
                     to_load.append(g)
                 else:
                     seen[g.name] = entry
@@ -380,7 +374,7 @@ class DiscoveryCache(CacheState):
         """
         with self._lock:
             self._invalidations += 1
-            if self._entries.drop(group) is not None:
+            if self._evict_locked(group):
                 self._stats.evictions += 1
             else:
                 self._entries.touch(group)  # not loaded (new, or deleted): readers must still hear of it
@@ -398,8 +392,7 @@ class DiscoveryCache(CacheState):
         """Drop everything; ETags are kept, so the next fetch is still conditional."""
         with self._lock:
             self._invalidations += 1
-            self._stats.evictions += len(self._entries)
-            self._entries.clear()
+            self._stats.evictions += self._evict_locked(None)
             self._backoff.clear()
             for slot in self._roots.values():
                 if slot is not None:
@@ -408,8 +401,12 @@ class DiscoveryCache(CacheState):
 
     # --- root documents ------------------------------------------------------------------------------------------
 
-    def _ensure_root(self, doc: RootDoc, *, force: bool = False, stale_ok: bool = True) -> RootSlot:
+    def _ensure_root(self, doc: RootDoc, *, force: bool = False, stale_ok: bool = True,
+                     want: Want = Want.ANY) -> RootSlot:
         """The slot of a root document, refreshed when :func:`decide` says so (``force``: always asks).
+
+        ``want`` says what the lookup needs (:meth:`RootDoc.listing_fetch`): a group listing held by choice is
+        replaced by the whole document when the lookup needs every group's resources.
 
         Takes the lock itself; fetches without it. On a transient failure an earlier answer is served within
         ``max_stale`` when ``stale_ok``; otherwise (and for permanent failures: 403, 404, malformed) a
@@ -419,6 +416,8 @@ class DiscoveryCache(CacheState):
         now = self.clock()
         with self._lock:
             slot = self._roots[path]
+            listing = doc.listing_fetch(want, slot, len(self._entries))
+            force = force or (slot is not None and slot.listing and not listing)
             action = self._decide_locked(path, slot, now, force=force, stale_ok=stale_ok)
             if action is Action.FRESH and slot is not None:
                 return slot
@@ -430,7 +429,7 @@ class DiscoveryCache(CacheState):
                 error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
                 raise doc.error(error or DiscoveryError(f"unable to retrieve {path}")) from error
         try:
-            return self._flight.do(path, lambda: self._refresh_root(doc))
+            return self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
         except RestMapperError as exc:
             # The flight's leader recorded the failure (once per fetch); each caller only decides what to serve.
             with self._lock:
@@ -444,12 +443,12 @@ class DiscoveryCache(CacheState):
                     return slot
             raise doc.error(exc) from exc
 
-    def _refresh_root(self, doc: RootDoc) -> RootSlot:
-        """Fetch a root document (without the lock) and install it (under the lock)."""
+    def _refresh_root(self, doc: RootDoc, listing: bool = False) -> RootSlot:
+        """Fetch a root document (without the lock; ``listing``: as a group listing) and install it (under it)."""
         path = doc.path
         epoch = self._invalidations
         try:
-            root = doc.fetch(self.discovery)
+            root = doc.fetch(self.discovery, listing=listing)
         except RestMapperError as exc:
             with self._lock:
                 self._stats.fetches[path] += 1
@@ -466,8 +465,11 @@ class DiscoveryCache(CacheState):
             if root.not_modified:
                 self._stats.not_modified += 1
             self._succeeded_locked(path)
+            held = self._roots[path]
+            if listing and held is not None and held.root.resources is not None and not held.expired:
+                return held  # a lookup over every group read the whole document meanwhile: keep it
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
-            slot = RootSlot(root, now, expired=epoch != self._invalidations)
+            slot = RootSlot(root, now, expired=epoch != self._invalidations, listing=listing)
             self.lookup.mark(slot)
             self._roots[path] = slot
             if not root.not_modified:
@@ -525,7 +527,7 @@ class DiscoveryCache(CacheState):
                     # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
                     have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
                             and self._decide_locked(e.name, e, now) is Action.FRESH}
-            gvs = [gv for g in groups for gv in _needed(g, versions)
+            gvs = [gv for g in groups for gv in needed_versions(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
             ok, failed, fetch = self._fetch_group_versions(gvs)
             gone = {gv.group for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}

@@ -7,7 +7,7 @@ result under its lock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from restmapper.cache._freshness import Action, SlotState, Timing, decide
@@ -17,7 +17,7 @@ from restmapper.discovery import RootDiscovery
 from restmapper.errors import APIStatusError, RestMapperError
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 
-__all__ = ["EntryParts", "aggregated_parts", "legacy_parts"]
+__all__ = ["EntryParts", "aggregated_parts", "legacy_parts", "needed_versions"]
 
 log = logging.getLogger("restmapper.cache")
 
@@ -98,3 +98,13 @@ def legacy_parts(g: APIGroup, ok: Mapping[GroupVersion, APIResourceList],
         served.append(gv.version)
     preferred = g.preferred_version if g.preferred_version in served else (served[0] if served else None)
     return EntryParts(APIGroup(g.name, tuple(served), preferred), resources, failed, stale, tuple(unread))
+
+
+def needed_versions(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersion, ...]:
+    """The versions of ``group`` a lookup needs: all (None), the preferred one (``()``), or those listed."""
+    if versions is None:
+        return group.group_versions
+    if not versions:
+        preferred = group.preferred
+        return (preferred,) if preferred is not None else group.group_versions
+    return tuple(gv for gv in group.group_versions if gv.version in versions)

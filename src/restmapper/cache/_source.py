@@ -28,8 +28,11 @@ class DiscoverySource(Protocol):
         """``/api`` (conditionally); raises a :class:`~restmapper.errors.RestMapperError` when unreadable."""
         ...
 
-    def fetch_named(self) -> RootDiscovery:
-        """``/apis`` (conditionally); raises a :class:`~restmapper.errors.RestMapperError` when unreadable."""
+    def fetch_named(self, *, listing: bool = False) -> RootDiscovery:
+        """``/apis`` (conditionally); raises a :class:`~restmapper.errors.RestMapperError` when unreadable.
+
+        ``listing``: the group listing alone (legacy ``APIGroupList``, ``resources`` None) is enough.
+        """
         ...
 
     def fetch_group_versions(

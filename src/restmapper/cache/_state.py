@@ -48,6 +48,9 @@ class CacheState:
         self._lock = threading.Lock()
         self._roots: dict[str, RootSlot | None] = {doc.path: None for doc in ROOTS}
         self._entries = EntryTable()
+        # Entries dropped by an invalidation, until their group is installed again: what a legacy root document
+        # served stale restores (an aggregated one restores its groups from itself), see _restore_evicted_locked.
+        self._evicted: dict[str, GroupEntry] = {}
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -129,7 +132,8 @@ class CacheState:
     # --- installing answers --------------------------------------------------------------------------------------
 
     def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc) -> None:
-        """Serving a stale aggregated root: bring back groups evicted since it was fetched.
+        """Serving a stale root document: bring back groups evicted since it was fetched (from an aggregated
+        document itself; from their dropped entries when it is a group listing).
 
         Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
         unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
@@ -137,6 +141,11 @@ class CacheState:
         """
         root = slot.root
         if root.resources is None:
+            listed = slot.group_index()
+            for name, old in list(self._evicted.items()):
+                if name not in self._entries and doc.lists(name) and name in listed:
+                    parts = EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread)
+                    self._put_locked(parts, old.fetched_at)
             return
         for g in root.groups:
             if g.name not in self._entries and doc.lists(g.name):
@@ -169,6 +178,17 @@ class CacheState:
                 self._entries.drop(name)
                 self.generation += 1
 
+    def _evict_locked(self, name: str | None) -> int:
+        """Drop the entry of group ``name`` (None: every entry), keeping it as an earlier answer; returns how many."""
+        if name is None:
+            self._evicted.update(self._entries.items())
+            return self._entries.clear()
+        dropped = self._entries.drop(name)
+        if dropped is None:
+            return 0
+        self._evicted[name] = dropped
+        return 1
+
     def _put_locked(self, parts: EntryParts, now: float) -> None:
         """Install a group's entry; a new generation only when its content changed."""
         group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
@@ -180,5 +200,6 @@ class CacheState:
             self.generation += 1
             entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread)
         self._entries.set(entry)
+        self._evicted.pop(group.name, None)
         self.lookup.mark(entry)
 

@@ -205,7 +205,7 @@ def listed_groups(core: RootSlot | None, named: RootSlot | None,
                 continue
             hit = index.get(name)
             if hit is not None:
-                found.append((rank, hit[0], hit[1]))
+                found.append((rank, hit, slot.root.groups[hit]))
     found.sort(key=lambda t: (t[0], t[1]))
     return [g for _, _, g in found]
 

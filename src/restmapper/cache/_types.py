@@ -122,13 +122,14 @@ class RootSlot:
     root: RootDiscovery
     fetched_at: float
     expired: bool = False  # set by invalidation: revalidate on next use, but still usable as a stale answer
-    _by_name: dict[str, tuple[int, APIGroup]] | None = field(default=None, repr=False, compare=False)
+    listing: bool = False  # a group listing asked for by choice: the server may serve every resource in one document
+    _by_name: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
-    def group_index(self) -> dict[str, tuple[int, APIGroup]]:
-        """Group name -> (position, group) of this document (built on first use; the document never changes)."""
+    def group_index(self) -> dict[str, int]:
+        """Group name -> its position in ``root.groups`` (built on first use; the document never changes)."""
         index = self._by_name
         if index is None:
-            index = self._by_name = {g.name: (i, g) for i, g in enumerate(self.root.groups)}
+            index = self._by_name = {g.name: i for i, g in enumerate(self.root.groups)}
         return index
 
 

@@ -6,6 +6,7 @@ the testing kit and on-disk caches) and round-trip with the parsers.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -97,7 +98,8 @@ def _read_group(reader: Reader) -> APIGroup:
     name = reader.get_str("name", required=True, non_empty=True)
     versions: list[str] = []
     for entry in reader.get_objects("versions"):
-        version = entry.get_str("version", required=True, non_empty=True)
+        # The same few version names recur across a thousand groups: keep one string of each, not one per group.
+        version = sys.intern(entry.get_str("version", required=True, non_empty=True))
         _check_group_version(entry, name, version)
         if version in versions:
             entry.fail("version", f"duplicate version {quote(version)}")
@@ -108,6 +110,7 @@ def _read_group(reader: Reader) -> APIGroup:
         preferred = pref.get_opt_str("version")
         if preferred is not None:
             _check_group_version(pref, name, preferred)
+            preferred = sys.intern(preferred)
     return APIGroup(name=name, versions=tuple(versions), preferred_version=preferred)
 
 
