@@ -18,12 +18,16 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import filelock
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "Persister", "merge_snapshot", "read_snapshot", "write_snapshot"]
+from restmapper.cache import GroupEntry
+from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
+
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "Persister", "merge_snapshot", "read_snapshot", "snapshot_doc",
+           "snapshot_entries", "write_snapshot"]
 
 DEFAULT_LOCK_TIMEOUT = 5.0
 """Seconds a write waits for the cache file's lock before it is skipped."""
@@ -110,6 +114,46 @@ def write_snapshot(path: str, doc: dict[str, Any]) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return False
+
+
+def _api_resource_doc(r: APIResource) -> dict[str, Any]:
+    return {"name": r.name, "singularName": r.singular_name, "namespaced": r.namespaced, "kind": r.kind,
+            "verbs": list(r.verbs), "shortNames": list(r.short_names), "categories": list(r.categories),
+            "group": r.group, "version": r.version, "storageVersionHash": r.storage_version_hash}
+
+
+def _api_resource(d: dict[str, Any]) -> APIResource:
+    return APIResource(str(d["name"]), str(d.get("singularName") or ""), bool(d["namespaced"]), str(d["kind"]),
+                       tuple(map(str, d.get("verbs") or ())), tuple(map(str, d.get("shortNames") or ())),
+                       tuple(map(str, d.get("categories") or ())), d.get("group"), d.get("version"),
+                       d.get("storageVersionHash"))
+
+
+def snapshot_doc(server: str, version: dict[str, Any] | None, entries: Iterable[GroupEntry]) -> dict[str, Any]:
+    """The snapshot document of the groups ``entries`` (and the ``/version`` document) of ``server``."""
+    groups = [{"name": e.name, "versions": list(e.group.versions), "preferred": e.group.preferred_version,
+               "resources": {gv.version: [_api_resource_doc(r) for r in rl.resources]
+                             for gv, rl in e.resources.items()}}
+              for e in entries]
+    return {"format": FORMAT, "server": server, "version": version, "groups": groups}
+
+
+def snapshot_entries(doc: dict[str, Any], names: Collection[str] | None) -> list[GroupEntry]:
+    """The cache entries of the groups ``names`` (None: all) a snapshot holds (never fresh: generation < 0).
+
+    Raises:
+        KeyError, TypeError, ValueError, AttributeError: the snapshot has an unexpected shape.
+    """
+    entries = []
+    for i, g in enumerate(doc["groups"]):
+        if names is not None and g["name"] not in names:
+            continue
+        group = APIGroup(str(g["name"]), tuple(map(str, g["versions"])), g.get("preferred"))
+        resources = {GroupVersion(group.name, v): APIResourceList(
+            GroupVersion(group.name, v), tuple(_api_resource(r) for r in rs))
+            for v, rs in g["resources"].items()}
+        entries.append(GroupEntry(group, resources, {}, 0.0, -1 - i))
+    return entries
 
 
 def merge_snapshot(path: str, server: str, doc: dict[str, Any], *,

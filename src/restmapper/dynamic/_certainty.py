@@ -19,14 +19,14 @@ from restmapper.model import GroupVersion
 __all__ = ["check_get"]
 
 
-def check_get(result: Any, failures: Mapping[GroupVersion, BaseException], asked: str,
+def check_get(result: Any, failures: Mapping[GroupVersion, BaseException], asked: Callable[[], str],
               check_rank: Callable[[Any], None]) -> None:
     """Refuse ``result`` as the one answer of a ``get`` when an unreadable group version could change it.
 
     Args:
         result: the one ``Resource``/``ResourceList`` found.
         failures: the unreadable group versions in scope of the question (that could hold a match).
-        asked: the question, for the error.
+        asked: gives the question, for the error (called only when one is raised).
         check_rank: raises :class:`GroupDiscoveryError` when an unreadable group version ranks above its argument.
 
     Raises:
@@ -35,5 +35,5 @@ def check_get(result: Any, failures: Mapping[GroupVersion, BaseException], asked
     """
     others = {gv: err for gv, err in failures.items() if gv.group != (result.group or "")}
     if others:
-        raise GroupDiscoveryError(next(iter(others)).group, others, asked=asked)
+        raise GroupDiscoveryError(next(iter(others)).group, others, asked=asked())
     check_rank(result)

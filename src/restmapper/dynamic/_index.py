@@ -17,7 +17,9 @@ from kubernetes.dynamic.resource import Resource, ResourceList
 from restmapper.cache import GroupEntry
 from restmapper.model import APIResource, APIResourceList, GroupVersion
 
-__all__ = ["KUBERNETES_DYNAMIC", "Flavour", "GroupResources", "VersionResources", "build_group", "generic_list"]
+__all__ = ["BASE_RESOURCE", "KUBERNETES_DYNAMIC", "Flavour", "GroupResources", "VersionResources", "build_group",
+           "generic_list",
+           "trait_key"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,9 @@ class VersionResources:
         by_kind: upstream's shape: kind -> the Resource objects of that kind, then the ``<Kind>List`` entries
             under their own kind (server order).
         by_kind_lower: lowercased kind -> the same lists (case-insensitive kind lookups).
-        by_name: lowercased plural and singular name -> the top-level Resource objects with that name.
+        by_trait: :func:`trait_key` of a lowercased plural or singular name, short name or category -> the objects
+            claiming it (a ``ResourceList`` under its resource's), in upstream iteration order: the candidates a
+            ``name``/``singular_name``/``short_names``/``categories`` filter can match.
         all: every object, in upstream iteration order.
     """
 
@@ -113,7 +117,7 @@ class VersionResources:
     preferred: bool
     by_kind: dict[str, list[Resource]]
     by_kind_lower: dict[str, list[Resource]]
-    by_name: dict[str, list[Resource]]
+    by_trait: dict[str, list[Resource]]
     all: tuple[Resource, ...]
 
 
@@ -134,22 +138,50 @@ def _build_version(client: Any, resources: APIResourceList, preferred: bool, fla
         if res.is_subresource and res.subresource:
             subs.setdefault(res.parent, {})[res.subresource] = _raw_subresource(res)
     by_kind: dict[str, list[Resource]] = {}
-    by_name: dict[str, list[Resource]] = {}
     for res in resources.top_level():
         obj = _resource(client, gv, res, preferred, subs.get(res.name), flavour)
         by_kind.setdefault(res.kind, []).append(obj)
         lst = flavour.resource_list(client, group=gv.group, api_version=gv.version, base_kind=res.kind)
         # Pre-resolve upstream's lazily looked-up base resource: filters read attributes through it, and a lookup
         # by kind could be ambiguous when two resources share the kind.
-        lst.__dict__["_ResourceList__base_resource"] = obj
+        lst.__dict__[BASE_RESOURCE] = obj
         by_kind.setdefault(lst.kind, []).append(lst)
-        for name in {res.name.lower(), (res.singular_name or "").lower()} - {""}:
-            by_name.setdefault(name, []).append(obj)
     by_kind_lower: dict[str, list[Resource]] = {}
     for kind, objs in by_kind.items():
         by_kind_lower.setdefault(kind.lower(), []).extend(objs)
     flat = tuple(o for objs in by_kind.values() for o in objs)
-    return VersionResources(gv, preferred, by_kind, by_kind_lower, by_name, flat)
+    return VersionResources(gv, preferred, by_kind, by_kind_lower, _by_trait(flat, flavour), flat)
+
+
+def trait_key(tag: str, value: str) -> str:
+    """The :attr:`VersionResources.by_trait` key of a trait: ``n`` (plural or singular name), ``s`` (short name) or
+    ``c`` (category), and its value (compared lowercased)."""
+    return f"{tag}:{value.lower()}"
+
+
+BASE_RESOURCE = "_ResourceList__base_resource"
+"""Where a ``ResourceList`` built here holds its resource (pre-resolved: upstream looks it up lazily)."""
+
+
+def _by_trait(flat: tuple[Resource, ...], flavour: Flavour) -> dict[str, list[Resource]]:
+    """Each object under the traits its attributes hold, read from the instance as the filters read them
+    (``singular_name`` is upstream's guess when the server sent none). A ``kubernetes.dynamic`` ResourceList's
+    are its resource's (upstream reads them through it); the asyncio libraries' ResourceList has none (reading one
+    through it makes a coroutine, never an attribute), so those are left out."""
+    out: dict[str, list[Resource]] = {}
+    for obj in flat:
+        base = obj.__dict__.get(BASE_RESOURCE)
+        if base is not None and flavour.snake_case:
+            continue
+        attrs = (obj if base is None else base).__dict__
+        keys = {trait_key("n", v) for v in (attrs.get("name"), attrs.get("singular_name")) if isinstance(v, str)}
+        for tag, term in (("s", "short_names"), ("c", "categories")):
+            values = attrs.get(term)
+            if isinstance(values, list):
+                keys.update(trait_key(tag, v) for v in values if isinstance(v, str))
+        for key in sorted(keys):
+            out.setdefault(key, []).append(obj)
+    return out
 
 
 def build_group(client: Any, entry: GroupEntry, flavour: Flavour = KUBERNETES_DYNAMIC) -> GroupResources:

@@ -3,8 +3,10 @@
 ``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps ``resources.get/search``, ``api_groups``,
 ``version``, ``invalidate_cache()`` and iteration with upstream's keywords and return types, but reads discovery
 through our :class:`~restmapper.mapper.LazyRESTMapper` cache (TTL, 404 eviction, rate-limited miss revalidation,
-failure isolation, thread safety) over the DynamicClient's own ``ApiClient``. Answers are memoized per cache
-generation, so warm lookups are one dict hit.
+failure isolation, thread safety) over the DynamicClient's own ``ApiClient``. Answers are memoized while none
+of the groups (and merged-index names) they read changed (:mod:`restmapper.dynamic._memo`), so warm lookups are
+one dict hit and refreshing one group recomputes only the answers that read it. Matching a call against the
+groups' Resource objects is :mod:`restmapper.dynamic._query`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, KeysView
+from collections.abc import Callable, Collection, Iterator, KeysView
 from typing import Any
 
 from kubernetes.dynamic.resource import Resource
@@ -23,20 +25,17 @@ from restmapper.cache import GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
-from restmapper.dynamic._index import (
-    KUBERNETES_DYNAMIC,
-    Flavour,
-    GroupResources,
-    VersionResources,
-    build_group,
-    generic_list,
-)
+from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
+from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, recall, remember
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
+from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
-from restmapper.mapper import LazyRESTMapper, unsafe_guess_kind_to_resource
+from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
-from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
+from restmapper.mapper._groups import Memo
+from restmapper.mapper.merged import Cell
+from restmapper.model import GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
 from restmapper.transport.base import Transport
 
@@ -44,95 +43,16 @@ __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
 
 log = logging.getLogger("restmapper.dynamic")
 
-FILTER_KEYWORDS = frozenset({"name", "singular_name", "short_names", "categories", "namespaced", "verbs",
-                             "preferred", "group_version"})
-"""Resource attributes ``search``/``get`` accept as keyword filters, besides prefix, group, api_version, kind."""
-
-_CASELESS = frozenset({"name", "singular_name"})
-_LISTS = frozenset({"short_names", "categories", "verbs"})
-_MEMO_LIMIT = 4096
-_MISSING = object()
-_LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
+_Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tuple[GroupEntry, GroupResources]]]
+"""What a lookup found: the matches, until when (clock seconds), the unreadable group versions in scope, and the
+groups read (with their Resource objects)."""
 
 
-def _wild(value: Any) -> Any:
-    # Upstream turns every falsy value and "*" into its wildcard.
-    return None if not value or value == "*" else value
-
-
-def _matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
-    for term, wanted in filters:
-        actual = getattr(obj, term, _MISSING)
-        if term in _CASELESS and isinstance(actual, str) and isinstance(wanted, str):
-            if actual.lower() != wanted.lower():
-                return False
-        elif term in _LISTS and isinstance(wanted, str):
-            # A single string matches membership (``short_names="deploy"``); a list compares whole, as upstream.
-            if not isinstance(actual, list) or wanted.lower() not in (a.lower() for a in actual):
-                return False
-        elif term in _LISTS and isinstance(wanted, (list, tuple)):
-            if not isinstance(actual, list) or [a.lower() for a in actual] != [str(w).lower() for w in wanted]:
-                return False
-        elif actual != wanted:
-            return False
-    return True
-
-
-def _memo_key(kwargs: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A hashable key of the keywords: lists become tagged tuples (``short_names=["deploy"]`` is memoized too)."""
-    return tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
-
-
-def _memo_get(memo: dict[Any, Any], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """``(key, memoized value or None)`` for the keywords; the key is None for an unhashable filter value (no memo).
-
-    Keywords without a list are their own key (no per-call rebuilding); lists are tagged by :func:`_memo_key`.
-    """
-    key: Any
-    for value in kwargs.values():
-        if type(value) is list:
-            key = _memo_key(kwargs)
-            break
-    else:
-        key = tuple(kwargs.items())
-    try:
-        return key, memo.get(key)
-    except TypeError:  # an unhashable filter value: no memo
-        return None, None
-
-
-def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Resource]:
-    """Of resources sharing a kind, the one whose names are the kind's (``templates`` over ``processedtemplates``)."""
-    if all(isinstance(r, flavour.resource_list) for r in results) and kind.lower().endswith("list"):
-        # Pre-resolved when built (``base_resource()`` is a coroutine in the asyncio libraries).
-        bases = [r.__dict__["_ResourceList__base_resource"] for r in results]
-        chosen = _by_plural(bases, kind[:-4], flavour)
-        return [r for r, b in zip(results, bases, strict=True) if b in chosen]
-    plural, singular = unsafe_guess_kind_to_resource(kind)
-    wanted = kind.lower()
-    exact = [r for r in results if (r.__dict__.get("singular_name") or "").lower() == wanted]
-    if len(exact) == 1:
-        return exact
-    guessed = [r for r in results if (r.__dict__.get("name") or "").lower() in (plural, singular)]
-    return guessed if len(guessed) == 1 else results
-
-
-def _asked(kwargs: dict[str, Any], method: str = "get") -> str:
-    """The question of a ``resources.get(...)`` call, e.g. ``the resource type of resources.get(kind='Node')``."""
-    return f"the resource type of resources.{method}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
-
-
-def _api_resource_doc(r: APIResource) -> dict[str, Any]:
-    return {"name": r.name, "singularName": r.singular_name, "namespaced": r.namespaced, "kind": r.kind,
-            "verbs": list(r.verbs), "shortNames": list(r.short_names), "categories": list(r.categories),
-            "group": r.group, "version": r.version, "storageVersionHash": r.storage_version_hash}
-
-
-def _api_resource(d: dict[str, Any]) -> APIResource:
-    return APIResource(str(d["name"]), str(d.get("singularName") or ""), bool(d["namespaced"]), str(d["kind"]),
-                       tuple(map(str, d.get("verbs") or ())), tuple(map(str, d.get("shortNames") or ())),
-                       tuple(map(str, d.get("categories") or ())), d.get("group"), d.get("version"),
-                       d.get("storageVersionHash"))
+def _any_failed(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
+    for entry, _ in entries:  # noqa: SIM110 (a loop: any() over a generator costs a frame per item)
+        if entry.failed:
+            return True
+    return False
 
 
 class _Miss(Exception):
@@ -196,12 +116,13 @@ class SelfHealingDiscoverer:
         self.mapper = LazyRESTMapper(DiscoveryClient(self._transport), ttl=ttl,
                                      miss_refresh_interval=miss_refresh_interval, max_stale=max_stale, clock=clock)
         self.cache = self.mapper.cache
+        self._remembered = self.mapper._fresh_in
         self._clock = self.cache.clock
         self._lock = threading.Lock()  # guards _groups, _seen, _version, _written_generation
         self._groups: dict[str, GroupResources] = {}
         self._seen: dict[str, GroupEntry] = {}
-        self._get_memo: dict[Any, tuple[int, float, Any, BaseException | None]] = {}
-        self._search_memo: dict[Any, tuple[int, float, list[Resource]]] = {}
+        self._get_memo = Memo(MEMO_LIMIT)
+        self._search_memo = Memo(MEMO_LIMIT)
         self._generic_list = generic_list(client, self._flavour)
         self._version: dict[str, Any] | None = None
         self._cache_file = cache_file
@@ -275,8 +196,8 @@ class SelfHealingDiscoverer:
         with self._lock:
             self._groups.clear()
             self._version = None
-        self._get_memo.clear()
-        self._search_memo.clear()
+        self._get_memo = Memo(MEMO_LIMIT)
+        self._search_memo = Memo(MEMO_LIMIT)
 
     def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
         """Return upstream's nested ``{prefix: {group: {version: ResourceGroup}}}`` view of every group.
@@ -339,19 +260,21 @@ class SelfHealingDiscoverer:
                 core only, read or not); or an unreadable group version ranking above the first result
                 (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
-        key, memo = _memo_get(self._search_memo, kwargs)
-        if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
-            return SearchResults(memo[2])
-        generation = self.cache.generation
+        key, memo = recall(self._remembered, self._search_memo, kwargs)
+        if memo is not None:
+            return SearchResults(memo.value)
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        q = parse(kwargs)
+        deps: Deps = []
         try:
-            results, until, failures = self._lookup(kwargs)
+            results, until, failures, entries = self._lookup(q, deps)
             if failures:  # never memoized: each call re-checks, and warns
-                return search_answer(results, failures, _asked(kwargs, "search"),
-                                     lambda r: self._check_rank(r, kwargs))
+                return search_answer(results, failures, q.asked("search"),
+                                     lambda r: self._check_rank(r, q, entries))
         except GroupDiscoveryError as exc:
-            raise with_question(exc, _asked(kwargs, "search")) from exc
+            raise with_question(exc, q.asked("search")) from exc
         if key is not None:
-            self._remember(self._search_memo, key, (generation, until, results))
+            remember(self._search_memo, key, results, None, until, deps, epoch)
         return SearchResults(results)
 
     def get(self, **kwargs: Any) -> Resource:
@@ -376,16 +299,18 @@ class SelfHealingDiscoverer:
                 be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
-        key, memo = _memo_get(self._get_memo, kwargs)
-        if memo is not None and memo[0] == self.cache.generation and self._clock() < memo[1]:
-            if memo[3] is not None:
-                raise memo[3].with_traceback(None)
-            return memo[2]  # type: ignore[no-any-return]
-        generation = self.cache.generation
+        key, memo = recall(self._remembered, self._get_memo, kwargs)
+        if memo is not None:
+            if memo.error is not None:
+                raise memo.error.with_traceback(None)
+            return memo.value  # type: ignore[no-any-return]
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        q = parse(kwargs)
+        deps: Deps = []
         value: Any = None
         error: BaseException | None = None
         try:
-            value, until = self._get(kwargs)
+            value, until = self._get(q, deps)
         except _Miss as miss:  # remembered until the server's confirmation is an interval old
             error, until = miss.error, miss.until
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
@@ -393,181 +318,113 @@ class SelfHealingDiscoverer:
         except GroupDiscoveryError as exc:
             if exc.asked:
                 raise
-            raise with_question(exc, _asked(kwargs)) from exc
+            raise with_question(exc, q.asked()) from exc
         if key is not None:
-            self._remember(self._get_memo, key, (generation, until, value, error))
+            remember(self._get_memo, key, value, error, until, deps, epoch)
         if error is not None:
             raise error.with_traceback(None)
         return value  # type: ignore[no-any-return]
 
     # --- the one lookup path -------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        memo[key] = value
-
-    def _get(self, kwargs: dict[str, Any]) -> tuple[Resource, float]:
-        results, until, failures = self._lookup(kwargs)
-        if not results and failures:
+    def _get(self, q: Query, deps: Deps) -> tuple[Resource, float]:
+        found, until, failures, entries = self._lookup(q, deps)
+        if not found and failures:
             # Not "not found": a group version that could hold it could not be read (DESIGN 5.10).
-            raise GroupDiscoveryError(next(iter(failures)).group, failures, asked=_asked(kwargs))
-        api_version = kwargs.get("api_version")
-        if len(results) > 1 and api_version:
-            exact = [r for r in results if r.group_version == api_version]
-            results = exact or results
-        listing = self._flavour.resource_list
-        if len(results) > 1 and not all(isinstance(r, listing) for r in results):
-            results = [r for r in results if not isinstance(r, listing)]
-        if len(results) > 1 and len({r.group for r in results}) == 1:
-            rank = self._version_rank(results[0].group)
-            best = min(rank.get(r.api_version, len(rank)) for r in results)
-            results = [r for r in results if rank.get(r.api_version, len(rank)) == best]
-        kind = _wild(kwargs.get("kind"))
-        if len(results) > 1 and isinstance(kind, str) and len({r.group_version for r in results}) == 1:
-            results = _by_plural(results, kind, self._flavour)
+            raise GroupDiscoveryError(next(iter(failures)).group, failures, asked=q.asked())
+        results = choose(found, q, self._flavour, self._version_rank)
         if len(results) == 1:
-            if results[0] is not self._generic_list:
-                check_get(results[0], failures, _asked(kwargs), lambda r: self._check_rank(r, kwargs))
-            return results[0], until
+            result = results[0]
+            if result is not self._generic_list and (failures or _any_failed(entries)):
+                check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
+            return result, until
         if not results:
-            raise _Miss(self._flavour.not_found(f"No matches found for {dict(kwargs)}"), until)
-        raise self._flavour.not_unique(f"Multiple matches found for {kwargs}: {results}")
+            raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until)
+        raise self._flavour.not_unique(f"Multiple matches found for {q.kwargs}: {results}")
 
-    def _check_rank(self, result: Resource, kwargs: dict[str, Any]) -> None:
-        """Refuse ``result`` (a List as its resource) when an unreadable group version ranks above it."""
+    def _check_rank(self, result: Resource, q: Query, read: list[tuple[GroupEntry, GroupResources]]) -> None:
+        """Refuse ``result`` (a List as its resource) when an unreadable group version of the groups ``read`` (the
+        groups that may serve it, and every group that failed) ranks above it."""
         if result is self._generic_list:
             return
-        prefix, group = _wild(kwargs.get("prefix")), _wild(kwargs.get("group"))
-        version = _wild(kwargs.get("api_version"))
-        if group is None and isinstance(version, str) and "/" in version:
-            group, _, version = version.partition("/")
-        names = self._names(prefix, group, version)
-        if names is None:  # the groups that may serve it (and every group that failed), not all of them
-            filters = tuple((k, v) for k, v in kwargs.items() if k in FILTER_KEYWORDS and v is not None)
-            names = self._narrow(_wild(kwargs.get("kind")), filters)
-        entries = [e for e, _ in self._entries(names)]
-        versions = (version,) if isinstance(version, str) else ()
-        doubt = outranking(entries, GroupVersion(result.group or "", result.api_version), versions)
+        versions = (q.version,) if isinstance(q.version, str) else ()
+        doubt = outranking([e for e, _ in read], GroupVersion(result.group or "", result.api_version), versions)
         if doubt:
-            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=_asked(kwargs))
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked())
 
     def _version_rank(self, group: str) -> dict[str, int]:
-        with self._lock:
-            g = self._groups.get(group)
+        g = self._groups.get(group)
         return {} if g is None else {v.group_version.version: i for i, v in enumerate(g.versions)}
 
-    def _lookup(self, kwargs: dict[str, Any]) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
-        unknown = sorted(set(kwargs) - FILTER_KEYWORDS - {"prefix", "group", "api_version", "kind"})
-        if unknown:
-            raise TypeError(f"resources.search()/get() got unexpected keyword argument(s) {', '.join(unknown)}; "
-                            f"accepted: prefix, group, api_version, kind, {', '.join(sorted(FILTER_KEYWORDS))}")
-        prefix, group = _wild(kwargs.get("prefix")), _wild(kwargs.get("group"))
-        version, kind = _wild(kwargs.get("api_version")), _wild(kwargs.get("kind"))
-        filters = tuple((k, v) for k, v in kwargs.items() if k in FILTER_KEYWORDS and v is not None)
-        if group is None and isinstance(version, str) and "/" in version:
-            group, _, version = version.partition("/")
-        if isinstance(version, str) and "/" in version:
-            return [], self._clock() + self.cache.miss_refresh_interval, {}
+    def _lookup(self, q: Query, deps: Deps) -> _Found:
+        """Every match of ``q``; the cells of what it read go to ``deps``."""
+        if isinstance(q.version, str) and "/" in q.version:
+            return [], self._clock() + self.cache.miss_refresh_interval, {}, []
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
-        names = self._names(prefix, group, version)
+        names = self._names(q, deps)
+        mark = len(deps)
         for _attempt in range(RACE_ATTEMPTS):
             epoch = self.cache.invalidations
-            found = self._lookup_once(names, prefix, group, version, kind, filters, kwargs)
+            found = self._lookup_once(names, q, deps)
             if self.cache.invalidations == epoch or not (names is None or not found[0]):
                 return found
-        raise raced(_asked(kwargs), RACE_ATTEMPTS)
+            del deps[mark:]
+        raise raced(q.asked(), RACE_ATTEMPTS)
 
-    def _lookup_once(self, names: set[str] | None, prefix: str | None, group: str | None, version: str | None,
-                     kind: Any, filters: tuple[tuple[str, Any], ...], kwargs: dict[str, Any]
-                     ) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
-        narrowed = self._narrow(kind, filters) if names is None else names
-        results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
-        if not results and self._revalidate(names):
-            narrowed = self._narrow(kind, filters) if names is None else names
-            results, until, failures = self._collect(narrowed, prefix, group, version, kind, filters)
+    def _lookup_once(self, names: Collection[str] | None, q: Query, deps: Deps) -> _Found:
+        mark = len(deps)
+        entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+        results, failures = collect(entries, q, self._generic_list)
+        # A failure propagates even when answering from the cache file: a miss there is not the server's word.
+        if not results and self.cache.revalidate_on_miss(names):
+            del deps[mark:]  # read again below
+            entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+            results, failures = collect(entries, q, self._generic_list)
         if not results:  # a no-match is kept until the server's confirmation of it is an interval old
             confirmed = self.cache.miss_confirmed_at(names)
             until = min(until, (self._clock() if confirmed is None else confirmed) + self.cache.miss_refresh_interval)
             doubt = self.cache.unconfirmed(names)
             if doubt is not None:
-                failures.update(in_scope(doubt.failed, () if version is None else (version,)))
+                failures.update(in_scope(doubt.failed, () if q.version is None else (q.version,)))
                 if doubt.documents and not failures:
-                    raise with_question(doubt, _asked(kwargs))
-        self._maybe_write()
-        return results, until, failures
+                    raise with_question(doubt, q.asked())
+        if self._persister is not None:
+            self._maybe_write()
+        return results, until, failures, entries
 
-    def _revalidate(self, names: set[str] | None) -> bool:
-        # A failure propagates even when answering from the cache file: a miss there is not the server's word.
-        return self.cache.revalidate_on_miss(names)
-
-    def _narrow(self, kind: Any, filters: tuple[tuple[str, Any], ...]) -> set[str] | None:
+    def _narrow(self, q: Query, deps: Deps) -> set[str] | None:
         """The groups that may hold a match, from the mapper's merged index; None when no trait narrows."""
-        traits = dict(filters)
-
-        def first(value: Any) -> str | None:
-            if isinstance(value, (list, tuple)):
-                value = value[0] if value else None
-            return value if isinstance(value, str) and value else None
-
-        kind = kind if isinstance(kind, str) else None
-        name = first(traits.get("name")) or first(traits.get("singular_name"))
-        short, category = first(traits.get("short_names")), first(traits.get("categories"))
-        if not (kind or name or short or category):
+        if not q.trait:
             return None
         try:
-            return self.mapper.groups_serving(kind=kind, name=name, short_name=short, category=category)
+            return self.mapper.groups_serving(**q.trait, deps=deps)
         except DiscoveryError:
             return None  # answered below from whatever can be read (or the cache file)
 
-    def _names(self, prefix: str | None, group: str | None, version: str | None) -> set[str] | None:
-        if group is not None:
-            return {group}
-        if prefix == "api":
+    def _names(self, q: Query, deps: Deps) -> set[str] | None:
+        """The groups a question names (its group; core for ``prefix="api"`` or a core version), else None."""
+        if q.group is not None:
+            return {q.group}
+        if q.prefix == "api":
             return {""}
         # "v1" (no group) is the core group when core lists it, read or not: it must not also match apps/v1,
         # batch/v1, ..., and no other group answers for an unreadable core.
-        if version is not None and prefix != "apis" and any(
+        version = q.version
+        if version is not None and q.prefix != "apis" and any(
                 version in g.by_version or version in e.group.versions or any(gv.version == version for gv in e.failed)
-                for e, g in self._entries({""})):
+                for e, g in self._view({""}, deps)[0]):
             return {""}
         return None
 
-    def _collect(self, names: set[str] | None, prefix: str | None, group: str | None, version: str | None,
-                 kind: str | None, filters: tuple[tuple[str, Any], ...]
-                 ) -> tuple[list[Resource], float, dict[GroupVersion, BaseException]]:
-        entries, until = self._view(names)
-        lowered = kind.lower() if isinstance(kind, str) else None
-        results: list[Resource] = []
-        failures: dict[GroupVersion, BaseException] = {}
-        for entry, res in entries:
-            skip = bool((prefix == "api" and entry.name) or (prefix == "apis" and not entry.name)
-                        or (group is not None and entry.name != group))
-            if not skip:
-                failures.update((gv, e) for gv, e in entry.failed.items() if version in (None, gv.version))
-                one = None if version is None else res.by_version.get(version)
-                versions = res.versions if version is None else ((one,) if one is not None else ())
-                for vr in versions:
-                    results.extend(self._match(vr, lowered, filters))
-            # Upstream serves the generic ``List`` kind under apis//v1.
-            if (not entry.name and group is None and version in (None, "v1") and prefix in (None, "apis")
-                    and lowered in (None, "list") and _matches(self._generic_list, filters)):
-                results.append(self._generic_list)
-        return results, until, failures
-
-    @staticmethod
-    def _match(vr: VersionResources, kind: str | None, filters: tuple[tuple[str, Any], ...]) -> list[Resource]:
-        candidates = vr.all if kind is None else vr.by_kind_lower.get(kind, ())
-        if not filters:
-            return list(candidates)
-        return [o for o in candidates if _matches(o, filters)]
-
-    def _view(self, names: set[str] | None) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
-        ready = self.mapper.cached_groups(names) if names is not None else None
-        if ready is not None:  # every group loaded and fresh: no need to ask the cache
-            return [(e, self._group(e)) for e in ready[0]], ready[1]
+    def _view(self, names: Collection[str] | None, deps: Deps
+              ) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
+        """The groups ``names`` (None: all) with their Resource objects, and until when they hold; their cells go to
+        ``deps``."""
+        if names is not None:
+            ready = self.mapper.cached_groups(names, deps)
+            if ready is not None:  # every group loaded and fresh: no need to ask the cache
+                return [(e, self._group(e)) for e in ready[0]], ready[1]
         try:
             view = self.cache.groups(names)
         except DiscoveryError:
@@ -576,14 +433,14 @@ class SelfHealingDiscoverer:
                 raise
             log.warning("discovery failed; answering from the cache file %s", self._cache_file)
             return [(e, self._group(e)) for e in fallback], self._clock()
+        depend_on_read(self.mapper, names, view.entries, deps)
         return [(e, self._group(e)) for e in view.entries], view.valid_until
 
-    def _entries(self, names: set[str] | None) -> list[tuple[GroupEntry, GroupResources]]:
-        return self._view(names)[0]
+    def _entries(self, names: Collection[str] | None) -> list[tuple[GroupEntry, GroupResources]]:
+        return self._view(names, [])[0]
 
     def _group(self, entry: GroupEntry) -> GroupResources:
-        with self._lock:
-            cached = self._groups.get(entry.name)
+        cached = self._groups.get(entry.name)  # a dict read is atomic: no lock
         if cached is not None and cached.generation == entry.generation:
             return cached
         built = build_group(self.client, entry, self._flavour)
@@ -594,21 +451,12 @@ class SelfHealingDiscoverer:
 
     # --- the optional cache file -----------------------------------------------------------------------------------
 
-    def _snapshot_entries(self, names: set[str] | None) -> list[GroupEntry] | None:
+    def _snapshot_entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
         doc = self._snapshot
         if doc is None:
             return None
         try:
-            entries = []
-            for i, g in enumerate(doc["groups"]):
-                if names is not None and g["name"] not in names:
-                    continue
-                group = APIGroup(str(g["name"]), tuple(map(str, g["versions"])), g.get("preferred"))
-                resources = {GroupVersion(group.name, v): APIResourceList(
-                    GroupVersion(group.name, v), tuple(_api_resource(r) for r in rs))
-                    for v, rs in g["resources"].items()}
-                entries.append(GroupEntry(group, resources, {}, 0.0, -1 - i))
-            return entries
+            return _cachefile.snapshot_entries(doc, names)
         except (KeyError, TypeError, ValueError, AttributeError):
             log.warning("ignoring a cache file of an unexpected shape: %s", self._cache_file)
             self._snapshot = None
@@ -637,9 +485,5 @@ class SelfHealingDiscoverer:
             if generation == self._written_generation:
                 return
             self._written_generation = generation
-            groups = [{"name": e.name, "versions": list(e.group.versions), "preferred": e.group.preferred_version,
-                       "resources": {gv.version: [_api_resource_doc(r) for r in rl.resources]
-                                     for gv, rl in e.resources.items()}}
-                      for e in self._seen.values()]
-            doc = {"format": _cachefile.FORMAT, "server": self._server, "version": self._version, "groups": groups}
+            doc = _cachefile.snapshot_doc(self._server, self._version, self._seen.values())
         self._persister.submit(doc)

@@ -88,17 +88,18 @@ class AnswerEngine(DirectPaths):
             deps.append((listing, listing.version))  # a group listed later may match the prefix too
         return self._groups.scoped(names, deps, versions)
 
-    def _fresh_memo(self, key: tuple[Any, ...], *, io: bool = True) -> Remembered | None:
+    def _fresh_memo(self, key: Any, *, io: bool = True, store: Memo | None = None) -> Remembered | None:
         """The memoized answer for ``key`` if none of the groups or names it read changed (the warm path).
 
         An answer that may come from any group, after a group was invalidated, is checked only once every group
         is loaded again (``io``: may fetch; without it such an answer is not offered). Costs one dictionary hit,
-        a clock reading and a comparison per cell read (a handful).
+        a clock reading and a comparison per cell read (a handful). ``store``: another memo than the mapper's
+        whose answers recorded their cells the same way (the dynamic drop-in's).
         """
         groups = self._groups
         if self.cache.generation != groups.generation:
             groups.catch_up()
-        memo = self._memo.get(key)
+        memo = (self._memo if store is None else store).get(key)
         if memo is None:
             return None
         if memo.anywhere and groups.reload_pending:

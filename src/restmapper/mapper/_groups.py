@@ -311,10 +311,12 @@ class IndexedGroups:
             cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
 
-    def ready_entries(self, names: Collection[str], now: float) -> tuple[list[GroupEntry], float] | None:
+    def ready_entries(self, names: Collection[str], now: float, deps: list[tuple[Cell, int]] | None = None
+                      ) -> tuple[list[GroupEntry], float] | None:
         """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
-        :meth:`DiscoveryCache.groups` does), or None."""
-        deps: list[tuple[Cell, int]] = []
+        :meth:`DiscoveryCache.groups` does), or None. Records the cells read in ``deps`` when given."""
+        if deps is None:
+            deps = []
         with self._lock:
             found = self._ready_locked(names, deps, now)
             if found is None:
@@ -437,6 +439,18 @@ class IndexedGroups:
             self._indexes_locked((entry,), until)
             if entry.failed or entry.stale:
                 self._set_troubled_locked(name, True)
+
+    def depend(self, names: Collection[str] | None, deps: list[tuple[Cell, int]]) -> None:
+        """Record in ``deps`` the cells an answer reading the groups ``names`` depends on, as they are now (every
+        change applied); None: every group (with the listing, the troubled cell and the anywhere marker)."""
+        with self._lock:
+            self._catch_up_locked()
+            if names is None:
+                deps.append((ANYWHERE, 0))
+                for cell in (self.index.listing_cell, self.troubled_cell):
+                    deps.append((cell, cell.version))
+                names = (*self.cache.listing(), *self.cache.loaded_names())
+            self._depend_locked(names, deps)
 
     def _depend_locked(self, names: Collection[str], deps: list[tuple[Cell, int]]) -> None:
         index = self.index

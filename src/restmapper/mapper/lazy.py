@@ -32,7 +32,7 @@ from restmapper.mapper._args import (
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import AnswerEngine, Question, load_for, required_versions
-from restmapper.mapper._groups import IndexedGroups, Memo, by_arg, by_name
+from restmapper.mapper._groups import IndexedGroups, Memo, Remembered, by_arg, by_name
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
 from restmapper.mapper.resolve import (
@@ -335,15 +335,44 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         mapping: RESTMapping = memo.value.mapping
         return mapping
 
-    def cached_groups(self, names: Collection[str]) -> tuple[list[GroupEntry], float] | None:
+    def cached_groups(self, names: Collection[str], deps: list[tuple[Cell, int]] | None = None
+                      ) -> tuple[list[GroupEntry], float] | None:
         """The cache entries of ``names`` in server priority order, and until when (clock seconds) they hold, when
         every listed one is loaded, complete (no version unread), healthy (none failed or stale) and fresh; else
         None (ask the cache). Never does I/O: for layers that answer from entries (the dynamic drop-in).
-        Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them.
+        Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them. The cells of
+        ``names`` are recorded in ``deps`` when given (see :meth:`_fresh_in`).
         """
         if self.cache.generation != self._groups.generation:
             self._groups.catch_up()
-        return self._groups.ready_entries(names, self._clock())
+        return self._groups.ready_entries(names, self._clock(), deps)
+
+    # --- hooks for a layer that memoizes its own answers over this mapper's cells (the dynamic drop-in; not
+    # public API: AsyncRESTMapper does not mirror them) ------------------------------------------------------
+
+    def _depend_on(self, names: Collection[str] | None, deps: list[tuple[Cell, int]]) -> None:
+        """Record in ``deps`` the cells, as they are now, of an answer that read the groups ``names`` (None: every
+        group, with the listing; the answer then may come from any group). No I/O."""
+        self._groups.depend(names, deps)
+
+    def _fresh_in(self, memo: Memo, key: Any) -> Remembered | None:
+        """The answer ``memo`` holds for ``key`` while none of the cells it read moved (as this mapper's own memo:
+        one that may come from any group is checked after every group is loaded again, which may fetch), or None.
+
+        Raises:
+            DiscoveryError: reloading every group after an invalidation failed.
+        """
+        # The warm path of :meth:`_fresh_memo`, inlined (as in :meth:`rest_mapping`): every change applied, no
+        # cell moved since the answer's cells were last found unchanged, no reload due, still in time.
+        groups = self._groups
+        if self.cache.generation == groups.generation:
+            found = memo.get(key)
+            if found is None:
+                return None
+            if found.checked == Cell.epoch and not (found.anywhere and groups.reload_pending) and (
+                    self._clock() < found.valid_until):
+                return found
+        return self._fresh_memo(key, store=memo)
 
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
         """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
@@ -382,7 +411,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         return self.rest_mapping(kind.group_kind, kind.version).namespaced
 
     def groups_serving(self, *, kind: str | None = None, name: str | None = None, short_name: str | None = None,
-                       category: str | None = None) -> set[str]:
+                       category: str | None = None, deps: list[tuple[Cell, int]] | None = None) -> set[str]:
         """Return the names of the groups that may serve a resource with these traits (any case).
 
         A superset: every group serving a match is in it, plus core and any group with versions that could not
@@ -395,6 +424,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             short_name: a short name.
             category: a category.
             The first trait given narrows; with none, every loaded group is returned.
+            deps: when given, the cells read are recorded in it (the answer may come from any group).
 
         Raises:
             GroupDiscoveryError: the root documents could not be read.
@@ -412,7 +442,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 return index.with_category(category.lower(), deps)
             return index.names
 
-        return self._groups.candidates(pick, [])[0]
+        return self._groups.candidates(pick, [] if deps is None else deps)[0]
 
     # --- kubectl resolution -----------------------------------------------------------------------------------
 
