@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
+from restmapper.mapper._direct_paths import DirectPaths
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
@@ -64,7 +65,7 @@ class _Unconfirmed(Exception):
         self.confirmed_at = confirmed_at
 
 
-class AnswerEngine:
+class AnswerEngine(DirectPaths):
     """Answers questions over a discovery cache through a memo (the state :class:`LazyRESTMapper` builds).
 
     Attributes:
@@ -109,11 +110,13 @@ class AnswerEngine:
             return memo
         return None
 
-    def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]]) -> T:
+    def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]],
+                direct: Callable[[], T | None] | None = None) -> T:
         """The answer to the question ``key`` names: memoized while fresh, else computed from ``question()``.
 
         ``key`` is a tuple of strings (hashing model objects costs a Python call each); ``question`` builds the
-        question only when it has to be computed.
+        question only when it has to be computed; ``direct``, when given, is tried first: a match straight from
+        the indexes of ready groups (memoized by it), or None.
         """
         memo = self._fresh_memo(key)
         if memo is not None:
@@ -122,6 +125,10 @@ class AnswerEngine:
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
+        if direct is not None:
+            found = direct()
+            if found is not None:
+                return found
         q = question()
         epoch = Cell.epoch  # before any cell is read: a move during the computation makes the first hit check
         deps: list[tuple[Cell, int]] = []

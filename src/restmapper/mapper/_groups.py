@@ -170,10 +170,10 @@ class IndexedGroups:
         # A group was dropped or invalidated since every group was last loaded: before an answer that may come
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
-        # Groups a question may be answered from without asking the cache: name -> (index, until when, clock
-        # seconds). Only complete, healthy entries (nothing failed, stale or unread) whose index is current;
-        # a group leaves it as soon as a change to it is applied.
-        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry]] = {}
+        # Groups a question may be answered from without asking the cache: name -> (index, until when (clock
+        # seconds), entry, the group's cell). Only complete, healthy entries (nothing failed, stale or unread)
+        # whose index is current; a group leaves it as soon as a change to it is applied.
+        self._ready: dict[str, tuple[GroupIndex, float, GroupEntry, Cell]] = {}
         # Until when every listed group is loaded and fresh (:meth:`candidates`), barring changes: any dropped
         # group or new listing resets it.
         self._all_until = -_INF
@@ -253,7 +253,7 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
-                self._ready[e.name] = (index, until, e)
+                self._ready[e.name] = (index, until, e, self.index.cell(e.name))
         return out
 
     def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
@@ -299,6 +299,18 @@ class IndexedGroups:
         self._depend_locked(names, deps)
         return [index for _, index in held], until
 
+    def ready_one(self, name: str, now: float) -> tuple[GroupIndex, float, Cell, int] | None:
+        """As :meth:`ready` for the one group ``name``: its index, until when it holds, and the cell an answer
+        over it reads with the version seen (its only dependency); None when the group is not ready."""
+        with self._lock:
+            if self.cache.generation != self.generation:
+                return None
+            one = self._ready.get(name)
+            if one is None or one[1] <= now:
+                return None
+            cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
+            return one[0], one[1], cell, cell.version
+
     def ready_entries(self, names: Collection[str], now: float, deps: list[tuple[Cell, int]] | None = None
                       ) -> tuple[list[GroupEntry], float] | None:
         """As :meth:`ready`, the cache entries of ``names`` (the ready ones; unlisted names are left out, as
@@ -314,15 +326,37 @@ class IndexedGroups:
 
     def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
                        ) -> tuple[list[GroupIndex], float] | None:
-        """As :meth:`ready` for the groups ``pick`` chooses (plus core), when every listed group is loaded and
-        fresh and none failed (:meth:`anywhere` otherwise)."""
+        """As :meth:`ready` for the groups ``pick`` chooses (plus core, first), when every listed group is loaded
+        and fresh and none failed (:meth:`anywhere` otherwise). Reads each chosen group's entry once (the groups
+        a pick chooses are indexed, so one not ready means ask the cache)."""
         with self._lock:
-            if not self._complete or self.reload_pending or self._troubled or now >= self._all_until:
+            if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
+                    or self.cache.generation != self.generation):
+                return None
+            ready = self._ready
+            core = ready.get("")
+            if core is None or core[1] <= now:
                 return None
             troubled = self.troubled_cell
             deps.append((troubled, troubled.version))
-            found = self._ready_locked({"", *pick(self.index, deps)}, deps, now)
-            return None if found is None else (found[0], min(self._all_until, found[1]))
+            picked = pick(self.index, deps)
+            cell = core[3]
+            deps.append((cell, cell.version))
+            until = min(self._all_until, core[1])
+            held: list[tuple[int, GroupIndex]] = []
+            position = self.index.position
+            for name in picked:
+                found = ready.get(name)
+                if found is None or found[1] <= now:
+                    return None
+                if name:
+                    cell = found[3]
+                    deps.append((cell, cell.version))
+                    until = min(until, found[1])
+                    held.append((position(name), found[0]))
+            if len(held) > 1:
+                held.sort(key=_first)
+            return [core[0], *(index for _, index in held)], until
 
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""

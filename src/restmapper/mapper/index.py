@@ -9,7 +9,7 @@ indexes group by group and throw them away when the group changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from restmapper.model import (
@@ -189,6 +189,7 @@ class GroupIndex:
 
     __slots__ = (
         "_by_version",
+        "_kind_order",
         "categories",
         "group",
         "name",
@@ -232,6 +233,15 @@ class GroupIndex:
         self._by_version = {v.group_version.version: v for v in version_indexes}
         pv = group.preferred_version
         self.preferred_version = pv if pv and pv in self._by_version else None
+        # Versions in client-go's default kind priority (core ``v1``, the preferred version, the others in
+        # server order); the ``versions`` tuple itself in the usual case (a named group preferring its first).
+        first: tuple[str, ...] = ("v1",) if not self.name and "v1" in self._by_version else ()
+        if self.preferred_version is not None:
+            first += (self.preferred_version,)
+        order = self.versions
+        if first and order[:len(first)] != first:
+            order = tuple(dict.fromkeys((*first, *order)))
+        self._kind_order = order
         names.discard("")
         self.names = frozenset(names)
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
@@ -245,6 +255,41 @@ class GroupIndex:
     def version(self, version: str) -> VersionIndex | None:
         """Return the index of ``version``, or None when the group does not serve it (or it was not loaded)."""
         return self._by_version.get(version)
+
+    def kind_mapping(self, kind: str, versions: Sequence[str] = ()) -> RESTMapping | None:
+        """The RESTMapping of ``kind`` (exact spelling or lowercase form) the group's priority selects.
+
+        Args:
+            kind: the kind.
+            versions: the versions asked for, most wanted first, already cleaned of ``""`` and ``__internal``.
+
+        Returns:
+            The mapping at the first of ``versions`` serving the kind; with none given, at core ``v1``, else the
+            preferred version, else the first other version (server order) serving it. None when no version (of
+            ``versions``) serves it.
+
+        Mirrors ``PriorityRESTMapper.RESTMapping`` with the patterns of client-go ``NewDiscoveryRESTMapper``,
+        restricted to one group (its mappings have distinct versions, so a pattern never leaves two).
+        """
+        by_version = self._by_version
+        for version in versions or self._kind_order:
+            vindex = by_version.get(version)
+            if vindex is not None:
+                entry = vindex._by_kind.get(kind)
+                if entry is not None:
+                    return vindex.mapping(entry)
+        return None
+
+    def first_with_name(self, name: str) -> tuple[VersionIndex, tuple[ResourceEntry, ...]] | None:
+        """The first version in kind priority order (core ``v1``, the preferred version, the others in server
+        order) with resources named ``name`` (lowercased; plural or singular), and those resources; or None."""
+        by_version = self._by_version
+        for version in self._kind_order:
+            vindex = by_version[version]
+            hits = vindex._by_name.get(name)
+            if hits:
+                return vindex, hits
+        return None
 
     def short_name_targets(self, short_name: str) -> tuple[GroupResource, ...]:
         """Return the GroupResources claiming ``short_name`` in this group, in discovery order."""

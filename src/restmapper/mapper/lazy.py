@@ -63,6 +63,14 @@ _MEMO_LIMIT = 1 << 15
 _MAPPER_OPTIONS = ("ttl", "miss_refresh_interval", "max_stale", "clock")
 
 
+def _gvk(mapping: RESTMapping) -> GroupVersionKind:
+    return mapping.group_version_kind
+
+
+def _gvr(mapping: RESTMapping) -> GroupVersionResource:
+    return mapping.resource
+
+
 class LazyRESTMapper(AnswerEngine, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
@@ -210,12 +218,13 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
-        return self._answer(gvr_key("kind_for", resource), lambda: Question(
+        key = gvr_key("kind_for", resource)
+        return self._answer(key, lambda: Question(
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvk))
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -239,12 +248,13 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
-        return self._answer(gvr_key("resource_for", resource), lambda: Question(
+        key = gvr_key("resource_for", resource)
+        return self._answer(key, lambda: Question(
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvr))
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -294,6 +304,9 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
+        found = self._direct_mapping(key, group_kind, versions)
+        if found is not None:
+            return found
         return self._answer(key, lambda: Question(
             lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: m.rest_mapping(group_kind, *versions), versions=versions, load=required_versions(*versions),
@@ -349,6 +362,16 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Raises:
             DiscoveryError: reloading every group after an invalidation failed.
         """
+        # The warm path of :meth:`_fresh_memo`, inlined (as in :meth:`rest_mapping`): every change applied, no
+        # cell moved since the answer's cells were last found unchanged, no reload due, still in time.
+        groups = self._groups
+        if self.cache.generation == groups.generation:
+            found = memo.get(key)
+            if found is None:
+                return None
+            if found.checked == Cell.epoch and not (found.anywhere and groups.reload_pending) and (
+                    self._clock() < found.valid_until):
+                return found
         return self._fresh_memo(key, store=memo)
 
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
@@ -490,11 +513,24 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         return ResolvedMappings(out.values(), failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
-        memo = self._fresh_memo(("resolve", arg, expand_categories))
+        key = ("resolve", arg, expand_categories)
+        memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
         require_str("resolve", arg, "a resource type argument")
         require_resource_type("resolve_all" if expand_categories else "resolve", arg)
+        # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
+        result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
+        if result is None:
+            result = self._answer(key, self._resolve_question(arg, expand_categories))
+        for text in result.warnings:
+            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
+        if result.failed:
+            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
+                          stacklevel=3)
+        return result
+
+    def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
         lowered = arg.lower()
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
@@ -508,18 +544,12 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 return None
             return compute(m)
 
-        result = self._answer(("resolve", arg, expand_categories), lambda: Question(
+        return lambda: Question(
             lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
             # Only a category answer is a list that may be partial.
             partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
-            pick=by_arg(arg, expand_categories=expand_categories)))
-        for text in result.warnings:
-            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
-        if result.failed:
-            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
-                          stacklevel=3)
-        return result
+            pick=by_arg(arg, expand_categories=expand_categories))
 
     def expand_category(self, name: str) -> list[GroupResource]:
         """Return the resources in a category (``all``), deduplicated, in priority order (kubectl's expander).
@@ -529,9 +559,10 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
         require_str("expand_category", name, "a category name")
-        return list(self._answer(("expand_category", name), lambda: Question(
+        key = ("expand_category", name)
+        return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
-            pick=lambda index, deps: index.with_category(name, deps))))
+            pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                  watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:

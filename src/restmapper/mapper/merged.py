@@ -282,8 +282,9 @@ class MergedIndex:
     def with_prefix(self, prefix: str) -> list[str]:
         """Listed named groups whose name starts with ``prefix`` (never core), in name order."""
         out: list[str] = []
-        start = bisect.bisect_left(self._sorted, prefix)
-        for name in self._sorted[start:]:
+        names = self._sorted
+        for i in range(bisect.bisect_left(names, prefix), len(names)):  # no copy of the tail: O(matches)
+            name = names[i]
             if not name.startswith(prefix):
                 break
             if name:

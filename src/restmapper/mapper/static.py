@@ -269,20 +269,19 @@ class StaticRESTMapper:
 
         Mirrors apimachinery ``PriorityRESTMapper.RESTMapping``.
         """
-        mappings = self.rest_mappings(group_kind, *versions)
-        if len(mappings) == 1:
-            return mappings[0]
         if self._kind_priority is None:
             # The default patterns, applied directly: the mappings of one group have distinct versions, so the
             # first pattern matching any of them (a requested version, core ``v1``, the group's preferred
             # version, its other versions in server order) leaves exactly one.
-            index = self._by_group[group_kind.group]
-            by_version = {m.group_version_kind.version: m for m in mappings}
-            core = ("v1",) if not group_kind.group else ()
-            preferred = (index.preferred_version,) if index.preferred_version else ()
-            for version in (*_clean_versions(versions), *core, *preferred, *index.versions):
-                if version in by_version:
-                    return by_version[version]
+            index = self._by_group.get(group_kind.group)
+            wanted = _clean_versions(versions)
+            found = index.kind_mapping(group_kind.kind, wanted) if index is not None else None
+            if found is None:
+                raise NoKindMatchError(group_kind, wanted)
+            return found
+        mappings = self.rest_mappings(group_kind, *versions)
+        if len(mappings) == 1:
+            return mappings[0]
         patterns = [GroupVersionKind(group_kind.group, v, "*") for v in _clean_versions(versions)]
         patterns.extend(self.kind_priority)
         chosen = narrow_by_priority(mappings, patterns, lambda p, m: kind_matches(p, m.group_version_kind))

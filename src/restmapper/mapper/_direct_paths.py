@@ -1,0 +1,166 @@
+"""First-time answers straight from the group indexes: :class:`DirectPaths`, a part of the answering engine.
+
+A question the memo does not hold is answered here, without building a question or a
+:class:`~restmapper.mapper.static.StaticRESTMapper`, when every group that may hold the answer is ready (loaded,
+complete, healthy and fresh: :meth:`IndexedGroups.ready`) and the answer is a match: then no certainty rule can
+object (DESIGN 5.10) and the cache has nothing to add. Each path gives the answer
+:meth:`AnswerEngine._direct <restmapper.mapper._engine.AnswerEngine._direct>` gives over the same groups, reads
+the same cells, and memoizes it as :meth:`~restmapper.mapper._engine.AnswerEngine._answer` would. Anything else
+(a miss, an ambiguity, a group not ready, a group matched by prefix) is None: the full path answers and words it.
+Each path touches only the groups of the question's candidates and, in them, only the entries of its names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
+from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
+from restmapper.mapper._source import CacheSource
+from restmapper.mapper.index import GroupIndex
+from restmapper.mapper.merged import Cell, Dependencies
+from restmapper.mapper.resolve import ResolveResult
+from restmapper.mapper.shortcut import expand_category
+from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
+
+__all__ = ["DirectPaths"]
+
+T = TypeVar("T")
+
+_Candidates = tuple[list[GroupIndex], float, Dependencies, bool]
+"""Ready groups in priority order, until when (clock seconds), the cells read, whether from any group."""
+
+
+class DirectPaths:
+    """The direct paths of :class:`~restmapper.mapper._engine.AnswerEngine` (see the module docstring)."""
+
+    cache: CacheSource
+    _clock: Callable[[], float]
+    _memo: Memo
+    _groups: IndexedGroups
+
+    def _remember(self, key: tuple[Any, ...], value: T, epoch: int, until: float, deps: Dependencies,
+                  anywhere: bool = False) -> T:
+        """Memoize ``value`` as :meth:`_answer` would; ``epoch`` is :attr:`Cell.epoch` read before any cell."""
+        self._memo.put(key, Remembered(value, None, until, deps, anywhere, epoch))
+        return value
+
+    def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
+                        ) -> RESTMapping | None:
+        """``rest_mapping(group_kind, *versions)`` when the group is ready and serves the kind: one lock, a few
+        dictionary reads and the group's cell (the only one the answer depends on)."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        groups = self._groups
+        if self.cache.generation != groups.generation:
+            groups.catch_up()
+        ready = groups.ready_one(group_kind.group, self._clock())
+        if ready is None:
+            return None
+        index, until, cell, version = ready
+        wanted = tuple(v for v in versions if v and v != "__internal") if versions else ()
+        found = index.kind_mapping(group_kind.kind, wanted)
+        return None if found is None else self._remember(key, found, epoch, until, ((cell, version),))
+
+    def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,
+                         pick: Callable[[RESTMapping], T]) -> T | None:
+        """``pick`` of the mapping a partial resource selects (``resource_for``, ``kind_for``): in its group when
+        one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
+        pattern), else over core and the groups serving the name once every group is ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        if resource.version == "__internal":
+            return None
+        group, name = resource.group, resource.resource
+        lowered = name.lower()
+        if group:
+            groups = self._groups
+            if not groups.index.listed(group):
+                return None  # matched by prefix: the full path reads those groups
+            ready = groups.ready_one(group, self._clock())
+            if ready is None:
+                return None
+            candidates: _Candidates | None = ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
+        else:
+            core = self._groups.index.index("")
+            v1 = core.version("v1") if core is not None and resource.version in ("", "v1") else None
+            candidates = self._candidates(v1 is not None and bool(v1.match_resource(lowered)),
+                                          lambda merged, deps: merged.with_name(name, deps))
+        if candidates is None:
+            return None
+        hit = resource_hit(lowered, resource.version, candidates[0])
+        if hit is None:
+            return None
+        return self._remember(key, pick(hit[0].mapping(hit[1])), epoch, *candidates[1:])
+
+    def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
+        """``resolve(arg)`` (no categories): :func:`~restmapper.mapper._direct.dotted_mapping` over the groups a
+        dotted argument names, else :func:`~restmapper.mapper._direct.plain_mapping` over core alone when core
+        serves the name (a core name wins by priority), else over core and the groups serving it as a name or a
+        short name, once every group is ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        if "." in arg:
+            return self._direct_dotted(key, arg)
+        core = self._groups.index.index("")
+        candidates = self._candidates(
+            core is not None and arg.lower() in core.names,
+            lambda merged, deps: {*merged.with_name(arg, deps), *merged.with_short_name(arg, deps)})
+        if candidates is None:
+            return None
+        found = plain_mapping(arg, candidates[0])
+        if found is None:
+            return None
+        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, *candidates[1:])
+
+    def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
+        """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        resource, _, second = arg.partition(".")
+        version, dot, first = second.partition(".")
+        if not dot:
+            version = first = ""
+        elif not version or not first or version == "__internal":
+            return None
+        if not resource or not second:
+            return None
+        groups = self._groups
+        merged = groups.index
+        named = (second, first) if version else (second,)
+        for group in named:
+            if not merged.listed(group) and merged.with_prefix(group):
+                return None  # groups matched by prefix take part: the full path reads them
+        if version and second.startswith(first):
+            return None  # the second reading's group would match the first's by prefix
+        read: list[tuple[Cell, int]] = []
+        ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
+        if ready is None:
+            return None
+        indexes, until = ready
+        by_name = {index.name: index for index in indexes}
+        found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
+        if found is None:
+            return None
+        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, until,
+                              tuple(dict.fromkeys(read)))
+
+    def _direct_category(self, key: tuple[Any, ...], name: str) -> tuple[GroupResource, ...] | None:
+        """``expand_category(name)`` over core and the groups the merged index says have members, once every
+        group is ready; None when it has no member (the full path answers) or the groups are not ready."""
+        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        candidates = self._candidates(False, lambda merged, deps: merged.with_category(name, deps))
+        if candidates is None:
+            return None
+        members = tuple(expand_category(name, candidates[0]))
+        return self._remember(key, members, epoch, *candidates[1:]) if members else None
+
+    def _candidates(self, core_only: bool, pick: Picker) -> _Candidates | None:
+        """The ready groups a question that names no group is answered over: core alone (``core_only``: core
+        serves the name at the first priority), else core and the groups ``pick`` chooses from the merged index,
+        once every group is loaded, healthy and fresh. None when they are not ready."""
+        groups = self._groups
+        now = self._clock()
+        if core_only:
+            ready = groups.ready_one("", now)
+            return None if ready is None else ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
+        read: list[tuple[Cell, int]] = []
+        found = groups.ready_anywhere(pick, read, now)
+        return None if found is None else (found[0], found[1], tuple(dict.fromkeys(read)), True)
