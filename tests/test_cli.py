@@ -308,7 +308,9 @@ def test_unreachable_server_is_one_line_without_credentials(tmp_path: Path) -> N
 
 def test_embedded_excludes_kubeconfig() -> None:
     code, _, err = _run(["api-resources", "--embedded", "--context", "x"])
-    assert code == 1 and err == "error: --embedded cannot be combined with --kubeconfig or --context\n"
+    assert code == 2 and err == "error: --embedded cannot be combined with --kubeconfig or --context\n"
+    code, _, err = _run(["resolve", "--embedded", "--kubeconfig", "/nonexistent", "deploy"])
+    assert code == 2 and "cannot be combined" in err  # a usage error, as the README says (review 11, F17)
 
 
 # --- help, version, usage ----------------------------------------------------------------------------------------

@@ -204,10 +204,11 @@ class GroupDiscoveryError(DiscoveryError):
         documents: root documents (``/api``, ``/apis``) that could not be read, with their causes; the group
             versions they list could not be checked. Core ``/api`` failures are also named as ``v1`` in
             ``failed``.
+        hint: how to ask a question these failures do not block, or "" (ends the message).
     """
 
     def __init__(self, group: str, failed: Mapping[GroupVersion, BaseException], *, asked: str = "",
-                 documents: Mapping[str, BaseException] | None = None, partial: Any = None) -> None:
+                 documents: Mapping[str, BaseException] | None = None, partial: Any = None, hint: str = "") -> None:
         docs = dict(documents or {})
         text = DiscoveryError.describe_failures(failed) if failed else ""
         named = {id(err) for err in failed.values()}
@@ -217,9 +218,12 @@ class GroupDiscoveryError(DiscoveryError):
             text = f"{text}; unable to retrieve {listing}" if text else f"unable to retrieve {listing}"
         if asked:
             text = f"cannot tell whether the server has {asked}: {text}"
+        if hint:
+            text = f"{text}; {hint}"
         super().__init__(text, failed=failed, partial=partial)
         self.group = group
         self.asked = asked
+        self.hint = hint
         self.documents = docs
 
 

@@ -177,7 +177,7 @@ def _open_session(args: argparse.Namespace) -> Iterator[Session]:
 
 
 class _UsageError(Exception):
-    """A flag combination that cannot work; reported as ``error: ...`` with exit 1."""
+    """A flag combination that cannot work; reported as ``error: ...`` with exit 2 (a usage error)."""
 
 
 def _api_resources_cmd(args: argparse.Namespace, session: Session, out: TextIO, err: TextIO) -> int:
@@ -229,7 +229,8 @@ def run(argv: Sequence[str] | None = None, *, session: Session | None = None, st
     Returns:
         0 on success; 1 when an error was reported (``error: ...`` on one line of stderr: unreadable
         kubeconfig, unreachable server, partial discovery, an unresolvable argument); 2 for usage errors
-        (argparse); 130 when interrupted.
+        (argparse's, and flags that cannot be combined such as ``--embedded --kubeconfig``); 130 when
+        interrupted.
     """
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
@@ -253,7 +254,10 @@ def run(argv: Sequence[str] | None = None, *, session: Session | None = None, st
             return command(args, session, out, err)
         with _open_session(args) as opened:
             return command(args, opened, out, err)
-    except (RestMapperError, _UsageError, OSError, ValueError) as exc:
+    except _UsageError as exc:  # flags argparse cannot check alone: a usage error, exit 2 as argparse's
+        err.write(f"error: {_one_line(exc)}\n")
+        return 2
+    except (RestMapperError, OSError, ValueError) as exc:
         err.write(f"error: {_one_line(exc)}\n")
         return 1
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match
 from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
+from restmapper.mapper._args import require_resource_type
 from restmapper.model import RESTMapping
 
 __all__ = ["HEADERS", "Resolution", "render", "resolve_args"]
@@ -83,6 +84,7 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                 warnings.simplefilter("always", ShortNameConflictWarning)
                 warnings.simplefilter("always", PartialDiscoveryWarning)
                 try:
+                    require_resource_type("resolve_all", part, command="restmapper resolve")
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
                     out.append(Resolution(part, error=_one_line(exc), reason=reason_of(exc)))

@@ -30,10 +30,15 @@ def check_get(result: Any, failures: Mapping[GroupVersion, BaseException], asked
         check_rank: raises :class:`GroupDiscoveryError` when an unreadable group version ranks above its argument.
 
     Raises:
-        GroupDiscoveryError: a failure in another group than ``result``'s (it could make the answer not unique),
-            or one in ``result``'s group ranking above it.
+        GroupDiscoveryError: a failure in another group than ``result``'s (it could make the answer not unique;
+            the message ends with how to pin the question to ``result``'s group), or one in ``result``'s group
+            ranking above it.
     """
-    others = {gv: err for gv, err in failures.items() if gv.group != (result.group or "")}
+    group = result.group or ""
+    others = {gv: err for gv, err in failures.items() if gv.group != group}
     if others:
-        raise GroupDiscoveryError(next(iter(others)).group, others, asked=asked())
+        version = str(GroupVersion(group, result.api_version))
+        raise GroupDiscoveryError(next(iter(others)).group, others, asked=asked(), hint=(
+            f"to ask one group, which these failures do not affect, pass api_version= or group= "
+            f"(e.g. api_version={version!r} or group={group!r}, where it was found)"))
     check_rank(result)

@@ -7,14 +7,15 @@ Without them a string where a ``GroupKind`` belongs fails deep inside with ``Att
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "not_a_category", "require_gv", "require_gvr",
-           "require_resource_type", "require_str"]
+__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "not_a_category", "require_group_name", "require_gv",
+           "require_gvr", "require_resource_type", "require_str"]
 
 
 def _name(value: object) -> str:
@@ -68,7 +69,36 @@ def require_gv(method: str, value: object) -> None:
     """Raise TypeError unless ``value`` is a GroupVersion."""
     if not isinstance(value, GroupVersion):
         hint = f"; pass GroupVersion.parse({value!r})" if isinstance(value, str) else ""
+        if isinstance(value, (GroupVersionResource, GroupVersionKind)):
+            hint = (f"; pass its .group_version ({value.group_version!r}), e.g. "
+                    f"{method}(mapping.resource.group_version)")
         raise TypeError(f"{method}() takes a GroupVersion, not {_name(value)}{hint}")
+
+
+_GROUP_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def require_group_name(method: str, value: object) -> None:
+    """Refuse what cannot be an API group name (a DNS-1123 subdomain, or ``""`` for core), so an apiVersion
+    (``example.com/v1``) or a mistyped group is not silently a no-op.
+
+    Raises:
+        TypeError: ``value`` is not a str.
+        InvalidArgumentError: ``value`` is not a group name; the message says what to pass.
+    """
+    require_str(method, value, "a group name")
+    assert isinstance(value, str)
+    if value == "" or (len(value) <= 253 and _GROUP_NAME.fullmatch(value)):
+        return
+    if "/" in value:
+        group = value.partition("/")[0] if value.count("/") == 1 else ""
+        hint = (f': pass the group alone, {method}("{group}"), or for a group version '
+                f'invalidate_group_version(GroupVersion.parse("{value}"))') if group else ""
+    else:
+        hint = f': API group names are lower-case, e.g. {method}("{value.strip().lower()}")' \
+            if value.strip().lower() != value and _GROUP_NAME.fullmatch(value.strip().lower()) else ""
+    raise InvalidArgumentError(f'{method}() takes an API group name (such as "apps" or "example.com", "" for '
+                               f'core), not "{value}"{hint}')
 
 
 def require_str(method: str, value: object, what: str) -> None:
@@ -86,30 +116,36 @@ def check_options(method: str, options: Mapping[str, object], allowed: Collectio
             raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
 
 
-def require_resource_type(method: str, arg: str) -> None:
+def require_resource_type(method: str, arg: str, *, command: str = "") -> None:
     """Refuse forms that name something other than resource types, so they never read as "not installed".
 
     ``TYPE/NAME`` (``deploy/web``) and subresources (``deployments/scale``) name objects, not types;
     ``apiVersion kind`` (``apps/v1 Deployment``) is a manifest's pair, mapped with :meth:`rest_mapping`; a comma
     list is for :meth:`resolve_all` (``resolve`` only).
 
+    Args:
+        method: the Python method called, named in the message.
+        arg: the argument.
+        command: the shell command to name instead (``restmapper resolve``), for a CLI user.
+
     Raises:
-        InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass instead.
+        InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass (or type) instead.
     """
     words = arg.split()
     if len(words) == 2 and "/" not in words[1]:
         raise InvalidArgumentError(
-            f"{method}() takes a resource type; {arg!r} reads as a manifest's apiVersion and kind: use "
-            f"rest_mapping(GroupVersionKind.from_api_version_and_kind({words[0]!r}, {words[1]!r}))".replace("'", '"'))
+            f'{method}() takes a resource type; "{arg}" reads as a manifest\'s apiVersion and kind: use '
+            f'rest_mapping(GroupVersionKind.from_api_version_and_kind("{words[0]}", "{words[1]}"))')
     if len(words) > 1:
         raise InvalidArgumentError(f"{method}() takes one resource type, without spaces, not {arg!r}")
     if "," in arg and method == "resolve":
         raise InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
     if "/" in arg:
         kind = arg.partition("/")[0]
-        hint = f': pass the type alone, {method}("{kind}")' if kind else ""
-        raise InvalidArgumentError(f'{method}() takes a resource type; "{arg}" names an object (kubectl\'s TYPE/NAME) '
-                                   f"or a subresource, not a type{hint}")
+        instead = f"{command} {kind}" if command else f'{method}("{kind}")'
+        hint = f": pass the type alone, {instead}" if kind else ""
+        raise InvalidArgumentError(f'{command or method + "()"} takes a resource type; "{arg}" names an object '
+                                   f"(kubectl's TYPE/NAME) or a subresource, not a type{hint}")
 
 
 def not_a_category(arg: str) -> InvalidArgumentError:

@@ -115,4 +115,4 @@ def with_question(exc: GroupDiscoveryError, asked: str, *, partial: object = Non
     failures = dict(exc.failed if failed is None else failed)
     group = next(iter(failures)).group if failures else exc.group
     return GroupDiscoveryError(group, failures, asked=asked, documents=exc.documents,
-                               partial=exc.partial if partial is None else partial)
+                               partial=exc.partial if partial is None else partial, hint=exc.hint)

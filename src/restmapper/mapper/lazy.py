@@ -26,6 +26,7 @@ from restmapper.mapper._args import (
     group_kind_and_versions,
     gvr_key,
     not_a_category,
+    require_group_name,
     require_gv,
     require_resource_type,
     require_str,
@@ -71,6 +72,17 @@ def _gvr(mapping: RESTMapping) -> GroupVersionResource:
     return mapping.resource
 
 
+def _refuse_options_of(**given: Any) -> None:
+    """TypeError when a cache option differs from its default while a ready cache is passed (it would be ignored)."""
+    defaults = {"ttl": 300.0, "miss_refresh_interval": 1.0, "max_stale": 600.0, "clock": time.monotonic}
+    changed = [name for name, value in given.items()
+               if value is not defaults[name] and value != defaults[name]]
+    if changed:
+        raise TypeError(f"LazyRESTMapper() was given a ready cache, which has its own {', '.join(changed)}: set "
+                        f"{'them' if len(changed) > 1 else 'it'} on the cache instead, "
+                        f"DiscoveryCache(client, {', '.join(f'{name}=...' for name in changed)})")
+
+
 class LazyRESTMapper(AnswerEngine, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
@@ -99,7 +111,8 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Args:
             discovery: a discovery client (a cache is built over it with the options below) or a ready cache
-                (the options are then ignored): a :class:`~restmapper.discovery.DiscoveryClient` or a
+                (the options are then the cache's: set them on the ``DiscoveryCache``; giving one here is a
+                TypeError): a :class:`~restmapper.discovery.DiscoveryClient` or a
                 :class:`~restmapper.cache.DiscoveryCache`, or anything with the interface the mapper uses of one
                 (:class:`~restmapper.cache._source.DiscoverySource`, :class:`~restmapper.mapper._source.CacheSource`).
             ttl: seconds a group stays fresh; 0 revalidates on every lookup; None never expires.
@@ -111,13 +124,16 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
 
         Raises:
             ValueError: a negative ttl, interval or max_stale.
-            TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient).
+            TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient); or it
+                is a ready cache and an option differs from its default (it would be ignored).
         """
         self.cache: CacheSource
         if isinstance(discovery, DiscoverySource):
             self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
                                         max_stale=max_stale, clock=clock)
         elif isinstance(discovery, CacheSource):
+            _refuse_options_of(ttl=ttl, miss_refresh_interval=miss_refresh_interval, max_stale=max_stale,
+                               clock=clock)
             self.cache = discovery
         else:
             hint = ("; for a URL use LazyRESTMapper(DiscoveryClient(RequestsTransport(url))), for a kubeconfig "
@@ -169,10 +185,17 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
     def invalidate_group(self, group: str) -> None:
         """Drop one group from the cache; the next lookup that needs it refetches.
 
+        Args:
+            group: the API group name, e.g. ``"example.com"`` (a CRD's ``spec.group``; not the CRD's name
+                ``gadgets.example.com``, which is also a valid group name, only another one), ``""`` for core.
+                For one group version use :meth:`invalidate_group_version`.
+
         Raises:
             TypeError: ``group`` is not a str.
+            InvalidArgumentError: ``group`` cannot be an API group name (a DNS-1123 subdomain): it contains
+                ``/`` (an apiVersion), upper-case letters or spaces.
         """
-        require_str("invalidate_group", group, "a group name")
+        require_group_name("invalidate_group", group)
         self.cache.invalidate_group(group)
 
     def invalidate_group_version(self, gv: GroupVersion) -> None:
