@@ -131,11 +131,26 @@ def asked(kwargs: dict[str, Any], method: str = "get") -> str:
     return f"the resource type of resources.{method}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
 
 
+def _attribute(obj: Resource, term: str) -> Any:
+    """``obj.term`` as upstream reads it, never through a ``ResourceList``'s ``__getattr__``: that calls
+    ``base_resource()``, a coroutine in the asyncio libraries (left unawaited, it warns). Our lists carry their
+    resource pre-resolved, so an attribute the list has not itself is read from the resource directly; the generic
+    ``List`` has none (upstream's sync ``__getattr__`` then gives None, which no filter value equals)."""
+    own = obj.__dict__
+    if term in own:
+        return own[term]
+    if BASE_RESOURCE in own and not hasattr(type(obj), term):  # a ResourceList
+        base = own[BASE_RESOURCE]
+        return _MISSING if base is None else getattr(base, term, _MISSING)
+    return getattr(obj, term, _MISSING)
+
+
 def matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
     """True when ``obj`` has every attribute the filters ask for (names without case; a string against a list
-    attribute is membership, a list compares whole, as upstream)."""
+    attribute is membership, a list compares whole, as upstream); a ``ResourceList``'s are its resource's, as
+    upstream's ``__getattr__`` gives them."""
     for term, wanted in filters:
-        actual = getattr(obj, term, _MISSING)
+        actual = _attribute(obj, term)
         if term in _CASELESS and isinstance(actual, str) and isinstance(wanted, str):
             if actual.lower() != wanted.lower():
                 return False
