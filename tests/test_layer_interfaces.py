@@ -77,7 +77,9 @@ def test_mapper_takes_a_ready_cache_as_it_is() -> None:
     cluster = FakeCluster.embedded()
     cache = DiscoveryCache(DiscoveryClient(InProcessTransport(cluster)), ttl=7.0)
     assert isinstance(cache, CacheSource) and not isinstance(cache, DiscoverySource)
-    mapper = LazyRESTMapper(cache, ttl=99.0)  # options are the cache's, not these
+    with pytest.raises(TypeError, match="ttl"):  # options are the cache's: never silently ignored (review 11)
+        LazyRESTMapper(cache, ttl=99.0)
+    mapper = LazyRESTMapper(cache)
     assert mapper.cache is cache and mapper.cache.ttl == 7.0
     assert mapper.rest_mapping(DEPLOYMENT).resource.resource == "deployments"
 
