@@ -59,12 +59,14 @@ class Row:
             return ""
         parts = []
         if self.bound is not None and self.ours is not None and self.ours > self.bound:
-            parts.append(f"ours {_fmt(self.ours, self.unit)} is {self.ours / self.bound:.1f}x the bound "
-                         f"{_fmt(self.bound, self.unit)}" if self.bound else f"ours {_fmt(self.ours, self.unit)}")
+            ours, bound = _fmt_apart(self.ours, self.bound, self.unit), _fmt(self.bound, self.unit)
+            over = self.ours / self.bound if self.bound else math.inf
+            parts.append(f"ours {ours} is {_fmt_ratio(over)} the bound {bound}" if over >= 1.05
+                         else f"ours {ours} is just over the bound {bound}")
         ratio = self.ratio
         if self.min_ratio is not None and (ratio is None or ratio < self.min_ratio):
-            parts.append(f"ratio {_fmt_ratio(ratio)} where ≥ {self.min_ratio:g}x is wanted"
-                         + (f" ({self.min_ratio / ratio:.1f}x short)" if ratio else ""))
+            parts.append(f"ratio {_fmt_ratio(ratio)} where ≥ {_fmt_ratio(self.min_ratio)} is wanted"
+                         + (f" ({_fmt_ratio(self.min_ratio / ratio)} short)" if ratio else ""))
         return "; ".join(parts) or "see the target"
 
     def spread(self) -> str:
@@ -142,12 +144,28 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:.{min(digits, 3)}f} {unit}"
 
 
+def _fmt_apart(value: float, other: float, unit: str) -> str:
+    """``value`` as :func:`_fmt` prints it, with more decimals while it would print as ``other`` does: a miss at
+    500.4 ms against a bound of 500 ms reads ``500.4 ms``, not ``500 ms`` (targets compare exact values)."""
+    text = _fmt(value, unit)
+    if value == other or text != _fmt(other, unit) or unit in ("requests", "revalidations"):
+        return text
+    for decimals in range(1, 7):
+        text = f"{value:.{decimals}f} {unit}"
+        if float(f"{value:.{decimals}f}") != other:
+            break
+    return text
+
+
 def _fmt_ratio(ratio: float | None) -> str:
+    """A ratio with 2 significant digits (3 from 100 on would be noise: whole numbers there), e.g. ``0.67x``."""
     if ratio is None:
         return "—"
     if math.isinf(ratio):
         return "∞"
-    return f"{ratio:.1f}x" if ratio < 100 else f"{ratio:.0f}x"
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{float(f'{ratio:.2g}'):g}x"
 
 
 def render_table(rows: Iterable[Row]) -> str:
@@ -164,7 +182,9 @@ def render_table(rows: Iterable[Row]) -> str:
         rule += "---:|---:|"
     lines = [head + " Notes |", rule + "---|"]
     for row in rows:
-        cells = [row.name, _fmt(row.ours, row.unit), _fmt(row.peer, row.unit), _fmt_ratio(row.ratio),
+        ours = _fmt(row.ours, row.unit) if row.ours is None or row.bound is None else (
+            _fmt_apart(row.ours, row.bound, row.unit))
+        cells = [row.name, ours, _fmt(row.peer, row.unit), _fmt_ratio(row.ratio),
                  row.target, row.result]
         if passes:
             cells += [", ".join(_fmt(v, row.unit) for v in row.others), row.spread()]

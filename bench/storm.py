@@ -71,10 +71,11 @@ def run_storm(lookup: Callable[[], Any], expected: type[BaseException], *, threa
     return StormResult(calls[0], errors, not any(t.is_alive() for t in pool))
 
 
-def _note(result: StormResult, threads: int) -> str:
+def _note(result: StormResult, threads: int, whose: str) -> str:
+    """``threads`` and lookups of one side's storm; its unexpected errors named as ``whose`` ("ours", "peer")."""
     text = f"{threads} threads, {result.calls} lookups"
     if result.errors:
-        text += "; errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(result.errors.items()))
+        text += f"; {whose} errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(result.errors.items()))
     if not result.finished:
         text += "; some threads still running after the grace period"
     return text
@@ -100,7 +101,7 @@ def storm_rows(cluster: FakeCluster, url: str, groups: int, factory: PeerFactory
                             ResourceNotFoundError, threads=peer_threads, duration_s=duration_s)
     peer_requests = cluster.request_count()
     peer_revalidations = cluster.request_count(path="/apis")
-    peer_note = _note(peer_result, peer_threads)
+    peer_note = _note(peer_result, peer_threads, "peer")
     rows = []
     for mode in ("aggregated", "legacy"):
         cluster.mode = mode
@@ -123,7 +124,7 @@ def storm_rows(cluster: FakeCluster, url: str, groups: int, factory: PeerFactory
         rows.append(Row(f"{label}: requests", requests, peer_requests, "requests",
                         target=f"ours ≤ {limit} ({max_revalidations} revalidations x {per_revalidation})",
                         passed=requests <= limit and result.finished and not result.errors,
-                        note=f"ours: {_note(result, threads)}; peer: {peer_note}"))
+                        note=f"ours: {_note(result, threads, 'our')}; peer: {peer_note}"))
         rows.append(Row(f"{label}: revalidations (GET /apis)", revalidations, peer_revalidations, "revalidations",
                         target=f"ours ≤ 1 per {interval_s:g} s interval + 1 at start = {max_revalidations}",
                         passed=revalidations <= max_revalidations,
