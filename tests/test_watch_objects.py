@@ -79,6 +79,8 @@ def test_local_core_apiservice_maps_to_core_group() -> None:
 @pytest.mark.parametrize("obj", [
     None, [], {"metadata": {"name": "x"}}, {"metadata": {"uid": "u"}}, {"metadata": "nope"},
     {"metadata": {"name": "x", "uid": "u"}, "spec": {"group": 3}},
+    {"metadata": {"name": "x", "uid": "u"}, "spec": {"group": "Example.com"}},  # never a group: not invalidated
+    {"metadata": {"name": "x", "uid": "u"}, "spec": {"group": "example.com/v1"}},
     {"metadata": {"name": "x", "uid": "u"}, "spec": {"group": "g", "versions": "v1"}},
 ])
 def test_malformed_objects_raise_typed_errors(obj: Any) -> None:

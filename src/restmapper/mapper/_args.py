@@ -14,8 +14,8 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "not_a_category", "require_group_name", "require_gv",
-           "require_gvr", "require_resource_type", "require_str"]
+__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "is_group_name", "not_a_category",
+           "require_group_name", "require_gv", "require_gvr", "require_resource_type", "require_str"]
 
 
 def _name(value: object) -> str:
@@ -78,6 +78,12 @@ def require_gv(method: str, value: object) -> None:
 _GROUP_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+def is_group_name(value: str) -> bool:
+    """True when ``value`` can be an API group name: ``""`` (core) or a DNS-1123 subdomain, as the API server
+    validates a CRD's ``spec.group``."""
+    return value == "" or (len(value) <= 253 and _GROUP_NAME.fullmatch(value) is not None)
+
+
 def require_group_name(method: str, value: object) -> None:
     """Refuse what cannot be an API group name (a DNS-1123 subdomain, or ``""`` for core), so an apiVersion
     (``example.com/v1``) or a mistyped group is not silently a no-op.
@@ -88,7 +94,7 @@ def require_group_name(method: str, value: object) -> None:
     """
     require_str(method, value, "a group name")
     assert isinstance(value, str)
-    if value == "" or (len(value) <= 253 and _GROUP_NAME.fullmatch(value)):
+    if is_group_name(value):
         return
     if "/" in value:
         group = value.partition("/")[0] if value.count("/") == 1 else ""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.mapper._args import is_group_name
 from restmapper.store._generation import crd_fingerprint
 
 __all__ = ["APISERVICES", "CRDS", "Known", "ResourceKind", "known_from"]
@@ -102,6 +103,8 @@ def _spec_group(obj: Mapping[str, Any]) -> str:
         group = ""  # Local APIServices of the core group (v1.) carry no group.
     if not isinstance(group, str):
         raise InvalidArgumentError(f"spec.group must be a string, got {type(group).__name__}")
+    if not is_group_name(group):
+        raise InvalidArgumentError(f"spec.group {group!r} is not an API group name")
     return group
 
 
