@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "input, group, version, resource, kind and namespaced (or input, error and reason: NotFound "
                     "when the server has no such type, DiscoveryFailed when it could not be checked, Ambiguous, "
                     "InvalidArgument). Exit status: 0 all resolved, 1 any argument failed (as kubectl), 2 usage.")
-    rs.add_argument("args", nargs="+", metavar="ARG", help="what you would pass to kubectl get")
+    rs.add_argument("args", nargs="+", metavar="ARG",
+                    help="a resource type as you would pass to kubectl get (for TYPE/NAME, pass the TYPE)")
     rs.add_argument("-o", "--output", choices=("json",), help="json instead of a table")
     rs.add_argument("--no-headers", action="store_true", help="do not print the header line")
     _add_connection(rs, suppress=True)
