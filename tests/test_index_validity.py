@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -130,3 +131,41 @@ def test_a_cell_moved_behind_a_memoized_answer_recomputes_it() -> None:
         recomputed = mapper._memo.get(key)
         assert recomputed is not remembered  # computed again
         assert mapper.rest_mapping(gk, "v1") == first and mapper._memo.get(key) is recomputed
+
+
+@pytest.mark.parametrize("refetch", [True, False], ids=["refreshed", "evicted"])
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_an_answer_read_before_a_concurrent_refresh_is_not_remembered_as_current(mode: str, refetch: bool) -> None:
+    """A lookup that read its group's entry just before another thread refreshed the group (or just before the
+    group was evicted) answers from what it read, but must not memoize that answer as current (review 11, F5): it
+    was served from the memo, with no request, until the TTL, though the server had stopped serving that version."""
+    from restmapper.testing import InProcessTransport, ManualClock, crd_manifest
+
+    cluster = FakeCluster.embedded(mode=mode)
+    crd = cluster.add_crd(crd_manifest("g5.example.com", "Widget", versions=("v2", "v1")))
+    clock = ManualClock()
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock)
+    widget = GroupKind("g5.example.com", "Widget")
+    read_groups = mapper.cache.groups
+    raced: list[str] = []
+    fired: list[bool] = []
+
+    def groups(names: Any, versions: Any = None) -> Any:
+        view = read_groups(names, versions)
+        if not fired and names is not None and "g5.example.com" in names:
+            fired.append(True)
+            # Between this lookup's read and its indexing: the server stops serving v2, the watcher tells the
+            # mapper, and another thread's lookup refreshes the group (it answers v1).
+            cluster.set_served(crd, False, version="v2")
+            mapper.invalidate_group("g5.example.com")
+            if refetch:
+                other = threading.Thread(target=lambda: raced.append(mapper.rest_mapping(widget).resource.version))
+                other.start()
+                other.join()
+        return view
+
+    mapper.cache.groups = groups  # type: ignore[method-assign]
+    mapper.rest_mapping(widget)  # read before the refresh: either answer is fine for this call itself
+    assert raced == (["v1"] if refetch else [])
+    clock.advance(5)
+    assert mapper.rest_mapping(widget).resource.version == "v1"  # never v2 from the memo

@@ -595,7 +595,11 @@ def test_is_namespaced_rejects_a_group_kind_clearly(cluster: FakeCluster, clock:
 @pytest.mark.parametrize("fault", [dict(status=503, body="unavailable"), dict(reset=True)])
 def test_evicted_group_during_a_transient_outage_is_not_a_no_match(
         clock: Clock, evict: str, fault: dict[str, Any]) -> None:
-    """Stale-on-error must cover evicted groups: "no match" would read as "CRD not installed"."""
+    """Stale-on-error must cover evicted groups: "no match" would read as "CRD not installed".
+
+    An invalidated group is answered from its earlier content, flagged stale; a group the server answered 404 for
+    is never answered from its pre-404 content (5.2): a discovery error until it can be read.
+    """
     cluster = FakeCluster.embedded()
     with cluster.mock():
         mapper = make_mapper(cluster, clock)
@@ -608,6 +612,12 @@ def test_evicted_group_during_a_transient_outage_is_not_a_no_match(
             getattr(mapper, evict)(GroupVersion("cert-manager.io", "v1") if evict == "report_not_found"
                                    else "cert-manager.io")
         cluster.inject("/api*", **fault)
-        assert mapper.rest_mapping(gk).resource.resource == "certificates"
+        if evict == "report_not_found":
+            with pytest.raises(GroupDiscoveryError):
+                mapper.rest_mapping(gk)
+        else:
+            assert mapper.rest_mapping(gk).resource.resource == "certificates"
+            entry = mapper.cache.entry("cert-manager.io")
+            assert entry is not None and entry.stale  # served only as stale
         assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"
         assert mapper.stats.stale_served >= 1

@@ -347,7 +347,8 @@ class DiscoveryCache(CacheState):
         controller-runtime does after a Cluster API upgrade removed a served version. Callers that may report in a
         loop (the dynamic drop-in) rate-limit themselves; see :meth:`report_not_found_limited`.
         """
-        self.invalidate_group(gv.group)
+        with self._lock:
+            self._invalidate_group_locked(gv.group, gone=True)
 
     def report_not_found_limited(self, gv: GroupVersion) -> bool:
         """:meth:`report_not_found`, at most once per group per ``miss_refresh_interval`` (like misses).
@@ -370,19 +371,11 @@ class DiscoveryCache(CacheState):
         """Drop one group (its versions and resources); the next lookup that needs it refetches.
 
         Dropping a named group also marks ``/apis`` for a conditional revalidation, so that new or removed
-        versions are seen.
+        versions are seen. Should ``/apis`` then fail transiently, the group is answered from its earlier entry
+        only as stale (within ``max_stale``; never a no-match), until the server answers again.
         """
         with self._lock:
-            self._invalidations += 1
-            if self._evict_locked(group):
-                self._stats.evictions += 1
-            else:
-                self._entries.touch(group)  # not loaded (new, or deleted): readers must still hear of it
-            self._backoff.pop(group, None)
-            slot = self._roots[root_of(group).path]
-            if slot is not None:
-                slot.expired = True
-            self.generation += 1
+            self._invalidate_group_locked(group)
 
     def invalidate_group_version(self, gv: GroupVersion) -> None:
         """Drop the group of ``gv`` (a version change can change the group's preferred version)."""
@@ -423,7 +416,9 @@ class DiscoveryCache(CacheState):
                 return slot
             if action is Action.SERVE_STALE and slot is not None:
                 self._stats.stale_served += 1  # the failure was warned about when it happened
-                self._restore_evicted_locked(slot, doc)
+                error = self._backoff[path].error
+                assert isinstance(error, RestMapperError)  # SERVE_STALE without a fetch: backing off from it
+                self._restore_evicted_locked(slot, doc, error, now)
                 return slot
             if action is Action.FAIL:
                 error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
@@ -439,7 +434,7 @@ class DiscoveryCache(CacheState):
                 if decide(state, now, self.timing, stale_ok=stale_ok, failure=exc) is Action.SERVE_STALE:
                     assert slot is not None
                     self._serve_stale_locked(path, path, exc)
-                    self._restore_evicted_locked(slot, doc)
+                    self._restore_evicted_locked(slot, doc, exc, now)
                     return slot
             raise doc.error(exc) from exc
 
@@ -538,6 +533,7 @@ class DiscoveryCache(CacheState):
                 self._stats.evictions += len(gone)
                 for name in gone:
                     self._entries.drop(name)
+                    self._evict_gone_locked(name)
             relisted: list[APIGroup] = []
             for doc in {root_of(name) for name in gone}:
                 relisted.extend(g for g in self._ensure_root(doc, force=True).root.groups if g.name in gone)
@@ -581,6 +577,10 @@ class DiscoveryCache(CacheState):
                     self._schedule_retry_locked(g.name, err, now, fetch)
                 if kept is not None and stamp != -_INF:
                     stamp = min(stamp, kept.fetched_at)  # kept versions expire when the entry they came from does
+                if parts.stale and (old := self._entries.get(g.name)) is not None:
+                    # An earlier answer is as old as the entry it came from: max_stale counts from there, not
+                    # from each failed retry (else a failing version would be served stale forever).
+                    stamp = min(stamp, old.fetched_at)
                 self._put_locked(parts, stamp)
                 if parts.failed:
                     self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now, fetch)

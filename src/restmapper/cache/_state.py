@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterable
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._freshness import Action, SlotState, Timing, decide
 from restmapper.cache._legacy import EntryParts, aggregated_parts
-from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc
+from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, root_of
 from restmapper.cache._scope import LookupScope
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import EntryTable, same_resources
 from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
-from restmapper.errors import GroupDiscoveryError
+from restmapper.errors import GroupDiscoveryError, RestMapperError
+from restmapper.model import APIGroup
 
 __all__ = ["CacheState"]
 
@@ -51,6 +52,9 @@ class CacheState:
         # Entries dropped by an invalidation, until their group is installed again: what a legacy root document
         # served stale restores (an aggregated one restores its groups from itself), see _restore_evicted_locked.
         self._evicted: dict[str, GroupEntry] = {}
+        # Groups evicted by a 404 (report_not_found, a listed version answering 404) until the server answers for
+        # them again: a stale root document never brings back their earlier content (5.2: a 404 is not masked).
+        self._gone: set[str] = set()
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -131,25 +135,68 @@ class CacheState:
 
     # --- installing answers --------------------------------------------------------------------------------------
 
-    def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc) -> None:
-        """Serving a stale root document: bring back groups evicted since it was fetched (from an aggregated
-        document itself; from their dropped entries when it is a group listing).
+    def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc, error: RestMapperError, now: float) -> None:
+        """Serving a stale root document after ``error``: bring back, as stale, groups evicted since it was fetched
+        (from an aggregated document itself; from their dropped entries when it is a group listing).
 
-        Without this, a group evicted by a 404 or an invalidation would be *absent* while the server is briefly
-        unreachable, and lookups would say "no match" (read by controllers as "not installed") instead of
-        answering from the last good document.
+        Without this, a group evicted by an invalidation would be *absent* while the server is briefly
+        unreachable, and lookups would say "no match" (read by controllers as "not installed"), or answer from a
+        lower-ranked group, instead of answering from the last good document. What comes back is only an earlier
+        answer: every version is flagged stale (a positive answer, never a no-match or an any-group answer it
+        could outrank), counted in ``stats.stale_served``, and due at once (the first lookup after the failure
+        asks the server again, so the invalidation takes effect as soon as it answers). A group evicted by a 404,
+        content past ``max_stale`` (and any with ``max_stale=0``) comes back with no content: every version
+        failed with ``error``, so lookups that need it raise :class:`GroupDiscoveryError`.
         """
         root = slot.root
         if root.resources is None:
             listed = slot.group_index()
-            for name, old in list(self._evicted.items()):
-                if name not in self._entries and doc.lists(name) and name in listed:
+            names = [n for n in (*self._evicted, *self._gone) if n in listed]
+            groups = [root.groups[listed[n]] for n in dict.fromkeys(names)]
+        else:
+            groups = list(root.groups)
+        for g in groups:
+            if g.name in self._entries or not doc.lists(g.name):
+                continue
+            parts: EntryParts | None = None
+            fetched_at = slot.fetched_at
+            if g.name not in self._gone and self.timing.max_stale > 0:
+                if root.resources is not None:
+                    parts = aggregated_parts(root, g, root.stale)
+                elif (old := self._evicted.get(g.name)) is not None and self.timing.within_stale(old.fetched_at, now):
                     parts = EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread)
-                    self._put_locked(parts, old.fetched_at)
-            return
-        for g in root.groups:
-            if g.name not in self._entries and doc.lists(g.name):
-                self._put_locked(aggregated_parts(root, g, root.stale), slot.fetched_at)
+                    fetched_at = old.fetched_at
+            if parts is None:
+                parts = EntryParts(APIGroup(g.name, g.versions, g.preferred_version), {},
+                                   dict.fromkeys(g.group_versions, error))
+            else:
+                for gv in parts.resources:
+                    if gv not in parts.failed and gv not in parts.stale:
+                        parts.stale[gv] = error
+                        self._serve_stale_locked(g.name, gv, error)
+            self._put_locked(parts, fetched_at, restored=True)
+            self._backoff[g.name] = Backoff(retry_at=now, error=error)  # due now: never fresh
+
+    def _invalidate_group_locked(self, group: str, *, gone: bool = False) -> None:
+        """Drop one group (``gone``: the server answered 404 for it, so its content is never restored)."""
+        self._invalidations += 1
+        if self._evict_locked(group):
+            self._stats.evictions += 1
+        else:
+            self._entries.touch(group)  # not loaded (new, or deleted): readers must still hear of it
+        self._backoff.pop(group, None)
+        if gone:
+            self._evict_gone_locked(group)
+        slot = self._roots[root_of(group).path]
+        if slot is not None:
+            slot.expired = True
+        self.generation += 1
+
+    def _evict_gone_locked(self, name: str) -> None:
+        """Group ``name`` answered 404: its earlier content is never served again (until it is read again)."""
+        self._gone.add(name)
+        self._evicted.pop(name, None)
+        self._backoff.pop(name, None)
 
     def _install_aggregated_locked(self, root: RootDiscovery, now: float, doc: RootDoc) -> None:
         """Rebuild the entry of every group in an aggregated document; drop the groups it no longer lists."""
@@ -164,6 +211,7 @@ class CacheState:
         for name in list(self._entries):
             if name not in names and doc.lists(name):
                 self._entries.drop(name)
+                self._backoff.pop(name, None)  # an unlisted group's retry would keep every lookup on the slow path
                 self.generation += 1
 
     def _forget_unlisted_locked(self, root: RootDiscovery, doc: RootDoc) -> None:
@@ -176,6 +224,8 @@ class CacheState:
             if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
                 # Gone, or new versions appeared: reload lazily.
                 self._entries.drop(name)
+                if g is None:
+                    self._backoff.pop(name, None)
                 self.generation += 1
 
     def _evict_locked(self, name: str | None) -> int:
@@ -189,8 +239,11 @@ class CacheState:
         self._evicted[name] = dropped
         return 1
 
-    def _put_locked(self, parts: EntryParts, now: float) -> None:
-        """Install a group's entry; a new generation only when its content changed."""
+    def _put_locked(self, parts: EntryParts, now: float, *, restored: bool = False) -> None:
+        """Install a group's entry; a new generation only when its content changed.
+
+        ``restored``: an earlier answer brought back by a stale root document (a 404 eviction stands).
+        """
         group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
         old = self._entries.get(group.name)
         if old is not None and old.group == group and same_resources(old.resources, resources) and (
@@ -201,5 +254,8 @@ class CacheState:
             entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread)
         self._entries.set(entry)
         self._evicted.pop(group.name, None)
-        self.lookup.mark(entry)
+        if not restored and self._gone and group.name in self._gone and any(gv not in stale for gv in resources):
+            self._gone.discard(group.name)  # the server answered for it again
+        if not restored:
+            self.lookup.mark(entry)
 

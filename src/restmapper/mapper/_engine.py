@@ -17,7 +17,7 @@ from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._direct_paths import DirectPaths
-from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Prefixed, Remembered
+from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
@@ -146,6 +146,8 @@ class AnswerEngine(DirectPaths):
             error, until = exc, self._clock()
         read = dict.fromkeys(deps)
         anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
+        if (OUTDATED, -1) in read:
+            epoch = -1  # read an entry already replaced, maybe without any cell moving: the first hit checks (fails)
         memo = Remembered(value, error, until, tuple(read), anywhere, epoch)
         self._memo.put(key, memo)
         if unconfirmed:

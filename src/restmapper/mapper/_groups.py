@@ -66,6 +66,10 @@ def _first(pair: tuple[int, GroupIndex]) -> int:
     return pair[0]
 
 
+OUTDATED = Cell()
+"""Recorded in an answer's dependencies at version -1, which it never has: the answer read an entry the cache had
+already replaced or dropped, so it is computed again next time (never remembered as current)."""
+
 ANYWHERE = Cell()
 """Marks, in an answer's dependencies, an answer that may come from any group (its version never moves)."""
 
@@ -246,10 +250,24 @@ class IndexedGroups:
             self._troubled.discard(name)
         self.troubled_cell.bump()
 
-    def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float) -> list[GroupIndex]:
-        """The indexes of ``entries`` (built when new); healthy ones are remembered as ready until ``until``."""
+    def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float,
+                        deps: list[tuple[Cell, int]] | None = None) -> list[GroupIndex]:
+        """The indexes of ``entries`` (built when new); healthy ones are remembered as ready until ``until``.
+
+        An entry the cache no longer holds (read just before another thread refreshed or evicted its group) is
+        indexed for this answer alone, never installed, and marks ``deps`` with :data:`OUTDATED`: the answer
+        came from what this lookup read, but it is not remembered as current (the group's cell may already have
+        moved past that entry).
+        """
         out = []
+        cache = self.cache
         for e in entries:
+            held = cache.entry(e.name)
+            if held is None or held.generation != e.generation:
+                out.append(GroupIndex(e.group, e.resources))
+                if deps is not None:
+                    deps.append((OUTDATED, -1))
+                continue
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
@@ -389,7 +407,7 @@ class IndexedGroups:
         view = self.cache.groups(names, versions)
         with self._lock:
             self._catch_up_locked()
-            indexes = self._indexes_locked(view.entries, view.valid_until)
+            indexes = self._indexes_locked(view.entries, view.valid_until, deps)
             self._depend_locked(names, deps)
         return StaticRESTMapper(indexes), view.entries, view.valid_until
 
@@ -429,7 +447,7 @@ class IndexedGroups:
         until = min(until, view.valid_until)
         with self._lock:
             self._catch_up_locked()
-            indexes = self._indexes_locked(view.entries, until)
+            indexes = self._indexes_locked(view.entries, until, deps)
             self._depend_locked(names, deps)
         return StaticRESTMapper(indexes), view.entries, until
 
