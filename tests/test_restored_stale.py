@@ -12,6 +12,7 @@ Every test talks HTTP to a FakeCluster through ``responses``; time is an injecte
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -223,3 +224,37 @@ def test_a_version_failing_on_every_retry_is_served_stale_only_within_max_stale(
         clock.advance(6)  # t = 31
         with pytest.raises(GroupDiscoveryError):
             mapper.rest_mapping(gk)
+
+
+@pytest.mark.parametrize("warm", ["one group", "any group"])
+@pytest.mark.parametrize("max_stale", [0, 600])
+def test_a_group_invalidated_and_read_again_during_an_outage_is_never_fresh(cluster: FakeCluster, warm: str,
+                                                                            max_stale: float) -> None:
+    """A group invalidated (its CRD gained a preferred version) and read again while ``/apis`` fails is loaded with
+    the versions the earlier group listing names: its resources are current, its version list is not. It must not
+    be installed as fresh (review 12, G1b: ``rest_mapping`` answered the old version confidently): with
+    ``max_stale=0`` the lookup fails, else the entry is flagged stale; after the fault the new version answers."""
+    gadget = GroupKind("g3.example.com", "Gadget")
+    cluster.add_crd(crd_manifest("g3.example.com", "Gadget", versions=("v1",)))
+    clock = ManualClock()
+    mapper = mapper_for(cluster, clock, max_stale=max_stale)
+    if warm == "one group":
+        assert mapper.rest_mapping(gadget).resource.version == "v1"
+    else:
+        assert mapper.resource_for(GroupVersionResource("", "", "gadgets")).version == "v1"
+    clock.advance(5)
+    cluster.add_crd(crd_manifest("g3.example.com", "Gadget", versions=("v2", "v1"), storage="v2"))
+    mapper.invalidate_group("g3.example.com")
+    clock.advance(2)
+    fault = cluster.inject("/apis", status=503, body="unavailable")
+    if max_stale == 0:
+        with pytest.raises(GroupDiscoveryError):
+            mapper.rest_mapping(gadget)
+    else:
+        with contextlib.suppress(GroupDiscoveryError):
+            mapper.rest_mapping(gadget)  # an earlier answer may be served, flagged stale
+        entry = mapper.cache.entry("g3.example.com")
+        assert entry is None or entry.stale or entry.failed  # never fresh from the earlier listing
+    fault.remove()
+    clock.advance(2)
+    assert mapper.rest_mapping(gadget).resource.version == "v2"

@@ -385,6 +385,7 @@ class DiscoveryCache(CacheState):
         """Drop everything; ETags are kept, so the next fetch is still conditional."""
         with self._lock:
             self._invalidations += 1
+            self._relist_roots.update(self._roots)
             self._stats.evictions += self._evict_locked(None)
             self._backoff.clear()
             for slot in self._roots.values():
@@ -465,6 +466,8 @@ class DiscoveryCache(CacheState):
                 return held  # a lookup over every group read the whole document meanwhile: keep it
             # An invalidation that raced with this fetch wins: use the answer, but revalidate on next use.
             slot = RootSlot(root, now, expired=epoch != self._invalidations, listing=listing)
+            if epoch == self._invalidations:
+                self._root_read_locked(doc)
             self.lookup.mark(slot)
             self._roots[path] = slot
             if not root.not_modified:
@@ -572,6 +575,10 @@ class DiscoveryCache(CacheState):
             for g in groups:
                 kept = have.get(g.name)
                 parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
+                outdated = self._listing_outdated_locked(g.name)
+                if outdated is not None:
+                    self._install_relisted_locked(parts, g.group_versions, outdated, now)
+                    continue
                 for gv, err in parts.stale.items():
                     self._serve_stale_locked(g.name, gv, err)
                     self._schedule_retry_locked(g.name, err, now, fetch)

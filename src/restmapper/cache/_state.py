@@ -22,7 +22,7 @@ from restmapper.cache._table import EntryTable, same_resources
 from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.errors import GroupDiscoveryError, RestMapperError
-from restmapper.model import APIGroup
+from restmapper.model import APIGroup, GroupVersion
 
 __all__ = ["CacheState"]
 
@@ -55,6 +55,10 @@ class CacheState:
         # Groups evicted by a 404 (report_not_found, a listed version answering 404) until the server answers for
         # them again: a stale root document never brings back their earlier content (5.2: a 404 is not masked).
         self._gone: set[str] = set()
+        # Groups (and root paths, for invalidate_all) invalidated since their root document was last read: until it
+        # is read again, the versions it lists for them are pre-invalidation content (see _install_relisted_locked).
+        self._relist: set[str] = set()
+        self._relist_roots: set[str] = set()
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -177,8 +181,40 @@ class CacheState:
             self._put_locked(parts, fetched_at, restored=True)
             self._backoff[g.name] = Backoff(retry_at=now, error=error)  # due now: never fresh
 
+    def _listing_outdated_locked(self, name: str) -> RestMapperError | None:
+        """Why the version list the root document names for group ``name`` cannot be trusted: the group was
+        invalidated since that document was read, and reading it again failed (the error). None otherwise."""
+        path = root_of(name).path
+        if name not in self._relist and path not in self._relist_roots:
+            return None
+        failure = self._backoff.get(path)
+        return failure.error if failure is not None and isinstance(failure.error, RestMapperError) else None
+
+    def _root_read_locked(self, doc: RootDoc) -> None:
+        """Root document ``doc`` was read after the last invalidation: the versions it lists are current again."""
+        self._relist_roots.discard(doc.path)
+        self._relist = {name for name in self._relist if not doc.lists(name)}
+
+    def _install_relisted_locked(self, parts: EntryParts, listed: tuple[GroupVersion, ...], error: RestMapperError,
+                                 now: float) -> None:
+        """Install a group loaded with the version list of a root document read before the group was invalidated
+        (reading it again failed with ``error``): its resources are current, its versions may not be (a version
+        added since, a new preferred one). Installed as :meth:`_restore_evicted_locked` brings groups back: every
+        version flagged stale, due at once, and with ``max_stale=0`` no content (every listed version failed)."""
+        if self.timing.max_stale > 0:
+            for gv in parts.resources:
+                if gv not in parts.failed and gv not in parts.stale:
+                    parts.stale[gv] = error
+                    self._serve_stale_locked(parts.group.name, gv, error)
+        else:
+            parts = EntryParts(parts.group, {}, dict.fromkeys(listed, error))
+        slot = self._roots[root_of(parts.group.name).path]
+        self._put_locked(parts, slot.fetched_at if slot is not None else now, restored=True)
+        self._backoff[parts.group.name] = Backoff(retry_at=now, error=error)  # due now: never fresh
+
     def _invalidate_group_locked(self, group: str, *, gone: bool = False) -> None:
         """Drop one group (``gone``: the server answered 404 for it, so its content is never restored)."""
+        self._relist.add(group)
         self._invalidations += 1
         if self._evict_locked(group):
             self._stats.evictions += 1
