@@ -577,7 +577,7 @@ class DiscoveryCache(CacheState):
                 parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
                 outdated = self._listing_outdated_locked(g.name)
                 if outdated is not None:
-                    self._install_relisted_locked(parts, g.group_versions, outdated, now)
+                    self._install_relisted_locked(g, parts, outdated, now)
                     continue
                 for gv, err in parts.stale.items():
                     self._serve_stale_locked(g.name, gv, err)

@@ -22,7 +22,7 @@ from restmapper.cache._table import EntryTable, same_resources
 from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.errors import GroupDiscoveryError, RestMapperError
-from restmapper.model import APIGroup, GroupVersion
+from restmapper.model import APIGroup
 
 __all__ = ["CacheState"]
 
@@ -170,16 +170,7 @@ class CacheState:
                 elif (old := self._evicted.get(g.name)) is not None and self.timing.within_stale(old.fetched_at, now):
                     parts = EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread)
                     fetched_at = old.fetched_at
-            if parts is None:
-                parts = EntryParts(APIGroup(g.name, g.versions, g.preferred_version), {},
-                                   dict.fromkeys(g.group_versions, error))
-            else:
-                for gv in parts.resources:
-                    if gv not in parts.failed and gv not in parts.stale:
-                        parts.stale[gv] = error
-                        self._serve_stale_locked(g.name, gv, error)
-            self._put_locked(parts, fetched_at, restored=True)
-            self._backoff[g.name] = Backoff(retry_at=now, error=error)  # due now: never fresh
+            self._put_earlier_locked(APIGroup(g.name, g.versions, g.preferred_version), parts, error, fetched_at, now)
 
     def _listing_outdated_locked(self, name: str) -> RestMapperError | None:
         """Why the version list the root document names for group ``name`` cannot be trusted: the group was
@@ -195,22 +186,31 @@ class CacheState:
         self._relist_roots.discard(doc.path)
         self._relist = {name for name in self._relist if not doc.lists(name)}
 
-    def _install_relisted_locked(self, parts: EntryParts, listed: tuple[GroupVersion, ...], error: RestMapperError,
+    def _install_relisted_locked(self, listed: APIGroup, parts: EntryParts, error: RestMapperError,
                                  now: float) -> None:
         """Install a group loaded with the version list of a root document read before the group was invalidated
         (reading it again failed with ``error``): its resources are current, its versions may not be (a version
         added since, a new preferred one). Installed as :meth:`_restore_evicted_locked` brings groups back: every
         version flagged stale, due at once, and with ``max_stale=0`` no content (every listed version failed)."""
-        if self.timing.max_stale > 0:
-            for gv in parts.resources:
-                if gv not in parts.failed and gv not in parts.stale:
-                    parts.stale[gv] = error
-                    self._serve_stale_locked(parts.group.name, gv, error)
-        else:
-            parts = EntryParts(parts.group, {}, dict.fromkeys(listed, error))
-        slot = self._roots[root_of(parts.group.name).path]
-        self._put_locked(parts, slot.fetched_at if slot is not None else now, restored=True)
-        self._backoff[parts.group.name] = Backoff(retry_at=now, error=error)  # due now: never fresh
+        slot = self._roots[root_of(listed.name).path]
+        self._put_earlier_locked(listed, parts if self.timing.max_stale > 0 else None, error,
+                                 slot.fetched_at if slot is not None else now, now)
+
+    def _put_earlier_locked(self, listed: APIGroup, parts: EntryParts | None, error: RestMapperError,
+                            fetched_at: float, now: float) -> None:
+        """Install group ``listed`` as an earlier answer served because a root document failed with ``error``:
+        ``parts`` with every version that has content flagged stale (and counted), or, without ``parts``, no
+        content at all (every listed version failed with ``error``: :class:`GroupDiscoveryError`); either way due
+        again at once, never fresh."""
+        name = listed.name
+        if parts is None:
+            parts = EntryParts(listed, {}, dict.fromkeys(listed.group_versions, error))
+        for gv in parts.resources:
+            if gv not in parts.failed and gv not in parts.stale:
+                parts.stale[gv] = error
+                self._serve_stale_locked(name, gv, error)
+        self._put_locked(parts, fetched_at, restored=True)
+        self._backoff[name] = Backoff(retry_at=now, error=error)  # due now: never fresh
 
     def _invalidate_group_locked(self, group: str, *, gone: bool = False) -> None:
         """Drop one group (``gone``: the server answered 404 for it, so its content is never restored)."""
