@@ -12,33 +12,19 @@ first result is returned as :class:`SearchResults` (``partial``/``failed``) with
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from restmapper.errors import GroupDiscoveryError, PartialDiscoveryWarning
-from restmapper.mapper.resolve import partial_message
+from restmapper.mapper.resolve import PartialList, partial_message
 from restmapper.model import GroupVersion
 
 __all__ = ["SearchResults", "search_answer"]
 
 
-class SearchResults(list[Any]):
-    """The ``Resource`` objects of ``resources.search``: a list, plus whether it may be incomplete.
-
-    Attributes:
-        failed: group versions in scope that could not be read (they may hold more matches), with their causes;
-            empty for a complete answer.
-    """
-
-    def __init__(self, resources: Iterable[Any] = (),
-                 failed: Mapping[GroupVersion, BaseException] | None = None) -> None:
-        super().__init__(resources)
-        self.failed: dict[GroupVersion, BaseException] = dict(failed or {})
-
-    @property
-    def partial(self) -> bool:
-        """True when some group versions in scope could not be read, so matches may be missing."""
-        return bool(self.failed)
+class SearchResults(PartialList[Any]):
+    """The ``Resource`` objects of ``resources.search``: a list, plus whether it may be incomplete (``failed``,
+    ``partial``: see :class:`restmapper.mapper.resolve.PartialList`)."""
 
 
 def search_answer(results: list[Any], failures: Mapping[GroupVersion, BaseException], asked: str,

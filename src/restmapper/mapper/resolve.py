@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from restmapper.errors import (
     AmbiguousKindError,
@@ -72,22 +73,30 @@ def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) ->
     return f"{asked} may be incomplete: unable to retrieve the complete list of server APIs: {parts}"
 
 
-class ResolvedMappings(list[RESTMapping]):
-    """The mappings of :meth:`LazyRESTMapper.resolve_all`: a list, plus whether it may be incomplete.
+_T = TypeVar("_T")
+
+
+class PartialList(list[_T]):
+    """A list of answers plus the group versions that could not be read (so answers may be missing).
 
     Attributes:
-        failed: group versions that could not be read and may hold more members, with their causes.
+        failed: group versions in scope that could not be read and may hold more answers, with their causes;
+            empty for a complete answer.
     """
 
-    def __init__(self, mappings: Iterable[RESTMapping] = (),
-                 failed: Mapping[GroupVersion, BaseException] | None = None) -> None:
-        super().__init__(mappings)
+    def __init__(self, items: Iterable[_T] = (), failed: Mapping[GroupVersion, BaseException] | None = None) -> None:
+        super().__init__(items)
         self.failed: dict[GroupVersion, BaseException] = dict(failed or {})
 
     @property
     def partial(self) -> bool:
-        """True when some group versions could not be read, so members may be missing."""
+        """True when some group versions in scope could not be read, so answers may be missing."""
         return bool(self.failed)
+
+
+class ResolvedMappings(PartialList[RESTMapping]):
+    """The mappings of :meth:`LazyRESTMapper.resolve_all`: a list, plus whether it may be incomplete
+    (``failed``, ``partial``: see :class:`PartialList`)."""
 
 
 @dataclass(frozen=True, slots=True)
