@@ -278,16 +278,18 @@ class CacheState:
     def _put_locked(self, parts: EntryParts, now: float, *, restored: bool = False) -> None:
         """Install a group's entry; a new generation only when its content changed.
 
-        ``restored``: an earlier answer brought back by a stale root document (a 404 eviction stands).
+        ``restored``: an earlier answer brought back by a stale root document (a 404 eviction stands), or a group
+        read with such a document's version list; the entry is :attr:`~GroupEntry.outdated`.
         """
         group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
         old = self._entries.get(group.name)
         if old is not None and old.group == group and same_resources(old.resources, resources) and (
-                set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread:
-            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread)
+                set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread and (
+                old.outdated == restored):
+            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread, restored)
         else:
             self.generation += 1
-            entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread)
+            entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread, restored)
         self._entries.set(entry)
         self._evicted.pop(group.name, None)
         if not restored and self._gone and group.name in self._gone and any(gv not in stale for gv in resources):

@@ -44,6 +44,10 @@ class GroupEntry:
             with that failure. Good enough for a positive answer within ``max_stale``; never for a no-match.
         unread: listed versions not fetched yet (legacy discovery fetches only the versions a lookup names, or
             the preferred one): in ``group.versions`` but neither in ``resources`` nor in ``failed``.
+        outdated: the group was invalidated (its content is known to have changed) and could not be read again
+            with a current version list: this is an earlier answer, or current resources under the earlier
+            version list, brought back for an outage. It vouches for what it holds (served stale), never for what
+            it lacks: another group's answer it could outrank is not given (see :meth:`unsure`).
     """
 
     group: APIGroup
@@ -53,11 +57,34 @@ class GroupEntry:
     generation: int
     stale: Mapping[GroupVersion, RestMapperError] = field(default_factory=dict)
     unread: tuple[GroupVersion, ...] = ()
+    outdated: bool = False
 
     @property
     def name(self) -> str:
         """The group name (``""`` for core)."""
         return self.group.name
+
+    def unsure(self, version: str | None = None) -> Mapping[GroupVersion, RestMapperError]:
+        """The versions whose lack of a name proves nothing, with why: the failed ones and, when the entry is
+        :attr:`outdated`, every stale one (and ``version``, when given and not listed: it may have been added).
+
+        Args:
+            version: only this version (None: every version).
+
+        Returns:
+            group version -> the error that made it unsure; empty for a healthy entry.
+        """
+        if not self.outdated:
+            if version is None or not self.failed:
+                return self.failed
+            return {gv: e for gv, e in self.failed.items() if gv.version == version}
+        unsure = {**self.stale, **self.failed}
+        if version is not None:
+            unsure = {gv: e for gv, e in unsure.items() if gv.version == version}
+            if not unsure and version not in self.group.versions and (self.stale or self.failed):
+                cause = next(iter({**self.stale, **self.failed}.values()))
+                unsure = {GroupVersion(self.name, version): cause}
+        return unsure
 
     def failure(self) -> DiscoveryError | None:
         """A :class:`~restmapper.errors.GroupDiscoveryError` naming the failed versions, or None."""

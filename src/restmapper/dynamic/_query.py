@@ -180,15 +180,16 @@ def _match(vr: VersionResources, q: Query) -> Iterable[Resource]:
 
 def collect(entries: list[tuple[GroupEntry, GroupResources]], q: Query, generic_list: Resource
             ) -> tuple[list[Resource], dict[GroupVersion, BaseException]]:
-    """The objects of ``entries`` matching ``q`` in discovery order, and the failed group versions in scope."""
+    """The objects of ``entries`` matching ``q`` in discovery order, and the group versions in scope whose lack of
+    a match proves nothing (failed, or of an outdated group: :meth:`~restmapper.cache.GroupEntry.unsure`)."""
     prefix, group, version, kind = q.prefix, q.group, q.version, q.kind
     results: list[Resource] = []
     failures: dict[GroupVersion, BaseException] = {}
     for entry, res in entries:
         name = res.name
         if not ((prefix == "api" and name) or (prefix == "apis" and not name) or (group is not None and name != group)):
-            if entry.failed:
-                failures.update((gv, e) for gv, e in entry.failed.items() if version in (None, gv.version))
+            if entry.failed or entry.outdated:  # what it lacks proves nothing (DESIGN 5.10)
+                failures.update(entry.unsure(version))
             if version is None:
                 for vr in res.versions:
                     results.extend(_match(vr, q))

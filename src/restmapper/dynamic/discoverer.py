@@ -48,9 +48,10 @@ _Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tu
 groups read (with their Resource objects)."""
 
 
-def _any_failed(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
+def _any_unsure(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
+    """Whether a group read has failed versions or is outdated (its lack of a match proves nothing)."""
     for entry, _ in entries:  # noqa: SIM110 (a loop: any() over a generator costs a frame per item)
-        if entry.failed:
+        if entry.failed or entry.outdated:
             return True
     return False
 
@@ -335,7 +336,7 @@ class SelfHealingDiscoverer:
         results = choose(found, q, self._flavour, self._version_rank)
         if len(results) == 1:
             result = results[0]
-            if result is not self._generic_list and (failures or _any_failed(entries)):
+            if result is not self._generic_list and (failures or _any_unsure(entries)):
                 check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
             return result, until
         if not results:

@@ -7,10 +7,11 @@ The rules, applied by :class:`~restmapper.mapper.lazy.LazyRESTMapper` to every a
    :class:`~restmapper.errors.GroupDiscoveryError` naming them and the question.
 2. A match is given only when no failed group version in scope ranks above it in discovery priority (core ``v1``
    first, then groups in server order, preferred version first): otherwise the failed one might have won, as a
-   lower-priority group answering for an unreadable core group would.
-3. A list answer (``kinds_for``, ``rest_mappings``, ...) with a failed group version in scope may be incomplete:
-   an error carrying the list as ``partial``, or, where the method documents it (categories), the list with the
-   failures attached.
+   lower-priority group answering for an unreadable core group would. An *outdated* group (invalidated, then
+   brought back from earlier content during an outage) counts as failed for every answer but its own.
+3. A list answer (``kinds_for``, ``rest_mappings``, ...) with a failed (or outdated) group version in scope may be
+   incomplete: an error carrying the list as ``partial``, or, where the method documents it (categories), the
+   list with the failures attached.
 4. Only a reading of every group in scope counts: when an invalidation lands while a lookup reads the groups (a
    watcher's ``invalidate_group``), a group dropped meanwhile may not have been read, so a no-match (or any
    answer over groups chosen from the merged index) is computed again, at most :data:`RACE_ATTEMPTS` times, then
@@ -26,7 +27,8 @@ from restmapper.cache import GroupEntry
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionResource
 
-__all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outranking", "raced", "with_question"]
+__all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outranking", "raced", "unsure",
+           "with_question"]
 
 CORE_V1 = GroupVersion("", "v1")
 
@@ -85,28 +87,51 @@ def _ranks(entries: Iterable[GroupEntry]) -> tuple[dict[GroupVersion, float], di
     return ranks, group_first
 
 
+def unsure(entries: Iterable[GroupEntry], versions: Sequence[str] = ()) -> dict[GroupVersion, BaseException]:
+    """The group versions of ``entries`` (in scope of ``versions``) whose lack of an answer proves nothing: the
+    failed ones, and every version of an :attr:`~restmapper.cache.GroupEntry.outdated` group (rules 1 and 3)."""
+    wanted = [v for v in versions if v]
+    doubt: dict[GroupVersion, BaseException] = {}
+    for e in entries:
+        if not (e.failed or e.outdated):
+            continue
+        if not wanted:
+            doubt.update(e.unsure())
+        for v in wanted:
+            doubt.update(e.unsure(v))
+    return doubt
+
+
 def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Sequence[str] = ()
                ) -> dict[GroupVersion, BaseException]:
-    """The failed group versions of ``entries`` (in scope of ``versions``) that rank above ``answer``.
+    """The unsure group versions of ``entries`` (in scope of ``versions``) that rank above ``answer`` (rule 2).
 
     Ranks follow client-go ``NewDiscoveryRESTMapper``; versions the caller asked for come first, in the caller's
     order. A failed version the group does not list as served (aggregated ``Stale``) may be the real preferred
-    version, so it ranks just above the group's first version.
+    version, so it ranks just above the group's first version. So does every version of an outdated group other
+    than the answer's (it changed since it was read: any of its versions may now hold the answer, and its own
+    earlier answers are served stale).
     """
-    failed = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, versions)
-    if not failed:
+    failed: dict[GroupVersion, BaseException] = {}
+    outdated: dict[GroupVersion, BaseException] = {}
+    for e in entries:
+        if e.failed:
+            failed.update(in_scope(e.failed, versions))
+        if e.outdated and e.name != answer.group:
+            outdated.update(unsure((e,), versions))
+    if not failed and not outdated:
         return {}
     ranks, group_first = _ranks(entries)
     order = [v for v in versions if v]
 
     def key(gv: GroupVersion, *, is_failure: bool) -> tuple[int, float]:
-        base = ranks.get(gv)
+        base = ranks.get(gv) if gv not in outdated else None
         if base is None:
             base = group_first.get(gv.group, 0.0) - 0.5 if is_failure else float("inf")
         return (order.index(gv.version) if gv.version in order else len(order), base)
 
     mine = key(answer, is_failure=False)
-    return {gv: err for gv, err in failed.items() if key(gv, is_failure=True) < mine}
+    return {gv: err for gv, err in {**outdated, **failed}.items() if key(gv, is_failure=True) < mine}
 
 
 def with_question(exc: GroupDiscoveryError, asked: str, *, partial: object = None,

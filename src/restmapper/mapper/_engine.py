@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from restmapper.cache import GroupEntry
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
-from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
 from restmapper.mapper._direct_paths import DirectPaths
 from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Memo, Picker, Prefixed, Remembered
 from restmapper.mapper._source import CacheSource
@@ -307,7 +307,7 @@ class AnswerEngine(DirectPaths):
         if answer is not None:
             doubt = outranking(entries, answer, q.versions)
         else:
-            doubt = in_scope({gv: err for e in entries for gv, err in e.failed.items()}, q.versions)
+            doubt = unsure(entries, q.versions)
             if doubt and q.partial is not None:
                 return q.partial(value, doubt)
         if doubt:
