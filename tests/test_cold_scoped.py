@@ -74,6 +74,28 @@ def test_cold_lookup_without_a_version_reads_the_listing_and_the_preferred_versi
     assert asked(cluster) == [("/apis", ACCEPT_JSON), ("/apis/g7.example.com/v2", ACCEPT_JSON)]
 
 
+@pytest.mark.parametrize("question", [
+    pytest.param(lambda m: m.kind_for(GroupVersionResource("g7.example.com", "v1", "widget7s")), id="kind_for GVR"),
+    pytest.param(lambda m: m.kind_for(GroupVersionResource("g7.example.com", "", "widget7")), id="kind_for GR"),
+    pytest.param(lambda m: m.resource_for(GroupVersionResource("g7.example.com", "", "widget7s")),
+                 id="resource_for GR"),
+    pytest.param(lambda m: m.resources_for(GroupVersionResource("g7.example.com", "v1", "widget7s")),
+                 id="resources_for GVR"),
+    pytest.param(lambda m: m.kinds_for(GroupVersionResource("g7.example.com", "", "widget7s")), id="kinds_for GR"),
+])
+def test_a_cold_resource_question_naming_a_group_reads_the_listing_not_every_group(cluster: FakeCluster,
+                                                                                    question: object) -> None:
+    """A resource (not kind) question naming a group read the whole aggregated document (megabytes at a thousand
+    groups) to learn that the group is listed: the listing says as much."""
+    oracle = question(mapper_for(cluster))  # type: ignore[operator]
+    cluster.clear_requests()
+    assert question(mapper_for(cluster)) == oracle  # type: ignore[operator]
+    paths = asked(cluster)
+    assert paths[0] == ("/apis", ACCEPT_JSON)
+    assert all(accept == ACCEPT_JSON for _, accept in paths), paths
+    assert {p for p, _ in paths[1:]} <= {"/apis/g7.example.com/v1", "/apis/g7.example.com/v2"}
+
+
 def test_a_lookup_that_may_match_any_group_then_reads_the_whole_document_once(cluster: FakeCluster) -> None:
     mapper = mapper_for(cluster)
     mapper.rest_mapping(WIDGET, "v1")

@@ -231,7 +231,9 @@ class DiscoveryCache(CacheState):
         """Every group name the cached root documents list, core first, in priority order.
 
         Args:
-            fetch: first make sure ``/apis`` is cached and fresh (may do I/O); else only read the cache.
+            fetch: first make sure ``/apis`` is cached and fresh (may do I/O); else only read the cache. A first
+                fetch asks for the group listing alone (names are all a listing question needs), not every
+                group's resources.
 
         Returns:
             The names; the same tuple object while the root documents are unchanged.
@@ -240,7 +242,7 @@ class DiscoveryCache(CacheState):
             GroupDiscoveryError: with ``fetch``, as :meth:`groups`.
         """
         if fetch:
-            self._ensure_root(NAMED)
+            self._ensure_root(NAMED, want=Want.LISTING)
         with self._lock:
             return self._entries.listing(*self._root_slots_locked())
 
