@@ -390,6 +390,7 @@ class DiscoveryCache(CacheState):
             self._relist_roots.update(self._roots)
             self._stats.evictions += self._evict_locked(None)
             self._backoff.clear()
+            self._absent.clear()
             for slot in self._roots.values():
                 if slot is not None:
                     slot.expired = True
@@ -529,8 +530,11 @@ class DiscoveryCache(CacheState):
                             and self._decide_locked(e.name, e, now) is Action.FRESH}
             gvs = [gv for g in groups for gv in needed_versions(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
-            ok, failed, fetch = self._fetch_group_versions(gvs)
+            with self._lock:
+                known = self._known_absent_locked(gvs, now)  # 404'd within the interval: not asked again
+            ok, failed, fetch = self._fetch_group_versions([gv for gv in gvs if gv not in known])
             gone = {gv.group for gv, e in failed.items() if isinstance(e, APIStatusError) and e.not_found}
+            failed.update(known)
             if not gone or retried:
                 self._install_legacy(groups, ok, failed, epoch, have, fetch)
                 return
@@ -576,6 +580,7 @@ class DiscoveryCache(CacheState):
             stamp = now if epoch == self._invalidations else -_INF
             for g in groups:
                 kept = have.get(g.name)
+                known_since = self._note_absent_locked(g, ok, failed, now)
                 parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
                 outdated = self._listing_outdated_locked(g.name)
                 if outdated is not None:
@@ -590,7 +595,9 @@ class DiscoveryCache(CacheState):
                     # An earlier answer is as old as the entry it came from: max_stale counts from there, not
                     # from each failed retry (else a failing version would be served stale forever).
                     stamp = min(stamp, old.fetched_at)
-                self._put_locked(parts, stamp)
+                # A version taken as still 404 (not asked again) is as old as its 404: so is the entry.
+                self._put_locked(parts, stamp if known_since is None else min(stamp, known_since),
+                                 read=known_since is None)
                 if parts.failed:
                     self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now, fetch)
                 elif not parts.stale:
@@ -601,6 +608,8 @@ class DiscoveryCache(CacheState):
     def _revalidate(self, names: Collection[str] | None) -> bool:
         """Re-read the root documents of ``names`` (never served stale) and the legacy groups loaded among them."""
         before = self.generation
+        with self._lock:
+            self._forget_absent_locked(names)  # listed versions that answered 404 earlier are asked again
         for doc in roots_for(names):
             self._ensure_root(doc, force=True, stale_ok=False)
         with self._lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._freshness import Action, SlotState, Timing, decide
@@ -21,8 +21,8 @@ from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import EntryTable, same_resources
 from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
-from restmapper.errors import GroupDiscoveryError, RestMapperError
-from restmapper.model import APIGroup
+from restmapper.errors import APIStatusError, GroupDiscoveryError, RestMapperError
+from restmapper.model import APIGroup, GroupVersion
 
 __all__ = ["CacheState"]
 
@@ -55,6 +55,9 @@ class CacheState:
         # Groups evicted by a 404 (report_not_found, a listed version answering 404) until the server answers for
         # them again: a stale root document never brings back their earlier content (5.2: a 404 is not masked).
         self._gone: set[str] = set()
+        # Listed group versions that answered 404 again after a re-list still listed them (installed as not
+        # served): when, and the error (marked in the lookup that fetched it). See _known_absent_locked.
+        self._absent: dict[GroupVersion, tuple[float, RestMapperError]] = {}
         # Groups (and root paths, for invalidate_all) invalidated since their root document was last read: until it
         # is read again, the versions it lists for them are pre-invalidation content (see _install_relisted_locked).
         self._relist: set[str] = set()
@@ -137,6 +140,57 @@ class CacheState:
             self._warned_stale.add(key)
             log.warning("serving cached %s after a transient failure: %s", what, error)
 
+    # --- listed versions answering 404 ---------------------------------------------------------------------------
+
+    def _known_absent_locked(self, gvs: Iterable[GroupVersion], now: float) -> dict[GroupVersion, RestMapperError]:
+        """Those of ``gvs`` that answered 404 (after a re-list still listed them) within the last
+        ``miss_refresh_interval``, or earlier in the current lookup: taken as still not served, without a request.
+
+        A version that keeps answering 404 (an APIService registering, a CRD version being removed) is asked
+        about once per interval however many lookups need its group; a miss revalidation asks again about every
+        one of them that this lookup did not read (:meth:`_forget_absent_locked`), so a no-match is never older
+        than the interval (DESIGN 5.2).
+        """
+        known: dict[GroupVersion, RestMapperError] = {}
+        for gv in gvs:
+            mark = self._absent.get(gv)
+            if mark is not None and (self.lookup.fetched(mark[1]) or self.timing.rate_limited(mark[0], now)):
+                known[gv] = mark[1]
+        return known
+
+    def _note_absent_locked(self, listed: APIGroup, ok: Iterable[GroupVersion],
+                            failed: dict[GroupVersion, RestMapperError], now: float) -> float | None:
+        """Record which listed versions of ``listed`` answered 404 in a load (named groups only: core never
+        lacks a version) and forget those that answered.
+
+        Returns:
+            When the oldest 404 this load took as known (:meth:`_known_absent_locked`) was answered, unless the
+            current lookup read it: the entry is only as new as that answer (None: every version was read by
+            this lookup or this load).
+        """
+        for gv in ok:
+            self._absent.pop(gv, None)
+        if not listed.name:
+            return None
+        earliest: float | None = None
+        for gv in listed.group_versions:
+            err = failed.get(gv)
+            if isinstance(err, APIStatusError) and err.not_found:
+                mark = self._absent.get(gv)
+                if mark is None or mark[1] is not err:  # a new answer (not a version skipped as known)
+                    self._absent[gv] = (now, err)
+                    self.lookup.mark(err)
+                elif not self.lookup.fetched(err):
+                    earliest = mark[0] if earliest is None else min(earliest, mark[0])
+        return earliest
+
+    def _forget_absent_locked(self, names: Collection[str] | None, *, keep_this_lookup: bool = True) -> None:
+        """Versions of ``names`` (None: all) that answered 404 are asked about again: on a miss revalidation (rate
+        -limited to one per interval) those the current lookup did not read, on an invalidation every one."""
+        for gv, (_, err) in list(self._absent.items()):
+            if (names is None or gv.group in names) and not (keep_this_lookup and self.lookup.fetched(err)):
+                del self._absent[gv]
+
     # --- installing answers --------------------------------------------------------------------------------------
 
     def _restore_evicted_locked(self, slot: RootSlot, doc: RootDoc, error: RestMapperError, now: float) -> None:
@@ -215,6 +269,7 @@ class CacheState:
     def _invalidate_group_locked(self, group: str, *, gone: bool = False) -> None:
         """Drop one group (``gone``: the server answered 404 for it, so its content is never restored)."""
         self._relist.add(group)
+        self._forget_absent_locked((group,), keep_this_lookup=False)  # it changed, says the caller: ask again
         self._invalidations += 1
         if self._evict_locked(group):
             self._stats.evictions += 1
@@ -263,6 +318,9 @@ class CacheState:
                 if g is None:
                     self._backoff.pop(name, None)
                 self.generation += 1
+        for gv in [gv for gv in self._absent if doc.lists(gv.group)
+                   and (gv.group not in listed or gv.version not in listed[gv.group].versions)]:
+            del self._absent[gv]  # no longer listed: nothing to remember about it
 
     def _evict_locked(self, name: str | None) -> int:
         """Drop the entry of group ``name`` (None: every entry), keeping it as an earlier answer; returns how many."""
@@ -275,11 +333,12 @@ class CacheState:
         self._evicted[name] = dropped
         return 1
 
-    def _put_locked(self, parts: EntryParts, now: float, *, restored: bool = False) -> None:
+    def _put_locked(self, parts: EntryParts, now: float, *, restored: bool = False, read: bool = True) -> None:
         """Install a group's entry; a new generation only when its content changed.
 
         ``restored``: an earlier answer brought back by a stale root document (a 404 eviction stands), or a group
         read with such a document's version list; the entry is :attr:`~GroupEntry.outdated`.
+        ``read``: the current lookup read all of it (else it does not count as confirmed by this lookup).
         """
         group, resources, failed, stale, unread = parts.group, parts.resources, parts.failed, parts.stale, parts.unread
         old = self._entries.get(group.name)
@@ -294,6 +353,6 @@ class CacheState:
         self._evicted.pop(group.name, None)
         if not restored and self._gone and group.name in self._gone and any(gv not in stale for gv in resources):
             self._gone.discard(group.name)  # the server answered for it again
-        if not restored:
+        if not restored and read:
             self.lookup.mark(entry)
 
