@@ -150,3 +150,35 @@ def test_the_dynamic_drop_in_remembers_a_miss_only_until_its_confirmation_is_an_
             dc.resources.get(api_version="quick.io/v1", kind="Thing")  # rate-limited
         clock.advance(0.1)
         assert dc.resources.get(api_version="quick.io/v1", kind="Thing").kind == "Thing"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_drop_in_says_how_old_a_remembered_miss_is(mode: str) -> None:
+    """Review 12 F9: the drop-in's ResourceNotFoundError words a remembered miss as the mapper's errors do."""
+    from kubernetes import client as kclient
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+    from restmapper.dynamic import SelfHealingDiscoverer
+
+    cluster = FakeCluster.embedded(mode=mode)
+    clock = ManualClock()
+    transport = InProcessTransport(cluster)
+    resources = DynamicClient(
+        kclient.ApiClient(kclient.Configuration(host=cluster.base_url)),
+        discoverer=lambda c, f: SelfHealingDiscoverer(c, f, clock=clock, transport=transport)).resources
+    with pytest.raises(ResourceNotFoundError) as first:
+        resources.get(api_version="quick.io/v1", kind="Thing")
+    assert str(first.value) == "No matches found for {'api_version': 'quick.io/v1', 'kind': 'Thing'}"
+    clock.advance(0.4)
+    with pytest.raises(ResourceNotFoundError) as again:  # remembered
+        resources.get(api_version="quick.io/v1", kind="Thing")
+    assert str(again.value).endswith(SUFFIX.format(age="0.4")), str(again.value)
+    with pytest.raises(ResourceNotFoundError) as other:  # a first-time question, the revalidation rate-limited
+        resources.get(api_version="quick.io/v1", kind="Gizmo")
+    assert str(other.value) == ("No matches found for {'api_version': 'quick.io/v1', 'kind': 'Gizmo'} "
+                                + SUFFIX.format(age="0.4"))
+    clock.advance(0.6)
+    with pytest.raises(ResourceNotFoundError) as confirmed:  # asked again: the server's word now
+        resources.get(api_version="quick.io/v1", kind="Gizmo")
+    assert "as of" not in str(confirmed.value)

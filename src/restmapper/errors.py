@@ -53,6 +53,13 @@ __all__ = [
 ]
 
 
+def remembered_suffix(age: float, lifetime: float) -> str:
+    """What a no-match answered again without asking the server appends to its message: how old it is and how long
+    misses are remembered (`` (as of 0.4 s ago; misses are cached for up to 1 s)``). One wording for the mapper's
+    errors and the drop-in's ``ResourceNotFoundError``."""
+    return f" (as of {age:.1f} s ago; misses are cached for up to {lifetime:g} s)"
+
+
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
     """Recreate an unpickled error without calling its ``__init__`` (whose signature is not ``*args``)."""
     exc = cls.__new__(cls)
@@ -269,7 +276,7 @@ class MappingError(RestMapperError):
             The same type with the same fields, ``remembered_age`` set and the message followed by
             ``(as of 0.4 s ago; misses are cached for up to 1 s)``.
         """
-        copy = _rebuild(type(self), (f"{self} (as of {age:.1f} s ago; misses are cached for up to {lifetime:g} s)",),
+        copy = _rebuild(type(self), (f"{self}{remembered_suffix(age, lifetime)}",),
                         dict(self.__dict__, remembered_age=age))
         copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
         assert isinstance(copy, MappingError)

@@ -30,7 +30,7 @@ from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, recall, r
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
-from restmapper.errors import DiscoveryError, GroupDiscoveryError
+from restmapper.errors import DiscoveryError, GroupDiscoveryError, remembered_suffix
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import Memo
@@ -43,9 +43,11 @@ __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
 
 log = logging.getLogger("restmapper.dynamic")
 
-_Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tuple[GroupEntry, GroupResources]]]
-"""What a lookup found: the matches, until when (clock seconds), the unreadable group versions in scope, and the
-groups read (with their Resource objects)."""
+_Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tuple[GroupEntry, GroupResources]],
+               float | None]
+"""What a lookup found: the matches, until when (clock seconds), the unreadable group versions in scope, the
+groups read (with their Resource objects), and, for no match, when the server confirmed that (clock seconds; None
+when this lookup did)."""
 
 
 def _any_unsure(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
@@ -57,10 +59,11 @@ def _any_unsure(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
 
 
 class _Miss(Exception):
-    """A not-found answer of :meth:`SelfHealingDiscoverer.get`, with the clock reading until it may be reused."""
-    def __init__(self, error: Exception, until: float) -> None:
+    """A not-found answer of :meth:`SelfHealingDiscoverer.get`, with the clock reading until it may be reused and
+    the one at which the server confirmed it (None: the lookup that raised it did)."""
+    def __init__(self, error: Exception, until: float, confirmed_at: float | None) -> None:
         super().__init__(error)
-        self.error, self.until = error, until
+        self.error, self.until, self.confirmed_at = error, until, confirmed_at
 
 
 class SelfHealingDiscoverer:
@@ -268,7 +271,7 @@ class SelfHealingDiscoverer:
         q = parse(kwargs)
         deps: Deps = []
         try:
-            results, until, failures, entries = self._lookup(q, deps)
+            results, until, failures, entries, _ = self._lookup(q, deps)
             if failures:  # never memoized: each call re-checks, and warns
                 return search_answer(results, failures, q.asked("search"),
                                      lambda r: self._check_rank(r, q, entries))
@@ -302,6 +305,8 @@ class SelfHealingDiscoverer:
         """
         key, memo = recall(self._remembered, self._get_memo, kwargs)
         if memo is not None:
+            if isinstance(memo.error, _Miss):
+                raise self._remembered_miss(memo.error, memo.valid_until)
             if memo.error is not None:
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
@@ -313,7 +318,11 @@ class SelfHealingDiscoverer:
         try:
             value, until = self._get(q, deps)
         except _Miss as miss:  # remembered until the server's confirmation is an interval old
-            error, until = miss.error, miss.until
+            if key is not None:
+                remember(self._get_memo, key, None, miss, miss.until, deps, epoch)
+            if miss.confirmed_at is not None:  # the revalidation was rate-limited: say how old the answer is
+                raise self._remembered_miss(miss, miss.until) from None
+            raise miss.error.with_traceback(None) from None
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
@@ -329,7 +338,7 @@ class SelfHealingDiscoverer:
     # --- the one lookup path -------------------------------------------------------------------------------------
 
     def _get(self, q: Query, deps: Deps) -> tuple[Resource, float]:
-        found, until, failures, entries = self._lookup(q, deps)
+        found, until, failures, entries, confirmed = self._lookup(q, deps)
         if not found and failures:
             # Not "not found": a group version that could hold it could not be read (DESIGN 5.10).
             raise GroupDiscoveryError(next(iter(failures)).group, failures, asked=q.asked())
@@ -340,8 +349,17 @@ class SelfHealingDiscoverer:
                 check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
             return result, until
         if not results:
-            raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until)
+            raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until, confirmed)
         raise self._flavour.not_unique(f"Multiple matches found for {q.kwargs}: {results}")
+
+    def _remembered_miss(self, miss: _Miss, until: float) -> Exception:
+        """The not-found error of ``miss`` answered without asking the server, saying how old it is as the mapper's
+        remembered no-matches do (``... (as of 0.4 s ago; misses are cached for up to 1 s)``)."""
+        interval = self.cache.miss_refresh_interval
+        confirmed = miss.confirmed_at if miss.confirmed_at is not None else until - interval
+        age = max(0.0, self._clock() - confirmed)
+        error: Exception = self._flavour.not_found(f"{miss.error}{remembered_suffix(age, interval)}")
+        return error
 
     def _check_rank(self, result: Resource, q: Query, read: list[tuple[GroupEntry, GroupResources]]) -> None:
         """Refuse ``result`` (a List as its resource) when an unreadable group version of the groups ``read`` (the
@@ -360,7 +378,7 @@ class SelfHealingDiscoverer:
     def _lookup(self, q: Query, deps: Deps) -> _Found:
         """Every match of ``q``; the cells of what it read go to ``deps``."""
         if isinstance(q.version, str) and "/" in q.version:
-            return [], self._clock() + self.cache.miss_refresh_interval, {}, []
+            return [], self._clock() + self.cache.miss_refresh_interval, {}, [], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
         names = self._names(q, deps)
@@ -374,6 +392,10 @@ class SelfHealingDiscoverer:
         raise raced(q.asked(), RACE_ATTEMPTS)
 
     def _lookup_once(self, names: Collection[str] | None, q: Query, deps: Deps) -> _Found:
+        with self.cache.lookup():  # one lookup, as the mapper's: what it fetched is not fetched again by it
+            return self._lookup_scoped(names, q, deps)
+
+    def _lookup_scoped(self, names: Collection[str] | None, q: Query, deps: Deps) -> _Found:
         mark = len(deps)
         entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
         results, failures = collect(entries, q, self._generic_list)
@@ -382,6 +404,7 @@ class SelfHealingDiscoverer:
             del deps[mark:]  # read again below
             entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
             results, failures = collect(entries, q, self._generic_list)
+        confirmed: float | None = None
         if not results:  # a no-match is kept until the server's confirmation of it is an interval old
             confirmed = self.cache.miss_confirmed_at(names)
             until = min(until, (self._clock() if confirmed is None else confirmed) + self.cache.miss_refresh_interval)
@@ -392,7 +415,7 @@ class SelfHealingDiscoverer:
                     raise with_question(doubt, q.asked())
         if self._persister is not None:
             self._maybe_write()
-        return results, until, failures, entries
+        return results, until, failures, entries, confirmed
 
     def _narrow(self, q: Query, deps: Deps) -> set[str] | None:
         """The groups that may hold a match, from the mapper's merged index; None when no trait narrows."""
