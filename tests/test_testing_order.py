@@ -9,6 +9,9 @@ name; versions as above).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import requests
 
@@ -85,3 +88,47 @@ def test_crd_groups_share_priority_1000_and_order_by_mode() -> None:
     assert group_order(cluster, AGGREGATED) == ["alpha.io", "zeta.io"]
     cluster.mode = "legacy"
     assert group_order(cluster, "application/json") == ["zeta.io", "alpha.io"]  # "v1.zeta.io" < "v1beta1.alpha.io"
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "aggregated-v2beta1", "legacy"])
+def test_builtin_groups_come_in_the_order_kube_apiserver_serves_them(mode: str, fixtures_dir: Path) -> None:
+    """Review 12 F4: the captured ``/apis`` and aggregated documents list the built-in groups in one order (no two
+    of their groups tie in a way the two tie-breakers would settle differently); the kit serves that order in
+    every mode, and the CRD groups after them."""
+    discovery = fixtures_dir / "discovery"
+    captured = {
+        "legacy": [g["name"] for g in json.loads((discovery / "apis.json").read_text())["groups"]],
+        "aggregated": [i["metadata"]["name"] for i in json.loads((discovery / "aggregated_v2.json").read_text())
+                       ["items"]],
+    }
+    assert [g for g in captured["legacy"] if g in captured["aggregated"]] == captured["aggregated"]
+    cluster = FakeCluster.embedded(mode=mode)
+    accept = "application/json" if mode == "legacy" else (
+        AGGREGATED if mode == "aggregated" else AGGREGATED.replace("v=v2;", "v=v2beta1;"))
+    served = group_order(cluster, accept)
+    builtin = [g for g in served if g in captured["legacy"]]
+    assert builtin == [g for g in captured["legacy"] if g in builtin]
+    assert served[:len(builtin)] == builtin  # CRD groups (priority 1000) after every built-in group
+
+
+def test_the_embedded_crd_groups_tie_break_per_document() -> None:
+    """The README's example: equal-priority CRD groups by name (aggregated), by ``<version>.<group>`` (legacy)."""
+    cluster = FakeCluster.embedded()
+    aggregated = group_order(cluster, AGGREGATED)
+    assert aggregated.index("argoproj.io") < aggregated.index("cert-manager.io")
+    cluster.mode = "legacy"
+    legacy = group_order(cluster, "application/json")
+    assert legacy.index("cert-manager.io") < legacy.index("argoproj.io")  # "v1.cert..." < "v1alpha1.argoproj.io"
+
+
+@pytest.mark.parametrize(("mode", "winner"), [("aggregated", "alpha.io"), ("legacy", "zeta.io")])
+def test_a_kind_in_two_tied_crd_groups_resolves_per_document_order(mode: str, winner: str) -> None:
+    from restmapper import LazyRESTMapper
+    from restmapper.discovery import DiscoveryClient
+    from restmapper.testing import InProcessTransport, crd_manifest
+
+    cluster = FakeCluster.embedded(mode=mode)
+    cluster.add_crd(crd_manifest("zeta.io", "Widget", versions=("v1",)))
+    cluster.add_crd(crd_manifest("alpha.io", "Widget", versions=("v1beta1",)))
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)))
+    assert mapper.resolve("widgets").resource.group == winner
