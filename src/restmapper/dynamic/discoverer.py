@@ -458,6 +458,8 @@ class SelfHealingDiscoverer:
             log.warning("discovery failed; answering from the cache file %s", self._cache_file)
             return [(e, self._group(e)) for e in fallback], self._clock()
         depend_on_read(self.mapper, names, view.entries, deps)
+        if names is not None:
+            self.mapper._note_read(view.entries, view.valid_until)  # the next question finds them ready
         return [(e, self._group(e)) for e in view.entries], view.valid_until
 
     def _entries(self, names: Collection[str] | None) -> list[tuple[GroupEntry, GroupResources]]:

@@ -18,7 +18,7 @@ without a clear-all cliff.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -328,6 +328,14 @@ class IndexedGroups:
                 return None
             cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
+
+    def note_read(self, entries: Iterable[GroupEntry], until: float) -> None:
+        """Index ``entries`` a layer just read from the cache (valid until clock reading ``until``), so the next
+        question about them finds them ready (:meth:`ready_entries`) instead of asking the cache again. An entry
+        the cache no longer holds is skipped, as :meth:`_indexes_locked` skips it."""
+        with self._lock:
+            self._catch_up_locked()
+            self._indexes_locked(tuple(entries), until)
 
     def ready_entries(self, names: Collection[str], now: float, deps: list[tuple[Cell, int]] | None = None
                       ) -> tuple[list[GroupEntry], float] | None:

@@ -14,7 +14,7 @@ import dataclasses
 import inspect
 import time
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
@@ -377,6 +377,11 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         """Record in ``deps`` the cells, as they are now, of an answer that read the groups ``names`` (None: every
         group, with the listing; the answer then may come from any group). No I/O."""
         self._groups.depend(names, deps)
+
+    def _note_read(self, entries: Iterable[GroupEntry], until: float) -> None:
+        """Index cache entries a layer just read (valid until clock reading ``until``): the next question about
+        them answers from :meth:`cached_groups` without asking the cache. No I/O."""
+        self._groups.note_read(entries, until)
 
     def _fresh_in(self, memo: Memo, key: Any) -> Remembered | None:
         """The answer ``memo`` holds for ``key`` while none of the cells it read moved (as this mapper's own memo:
