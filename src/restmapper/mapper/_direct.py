@@ -1,10 +1,14 @@
-"""kubectl's reading of an argument without dots, straight over the group indexes that may hold it.
+"""kubectl's reading of an argument, straight over the group indexes that may hold it.
 
-:func:`plain_mapping` gives the answer :func:`restmapper.mapper.resolve.mapping_for` gives over a
+:func:`plain_mapping` gives the resource whose mapping :func:`restmapper.mapper.resolve.mapping_for` gives over a
 :class:`~restmapper.mapper.static.StaticRESTMapper` of the same groups, for arguments without dots
-(``deploy``, ``pods``, ``Certificate``), touching only the groups given and, in each, only the entries of the name.
-It answers matches only: whatever it cannot settle alone (no match, an ambiguity, a short name whose group has no
-resource of that name) is None, and the full lookup answers (and words the error).
+(``deploy``, ``pods``, ``Certificate``); :func:`dotted_mapping` does the same for ``resource.group`` and
+``resource.version.group``; :func:`resource_hit` for ``resource_for``/``kind_for``. Each touches only the groups
+given and, in each, one entry of a flat table (:attr:`GroupIndex.name_first <restmapper.mapper.index.GroupIndex>`
+or ``kind_first``, built with the index). They answer matches only: whatever they cannot settle alone (no match,
+an ambiguity, a short name whose group has no resource of that name) is None, and the full lookup answers (and
+words the error). They return the :class:`~restmapper.mapper.index.ResourceEntry` whose mapping is the answer
+(:func:`~restmapper.mapper.index.entry_mapping`), so the caller can share what it derives from it.
 """
 
 from __future__ import annotations
@@ -12,67 +16,57 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from restmapper.mapper.index import GroupIndex, ResourceEntry, VersionIndex
+from restmapper.mapper.index import GroupIndex, ResourceEntry, name_hit, name_reading
 from restmapper.mapper.shortcut import short_name_warning
-from restmapper.model import GroupResource, RESTMapping
+from restmapper.model import GroupResource
 
 __all__ = ["dotted_mapping", "plain_mapping", "resource_hit"]
 
+_Found = tuple[ResourceEntry, tuple[str, ...]]
+"""The resource whose mapping answers, and the short-name warnings to emit."""
 
-def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> tuple[RESTMapping, tuple[str, ...]] | None:
-    """The mapping ``kubectl get ARG`` uses for ``arg`` (no dots) over ``indexes``, with short-name warnings.
+
+def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
+    """The resource whose mapping ``kubectl get ARG`` uses for ``arg`` (no dots) over ``indexes``, with
+    short-name warnings.
 
     Args:
         arg: a plural, singular or short name, or a kind, without dots.
         indexes: every group that may hold the answer, core first, then in server priority order.
 
     Returns:
-        ``(mapping, warnings)`` when a reading matches; None when the full lookup must answer.
+        ``(entry, warnings)`` when a reading matches; None when the full lookup must answer.
 
     Mirrors kubectl's ``mappingFor`` over client-go's shortcut expander (:func:`~restmapper.mapper.resolve.
     mapping_for`): a real name beats a short name; the first group claiming a short name wins, the others warn;
     the resource reading ranks core ``v1`` first, then groups in priority order, each by its preferred version;
     without a resource, the kind reading looks in core only (the argument names no group).
     """
-    if not any(arg in index.names for index in indexes):
+    for index in indexes:
+        if arg in index.names:
+            break
+    else:
         targets = [(index, plural) for index in indexes for plural in index.short_names.get(arg, ())]
         if targets:
             index, plural = targets[0]
             warnings = tuple(short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
-            expanded = _kind_reading_of(index, plural.lower())
+            expanded = _reading(index, plural.lower())
             return None if expanded is None else (expanded, warnings)
     lowered = arg.lower()
     for index in indexes:  # the resource reading: the first group serving the name ranks first
-        if lowered in index.names:
-            found = _kind_reading_of(index, lowered)
+        table = index.name_first
+        if lowered in table:
+            found = name_reading(table[lowered])  # the kind the name selects, at the first version serving it
             return None if found is None else (found, ())
     core = indexes[0] if indexes and not indexes[0].name else None
-    found = core.kind_mapping(arg) if core is not None else None
-    return None if found is None else (found, ())
-
-
-_Hits = tuple[VersionIndex, tuple[ResourceEntry, ...]]
-
-
-def _kind_reading_of(index: GroupIndex, name: str) -> RESTMapping | None:
-    """``rest_mapping`` of the kind the resource ``name`` of ``index`` selects (``kind_for`` then the mapping of
-    that kind at that version), or None when no version serves the name or its resources differ in kind."""
-    return _mapping_of(index, index.first_with_name(name))
-
-
-def _mapping_of(index: GroupIndex, found: _Hits | None) -> RESTMapping | None:
-    if found is None:
-        return None
-    vindex, hits = found
-    kind = hits[0].kind
-    if any(hit.kind != kind for hit in hits):
-        return None  # several kinds at one priority: ambiguous, the full lookup words it
-    return index.kind_mapping(kind, (vindex.group_version.version,))
+    entry = core.kind_first.get(arg) if core is not None else None
+    return None if entry is None else (entry, ())
 
 
 def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second: GroupIndex | None
-                   ) -> tuple[RESTMapping, tuple[str, ...]] | None:
-    """The mapping ``kubectl get ARG`` uses for a dotted argument, over the groups its readings name.
+                   ) -> _Found | None:
+    """The resource whose mapping ``kubectl get ARG`` uses for a dotted argument, over the groups its readings
+    name.
 
     ``ARG`` is ``resource.version.first`` (read first, when ``version`` is given) and ``resource.second`` (so
     ``second`` is ``version.first``); a group is None when the server lists no group of that name and none
@@ -80,7 +74,7 @@ def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second
     first reading's group).
 
     Returns:
-        ``(mapping, warnings)`` when a reading matches; None when the full lookup must answer.
+        ``(entry, warnings)`` when a reading matches; None when the full lookup must answer.
 
     Mirrors :func:`~restmapper.mapper.resolve.mapping_for`: each resource reading expands a short name of its
     group, then matches the resource in that group (at that version for the first reading); then the kind
@@ -95,14 +89,13 @@ def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second
         found = _reading_in(second, resource, lowered, "")
         if found is not False:
             return found
-    mapping = first.kind_mapping(resource, (version,)) if version and first is not None else None
-    if mapping is None and second is not None:
-        mapping = second.kind_mapping(resource)
-    return None if mapping is None else (mapping, ())
+    entry = _kind_at(first, resource, version) if version and first is not None else None
+    if entry is None and second is not None:
+        entry = second.kind_first.get(resource)
+    return None if entry is None else (entry, ())
 
 
-def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str
-                ) -> tuple[RESTMapping, tuple[str, ...]] | Literal[False] | None:
+def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str) -> _Found | Literal[False] | None:
     """One resource reading in one group: the answer, None (the full lookup must answer), or False (no match:
     try the next reading)."""
     if resource not in index.names:
@@ -110,16 +103,26 @@ def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str
         if targets:
             # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).
             warnings = tuple(short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
-            expanded = _kind_reading_of(index, targets[0].lower())
+            expanded = _reading(index, targets[0].lower())
             return None if expanded is None else (expanded, warnings)
-    hits = _in_version(index, lowered, version) if version else index.first_with_name(lowered)
-    if hits is None:
+    if not version:
+        table = index.name_first
+        if lowered not in table:
+            return False
+        found = name_reading(table[lowered])
+        return None if found is None else (found, ())
+    hits = _in_version(index, lowered, version)
+    if not hits:
         return False
-    mapping = _mapping_of(index, hits)
-    return None if mapping is None else (mapping, ())
+    kind = hits[0].kind
+    for hit in hits:
+        if hit.kind != kind:
+            return None  # several kinds at one priority: ambiguous, the full lookup words it
+    entry = _kind_at(index, kind, version)
+    return None if entry is None else (entry, ())
 
 
-def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> tuple[VersionIndex, ResourceEntry] | None:
+def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> ResourceEntry | None:
     """The resource ``name`` (lowercased; plural or singular) selects over ``indexes`` (core first, then in
     priority order), in ``version`` when given: in the first group serving it, the first version in priority
     order serving it. None when none serves it, or when that version has two resources of that name (ambiguous
@@ -129,18 +132,27 @@ def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> tupl
     ``NewDiscoveryRESTMapper`` (core ``v1``, then each group's preferred version and the others in server order).
     """
     for index in indexes:
-        if name not in index.names:
-            continue
-        found = _in_version(index, name, version) if version else index.first_with_name(name)
-        if found is None:
-            if version:
+        if version:
+            hits = _in_version(index, name, version)
+            if not hits:
                 continue  # the next group may serve it in that version
-            return None
-        return (found[0], found[1][0]) if len(found[1]) == 1 else None
+            return hits[0] if len(hits) == 1 else None
+        table = index.name_first
+        if name in table:
+            return name_hit(table[name])
     return None
 
 
-def _in_version(index: GroupIndex, name: str, version: str) -> _Hits | None:
+def _reading(index: GroupIndex, name: str) -> ResourceEntry | None:
+    found = index.name_first.get(name)
+    return None if found is None else name_reading(found)
+
+
+def _in_version(index: GroupIndex, name: str, version: str) -> tuple[ResourceEntry, ...]:
     vindex = index.version(version)
-    hits = vindex.match_resource(name) if vindex is not None else ()
-    return (vindex, hits) if vindex is not None and hits else None
+    return () if vindex is None else vindex.match_resource(name)
+
+
+def _kind_at(index: GroupIndex, kind: str, version: str) -> ResourceEntry | None:
+    vindex = index.version(version)
+    return None if vindex is None else vindex.match_kind(kind)

@@ -12,21 +12,37 @@ Each path touches only the groups of the question's candidates and, in them, onl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
 from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
 from restmapper.mapper._source import CacheSource
-from restmapper.mapper.index import GroupIndex
+from restmapper.mapper.index import GroupIndex, ResourceEntry, entry_mapping
 from restmapper.mapper.merged import Cell, Dependencies
 from restmapper.mapper.resolve import ResolveResult
 from restmapper.mapper.shortcut import expand_category
-from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
+from restmapper.model import GroupKind, GroupResource, GroupVersion, GroupVersionResource, RESTMapping
 
 __all__ = ["DirectPaths"]
 
 T = TypeVar("T")
+
+_NO_FAILURES: Mapping[GroupVersion, BaseException] = MappingProxyType({})
+
+
+def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
+    """``resolve``'s answer: the mapping of ``entry`` with ``warnings``; without warnings, one shared answer
+    per resource (immutable), kept on the entry."""
+    if warnings:
+        return ResolveResult((entry_mapping(entry),), warnings, None)
+    found = entry.resolved_memo
+    if found.__class__ is not ResolveResult:
+        found = ResolveResult((entry_mapping(entry),), (), None, _NO_FAILURES)
+        object.__setattr__(entry, "resolved_memo", found)  # idempotent: a racing build makes an equal answer
+    return found
+
 
 _Candidates = tuple[list[GroupIndex], float, Dependencies, bool]
 """Ready groups in priority order, until when (clock seconds), the cells read, whether from any group."""
@@ -58,9 +74,22 @@ class DirectPaths:
         if ready is None:
             return None
         index, until, cell, version = ready
-        wanted = tuple(v for v in versions if v and v != "__internal") if versions else ()
-        found = index.kind_mapping(group_kind.kind, wanted)
-        return None if found is None else self._remember(key, found, epoch, until, ((cell, version),))
+        if not versions:
+            entry = index.kind_first.get(group_kind.kind)  # the group's kind priority, one flat table
+            if entry is None:
+                return None
+            found = entry_mapping(entry)
+        else:
+            if len(versions) == 1:
+                wanted: tuple[str, ...] = () if versions[0] in ("", "__internal") else versions
+            else:
+                wanted = tuple(v for v in versions if v and v != "__internal")
+            mapping = index.kind_mapping(group_kind.kind, wanted)
+            if mapping is None:
+                return None
+            found = mapping
+        self._memo.put(key, Remembered(found, None, until, ((cell, version),), False, epoch))
+        return found
 
     def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,
                          pick: Callable[[RESTMapping], T]) -> T | None:
@@ -90,7 +119,7 @@ class DirectPaths:
         hit = resource_hit(lowered, resource.version, candidates[0])
         if hit is None:
             return None
-        return self._remember(key, pick(hit[0].mapping(hit[1])), epoch, *candidates[1:])
+        return self._remember(key, pick(entry_mapping(hit)), epoch, *candidates[1:])
 
     def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve(arg)`` (no categories): :func:`~restmapper.mapper._direct.dotted_mapping` over the groups a
@@ -103,13 +132,13 @@ class DirectPaths:
         core = self._groups.index.index("")
         candidates = self._candidates(
             core is not None and arg.lower() in core.names,
-            lambda merged, deps: {*merged.with_name(arg, deps), *merged.with_short_name(arg, deps)})
+            lambda merged, deps: merged.with_name_or_short_name(arg, deps))
         if candidates is None:
             return None
         found = plain_mapping(arg, candidates[0])
         if found is None:
             return None
-        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, *candidates[1:])
+        return self._remember(key, _result(*found), epoch, *candidates[1:])
 
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
@@ -139,8 +168,7 @@ class DirectPaths:
         found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
         if found is None:
             return None
-        return self._remember(key, ResolveResult((found[0],), found[1], None), epoch, until,
-                              tuple(dict.fromkeys(read)))
+        return self._remember(key, _result(*found), epoch, until, tuple(dict.fromkeys(read)))
 
     def _direct_category(self, key: tuple[Any, ...], name: str) -> tuple[GroupResource, ...] | None:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
@@ -163,4 +191,4 @@ class DirectPaths:
             return None if ready is None else ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
         read: list[tuple[Cell, int]] = []
         found = groups.ready_anywhere(pick, read, now)
-        return None if found is None else (found[0], found[1], tuple(dict.fromkeys(read)), True)
+        return None if found is None else (found[0], found[1], tuple(read), True)  # each cell read once

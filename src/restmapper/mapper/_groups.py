@@ -368,21 +368,25 @@ class IndexedGroups:
             picked = pick(self.index, deps)
             cell = core[3]
             deps.append((cell, cell.version))
-            until = min(self._all_until, core[1])
-            held: list[tuple[int, GroupIndex]] = []
-            position = self.index.position
+            until = self._all_until
+            if core[1] < until:
+                until = core[1]
+            chosen = [core[0]]
             for name in picked:
+                if not name:
+                    continue  # core: first already
                 found = ready.get(name)
                 if found is None or found[1] <= now:
                     return None
-                if name:
-                    cell = found[3]
-                    deps.append((cell, cell.version))
-                    until = min(until, found[1])
-                    held.append((position(name), found[0]))
-            if len(held) > 1:
-                held.sort(key=_first)
-            return [core[0], *(index for _, index in held)], until
+                cell = found[3]
+                deps.append((cell, cell.version))
+                if found[1] < until:
+                    until = found[1]
+                chosen.append(found[0])
+            if len(chosen) > 2:  # most names are served by one group: nothing to rank
+                position = self.index.position
+                chosen[1:] = sorted(chosen[1:], key=lambda index: position(index.name))
+            return chosen, until
 
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""

@@ -9,8 +9,8 @@ indexes group by group and throw them away when the group changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import KeysView, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from restmapper.model import (
     APIGroup,
@@ -24,7 +24,16 @@ from restmapper.model import (
     Scope,
 )
 
-__all__ = ["GroupIndex", "ResourceEntry", "VersionIndex", "unsafe_guess_kind_to_resource"]
+__all__ = [
+    "GroupIndex",
+    "NameFirst",
+    "ResourceEntry",
+    "VersionIndex",
+    "entry_mapping",
+    "name_hit",
+    "name_reading",
+    "unsafe_guess_kind_to_resource",
+]
 
 # Kinds whose resource is the same word in plural and singular (apimachinery ``unpluralizedSuffixes``).
 _UNPLURALIZED_SUFFIXES = ("endpoints", "securitycontextconstraints")
@@ -66,6 +75,11 @@ class ResourceEntry:
         kind: the kind as discovery gave it (``Deployment``).
         scope: namespaced or cluster.
         api_resource: the discovery entry it was built from.
+        group_version: the group version serving it (set by :class:`VersionIndex`; not compared).
+        mapping_memo: its RESTMapping once built (:func:`entry_mapping`; not compared): a mapping is immutable,
+            so one is built per resource and shared.
+        resolved_memo: a layer above may keep here one immutable answer derived from the mapping alone (the
+            mapper keeps ``resolve``'s answer without warnings), built once and shared; not compared.
     """
 
     plural: str
@@ -73,6 +87,64 @@ class ResourceEntry:
     kind: str
     scope: Scope
     api_resource: APIResource
+    group_version: GroupVersion | None = field(default=None, compare=False, repr=False)
+    mapping_memo: RESTMapping | None = field(default=None, compare=False, repr=False)
+    resolved_memo: object = field(default=None, compare=False, repr=False)
+
+
+NameFirst = ResourceEntry | tuple[ResourceEntry | None, ResourceEntry | None]
+"""A value of :attr:`GroupIndex.name_first`: one resource when both readings select it (nearly always), else
+``(hit, reading)``; see :func:`name_hit` and :func:`name_reading`."""
+
+
+def name_hit(found: NameFirst) -> ResourceEntry | None:
+    """The one resource of the name in the first version serving it (``resource_for``), or None when that
+    version has several."""
+    return found[0] if isinstance(found, tuple) else found
+
+
+def name_reading(found: NameFirst) -> ResourceEntry | None:
+    """The resource of the kind the name selects, at the first version serving the name (``kind_for``, then
+    ``rest_mapping`` of that kind at that version), or None when that version's resources of that name differ
+    in kind or that kind is not mapped there."""
+    return found[1] if isinstance(found, tuple) else found
+
+
+def entry_mapping(entry: ResourceEntry) -> RESTMapping:
+    """The RESTMapping of ``entry`` (a resource of a :class:`VersionIndex`), built once and shared."""
+    found = entry.mapping_memo
+    if found is None:
+        gv = entry.group_version
+        if gv is None:
+            raise ValueError(f"resource {entry.plural!r} belongs to no VersionIndex")
+        found = _new_mapping(gv, entry, entry.kind)
+        object.__setattr__(entry, "mapping_memo", found)  # idempotent: a racing build makes an equal mapping
+    return found
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _new_mapping(gv: GroupVersion, entry: ResourceEntry, kind: str) -> RESTMapping:
+    """``RESTMapping(gv.with_resource(entry.plural), gv.with_kind(kind), entry.scope, entry.api_resource)``,
+    built without the constructors' type checks: every part is a str or a Scope the index already holds (a
+    first-time question builds its mapping; the checks were a third of its cost)."""
+    group, version = gv.group, gv.version
+    gvr = _new(GroupVersionResource)
+    _set(gvr, "group", group)
+    _set(gvr, "version", version)
+    _set(gvr, "resource", entry.plural)
+    gvk = _new(GroupVersionKind)
+    _set(gvk, "group", group)
+    _set(gvk, "version", version)
+    _set(gvk, "kind", kind)
+    mapping = _new(RESTMapping)
+    _set(mapping, "resource", gvr)
+    _set(mapping, "group_version_kind", gvk)
+    _set(mapping, "scope", entry.scope)
+    _set(mapping, "api_resource", entry.api_resource)
+    return mapping
 
 
 class VersionIndex:
@@ -83,7 +155,7 @@ class VersionIndex:
         entries: the top-level resources in discovery order (subresources are never mapped).
     """
 
-    __slots__ = ("_by_kind", "_by_name", "_mappings", "entries", "group_version")
+    __slots__ = ("_by_kind", "_by_name", "entries", "group_version")
 
     def __init__(self, group_version: GroupVersion, resources: tuple[APIResource, ...]) -> None:
         """Index the resources of one group version.
@@ -102,7 +174,7 @@ class VersionIndex:
             if "/" in res.name or not res.name:
                 continue
             singular = res.singular_name or unsafe_guess_kind_to_resource(res.kind)[1]
-            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res)
+            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res, group_version)
             entries.append(entry)
             for name in (entry.plural, entry.singular):
                 if not name:
@@ -117,7 +189,6 @@ class VersionIndex:
         self._by_name = {k: tuple(v) for k, v in by_name.items()}
         # An exact kind beats another resource's lowercased alias of the same spelling.
         self._by_kind = {**lower_kind, **exact_kind}
-        self._mappings: dict[str, RESTMapping] = {}  # plural -> mapping, built on first use
 
     def match_resource(self, name: str) -> tuple[ResourceEntry, ...]:
         """Return the resources whose plural or singular name equals ``name`` (already lowercased), in order."""
@@ -141,18 +212,12 @@ class VersionIndex:
         Built once per resource (on first use) and shared: a mapping is immutable.
         """
         if kind is None or kind == entry.kind:
-            found = self._mappings.get(entry.plural)
-            if found is not None and found.api_resource is entry.api_resource:
+            found = entry.mapping_memo
+            if found is not None and entry.group_version is self.group_version:
                 return found
-        found = RESTMapping(
-            resource=self.group_version.with_resource(entry.plural),
-            group_version_kind=self.group_version.with_kind(kind if kind is not None else entry.kind),
-            scope=entry.scope,
-            api_resource=entry.api_resource,
-        )
-        if kind is None or kind == entry.kind:
-            self._mappings[entry.plural] = found
-        return found
+            if entry.group_version is self.group_version:
+                return entry_mapping(entry)
+        return _new_mapping(self.group_version, entry, kind if kind is not None else entry.kind)
 
     def __repr__(self) -> str:
         return f"VersionIndex({str(self.group_version)!r}, {len(self.entries)} resources)"
@@ -180,9 +245,16 @@ class GroupIndex:
         versions: the versions that have a resource list, in the server's order.
         version_indexes: one :class:`VersionIndex` per entry of ``versions``.
         preferred_version: the server's preferred version when it has a resource list, else None.
-        names: every plural and singular name of the group's top-level resources (the shortcut guard).
+        names: every plural and singular name of the group's top-level resources (the shortcut guard), a
+            read-only set view.
         short_names: short name -> plurals claiming it, in discovery order (versions in server order).
         categories: category -> plurals in it, in discovery order.
+        kind_first: kind (exact spelling or lowercase form) -> the resource the group's kind priority selects
+            for it (:meth:`kind_mapping` without versions).
+        name_first: resource name (lowercased plural or singular) -> what the first version (kind priority order)
+            serving it selects, as :func:`name_hit` and :func:`name_reading` read it.
+        These two are flat tables built with the index: a first-time question reads one of them, not the
+        version indexes (read them, never change them).
 
     Mirrors the per-group part of client-go ``restmapper.NewDiscoveryRESTMapper``.
     """
@@ -192,7 +264,9 @@ class GroupIndex:
         "_kind_order",
         "categories",
         "group",
+        "kind_first",
         "name",
+        "name_first",
         "names",
         "preferred_version",
         "short_names",
@@ -211,7 +285,6 @@ class GroupIndex:
         self.name = group.name
         self.group = group
         version_indexes: list[VersionIndex] = []
-        names: set[str] = set()
         short_names: dict[str, list[str]] = {}
         categories: dict[str, list[str]] = {}
         for version in dict.fromkeys(group.versions):
@@ -222,8 +295,6 @@ class GroupIndex:
             vindex = VersionIndex(gv, rlist.resources)
             version_indexes.append(vindex)
             for entry in vindex.entries:
-                names.add(entry.plural)
-                names.add(entry.singular)
                 for short in entry.api_resource.short_names:
                     _append_unique(short_names, short, entry.plural)
                 for category in entry.api_resource.categories:
@@ -242,8 +313,23 @@ class GroupIndex:
         if first and order[:len(first)] != first:
             order = tuple(dict.fromkeys((*first, *order)))
         self._kind_order = order
-        names.discard("")
-        self.names = frozenset(names)
+        # Flat tables: walk versions from the lowest priority up, so the first version in priority order wins.
+        kind_first: dict[str, ResourceEntry] = {}
+        name_first: dict[str, NameFirst] = {}
+        for version in reversed(order):
+            vindex = self._by_version[version]
+            by_kind = vindex._by_kind
+            kind_first.update(by_kind)
+            for name, hits in vindex._by_name.items():
+                head = hits[0]
+                hit = head if len(hits) == 1 else None
+                kind = head.kind
+                reading = by_kind.get(kind) if all(h.kind == kind for h in hits) else None
+                name_first[name] = hit if hit is reading and hit is not None else (hit, reading)
+        self.kind_first = kind_first
+        self.name_first = name_first
+        # Every plural and singular name (a view of the table: the same keys).
+        self.names: KeysView[str] = name_first.keys()
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
         self.categories = {k: tuple(v) for k, v in categories.items()}
 
@@ -271,13 +357,16 @@ class GroupIndex:
         Mirrors ``PriorityRESTMapper.RESTMapping`` with the patterns of client-go ``NewDiscoveryRESTMapper``,
         restricted to one group (its mappings have distinct versions, so a pattern never leaves two).
         """
+        if not versions:
+            entry = self.kind_first.get(kind)
+            return None if entry is None else entry_mapping(entry)
         by_version = self._by_version
-        for version in versions or self._kind_order:
+        for version in versions:
             vindex = by_version.get(version)
             if vindex is not None:
                 entry = vindex._by_kind.get(kind)
                 if entry is not None:
-                    return vindex.mapping(entry)
+                    return entry_mapping(entry)
         return None
 
     def first_with_name(self, name: str) -> tuple[VersionIndex, tuple[ResourceEntry, ...]] | None:

@@ -500,11 +500,12 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
-        memo = self._fresh_memo(("resolve", arg, False))  # the warm path of :meth:`_resolve`, one call shorter
+        key = ("resolve", arg, False)
+        memo = self._fresh_memo(key)  # the warm path: a hit returns here
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value.mappings[0]  # type: ignore[no-any-return]
         try:
-            result = self._resolve(arg, expand_categories=False)
+            result = self._resolve_unmemoized(key, arg, False, memo)  # the memo was just read: once is enough
         except NoResourceMatchError:
             if self._is_category(arg):
                 raise not_a_category(arg) from None
@@ -534,17 +535,30 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
         for arg in args.split(","):
-            result = self._resolve(arg.strip(), expand_categories=True)
+            key = ("resolve", arg.strip(), True)
+            memo = self._fresh_memo(key)
+            if memo is not None and memo.error is None and not memo.value.warnings:
+                result: ResolveResult = memo.value
+            else:
+                result = self._resolve_unmemoized(key, key[1], True, memo)
             failed.update(result.failed)
             for mapping in result.mappings:
                 out.setdefault(mapping.group_version_kind, mapping)
         return ResolvedMappings(out.values(), failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
+        """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
         key = ("resolve", arg, expand_categories)
         memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value  # type: ignore[no-any-return]
+        return self._resolve_unmemoized(key, arg, expand_categories, memo)
+
+    def _resolve_unmemoized(self, key: tuple[str, str, bool], arg: str, expand_categories: bool,
+                            memo: Remembered | None) -> ResolveResult:
+        """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
+        ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
+        warnings point at their caller."""
         require_str("resolve", arg, "a resource type argument")
         require_resource_type("resolve_all" if expand_categories else "resolve", arg)
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from restmapper.mapper.index import GroupIndex
 
-__all__ = ["Cell", "Dependencies", "MergedIndex"]
+__all__ = ["Cell", "Dependencies", "MergedIndex", "joined"]
 
 
 _STAMPS = itertools.count(1)
@@ -86,6 +86,15 @@ class _Bucket(Cell):
         self.bump()
 
 
+def joined(first: Collection[str], second: Collection[str]) -> Collection[str]:
+    """The groups in ``first`` or ``second`` (either one itself when the other is empty: no copy)."""
+    if not second:
+        return first
+    if not first:
+        return second
+    return {*first, *second}
+
+
 _SMALL_BUCKET = 8
 """Groups a key holds in a tuple before it switches to a set."""
 
@@ -98,6 +107,7 @@ _Table = dict[str, _Bucket]
 
 _ABSENT_SHARDS = 1024
 """Cells standing for keys no group serves (a bounded number, however many distinct misses are asked)."""
+_ABSENT_MASK = _ABSENT_SHARDS - 1  # a power of two
 
 
 class MergedIndex:
@@ -223,7 +233,7 @@ class MergedIndex:
     # --- reading ----------------------------------------------------------------------------------------------
 
     def _absent_cell(self, table: _Table, key: str) -> Cell:
-        return self._absent[hash((id(table), key)) % _ABSENT_SHARDS]
+        return self._absent[(hash(key) ^ (id(table) >> 4)) & _ABSENT_MASK]
 
     def touch(self, name: str) -> None:
         """Move the cell of group ``name`` if it has one (without one, no answer read it)."""
@@ -260,7 +270,29 @@ class MergedIndex:
         found = self._lookup(self._names, name, deps)
         lowered = name.lower()
         if lowered != name:
-            found = {*found, *self._lookup(self._names, lowered, deps)}
+            found = joined(found, self._lookup(self._names, lowered, deps))
+        return found
+
+    def with_name_or_short_name(self, arg: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
+        """Groups serving ``arg`` as a name (as given, or lowercased) or claiming it as a short name (as given):
+        :meth:`with_name` and :meth:`with_short_name` in one call, reading the same cells (``resolve(arg)`` asks
+        both, first time included, so they are written out here)."""
+        names = self._names
+        found: Collection[str] = ()
+        for table, key in ((names, arg), (names, arg.lower()), (self._short, arg)):
+            if key is not arg and table is names and key == arg:
+                continue  # already lowercase: one name lookup
+            bucket = table.get(key)
+            if bucket is None:
+                cell = self._absent[(hash(key) ^ (id(table) >> 4)) & _ABSENT_MASK]  # as :meth:`_absent_cell`
+                deps.append((cell, cell.version))
+                continue
+            deps.append((bucket, bucket.version))
+            groups = bucket.groups
+            if not found:
+                found = groups
+            elif groups != found:
+                found = {*found, *groups}
         return found
 
     def with_short_name(self, short_name: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
