@@ -131,7 +131,7 @@ class DirectPaths:
             return self._direct_dotted(key, arg)
         core = self._groups.index.index("")
         candidates = self._candidates(
-            core is not None and arg.lower() in core.names,
+            core is not None and arg.lower() in core.name_first,
             lambda merged, deps: merged.with_name_or_short_name(arg, deps))
         if candidates is None:
             return None

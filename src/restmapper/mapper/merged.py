@@ -109,6 +109,9 @@ _ABSENT_SHARDS = 1024
 """Cells standing for keys no group serves (a bounded number, however many distinct misses are asked)."""
 _ABSENT_MASK = _ABSENT_SHARDS - 1  # a power of two
 
+_HEAD = 6
+"""Characters of a group name :meth:`MergedIndex.with_prefix` narrows by before it compares names."""
+
 
 class MergedIndex:
     """Per-group :class:`~restmapper.mapper.index.GroupIndex` es merged into lookup tables.
@@ -133,6 +136,7 @@ class MergedIndex:
         "_position",
         "_short",
         "_sorted",
+        "_sorted_by_head",
         "builds",
         "listing_cell",
     )
@@ -151,6 +155,9 @@ class MergedIndex:
         self._listed: frozenset[str] = frozenset()
         self._position: dict[str, int] = {}
         self._sorted: list[str] = []
+        # Listed names by their first _HEAD characters (those shorter are left out: :meth:`with_prefix` bisects
+        # for a short prefix), each list in name order: a prefix no group starts with costs one dictionary miss.
+        self._sorted_by_head: dict[str, list[str]] = {}
         self.builds = 0
 
     # --- maintenance ----------------------------------------------------------------------------------------
@@ -164,6 +171,11 @@ class MergedIndex:
         self._listed = frozenset(listing)
         self._position = {name: i for i, name in enumerate(listing)}
         self._sorted = sorted(self._listed)
+        by_head: dict[str, list[str]] = {}
+        for name in self._sorted:
+            if len(name) >= _HEAD:
+                by_head.setdefault(name[:_HEAD], []).append(name)
+        self._sorted_by_head = by_head
         self.listing_cell.bump()
 
     def generation(self, name: str) -> int | None:
@@ -274,26 +286,39 @@ class MergedIndex:
         return found
 
     def with_name_or_short_name(self, arg: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
-        """Groups serving ``arg`` as a name (as given, or lowercased) or claiming it as a short name (as given):
-        :meth:`with_name` and :meth:`with_short_name` in one call, reading the same cells (``resolve(arg)`` asks
-        both, first time included, so they are written out here)."""
+        """The groups that may answer ``resolve(arg)`` for an argument without dots: those serving ``arg`` as a
+        name (as given, or lowercased) or claiming it as a short name (as given).
+
+        :meth:`with_name` and :meth:`with_short_name` written out in one call (every first-time ``resolve``
+        asks both), reading the same cells; they are recorded in ``deps``.
+        """
         names = self._names
-        found: Collection[str] = ()
-        for table, key in ((names, arg), (names, arg.lower()), (self._short, arg)):
-            if key is not arg and table is names and key == arg:
-                continue  # already lowercase: one name lookup
-            bucket = table.get(key)
-            if bucket is None:
-                cell = self._absent[(hash(key) ^ (id(table) >> 4)) & _ABSENT_MASK]  # as :meth:`_absent_cell`
-                deps.append((cell, cell.version))
-                continue
+        absent = self._absent
+        bucket = names.get(arg)
+        if bucket is None:
+            cell = absent[(hash(arg) ^ (id(names) >> 4)) & _ABSENT_MASK]  # as :meth:`_absent_cell`
+            deps.append((cell, cell.version))
+            found: Collection[str] = ()
+        else:
             deps.append((bucket, bucket.version))
-            groups = bucket.groups
-            if not found:
-                found = groups
-            elif groups != found:
-                found = {*found, *groups}
-        return found
+            found = bucket.groups
+        lowered = arg.lower()
+        if lowered != arg:
+            bucket = names.get(lowered)
+            if bucket is None:
+                cell = absent[(hash(lowered) ^ (id(names) >> 4)) & _ABSENT_MASK]
+                deps.append((cell, cell.version))
+            else:
+                deps.append((bucket, bucket.version))
+                found = joined(found, bucket.groups)
+        short = self._short
+        bucket = short.get(arg)
+        if bucket is None:
+            cell = absent[(hash(arg) ^ (id(short) >> 4)) & _ABSENT_MASK]
+            deps.append((cell, cell.version))
+            return found
+        deps.append((bucket, bucket.version))
+        return joined(found, bucket.groups)
 
     def with_short_name(self, short_name: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
         """Groups with a resource claiming ``short_name`` (case-sensitive, as client-go's shortcut expander)."""
@@ -313,6 +338,8 @@ class MergedIndex:
 
     def with_prefix(self, prefix: str) -> list[str]:
         """Listed named groups whose name starts with ``prefix`` (never core), in name order."""
+        if len(prefix) >= _HEAD:  # the usual case (``resource.group`` readings): no bisection over every name
+            return [name for name in self._sorted_by_head.get(prefix[:_HEAD], ()) if name.startswith(prefix)]
         out: list[str] = []
         names = self._sorted
         for i in range(bisect.bisect_left(names, prefix), len(names)):  # no copy of the tail: O(matches)
