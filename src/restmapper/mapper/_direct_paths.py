@@ -59,7 +59,11 @@ class DirectPaths:
     def _remember(self, key: tuple[Any, ...], value: T, epoch: int, until: float, deps: Dependencies,
                   anywhere: bool = False) -> T:
         """Memoize ``value`` as :meth:`_answer` would; ``epoch`` is :attr:`Cell.epoch` read before any cell."""
-        self._memo.put(key, Remembered(value, None, until, deps, anywhere, epoch))
+        if len(deps) == 1:  # one group's cell: held flat (see :class:`Remembered`)
+            cell, version = deps[0]
+            self._memo.put(key, Remembered(value, None, until, (), anywhere, epoch, cell, version))
+        else:
+            self._memo.put(key, Remembered(value, None, until, deps, anywhere, epoch))
         return value
 
     def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
@@ -88,7 +92,7 @@ class DirectPaths:
             if mapping is None:
                 return None
             found = mapping
-        self._memo.put(key, Remembered(found, None, until, ((cell, version),), False, epoch))
+        self._memo.put(key, Remembered(found, None, until, (), False, epoch, cell, version))
         return found
 
     def _direct_resource(self, key: tuple[Any, ...], resource: GroupVersionResource,

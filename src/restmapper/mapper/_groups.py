@@ -76,9 +76,10 @@ ANYWHERE = Cell()
 
 @dataclass(slots=True)  # only ``checked`` changes once built; not frozen: a frozen __init__ costs 2x
 class Remembered:
-    """A memoized answer: the value or the error, until when (clock seconds), the cells it read, whether it
-    may come from any group (then it is reused only once every group is loaded after an invalidation), and the
-    :attr:`Cell.epoch <restmapper.mapper.merged.Cell.epoch>` at which its cells were last found unchanged.
+    """A memoized answer: the value or the error, until when (clock seconds), the cells it read (``deps``, and
+    ``cell``), whether it may come from any group (then it is reused only once every group is loaded after an
+    invalidation), and the :attr:`Cell.epoch <restmapper.mapper.merged.Cell.epoch>` at which its cells were last
+    found unchanged.
 
     While the epoch has not moved since ``checked`` no cell moved at all, so a hit touches no cell (on a large
     working set, each object a hit touches costs a cache miss); after any cell moved, :meth:`current` checks
@@ -91,12 +92,23 @@ class Remembered:
     deps: Dependencies
     anywhere: bool = False
     checked: int = -1
+    # One more cell read and the version seen, held flat: an answer about one group (most of them) keeps its
+    # only cell here with ``deps`` empty, so a check after a refresh elsewhere touches no tuple.
+    cell: Cell | None = None
+    version: int = 0
+
+    def reads(self) -> Dependencies:
+        """Every cell this answer read, with the version it saw (``deps`` and ``cell``)."""
+        return self.deps if self.cell is None else ((self.cell, self.version), *self.deps)
 
     def current(self) -> bool:
         """True if none of the cells this answer read moved (the clock is the caller's to check)."""
         epoch = Cell.epoch  # read first: a cell that moves after this moves the epoch again
         if self.checked == epoch:
             return True
+        cell = self.cell
+        if cell is not None and cell.version != self.version:
+            return False
         for cell, version in self.deps:
             if cell.version != version:
                 return False
