@@ -12,8 +12,7 @@ Each path touches only the groups of the question's candidates and, in them, onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
@@ -23,13 +22,11 @@ from restmapper.mapper.index import GroupIndex, ResourceEntry, entry_mapping
 from restmapper.mapper.merged import Cell, Dependencies
 from restmapper.mapper.resolve import ResolveResult
 from restmapper.mapper.shortcut import expand_category
-from restmapper.model import GroupKind, GroupResource, GroupVersion, GroupVersionResource, RESTMapping
+from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
 
 __all__ = ["DirectPaths"]
 
 T = TypeVar("T")
-
-_NO_FAILURES: Mapping[GroupVersion, BaseException] = MappingProxyType({})
 
 
 def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
@@ -38,8 +35,8 @@ def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
     if warnings:
         return ResolveResult((entry_mapping(entry),), warnings, None)
     found = entry.resolved_memo
-    if found.__class__ is not ResolveResult:
-        found = ResolveResult((entry_mapping(entry),), (), None, _NO_FAILURES)
+    if not isinstance(found, ResolveResult):
+        found = ResolveResult((entry_mapping(entry),))
         object.__setattr__(entry, "resolved_memo", found)  # idempotent: a racing build makes an equal answer
     return found
 
