@@ -7,7 +7,9 @@ object (DESIGN 5.10) and the cache has nothing to add. Each path gives the answe
 :meth:`AnswerEngine._direct <restmapper.mapper._engine.AnswerEngine._direct>` gives over the same groups, reads
 the same cells, and memoizes it as :meth:`~restmapper.mapper._engine.AnswerEngine._answer` would. Anything else
 (a miss, an ambiguity, a group not ready, a group matched by prefix) is None: the full path answers and words it.
-Each path touches only the groups of the question's candidates and, in them, only the entries of its names.
+Each path touches only the groups of the question's candidates and, in each, one entry of a flat table
+(:attr:`GroupIndex.kind_first <restmapper.mapper.index.GroupIndex>` or ``name_first``); the mapping and
+``resolve``'s answer of a resource are built once and shared (kept on its entry).
 """
 
 from __future__ import annotations
