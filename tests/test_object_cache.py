@@ -277,6 +277,45 @@ def test_not_served_informer_restarts_on_the_watchers_crd_event(served: ServedCl
         assert watcher._handlers == []  # the cache's stop removed its handler
 
 
+def test_a_crd_created_as_its_informer_turns_not_served_restarts_it(served: ServedCluster) -> None:
+    """The ObjectCache listened for CRD events only once an informer, having found its kind not served, asked
+    whether a watcher would wake it, and dropped its handler for a moment each time it asked: a CRD created in
+    between (here: exactly when the informer announces ``not_served``, the moment a caller waiting for that state
+    creates it) was never heard of, and the informer slept a whole probe period (60 s here). Flaky under load in
+    the test above; deterministic here: the CRD and its watch event land at that moment."""
+    mapper = make_mapper(served.url, miss_refresh_interval=0.0)
+    with Watcher(mapper, watch_apiservices=False) as watcher:
+        assert watcher.wait_until_healthy(30)
+        cache = ObjectCache(mapper, watcher=watcher, probe_initial=60, probe_max=60, sync_timeout=30)
+        served.cluster.delete_crd(WIDGETS)
+        events = threading.Event()
+        watcher.add_handler(lambda event_type, kind, obj: events.set() if event_type == "DELETED" else None)
+        assert events.wait(30)  # the watcher heard of the deletion before the informer starts
+        from restmapper.store._informer import Informer
+
+        original = Informer._enter_not_served
+        fired: list[bool] = []
+
+        def created_then(self: Informer, exc: Any) -> None:
+            original(self, exc)
+            if not fired:  # once: the restart below enters this method again only if the kind goes away
+                fired.append(True)
+                served.cluster.add_crd(WIDGET)
+                served.cluster.apply_object(widget_obj("w"))
+                # The watcher delivers ADDED on its own thread, now, while this informer has not yet asked
+                # ``_watched()``: give it the time it needs by waiting for the event itself.
+                added = threading.Event()
+                watcher.add_handler(lambda event_type, kind, obj: added.set() if event_type == "ADDED" else None)
+                assert added.wait(30)
+
+        try:
+            Informer._enter_not_served = created_then  # type: ignore[method-assign]
+            assert cache.wait_for(WIDGET_GK, "w", "default", timeout=30)["metadata"]["name"] == "w"
+        finally:
+            Informer._enter_not_served = original  # type: ignore[method-assign]
+            assert cache.stop(30)
+
+
 def test_sync_timeout_is_typed_and_chains_the_last_error(served: ServedCluster) -> None:
     served.cluster.inject("/api/v1/configmaps", status=500, body="boom")
     with object_cache(served, sync_timeout=0.3) as cache:

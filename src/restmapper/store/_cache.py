@@ -247,6 +247,9 @@ class ObjectCache(ConfigConstructors):
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
             if fresh:
+                # Listen before the informer first resolves its kind: a CRD created once it found the kind not
+                # served must wake it (the event would be lost if the handler were added only after that).
+                self._watched()
                 informer = Informer(gk, self.mapper, self.transport, watched=self._watched, **self._options)
                 self._informers[gk] = informer
                 self._running = True
@@ -412,8 +415,7 @@ class ObjectCache(ConfigConstructors):
         watcher = self.watcher
         if watcher is None or not watcher.watching(_CRD):
             return False
-        watcher.remove_handler(self._crd_handler)
-        watcher.add_handler(self._crd_handler)
+        watcher.add_handler(self._crd_handler, once=True)  # never removed meanwhile: no event slips through
         return True
 
     def _on_crd_event(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:

@@ -242,11 +242,19 @@ class Watcher:
 
     # --- handlers --------------------------------------------------------------------------------------------
 
-    def add_handler(self, fn: Handler) -> None:
+    def add_handler(self, fn: Handler, *, once: bool = False) -> None:
         """Call ``fn(event_type, kind, obj)`` for every CRD/APIService event of this session, after the cache
         was invalidated (so ``fn`` may look the new kind up). Handlers run on the watch threads, one at a time;
-        exceptions are logged and counted. ``stop()`` removes every handler."""
+        exceptions are logged and counted. ``stop()`` removes every handler.
+
+        Args:
+            fn: the handler.
+            once: add ``fn`` only if it is not registered yet (checked and added under one lock, so a caller
+                re-registering a handler never drops events in between, and never registers it twice).
+        """
         with self._lock:
+            if once and any(h is fn for h in self._handlers):
+                return
             self._handlers.append(fn)
 
     def remove_handler(self, fn: Handler) -> bool:
