@@ -1,10 +1,10 @@
 """A no-match is never older than ``miss_refresh_interval`` from the server's confirmation, and one that this very
 lookup did not confirm with a request says so (``remembered_age`` and the "(as of N s ago ...)" suffix).
 
-The miss revalidation is rate-limited (one per interval, whatever the question): a *different* question that
-misses within the interval is answered from what the last revalidation confirmed. It must say how old that is,
-and be remembered only until that confirmation's interval ends (not for a further interval from when it was
-computed). Review 9, F5.
+The miss revalidation is rate-limited: a *different* question that misses within the interval, over what the
+last revalidation confirmed, is answered from that confirmation. It must say how old that is, and be remembered
+only until that confirmation's interval ends (not for a further interval from when it was computed). Review 9,
+F5. A miss over more than that (``/api`` as well) is confirmed again (new-user review 13, finding 1).
 """
 
 from __future__ import annotations
@@ -182,3 +182,31 @@ def test_the_drop_in_says_how_old_a_remembered_miss_is(mode: str) -> None:
     with pytest.raises(ResourceNotFoundError) as confirmed:  # asked again: the server's word now
         resources.get(api_version="quick.io/v1", kind="Gizmo")
     assert "as of" not in str(confirmed.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_miss_over_more_than_the_last_revalidation_read_is_confirmed_again(mode: str) -> None:
+    """New-user review 13, finding 1: a miss about one named group revalidates ``/apis`` alone; a miss that may
+    match any group moments later also reads ``/api``, last confirmed long before. It was rate-limited all the
+    same and answered "as of 2.3 s ago; misses are cached for up to 1 s". The rate limit spares a revalidation
+    only when everything the no-match reads was confirmed within the interval."""
+    cluster, clock, mapper = setup(mode)  # reads /api and /apis at t = 0
+    clock.advance(5)
+    with pytest.raises(MappingError) as info:
+        mapper.rest_mapping(GroupKind("quick.io", "Thing"))  # revalidates what it reads: /apis
+    assert info.value.remembered_age is None
+    clock.advance(0.5)
+    before = cluster.request_count()
+    with pytest.raises(MappingError) as info:
+        mapper.resolve("things")  # reads /api too: confirmed 5.5 s ago, so it is asked again
+    assert is_no_match(info.value)
+    assert info.value.remembered_age is None or info.value.remembered_age <= 1.0, str(info.value)
+    assert cluster.request_count() > before
+    # Within the interval of that confirmation, both misses are rate-limited again (no request), and say so.
+    clock.advance(0.5)
+    before = cluster.request_count()
+    for ask in (lambda: mapper.resolve("things"), lambda: mapper.rest_mapping(GroupKind("quick.io", "Thing"))):
+        with pytest.raises(MappingError) as info:
+            ask()
+        assert info.value.remembered_age is not None and info.value.remembered_age <= 1.0, str(info.value)
+    assert cluster.request_count() == before

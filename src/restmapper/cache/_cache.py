@@ -261,9 +261,11 @@ class DiscoveryCache(CacheState):
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.
 
-        At most one revalidation runs per ``miss_refresh_interval`` seconds however many threads miss;
-        concurrent callers share the one in flight; the others get False (the negative answer) without I/O, and
-        :meth:`miss_confirmed_at` says how old that answer is.
+        A revalidation runs only when something a no-match over ``names`` reads (:meth:`miss_confirmed_at`) was
+        last confirmed more than ``miss_refresh_interval`` seconds ago: misses over what the last revalidation
+        read get False (the negative answer) without I/O, so a storm of misses costs one revalidation per
+        interval, and no negative answer is older than the interval (a miss over more, say ``/api`` too after a
+        revalidation of ``/apis`` alone, asks again). Concurrent callers share the one in flight.
         Aggregated servers answer a conditional ``GET /apis`` (304 = the miss is real); legacy servers are
         re-listed and the group versions of ``names`` (None: every loaded group) re-read.
 
@@ -281,7 +283,8 @@ class DiscoveryCache(CacheState):
         now = self.clock()
         with self._lock:
             self._stats.misses += 1
-            if self.timing.rate_limited(self._last_miss_check, now):
+            if self.timing.rate_limited(self._last_miss_check, now) and (
+                    self._last_miss_error is not None or self._miss_confirmed_locked(names, now)):
                 self._stats.negative_hits += 1
                 if self._last_miss_error is not None:
                     raise self._last_miss_error
@@ -335,12 +338,20 @@ class DiscoveryCache(CacheState):
             revalidation rate-limited by ``miss_refresh_interval`` leaves it at the last revalidation's time.
         """
         with self._lock:
-            held: list[RootSlot | GroupEntry] = [s for doc in roots_for(names)
-                                                 if (s := self._roots[doc.path]) is not None]
-            held.extend(e for name, e in self._entries.items() if names is None or name in names)
+            held = self._miss_read_locked(names)
         if all(self.lookup.fetched(h) for h in held):
             return None
         return min(h.fetched_at for h in held)
+
+    def _miss_read_locked(self, names: Collection[str] | None) -> list[RootSlot | GroupEntry]:
+        """What a no-match over ``names`` reads: their root documents held and their cached entries."""
+        held: list[RootSlot | GroupEntry] = [s for doc in roots_for(names) if (s := self._roots[doc.path]) is not None]
+        held.extend(e for name, e in self._entries.items() if names is None or name in names)
+        return held
+
+    def _miss_confirmed_locked(self, names: Collection[str] | None, now: float) -> bool:
+        """Whether everything a no-match over ``names`` reads was confirmed by the server within the interval."""
+        return all(self.timing.rate_limited(h.fetched_at, now) for h in self._miss_read_locked(names))
 
     def report_not_found(self, gv: GroupVersion) -> None:
         """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
