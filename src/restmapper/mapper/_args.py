@@ -7,6 +7,7 @@ Without them a string where a ``GroupKind`` belongs fails deep inside with ``Att
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -15,7 +16,8 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
 __all__ = ["check_options", "group_kind_and_versions", "gvr_key", "is_group_name", "not_a_category",
-           "require_group_name", "require_gv", "require_gvr", "require_resource_type", "require_str"]
+           "require_group_name", "require_gv", "require_gvr", "require_question_shape", "require_resource_type",
+           "require_str"]
 
 
 def _name(value: object) -> str:
@@ -82,6 +84,58 @@ def is_group_name(value: str) -> bool:
     """True when ``value`` can be an API group name: ``""`` (core) or a DNS-1123 subdomain, as the API server
     validates a CRD's ``spec.group``."""
     return value == "" or (len(value) <= 253 and _GROUP_NAME.fullmatch(value) is not None)
+
+
+_VERSION = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_INTERNAL = "__internal"  # apimachinery's runtime.APIVersionInternal: skipped in a version list, as upstream
+
+
+@functools.lru_cache(maxsize=4096)
+def _servable(group: str, version: str) -> bool:
+    return (not group or is_group_name(group)) and (not version or version == _INTERNAL or (
+        len(version) <= 63 and _VERSION.fullmatch(version) is not None))
+
+
+def require_question_shape(method: str, group: str, versions: tuple[str, ...] = (), *, gvr: bool = False) -> None:
+    """Refuse a group or version no server can serve, so a mistake in the call is never a no-match.
+
+    A served group is ``""`` (core) or a DNS-1123 subdomain and a served version a DNS label, lower case: the API
+    server validates CRD and APIService groups and versions so (an empty part of a question matches anything;
+    ``__internal``, apimachinery's internal version, is skipped as upstream skips it).
+    An apiVersion (``apps/v1``) passed where a group or a version belongs is the usual mistake.
+
+    Args:
+        method: the method called, for the message.
+        group: the group asked.
+        versions: the versions asked.
+        gvr: the question is a GroupVersionResource (the message says how to build one).
+
+    Raises:
+        InvalidArgumentError: the group or a version cannot be served; the message says what to pass.
+    """
+    if all(_servable(group, v) for v in versions or ("",)):
+        return
+    if group and not is_group_name(group):
+        if "/" in group and group.count("/") == 1:
+            g, _, v = group.partition("/")
+            hint = f'"{group}" is an apiVersion: pass its group, "{g}", and its version, "{v}", apart'
+        else:
+            low = group.strip().lower()
+            hint = f'API group names are lower case: "{low}"' if is_group_name(low) else "not a DNS-1123 subdomain"
+        raise InvalidArgumentError(f'{method}() takes an API group name (such as "apps", "" for core), not '
+                                   f'"{group}": {hint}')
+    for v in versions:
+        if _servable("", v):
+            continue
+        if "/" in v and v.count("/") == 1:
+            g, _, ver = v.partition("/")
+            shape = (f'GroupVersionResource("{g}", "{ver}", ...)' if gvr
+                     else f'{method}(GroupKind("{g}", ...), "{ver}")')
+            hint = f'"{v}" is an apiVersion: pass {shape}'
+        else:
+            low = v.strip().lower()
+            hint = f'versions are lower case: "{low}"' if _servable("", low) else "not a DNS label"
+        raise InvalidArgumentError(f'{method}() takes a version such as "v1", not "{v}": {hint}')
 
 
 def require_group_name(method: str, value: object) -> None:

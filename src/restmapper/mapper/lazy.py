@@ -28,6 +28,7 @@ from restmapper.mapper._args import (
     not_a_category,
     require_group_name,
     require_gv,
+    require_question_shape,
     require_resource_type,
     require_str,
 )
@@ -247,7 +248,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             lambda m: m.kind_for(resource),
             self._core_first(resource, lambda m: m.kind_for(resource)), required_versions(resource.version),
             answered_at=lambda gvk: gvk.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvk))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvk), resource_key=True)
 
     def kinds_for(self, resource: GroupVersionResource) -> list[GroupVersionKind]:
         """Return every kind a partial resource matches, in priority order.
@@ -261,7 +262,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.kinds_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
-            load=load_for(resource))))
+            load=load_for(resource)), resource_key=True))
 
     def resource_for(self, resource: GroupVersionResource) -> GroupVersionResource:
         """Return the one fully specified (plural) resource a partial resource maps to.
@@ -277,7 +278,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             lambda m: m.resource_for(resource),
             self._core_first(resource, lambda m: m.resource_for(resource)), required_versions(resource.version),
             answered_at=lambda gvr: gvr.group_version, pick=by_name(resource.resource),
-            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvr))
+            load=load_for(resource)), lambda: self._direct_resource(key, resource, _gvr), resource_key=True)
 
     def resources_for(self, resource: GroupVersionResource) -> list[GroupVersionResource]:
         """Return every fully specified resource a partial resource matches, in priority order.
@@ -291,7 +292,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             lambda: asked_resource(resource), lambda io: self._groups_for(resource.group, io),
             lambda m: tuple(m.resources_for(resource)), versions=required_versions(resource.version),
             pick=by_name(resource.resource),
-            load=load_for(resource))))
+            load=load_for(resource)), resource_key=True))
 
     def rest_mapping(self, group_kind: GroupKind, *versions: str) -> RESTMapping:
         """Return the RESTMapping of a kind, at the first of ``versions`` the group serves, else by priority.
@@ -327,6 +328,7 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
+        require_question_shape("rest_mapping", group_kind.group, versions)
         found = self._direct_mapping(key, group_kind, versions)
         if found is not None:
             return found
@@ -412,7 +414,8 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
         return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
             lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
             lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
-            load=required_versions(*versions) or None)))
+            load=required_versions(*versions) or None),
+            check=lambda: require_question_shape("rest_mappings", group_kind.group, versions)))
 
     def resource_singularizer(self, resource: str) -> str:
         """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).

@@ -1,0 +1,69 @@
+"""A question no server can answer is an InvalidArgumentError, never a no-match (DESIGN 5.10; new-user review 13,
+finding 5): an apiVersion where a version belongs (``rest_mapping(GroupKind("apps", "Deployment"), "apps/v1")``)
+or as the group (``GroupKind("apps/v1", ...)``), an upper-case group or version. A controller reads a no-match as
+"the CRD is not installed"; these are mistakes in the call, and the message says what to pass.
+
+Every valid shape still answers as before (empty parts of a GVR match anything; a group prefix still matches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from restmapper import (
+    GroupKind,
+    GroupVersionKind,
+    GroupVersionResource,
+    LazyRESTMapper,
+    NoKindMatchError,
+    is_no_match,
+)
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import InvalidArgumentError
+from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
+
+DEPLOY = GroupKind("apps", "Deployment")
+BAD: list[tuple[str, Callable[[LazyRESTMapper], Any], str]] = [
+    ("apiVersion as version", lambda m: m.rest_mapping(DEPLOY, "apps/v1"),
+     'rest_mapping(GroupKind("apps", ...), "v1")'),
+    ("apiVersion as group", lambda m: m.rest_mapping(GroupKind("apps/v1", "Deployment")), '"apps"'),
+    ("apiVersion in GVK group", lambda m: m.rest_mapping(GroupVersionKind("apps/v1", "v1", "Deployment")), '"apps"'),
+    ("upper-case group", lambda m: m.rest_mapping(GroupKind("Apps", "Deployment")), '"apps"'),
+    ("upper-case version", lambda m: m.rest_mapping(DEPLOY, "V1"), '"v1"'),
+    ("rest_mappings", lambda m: m.rest_mappings(DEPLOY, "apps/v1"), '"v1"'),
+    ("kind_for", lambda m: m.kind_for(GroupVersionResource("apps", "apps/v1", "deployments")), '"v1"'),
+    ("resource_for", lambda m: m.resource_for(GroupVersionResource("apps/v1", "", "deployments")), '"apps"'),
+    ("resources_for", lambda m: m.resources_for(GroupVersionResource("Apps", "", "deployments")), '"apps"'),
+    ("kinds_for", lambda m: m.kinds_for(GroupVersionResource("", "apps/v1", "deployments")), '"v1"'),
+    ("is_namespaced", lambda m: m.is_namespaced(GroupVersionKind("apps", "apps/v1", "Deployment")), '"v1"'),
+]
+
+
+@pytest.fixture(params=["aggregated", "legacy"])
+def mapper(request: pytest.FixtureRequest) -> LazyRESTMapper:
+    return LazyRESTMapper(DiscoveryClient(InProcessTransport(FakeCluster.embedded(mode=request.param))),
+                          clock=ManualClock())
+
+
+@pytest.mark.parametrize(("name", "ask", "hint"), BAD, ids=[b[0] for b in BAD])
+def test_a_question_no_server_can_answer_is_an_invalid_argument(mapper: LazyRESTMapper, name: str,
+                                                                 ask: Callable[[LazyRESTMapper], Any],
+                                                                 hint: str) -> None:
+    for _ in range(2):  # never memoized as a no-match either
+        with pytest.raises(InvalidArgumentError) as info:
+            ask(mapper)
+        assert not is_no_match(info.value)
+        assert hint in str(info.value), str(info.value)
+
+
+def test_valid_shapes_still_answer(mapper: LazyRESTMapper) -> None:
+    assert mapper.rest_mapping(DEPLOY, "v1").resource.version == "v1"
+    assert mapper.rest_mapping(DEPLOY, "", "v1").resource.version == "v1"  # an empty version is skipped
+    assert mapper.kind_for(GroupVersionResource("", "", "deployments")).group == "apps"
+    assert mapper.resource_for(GroupVersionResource("app", "", "deployments")).group == "apps"  # a group prefix
+    assert mapper.rest_mapping(GroupKind("", "pod")).resource.resource == "pods"  # kinds: exact or lower case
+    with pytest.raises(NoKindMatchError):
+        mapper.rest_mapping(DEPLOY, "v9")  # well formed, not served: the server's word
