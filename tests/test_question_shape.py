@@ -67,3 +67,22 @@ def test_valid_shapes_still_answer(mapper: LazyRESTMapper) -> None:
     assert mapper.rest_mapping(GroupKind("", "pod")).resource.resource == "pods"  # kinds: exact or lower case
     with pytest.raises(NoKindMatchError):
         mapper.rest_mapping(DEPLOY, "v9")  # well formed, not served: the server's word
+
+
+@pytest.mark.parametrize("method", ["get", "search"])
+def test_the_drop_in_refuses_an_api_version_with_two_slashes(method: str) -> None:
+    """Upstream fails such a call with a ValueError; ours answered ``ResourceNotFoundError`` ("not installed")."""
+    from kubernetes import client as kclient
+    from kubernetes.dynamic import DynamicClient
+
+    from restmapper.dynamic import SelfHealingDiscoverer
+
+    cluster = FakeCluster.embedded()
+    config = kclient.Configuration(host="https://kube.restmapper.test")
+    resources = DynamicClient(kclient.ApiClient(config), discoverer=lambda c, f: SelfHealingDiscoverer(
+        c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=ManualClock())).resources
+    for _ in range(2):
+        with pytest.raises(InvalidArgumentError, match="apps/v1/x") as info:
+            getattr(resources, method)(api_version="apps/v1/x", kind="Deployment")
+        assert isinstance(info.value, ValueError)  # as upstream's
+    assert resources.get(api_version="apps/v1", kind="Deployment").kind == "Deployment"

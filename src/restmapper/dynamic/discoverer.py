@@ -30,7 +30,7 @@ from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, recall, r
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
-from restmapper.errors import DiscoveryError, GroupDiscoveryError, remembered_suffix
+from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgumentError, remembered_suffix
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import Memo
@@ -377,8 +377,9 @@ class SelfHealingDiscoverer:
 
     def _lookup(self, q: Query, deps: Deps) -> _Found:
         """Every match of ``q``; the cells of what it read go to ``deps``."""
-        if isinstance(q.version, str) and "/" in q.version:
-            return [], self._clock() + self.cache.miss_refresh_interval, {}, [], None
+        if isinstance(q.version, str) and "/" in q.version:  # no server serves it: a mistake, not "not found"
+            raise InvalidArgumentError(f"api_version must be 'version' or 'group/version', not "
+                                       f"{q.kwargs.get('api_version')!r} (in {q.asked()})")
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
         names = self._names(q, deps)
