@@ -150,3 +150,64 @@ def test_the_drop_in_is_not_outranked_either(mode: str, question: str, new_versi
     fault.remove()
     clock.advance(2)
     assert _dropin_outcome(resources, question) == oracle
+
+
+UNLISTED_QUESTIONS: dict[str, Ask] = {
+    "resource_for": lambda m: m.resource_for(THINGS).group,
+    "kind_for": lambda m: m.kind_for(THINGS).group,
+    "resolve plural": lambda m: m.resolve("things").resource.group,
+    "resolve kind": lambda m: m.resolve("Thing").resource.group,
+    "resolve short name": lambda m: m.resolve("thg").resource.group,
+    "resources_for": lambda m: sorted(r.group for r in m.resources_for(THINGS)),
+    "expand_category": lambda m: sorted(str(gr) for gr in m.expand_category("all") if "example" in gr.group),
+}
+
+
+@pytest.mark.parametrize("question", list(UNLISTED_QUESTIONS))
+def test_an_invalidated_group_the_stale_listing_lacks_is_not_outranked(cluster: FakeCluster, question: str) -> None:
+    """Model-based test finding (tests/test_model_never_wrong.py): a watcher tells the mapper of a CRD in a *new*
+    group (``invalidate_group``), and ``/apis`` then fails transiently. The listing served stale was read before
+    the group existed, so nothing brings the group back and lower-ranked g4 answered as if g0 did not exist (or a
+    category list left g0 out). The stale listing cannot vouch for a group it was told changed: such answers are
+    a GroupDiscoveryError until ``/apis`` is read again."""
+    ask = UNLISTED_QUESTIONS[question]
+    cluster.add_crd(crd_manifest("g4.example.com", "Thing", versions=("v1",), short_names=("thg",),
+                                 categories=("all",)))
+    clock = ManualClock()
+    mapper = mapper_for(cluster, clock)
+    assert _outcome(ask, mapper)[0] == "ok"
+    cluster.add_crd(crd_manifest("g0.example.com", "Thing", versions=("v1",), short_names=("thg",),
+                                 categories=("all",)))
+    mapper.invalidate_group("g0.example.com")
+    clock.advance(2)
+    oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
+    fault = cluster.inject("/apis", status=503, body="unavailable")
+    got = _outcome(ask, mapper)
+    assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
+    assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"  # core does not need /apis
+    fault.remove()
+    clock.advance(2)
+    assert _outcome(ask, mapper) == oracle
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_the_drop_in_is_not_outranked_by_a_group_the_stale_listing_lacks(mode: str) -> None:
+    import warnings
+
+    cluster = FakeCluster.embedded(mode=mode)
+    cluster.add_crd(crd_manifest("g4.example.com", "Thing", versions=("v1",), short_names=("thg",)))
+    clock = ManualClock()
+    resources = _dropin(cluster, clock)
+    questions = ("get kind", "get name", "get short name", "search kind")
+    assert all(_dropin_outcome(resources, q)[0] == "ok" for q in questions)
+    cluster.add_crd(crd_manifest("g0.example.com", "Thing", versions=("v1",), short_names=("thg",)))
+    resources.mapper.invalidate_group("g0.example.com")  # type: ignore[attr-defined]
+    clock.advance(2)
+    fault = cluster.inject("/apis", status=503, body="unavailable")
+    for question in questions:
+        oracle = _dropin_outcome(_dropin(cluster, ManualClock()), question)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a partial search warns
+            got = _dropin_outcome(resources, question)
+        assert got == oracle or got == ("error", GroupDiscoveryError.__name__) or got[0] == "partial", (got, oracle)
+    fault.remove()

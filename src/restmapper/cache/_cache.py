@@ -429,13 +429,13 @@ class DiscoveryCache(CacheState):
             action = self._decide_locked(path, slot, now, force=force, stale_ok=stale_ok)
             if action is Action.FRESH and slot is not None:
                 return slot
-            if action is Action.SERVE_STALE and slot is not None:
+            if action is Action.SERVE_STALE and slot is not None and not self._misses_invalidated_locked(slot, doc):
                 self._stats.stale_served += 1  # the failure was warned about when it happened
                 error = self._backoff[path].error
                 assert isinstance(error, RestMapperError)  # SERVE_STALE without a fetch: backing off from it
                 self._restore_evicted_locked(slot, doc, error, now)
                 return slot
-            if action is Action.FAIL:
+            if action in (Action.FAIL, Action.SERVE_STALE):
                 error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
                 raise doc.error(error or DiscoveryError(f"unable to retrieve {path}")) from error
         try:
@@ -446,8 +446,8 @@ class DiscoveryCache(CacheState):
                 slot = self._roots[path]
                 now = self.clock()
                 state = self._slot_state_locked(path, slot)
-                if decide(state, now, self.timing, stale_ok=stale_ok, failure=exc) is Action.SERVE_STALE:
-                    assert slot is not None
+                if (decide(state, now, self.timing, stale_ok=stale_ok, failure=exc) is Action.SERVE_STALE
+                        and slot is not None and not self._misses_invalidated_locked(slot, doc)):
                     self._serve_stale_locked(path, path, exc)
                     self._restore_evicted_locked(slot, doc, exc, now)
                     return slot

@@ -226,6 +226,20 @@ class CacheState:
                     fetched_at = old.fetched_at
             self._put_earlier_locked(APIGroup(g.name, g.versions, g.preferred_version), parts, error, fetched_at, now)
 
+    def _misses_invalidated_locked(self, slot: RootSlot, doc: RootDoc) -> bool:
+        """Whether root document ``doc`` (held in ``slot``) lacks a group invalidated since it was read.
+
+        A watcher invalidates a group when a CRD of it is added: when the group is new, the earlier document does
+        not list it, so nothing could bring it back for an outage, and any answer from that document would say the
+        group serves nothing: a lower-ranked group answering in its place, a category list without it (DESIGN
+        5.10). Such a document is not served stale: lookups that need it raise :class:`GroupDiscoveryError` until
+        it is read again (groups cached and fresh, and core through ``/api``, still answer).
+        """
+        if not self._relist:
+            return False
+        listed = slot.group_index()
+        return any(doc.lists(name) and name not in listed for name in self._relist)
+
     def _listing_outdated_locked(self, name: str) -> RestMapperError | None:
         """Why the version list the root document names for group ``name`` cannot be trusted: the group was
         invalidated since that document was read, and reading it again failed (the error). None otherwise."""
