@@ -202,6 +202,30 @@ def test_group_whose_version_404s_does_not_break_other_groups(clock: Clock) -> N
         assert mapper.resolve("challenges").resource.group == "acme.cert-manager.io"
 
 
+@pytest.mark.parametrize("ttl", [None, 300.0])
+def test_a_relisting_keeps_a_group_whose_listed_version_answered_404(clock: Clock, ttl: float | None) -> None:
+    """Model-based test finding (tests/test_model_never_wrong.py): g1's preferred v2 is listed but answers 404
+    (the upgrade race), so its entry serves v1 only. Another group's 404 (g0's only version) re-reads ``/apis``
+    during a lookup; that listing still names g1/v2, which the relisting took for a new version and dropped g1
+    (to reload it lazily) after the lookup had loaded it: the answer was computed without g1, a confident
+    no-match for ``gadgets`` that g1/v1 serves. A version the entry already found answering 404 is not new."""
+    cluster = FakeCluster(mode="legacy", crds=[crd("g0.example.com", "Thing"),
+                                               crd("g1.example.com", "Gadget", versions=("v2", "v1")),
+                                               crd("g1.example.com", "Sprocket")])
+    cluster.set_listed_but_gone("g0.example.com/v1")
+    cluster.set_listed_but_gone("g1.example.com/v2")
+    with cluster.mock():
+        mapper = make_mapper(cluster, clock, ttl=ttl)
+        gadgets = GroupVersionResource("", "", "gadgets")
+        assert mapper.resource_for(gadgets).version == "v1"
+        with pytest.raises(NoKindMatchError):
+            mapper.rest_mapping(GroupKind("g1.example.com", "Sprocket"), "v2")  # only v2 is asked: gone
+        assert mapper.rest_mapping(GroupKind("g1.example.com", "Gadget")).resource.version == "v1"
+        for _ in range(3):
+            assert mapper.resource_for(gadgets) == GroupVersionResource("g1.example.com", "v1", "gadgets")
+            assert mapper.kind_for(GroupVersionResource("", "", "sprockets")).group == "g1.example.com"
+
+
 def test_new_kind_in_cached_group_found_on_next_miss(cluster: FakeCluster, clock: Clock) -> None:
     mapper = make_mapper(cluster, clock)
     mapper.rest_mapping(GroupKind("cert-manager.io", "Certificate"))

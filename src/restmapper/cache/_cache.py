@@ -593,6 +593,9 @@ class DiscoveryCache(CacheState):
                 kept = have.get(g.name)
                 known_since = self._note_absent_locked(g, ok, failed, now)
                 parts = legacy_parts(g, ok, failed, kept, self._entries.get(g.name), now, self.timing)
+                # Listed versions that answered 404 (left out as not served): a relisting naming them again does
+                # not make them new (see _forget_unlisted_locked).
+                self._unserved[g.name] = frozenset(g.versions) - frozenset(parts.group.versions)
                 outdated = self._listing_outdated_locked(g.name)
                 if outdated is not None:
                     self._install_relisted_locked(g, parts, outdated, now)

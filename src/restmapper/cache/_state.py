@@ -62,6 +62,9 @@ class CacheState:
         # is read again, the versions it lists for them are pre-invalidation content (see _install_relisted_locked).
         self._relist: set[str] = set()
         self._relist_roots: set[str] = set()
+        # Per legacy group: the versions its listing named that answered 404 when it was last loaded (the upgrade
+        # race). Its entry leaves them out; a relisting that still names them has nothing new for it.
+        self._unserved: dict[str, frozenset[str]] = {}
         self._backoff: dict[str, Backoff] = {}
         # A number that changes whenever cached content changes (read without the lock: an int is atomic).
         self.generation = 0
@@ -326,11 +329,15 @@ class CacheState:
             if not doc.lists(name):
                 continue
             g = listed.get(name)
-            if g is None or set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}:
-                # Gone, or new versions appeared: reload lazily.
+            if g is None or (set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}
+                             - self._unserved.get(name, frozenset())):
+                # Gone, or new versions appeared: reload lazily. (A version that answered 404 when the entry was
+                # loaded is not new: dropping the entry for it dropped a group a lookup had just read, and the
+                # answer computed without it was a confident no-match.)
                 self._entries.drop(name)
                 if g is None:
                     self._backoff.pop(name, None)
+                    self._unserved.pop(name, None)
                 self.generation += 1
         for gv in [gv for gv in self._absent if doc.lists(gv.group)
                    and (gv.group not in listed or gv.version not in listed[gv.group].versions)]:
