@@ -211,3 +211,30 @@ def test_the_drop_in_is_not_outranked_by_a_group_the_stale_listing_lacks(mode: s
             got = _dropin_outcome(resources, question)
         assert got == oracle or got == ("error", GroupDiscoveryError.__name__) or got[0] == "partial", (got, oracle)
     fault.remove()
+
+
+@pytest.mark.parametrize("question", list(QUESTIONS))
+def test_an_outdated_group_may_have_moved_up_the_legacy_listing(question: str) -> None:
+    """Model-based test finding: the legacy ``/apis`` lists groups by their best APIService name
+    (``<version>.<group>``), so a group's rank changes with its versions. g0 served only v2 when ``/apis`` was read
+    (ranked after g5's ``v1.g5``); it then gained v1 (now ranked first) and the mapper was told. During an
+    ``/apis`` outage g0 is outdated, but it was ranked where the stale listing put it, below g5: g5's Thing was
+    answered although the server answers g0's. An outdated group's rank is unknown: it may outrank any named group."""
+    ask = QUESTIONS[question]
+    cluster = FakeCluster.embedded(mode="legacy")
+    with cluster.mock():
+        cluster.add_crd(crd_manifest("g5.example.com", "Thing", versions=("v2", "v1"), short_names=("thg",)))
+        cluster.add_crd(crd_manifest("g0.example.com", "Thing", versions=("v2",), short_names=("thg",)))
+        clock = ManualClock()
+        mapper = mapper_for(cluster, clock)
+        assert _outcome(ask, mapper)[0] == "ok"
+        cluster.add_crd(crd_manifest("g0.example.com", "Gizmo", versions=("v2", "v1")))
+        mapper.invalidate_group("g0.example.com")
+        clock.advance(2)
+        oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
+        fault = cluster.inject("/apis", status=503, body="unavailable")
+        got = _outcome(ask, mapper)
+        assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
+        fault.remove()
+        clock.advance(2)
+        assert _outcome(ask, mapper) == oracle

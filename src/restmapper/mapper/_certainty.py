@@ -102,15 +102,20 @@ def unsure(entries: Iterable[GroupEntry], versions: Sequence[str] = ()) -> dict[
     return doubt
 
 
+_OUTDATED_RANK = 0.5
+"""Where an outdated group's versions rank: below core ``v1`` (0), above every named group (1 and up)."""
+
+
 def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Sequence[str] = ()
                ) -> dict[GroupVersion, BaseException]:
     """The unsure group versions of ``entries`` (in scope of ``versions``) that rank above ``answer`` (rule 2).
 
     Ranks follow client-go ``NewDiscoveryRESTMapper``; versions the caller asked for come first, in the caller's
     order. A failed version the group does not list as served (aggregated ``Stale``) may be the real preferred
-    version, so it ranks just above the group's first version. So does every version of an outdated group other
-    than the answer's (it changed since it was read: any of its versions may now hold the answer, and its own
-    earlier answers are served stale).
+    version, so it ranks just above the group's first version. Every version of an outdated group other than the
+    answer's ranks above every named group (it changed since it was read: any of its versions may now hold the
+    answer, and its own earlier answers are served stale; its place is unknown too, since the legacy ``/apis``
+    orders groups by their best ``<version>.<group>``, so a group that gained a version may have moved up).
     """
     failed: dict[GroupVersion, BaseException] = {}
     outdated: dict[GroupVersion, BaseException] = {}
@@ -125,7 +130,7 @@ def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Se
     order = [v for v in versions if v]
 
     def key(gv: GroupVersion, *, is_failure: bool) -> tuple[int, float]:
-        base = ranks.get(gv) if gv not in outdated else None
+        base = _OUTDATED_RANK if gv in outdated else ranks.get(gv)
         if base is None:
             base = group_first.get(gv.group, 0.0) - 0.5 if is_failure else float("inf")
         return (order.index(gv.version) if gv.version in order else len(order), base)
