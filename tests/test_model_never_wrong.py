@@ -113,6 +113,19 @@ class NeverConfidentlyWrong(RuleBasedStateMachine):
             out.append((GONE, gone))
         return tuple(out)
 
+    @staticmethod
+    def _listed_but_gone(content: Content, version: str) -> Content | None:
+        """``content`` with ``version`` listed but answering 404, or None when it does not serve ``version``.
+
+        Aggregated mode too: a lookup of one group reads the group listing and that group's version documents
+        (legacy documents), so a 404 there is seen as "listed but gone" (a no-match is then defensible); a client
+        that read the whole aggregated document answers from it. Both are allowed while the 404 lasts."""
+        if not any(kind != GONE and version in versions for kind, versions in content):
+            return None
+        gone = {v for kind, versions in content if kind == GONE for v in versions} | {version}
+        kept = [(k, vs) for k, vs in content if k != GONE]
+        return tuple([*kept, (GONE, tuple(v for v in VERSION_ORDER if v in gone))])
+
     def _record(self, group: str) -> int:
         step = self._tick()
         self.history.change(group, self._content(group), step, self.clock())
@@ -231,6 +244,12 @@ class NeverConfidentlyWrong(RuleBasedStateMachine):
         now, window = self.clock(), self._fault_window()
         allowed = {g: mixes(self.history.parts(g, now, ttl=self.ttl, max_stale=self.max_stale, miss=self.miss,
                                                fault_window=window)) for g in GROUPS}
+        if self.mode == "aggregated":
+            for path in self.gone:  # see _listed_but_gone
+                group, version = path.split("/")[2:]
+                variant = self._listed_but_gone(self.history.current(group), version)
+                if variant is not None:
+                    allowed[group].setdefault(variant, Allowance.CURRENT)
         current = tuple(self.history.current(g) for g in GROUPS)
         oracle = ORACLE.answer(self.mode, current, question)
         event(f"{got.kind}{'' if got.same(oracle) else ' (not the current answer)'}")
