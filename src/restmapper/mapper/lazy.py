@@ -10,46 +10,32 @@ each call into a :class:`~restmapper.mapper._engine.Question` and returns what
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import time
-import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import (
     check_options,
     group_kind_and_versions,
     gvr_key,
-    not_a_category,
     require_group_name,
     require_gv,
     require_question_shape,
-    require_resource_type,
     require_str,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
-from restmapper.mapper._engine import AnswerEngine, Question, load_for, required_versions
-from restmapper.mapper._groups import IndexedGroups, Memo, Remembered, by_arg, by_name
+from restmapper.mapper._engine import Question, load_for, required_versions
+from restmapper.mapper._groups import IndexedGroups, Memo, Remembered, by_name
+from restmapper.mapper._kubectl import KubectlResolution
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
-from restmapper.mapper.resolve import (
-    PartialDiscoveryWarning,
-    ResolvedMappings,
-    ResolveResult,
-    partial_message,
-    resolve,
-)
-from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
-from restmapper.mapper.static import StaticRESTMapper
 from restmapper.mapper.wait import ChangeNotifier, wait_for_mapping
 from restmapper.model import (
     GroupKind,
-    GroupResource,
     GroupVersion,
     GroupVersionKind,
     GroupVersionResource,
@@ -84,7 +70,7 @@ def _refuse_options_of(**given: Any) -> None:
                         f"DiscoveryCache(client, {', '.join(f'{name}=...' for name in changed)})")
 
 
-class LazyRESTMapper(AnswerEngine, ConfigConstructors):
+class LazyRESTMapper(KubectlResolution, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 
     The ``meta.RESTMapper`` contract in Python names (``kind_for``, ``kinds_for``, ``resource_for``,
@@ -474,140 +460,6 @@ class LazyRESTMapper(AnswerEngine, ConfigConstructors):
             return index.names
 
         return self._groups.candidates(pick, [] if deps is None else deps)[0]
-
-    # --- kubectl resolution -----------------------------------------------------------------------------------
-
-    def resolve(self, arg: str) -> RESTMapping:
-        """Return the RESTMapping ``kubectl get ARG`` would use for one resource type.
-
-        Args:
-            arg: a plural, singular, kind (any case), short name, ``resource.group``, ``resource.version.group``
-                or a group prefix form (``hpa.autoscal``); no subresources, no commas, no categories (see
-                :meth:`resolve_all`).
-
-        Returns:
-            The RESTMapping. A short name claimed by several groups resolves as kubectl does and emits a
-            :class:`~restmapper.mapper.ShortNameConflictWarning` naming the other candidates.
-
-        Raises:
-            NoResourceMatchError: nothing matches any reading, also after revalidating (the subclass
-                ``ResourceTypeNotFoundError`` carries kubectl's message).
-            AmbiguousResourceError, AmbiguousKindError: several groups match at the same priority.
-            GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
-            InvalidArgumentError: ``arg`` is empty; a comma list or a category that is no resource type (``all``:
-                use :meth:`resolve_all`); ``TYPE/NAME`` or a subresource (``deployments/scale``: pass the type);
-                a manifest's ``apiVersion kind`` (``apps/v1 Deployment``: use
-                ``rest_mapping(GroupVersionKind.from_api_version_and_kind("apps/v1", "Deployment"))``). A
-                ``ValueError``, never a no-match: a wrong argument never reads as "not installed".
-
-        Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
-        Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
-        """
-        key = ("resolve", arg, False)
-        memo = self._fresh_memo(key)  # the warm path: a hit returns here
-        if memo is not None and memo.error is None and not memo.value.warnings:
-            return memo.value.mappings[0]  # type: ignore[no-any-return]
-        try:
-            result = self._resolve_unmemoized(key, arg, False, memo)  # the memo was just read: once is enough
-        except NoResourceMatchError:
-            if self._is_category(arg):
-                raise not_a_category(arg) from None
-            raise
-        return result.mapping
-
-    def _is_category(self, arg: str) -> bool:
-        try:
-            return bool(self.expand_category(arg))
-        except RestMapperError:
-            return False
-
-    def resolve_all(self, args: str) -> ResolvedMappings:
-        """Resolve what ``kubectl get ARGS`` names: comma lists and categories (``all,deploy``) included.
-
-        Returns:
-            The mappings in kubectl's order, de-duplicated by GroupVersionKind, as a list. When a group that may
-            hold members of a category could not be read, the list holds what could be found, its ``failed``
-            maps each unreadable group version to its cause (``partial`` is True), and a
-            :class:`~restmapper.mapper.PartialDiscoveryWarning` naming them is emitted (kubectl prints the same
-            as a warning and goes on).
-
-        Raises:
-            As :meth:`resolve`, for the first argument that fails (commas and categories are fine here).
-        """
-        require_str("resolve_all", args, "resource type arguments")
-        out: dict[GroupVersionKind, RESTMapping] = {}
-        failed: dict[GroupVersion, BaseException] = {}
-        for arg in args.split(","):
-            key = ("resolve", arg.strip(), True)
-            memo = self._fresh_memo(key)
-            if memo is not None and memo.error is None and not memo.value.warnings:
-                result: ResolveResult = memo.value
-            else:
-                result = self._resolve_unmemoized(key, key[1], True, memo)
-            failed.update(result.failed)
-            for mapping in result.mappings:
-                out.setdefault(mapping.group_version_kind, mapping)
-        return ResolvedMappings(out.values(), failed)
-
-    def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
-        """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
-        key = ("resolve", arg, expand_categories)
-        memo = self._fresh_memo(key)
-        if memo is not None and memo.error is None and not memo.value.warnings:
-            return memo.value  # type: ignore[no-any-return]
-        return self._resolve_unmemoized(key, arg, expand_categories, memo)
-
-    def _resolve_unmemoized(self, key: tuple[str, str, bool], arg: str, expand_categories: bool,
-                            memo: Remembered | None) -> ResolveResult:
-        """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
-        ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
-        warnings point at their caller."""
-        require_str("resolve", arg, "a resource type argument")
-        require_resource_type("resolve_all" if expand_categories else "resolve", arg)
-        # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
-        if result is None:
-            result = self._answer(key, self._resolve_question(arg, expand_categories))
-        for text in result.warnings:
-            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
-        if result.failed:
-            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
-                          stacklevel=3)
-        return result
-
-    def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
-        lowered = arg.lower()
-
-        def compute(m: StaticRESTMapper) -> ResolveResult:
-            return resolve(arg, m, expand_categories=expand_categories)
-
-        def core_first(m: StaticRESTMapper) -> ResolveResult | None:
-            core = m.group("")
-            # A real core name wins by priority; a core *short* name may lose to another group's real name,
-            # and a category may span groups.
-            if expand_categories or "." in arg or core is None or lowered not in core.names:
-                return None
-            return compute(m)
-
-        return lambda: Question(
-            lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
-            answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
-            # Only a category answer is a list that may be partial.
-            partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
-            pick=by_arg(arg, expand_categories=expand_categories))
-
-    def expand_category(self, name: str) -> list[GroupResource]:
-        """Return the resources in a category (``all``), deduplicated, in priority order (kubectl's expander).
-
-        Raises:
-            GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
-                ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
-        """
-        require_str("expand_category", name, "a category name")
-        key = ("expand_category", name)
-        return list(self._answer(key, lambda: Question(
-            lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
-            pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))
 
     def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                  watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:
