@@ -427,10 +427,11 @@ class ObjectCache(ConfigConstructors):
         with self._lock:
             informers = [i for gk, i in self._informers.items() if gk.group == group]
         for informer in informers:
-            if event_type == "MODIFIED" and informer.mapping is not None and \
-                    self.mapper.cached_rest_mapping(informer.group_kind) == informer.mapping:
-                continue  # a heartbeat or a change that does not move this kind
-            informer._poke()
+            # Only an informer waiting for its kind to be served needs the event: a served one learns of a change
+            # that moves it from its own watch (ended by the storage teardown), and a poke racing that move
+            # could let the relist of the old version land after the new one.
+            if informer.state == "not_served":
+                informer._poke()
 
     def __repr__(self) -> str:
         with self._lock:
