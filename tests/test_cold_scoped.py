@@ -277,3 +277,26 @@ def test_a_listing_landing_after_the_whole_document_does_not_replace_it() -> Non
         assert mapper.resource_for(GroupVersionResource("", "", "widget13s")).group == "g13.example.com"
         assert mapper.rest_mapping(GroupKind("g14.example.com", "Widget14"), "v1").resource.version == "v1"
         assert cluster.requests == []
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+@pytest.mark.parametrize("question", [
+    pytest.param(lambda m: m.kind_for(GroupVersionResource("g1.example.com", "", "things")), id="kind_for"),
+    pytest.param(lambda m: m.rest_mapping(GroupKind("g1.example.com", "Thing")), id="rest_mapping"),
+    pytest.param(lambda m: m.resolve("things.g1.example.com"), id="resolve"),
+])
+def test_a_cold_miss_does_not_ask_again_for_what_the_same_lookup_just_read(mode: str, question: object) -> None:
+    """Breaker 13, F2/F3: a cold miss in a named group read the listing and the group's versions, then the miss
+    revalidation read all of it again in the same lookup (6-7 requests): what this very lookup fetched is the
+    server's word already. Each document is read once (the no-match is final: the oracle agrees)."""
+    cluster = FakeCluster.embedded(mode=mode)
+    with cluster.mock():
+        cluster.add_crd(crd_manifest("g1.example.com", "Gizmo", versions=("v2", "v1")))
+        cluster.clear_requests()
+        with pytest.raises(Exception) as info:
+            question(mapper_for(cluster))  # type: ignore[operator]
+        from restmapper import is_no_match
+        assert is_no_match(info.value), info.value
+        paths = [p for p, _ in asked(cluster)]
+        assert len(paths) == len(set(paths)), paths
+        # Still revalidated once the interval passed (a later miss is asked again).

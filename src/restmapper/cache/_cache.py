@@ -227,13 +227,14 @@ class DiscoveryCache(CacheState):
         with self._lock:
             return tuple(self._entries)
 
-    def listing(self, *, fetch: bool = False) -> tuple[str, ...]:
+    def listing(self, *, fetch: bool = False, whole: bool = False) -> tuple[str, ...]:
         """Every group name the cached root documents list, core first, in priority order.
 
         Args:
             fetch: first make sure ``/apis`` is cached and fresh (may do I/O); else only read the cache. A first
                 fetch asks for the group listing alone (names are all a listing question needs), not every
                 group's resources.
+            whole: a first fetch reads every group's resources (the caller will read several groups).
 
         Returns:
             The names; the same tuple object while the root documents are unchanged.
@@ -242,7 +243,7 @@ class DiscoveryCache(CacheState):
             GroupDiscoveryError: with ``fetch``, as :meth:`groups`.
         """
         if fetch:
-            self._ensure_root(NAMED, want=Want.LISTING)
+            self._ensure_root(NAMED, want=Want.RESOURCES if whole else Want.LISTING)
         with self._lock:
             return self._entries.listing(*self._root_slots_locked())
 
@@ -261,7 +262,8 @@ class DiscoveryCache(CacheState):
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.
 
-        A revalidation runs only when something a no-match over ``names`` reads (:meth:`miss_confirmed_at`) was
+        Nothing is asked when the current lookup (``with cache.lookup():``) fetched all of it. Otherwise a
+        revalidation runs only when something a no-match over ``names`` reads (:meth:`miss_confirmed_at`) was
         last confirmed more than ``miss_refresh_interval`` seconds ago: misses over what the last revalidation
         read get False (the negative answer) without I/O, so a storm of misses costs one revalidation per
         interval, and no negative answer is older than the interval (a miss over more, say ``/api`` too after a
@@ -283,6 +285,14 @@ class DiscoveryCache(CacheState):
         now = self.clock()
         with self._lock:
             self._stats.misses += 1
+            read = self._miss_read_locked(names)
+            if read and all(self.lookup.fetched(h) and not (isinstance(h, GroupEntry) and (h.failed or h.stale))
+                            for h in read) and not any(self._backoff.get(doc.path) for doc in roots_for(names)):
+                # This very lookup read all of it, and all of it answered: the server's word already, and a
+                # confirmation as good as a
+                # revalidation's (misses over it within the interval are rate-limited from now).
+                self._last_miss_check, self._last_miss_error = now, None
+                return False
             if self.timing.rate_limited(self._last_miss_check, now) and (
                     self._last_miss_error is not None or self._miss_confirmed_locked(names, now)):
                 self._stats.negative_hits += 1
@@ -533,12 +543,12 @@ class DiscoveryCache(CacheState):
         for retried in (False, True):
             epoch = self._invalidations
             now = self.clock()
-            have: dict[str, GroupEntry] = {}
-            if versions is not None:
-                with self._lock:
-                    # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
-                    have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None
-                            and self._decide_locked(e.name, e, now) is Action.FRESH}
+            with self._lock:
+                # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
+                # Loading every version: only what this very lookup read, all of it answering, is kept.
+                have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None and (
+                    (self.lookup.fetched(e) and not (e.failed or e.stale)) if versions is None
+                    else self._decide_locked(e.name, e, now) is Action.FRESH)}
             gvs = [gv for g in groups for gv in needed_versions(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
             with self._lock:

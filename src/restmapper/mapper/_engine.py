@@ -323,15 +323,16 @@ class AnswerEngine(DirectPaths):
                                       partial=None if answer is not None else value)
         return value
 
-    def _groups_for(self, group: str, io: bool = True) -> Collection[str] | None:
+    def _groups_for(self, group: str, io: bool = True, *, several: bool = False) -> Collection[str] | None:
         """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all.
 
         Without ``io`` the listing last applied is used (a named group read from it is checked fresh later).
+        ``several``: the lookup reads other groups too (then a cold ``/apis`` is read whole, not as a listing).
         """
         if not group:
             return None
         # A non-empty group never matches core, even as a prefix.
-        index = self._groups.listed() if io else self._groups.index
+        index = self._groups.listed(whole=several) if io else self._groups.index
         if index.listed(group):
             return {group}
         return Prefixed(index.with_prefix(group) or (group,))
@@ -342,7 +343,7 @@ class AnswerEngine(DirectPaths):
         gvr, gr = parse_resource_arg(arg)
         names: set[str] = set()
         for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
-            found = self._groups_for(group, io)
+            found = self._groups_for(group, io, several=gvr is not None)
             if found is None:
                 return None
             names.update(found)

@@ -55,7 +55,7 @@ class GroupSource(Protocol):
     def loaded_names(self) -> tuple[str, ...]:
         """Every loaded group (no I/O)."""
 
-    def listing(self, *, fetch: bool = False) -> tuple[str, ...]:
+    def listing(self, *, fetch: bool = False, whole: bool = False) -> tuple[str, ...]:
         """Every listed group name, core first, in priority order."""
 
 
@@ -413,9 +413,10 @@ class IndexedGroups:
             self._catch_up_locked()
             self._all_loaded_locked(until, drops)
 
-    def listed(self, *, fetch: bool = True) -> MergedIndex:
-        """The merged index with the server's current group listing (fetching ``/apis`` when due)."""
-        listing = self.cache.listing(fetch=fetch)
+    def listed(self, *, fetch: bool = True, whole: bool = False) -> MergedIndex:
+        """The merged index with the server's current group listing (fetching ``/apis`` when due; ``whole``: a
+        cold fetch reads every group's resources, for a lookup that will read several groups)."""
+        listing = self.cache.listing(fetch=fetch, whole=whole)
         with self._lock:
             self._catch_up_locked()
             self._set_listing_locked(listing)
