@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match
 from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
-from restmapper.mapper._args import require_resource_type
+from restmapper.mapper._args import api_version_parts, require_resource_type, require_resource_types
 from restmapper.model import RESTMapping
 
 __all__ = ["HEADERS", "Resolution", "render", "resolve_args"]
 
+COMMAND = "restmapper resolve"
 HEADERS = ("INPUT", "GROUP", "VERSION", "RESOURCE", "KIND", "NAMESPACED")
 
 
@@ -78,13 +79,17 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
     """
     out: list[Resolution] = []
     seen_warnings: dict[str, None] = {}
-    for arg in args:
+    for arg in _pair_manifest_words(list(args)):
+        refused = _refused_list(arg)
+        if refused is not None:  # kubectl lists nothing for svc,,cm: the argument fails as a whole
+            out.append(refused)
+            continue
         for part in arg.split(","):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ShortNameConflictWarning)
                 warnings.simplefilter("always", PartialDiscoveryWarning)
                 try:
-                    require_resource_type("resolve_all", part, command="restmapper resolve")
+                    require_resource_type("resolve_all", part, command=COMMAND)
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
                     out.append(Resolution(part, error=_one_line(exc), reason=reason_of(exc)))
@@ -96,6 +101,33 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                 continue
             out.append(Resolution(part, tuple(mappings)))
     return out, list(seen_warnings)
+
+
+def _pair_manifest_words(args: list[str]) -> Iterator[str]:
+    """The arguments, with a manifest's ``apps/v1 Deployment`` typed as two words joined into one (refused with
+    what to type instead, rather than ``apps/v1`` read as TYPE/NAME and ``Deployment`` resolved alone)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        parts = api_version_parts(arg) if "/" in arg else None
+        if parts is not None and i + 1 < len(args) and args[i + 1] and not set(args[i + 1]) & set("/, "):
+            yield f"{arg} {args[i + 1]}"
+            i += 2
+            continue
+        yield arg
+        i += 1
+
+
+def _refused_list(arg: str) -> Resolution | None:
+    """The error of a comma list with an empty or space-padded element (``svc,,cm``, ``svc, cm``), or None."""
+    if "," not in arg:
+        return None  # one element: refused with its own message below
+    try:
+        require_resource_types("resolve_all", arg, command=COMMAND)
+    except InvalidArgumentError as exc:
+        if any(not part or part.split() != [part] for part in arg.split(",")):
+            return Resolution(arg, error=_one_line(exc), reason=reason_of(exc))
+    return None
 
 
 def render(resolutions: Sequence[Resolution], output: str | None = None, *, headers: bool = True) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["check_options", "group_kind_and_versions", "gvr_key", "is_group_name", "not_a_category",
-           "require_group_name", "require_gv", "require_gvr", "require_question_shape", "require_resource_type",
-           "require_str"]
+__all__ = ["api_version_parts", "check_options", "group_kind_and_versions", "gvr_key", "is_group_name",
+           "not_a_category", "require_group_name", "require_gv", "require_gvr", "require_question_shape",
+           "require_resource_type", "require_resource_types", "require_str", "typed_at_version"]
 
 
 def _name(value: object) -> str:
@@ -176,36 +176,101 @@ def check_options(method: str, options: Mapping[str, object], allowed: Collectio
             raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
 
 
+_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
+
+
+def api_version_parts(text: str) -> tuple[str, str] | None:
+    """``(group, version)`` when ``text`` reads as a manifest's apiVersion (``v1``, ``apps/v1``), else None."""
+    group, slash, version = text.rpartition("/")
+    if _VERSION.fullmatch(version) is None:
+        return None
+    if slash and not (group and is_group_name(group)):
+        return None
+    return group, version
+
+
+def typed_at_version(group: str, version: str, name: str) -> str:
+    """The one ``kubectl get`` argument naming the type ``name`` (a kind or a resource) of apiVersion
+    ``group/version``: ``Deployment.v1.apps``; for core the name alone (``pods``, ``Pod``), which core wins."""
+    return f"{name}.{version}.{group}" if group else name
+
+
 def require_resource_type(method: str, arg: str, *, command: str = "") -> None:
     """Refuse forms that name something other than resource types, so they never read as "not installed".
 
     ``TYPE/NAME`` (``deploy/web``) and subresources (``deployments/scale``) name objects, not types;
-    ``apiVersion kind`` (``apps/v1 Deployment``) is a manifest's pair, mapped with :meth:`rest_mapping`; a comma
-    list is for :meth:`resolve_all` (``resolve`` only).
+    ``apiVersion kind`` (``apps/v1 Deployment``) and ``apiVersion/type`` (``apps/v1/Deployment``, ``v1/pods``)
+    name a type the way a manifest does, written ``Deployment.v1.apps`` (``pods`` for core) here; a comma list is
+    for :meth:`resolve_all` (``resolve`` only); an empty argument or one with spaces (``"deploy "``) is refused
+    with kubectl's message (kubectl looks the spaces up too, and finds nothing).
 
     Args:
         method: the Python method called, named in the message.
-        arg: the argument.
-        command: the shell command to name instead (``restmapper resolve``), for a CLI user.
+        arg: the argument (one element of a comma list for ``resolve_all``).
+        command: the shell command to name instead (``restmapper resolve``), for a CLI user: the message then
+            names no Python call.
 
     Raises:
         InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass (or type) instead.
     """
+    caller = command or f"{method}()"
+
+    def instead(what: str) -> str:
+        return f"{command} {what}" if command else f'{method}("{what}")'
+
     words = arg.split()
-    if len(words) == 2 and "/" not in words[1]:
-        raise InvalidArgumentError(
-            f'{method}() takes a resource type; "{arg}" reads as a manifest\'s apiVersion and kind: use '
-            f'rest_mapping(GroupVersionKind.from_api_version_and_kind("{words[0]}", "{words[1]}"))')
-    if len(words) > 1:
-        raise InvalidArgumentError(f"{method}() takes one resource type, without spaces, not {arg!r}")
+    if len(words) == 2 and "/" not in words[1] and (parts := api_version_parts(words[0])) is not None:
+        typed = typed_at_version(*parts, words[1])
+        python = ("" if command else
+                  f'; for a manifest use rest_mapping(GroupVersionKind.from_api_version_and_kind("{words[0]}", '
+                  f'"{words[1]}"))')
+        raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as a manifest\'s apiVersion and '
+                                   f"kind: {instead(typed)}{python}")
+    if not arg or words != [arg]:
+        listed = f"{command} {','.join(words)}" if command else f'resolve_all("{",".join(words)}")'
+        hint = (" (a resource type must be given)" if not words else
+                f" (a resource type has no spaces: {instead(words[0])})" if len(words) == 1 else
+                f" (one resource type, without spaces; for several use {listed})")
+        raise InvalidArgumentError(f'the server doesn\'t have a resource type "{arg}"{hint}')
     if "," in arg and method == "resolve":
         raise InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
     if "/" in arg:
+        head, _, name = arg.rpartition("/")
+        parts = api_version_parts(head)
+        if parts is not None and name and (parts[0] or arg.count("/") == 1):
+            raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as an apiVersion and a type: '
+                                       f"{instead(typed_at_version(*parts, name))}")
+        parts = api_version_parts(arg)
+        if parts is not None and parts[0]:
+            raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as an apiVersion (or kubectl\'s '
+                                       f"TYPE/NAME), not a type: for a kind of {arg}, pass "
+                                       f"{instead(f'KIND.{parts[1]}.{parts[0]}')}")
         kind = arg.partition("/")[0]
-        instead = f"{command} {kind}" if command else f'{method}("{kind}")'
-        hint = f": pass the type alone, {instead}" if kind else ""
-        raise InvalidArgumentError(f'{command or method + "()"} takes a resource type; "{arg}" names an object '
+        hint = f": pass the type alone, {instead(kind)}" if kind else ""
+        raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" names an object '
                                    f"(kubectl's TYPE/NAME) or a subresource, not a type{hint}")
+
+
+def require_resource_types(method: str, args: str, *, command: str = "") -> None:
+    """:func:`require_resource_type` for each element of a comma list, refusing the whole list for an empty or
+    space-padded element as kubectl does (``svc,,cm``, ``svc, cm``: kubectl names the element and lists nothing);
+    the message then says what to type for the whole list.
+
+    Raises:
+        InvalidArgumentError: an element is refused.
+    """
+    parts = args.split(",")
+    for part in parts:
+        if part and part.split() == [part]:
+            continue
+        if len(parts) > 1 and all(len(p.split()) <= 1 for p in parts) and any(p.strip() for p in parts):
+            fixed = ",".join(p.strip() for p in parts if p.strip())
+            instead = f"{command} {fixed}" if command else f'{method}("{fixed}")'
+            why = "a resource type has no spaces" if part else "an element of the list is empty"
+            raise InvalidArgumentError(f'the server doesn\'t have a resource type "{part}" ({why}: {instead})')
+        require_resource_type(method, part, command=command)
+    for part in parts:
+        require_resource_type(method, part, command=command)
 
 
 def not_a_category(arg: str) -> InvalidArgumentError:

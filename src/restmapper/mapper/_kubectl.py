@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable
 
 from restmapper.errors import NoResourceMatchError, RestMapperError
-from restmapper.mapper._args import not_a_category, require_resource_type, require_str
+from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import Remembered, by_arg
 from restmapper.mapper.resolve import (
@@ -50,7 +50,8 @@ class KubectlResolution(AnswerEngine):
                 ``ResourceTypeNotFoundError`` carries kubectl's message).
             AmbiguousResourceError, AmbiguousKindError: several groups match at the same priority.
             GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
-            InvalidArgumentError: ``arg`` is empty; a comma list or a category that is no resource type (``all``:
+            InvalidArgumentError: ``arg`` is empty or has spaces (kubectl's message: ``the server doesn't have a
+                resource type "deploy "``); a comma list or a category that is no resource type (``all``:
                 use :meth:`resolve_all`); ``TYPE/NAME`` or a subresource (``deployments/scale``: pass the type);
                 a manifest's ``apiVersion kind`` (``apps/v1 Deployment``: use
                 ``rest_mapping(GroupVersionKind.from_api_version_and_kind("apps/v1", "Deployment"))``). A
@@ -88,13 +89,16 @@ class KubectlResolution(AnswerEngine):
             as a warning and goes on).
 
         Raises:
-            As :meth:`resolve`, for the first argument that fails (commas and categories are fine here).
+            As :meth:`resolve`, for the first argument that fails (commas and categories are fine here); an
+            empty or space-padded element (``svc,,cm``, ``svc, cm``) refuses the whole list before any request.
         """
         require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
-        for arg in args.split(","):
-            key = ("resolve", arg.strip(), True)
+        elements = args.split(",")
+        require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
+        for arg in elements:
+            key = ("resolve", arg, True)
             memo = self._fresh_memo(key)
             if memo is not None and memo.error is None and not memo.value.warnings:
                 result: ResolveResult = memo.value
