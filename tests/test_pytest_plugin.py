@@ -98,3 +98,47 @@ def test_negative_cache_holds_a_miss_until_the_clock_passes_the_interval(restmap
     assert is_no_match(again.value)
     manual_clock.advance(1.0)
     assert slow.rest_mapping(GroupKind("example.com", "Widget")).resource.resource == "widgets"
+
+
+def test_marker_crd_paths_are_relative_to_the_test_file(pytester: pytest.Pytester) -> None:
+    """Review 13, F4: the same test passes from its own directory and from the repository root (CI, IDEs)."""
+    import yaml
+
+    sub = pytester.mkpydir("pkg")
+    (sub / "crds").mkdir()
+    (sub / "crds" / "widget.yaml").write_text(yaml.safe_dump(crd_manifest("example.com", "Widget")))
+    (sub / "test_mine.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.restmapper(crds=['crds/widget.yaml'])\n"
+        "def test_marker(mapper):\n"
+        "    assert mapper.resolve('widgets').resource.group == 'example.com'\n\n"
+        "@pytest.mark.restmapper(crds=['crds/nothere.yaml'])\n"
+        "def test_missing(mapper):\n"
+        "    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "pkg/test_mine.py")  # from the root
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([f"*marker crds: CRD file 'crds/nothere.yaml' not found; tried "
+                                 f"{sub / 'crds' / 'nothere.yaml'} (relative to the test file), "
+                                 f"{pytester.path / 'crds' / 'nothere.yaml'} (relative to the working directory)*"])
+    assert "Traceback" not in result.stdout.str() and "FileNotFoundError" not in result.stdout.str()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(sub)
+        result = pytester.runpytest("-p", "no:cacheprovider", "test_mine.py")  # from the test's own directory
+    result.assert_outcomes(passed=1, errors=1)
+
+
+def test_marker_crd_paths_still_read_relative_to_the_working_directory(pytester: pytest.Pytester) -> None:
+    import yaml
+
+    pytester.mkpydir("tests")
+    pytester.makefile(".yaml", widget=yaml.safe_dump(crd_manifest("example.com", "Widget")))
+    (pytester.path / "tests" / "test_cwd.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.restmapper(crds=['widget.yaml'])\n"
+        "def test_marker(mapper):\n"
+        "    assert mapper.resolve('widgets').resource.group == 'example.com'\n")
+    pytester.runpytest("-p", "no:cacheprovider", "tests/test_cwd.py").assert_outcomes(passed=1)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--restmapper-crd=nothere.yaml", "tests/test_cwd.py")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*--restmapper-crd: CRD file 'nothere.yaml' not found; tried*nothere.yaml "
+                                 "(relative to the directory pytest was started in)*"])

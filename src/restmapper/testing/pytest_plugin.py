@@ -23,7 +23,10 @@ Choose the cluster with the ``restmapper`` marker, or for a whole run with optio
 
 ``mode`` is ``aggregated`` (default), ``aggregated-v2beta1`` or ``legacy``; ``crds`` are file paths (YAML, several
 documents allowed) or manifests; ``embedded=True`` adds the kit's sample CRDs (cert-manager, gateway-api...).
-A marker wins over the options; CRD files from both are installed.
+A marker wins over the options; CRD files from both are installed. A relative path in the marker is read relative
+to the test file's directory, else (when no such file is there) relative to the working directory, so a test
+passes whichever directory pytest starts in; ``--restmapper-crd`` paths are relative to the directory pytest was
+started in. A file found in neither place fails the test's set-up with a message naming each path tried.
 """
 
 from __future__ import annotations
@@ -59,12 +62,27 @@ def pytest_configure(config: pytest.Config) -> None:
                    "kube-restmapper fixtures (fake_cluster, fake_cluster_server, mapper)")
 
 
-def _manifests(source: Any) -> list[Mapping[str, Any] | str]:
+def _crd_file(source: Any, bases: list[tuple[Path, str]], where: str) -> Path:
+    """The file a relative CRD path names: the first of ``bases`` (``(directory, what it is)``) that holds it.
+
+    Raises:
+        pytest.fail: no such file; the message names each path tried.
+    """
+    path = Path(os.fspath(source))
+    tried = [(path, "absolute")] if path.is_absolute() else [(base / path, what) for base, what in bases]
+    for candidate, _ in tried:
+        if candidate.is_file():
+            return candidate
+    pytest.fail(f"restmapper {where}: CRD file {os.fspath(source)!r} not found; tried "
+                + ", ".join(f"{c} ({what})" for c, what in tried), pytrace=False)
+
+
+def _manifests(source: Any, bases: list[tuple[Path, str]], where: str) -> list[Mapping[str, Any] | str]:
     if isinstance(source, Mapping):
         return [source]
     import yaml
 
-    text = Path(os.fspath(source)).read_text(encoding="utf-8")
+    text = _crd_file(source, bases, where).read_text(encoding="utf-8")
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
 
@@ -82,8 +100,14 @@ def restmapper_cluster(request: pytest.FixtureRequest) -> FakeCluster:
     crds: list[Mapping[str, Any] | str] = []
     if options.get("embedded", False):
         crds.extend(embedded_crd_manifests())
-    for source in [*request.config.getoption("restmapper_crd"), *options.get("crds", ())]:
-        crds.extend(_manifests(source))
+    invoked = request.config.invocation_params.dir
+    for source in request.config.getoption("restmapper_crd"):
+        crds.extend(_manifests(source, [(invoked, "relative to the directory pytest was started in")],
+                               "--restmapper-crd"))
+    test_dir = Path(request.node.path).parent
+    marker_bases = [(test_dir, "relative to the test file"), (Path.cwd(), "relative to the working directory")]
+    for source in options.get("crds", ()):
+        crds.extend(_manifests(source, marker_bases, "marker crds"))
     return FakeCluster(builtin=options.get("builtin", True), crds=crds, mode=mode)
 
 
