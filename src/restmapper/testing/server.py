@@ -292,7 +292,10 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         ModuleNotFoundError: ``tls`` without the ``cryptography`` package.
     """
     stopping = threading.Event()
-    server = LoopbackHTTPServer((host, port), _handler_class(cluster, stopping, authorize), stopping)
+    try:
+        server = LoopbackHTTPServer((host, port), _handler_class(cluster, stopping, authorize), stopping)
+    except OSError as exc:  # "Address already in use" alone does not say which address
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     url = f"{'https' if tls else 'http'}://{bound_host}:{bound_port}"
     tmpdir: str | None = None
