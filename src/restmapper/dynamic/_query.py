@@ -86,7 +86,8 @@ def parse(kwargs: dict[str, Any]) -> Query:
     """Read the keywords of a ``get``/``search`` call.
 
     Raises:
-        TypeError: an unknown keyword.
+        TypeError: an unknown keyword; ``prefix``, ``group``, ``api_version`` or ``kind`` given as something other
+            than a str (falsy values stay upstream's wildcards).
     """
     if not _KEYWORDS.issuperset(kwargs):
         unknown = sorted(set(kwargs) - _KEYWORDS)
@@ -100,6 +101,9 @@ def parse(kwargs: dict[str, Any]) -> Query:
                 filters.append((term, value))
         elif not value or value == "*":
             continue
+        elif not isinstance(value, str):  # upstream fails on a list (unhashable) and never matches anything else
+            raise TypeError(f"resources.search()/get() takes {term} as a str, not {type(value).__name__}: "
+                            f"{term}={value!r} (one {term} per call; short_names, categories and verbs take lists)")
         elif term == "kind":
             kind = value
         elif term == "api_version":
