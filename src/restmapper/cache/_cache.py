@@ -13,10 +13,10 @@ State (all guarded by ``DiscoveryCache._lock``, which is never held across netwo
 One refresh path (its I/O is in :mod:`restmapper.cache._fetching`): every cached answer is described as a
 :class:`~restmapper.cache._freshness.SlotState` and :func:`~restmapper.cache._freshness.decide` says whether it is
 fresh, to be revalidated or refetched, served stale or failed. :meth:`DiscoveryCache.groups` loads only the groups
-that are not fresh, sharing in-flight fetches
-between threads (single-flight per document). A 404 on a listed group version evicts the group, re-reads its
-root document once and retries in the same call (the Cluster API upgrade race, controller-runtime's fix). A lookup
-that misses calls :meth:`DiscoveryCache.revalidate_on_miss`, rate-limited to one per ``miss_refresh_interval``.
+that are not fresh, sharing in-flight fetches between threads (single-flight per document). A 404 on a listed
+group version evicts the group, re-reads its root document once and retries in the same call (the Cluster API
+upgrade race, controller-runtime's fix). A lookup that misses calls :meth:`DiscoveryCache.revalidate_on_miss`,
+rate-limited so that no negative answer is older than ``miss_refresh_interval``.
 """
 
 from __future__ import annotations
