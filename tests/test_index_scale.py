@@ -256,3 +256,19 @@ def test_answers_after_a_refresh_agree_with_kubectl_get(cluster: FakeCluster, tm
     theirs = [urlsplit(m.group(1)).path for m in _LIST_LINE.finditer(proc.stderr)]
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert theirs == list(dict.fromkeys(ours))
+
+
+def test_prefix_lookups_follow_a_new_listing_and_cost_nothing_until_asked() -> None:
+    """The by-head table of :meth:`MergedIndex.with_prefix` is built on the first prefix question (a lookup about
+    one listed group never pays for it) and never answers from an earlier listing."""
+    from restmapper.mapper.merged import MergedIndex
+
+    index = MergedIndex()
+    index.set_listing(["", "apps", "gadgets.example.com", "gadgetry.example.org"])
+    assert index._sorted_by_head is None
+    assert index.with_prefix("gadget") == ["gadgetry.example.org", "gadgets.example.com"]
+    assert index.with_prefix("gadgets") == ["gadgets.example.com"]
+    assert index.with_prefix("app") == ["apps"]  # shorter than the head: bisected
+    index.set_listing(["", "gadgets.example.com", "gadgeteer.io"])
+    assert index.with_prefix("gadget") == ["gadgeteer.io", "gadgets.example.com"]
+    assert index.with_prefix("gadgetry") == []

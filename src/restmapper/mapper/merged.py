@@ -157,7 +157,9 @@ class MergedIndex:
         self._sorted: list[str] = []
         # Listed names by their first _HEAD characters (those shorter are left out: :meth:`with_prefix` bisects
         # for a short prefix), each list in name order: a prefix no group starts with costs one dictionary miss.
-        self._sorted_by_head: dict[str, list[str]] = {}
+        # Built on the first prefix question, paired with the sorted list it was built from (a lookup about one
+        # listed group never needs it: 0.2 MiB at 1,000 groups).
+        self._sorted_by_head: tuple[list[str], dict[str, list[str]]] | None = None
         self.builds = 0
 
     # --- maintenance ----------------------------------------------------------------------------------------
@@ -171,11 +173,7 @@ class MergedIndex:
         self._listed = frozenset(listing)
         self._position = {name: i for i, name in enumerate(listing)}
         self._sorted = sorted(self._listed)
-        by_head: dict[str, list[str]] = {}
-        for name in self._sorted:
-            if len(name) >= _HEAD:
-                by_head.setdefault(name[:_HEAD], []).append(name)
-        self._sorted_by_head = by_head
+        self._sorted_by_head = None
         self.listing_cell.bump()
 
     def generation(self, name: str) -> int | None:
@@ -338,10 +336,17 @@ class MergedIndex:
 
     def with_prefix(self, prefix: str) -> list[str]:
         """Listed named groups whose name starts with ``prefix`` (never core), in name order."""
-        if len(prefix) >= _HEAD:  # the usual case (``resource.group`` readings): no bisection over every name
-            return [name for name in self._sorted_by_head.get(prefix[:_HEAD], ()) if name.startswith(prefix)]
-        out: list[str] = []
         names = self._sorted
+        if len(prefix) >= _HEAD:  # the usual case (``resource.group`` readings): no bisection over every name
+            held = self._sorted_by_head
+            if held is None or held[0] is not names:  # built from this very list (a new listing makes another)
+                by_head: dict[str, list[str]] = {}
+                for name in names:
+                    if len(name) >= _HEAD:
+                        by_head.setdefault(name[:_HEAD], []).append(name)
+                self._sorted_by_head = held = (names, by_head)
+            return [name for name in held[1].get(prefix[:_HEAD], ()) if name.startswith(prefix)]
+        out: list[str] = []
         for i in range(bisect.bisect_left(names, prefix), len(names)):  # no copy of the tail: O(matches)
             name = names[i]
             if not name.startswith(prefix):
