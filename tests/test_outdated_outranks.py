@@ -13,15 +13,15 @@ Every test talks HTTP to a FakeCluster through ``responses``; time is an injecte
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import pytest
+from test_restored_stale import mapper_for
 
 from restmapper import GroupDiscoveryError, GroupKind, GroupVersionResource
-from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster, ManualClock, crd_manifest
-from restmapper.transport import RequestsTransport, RetryPolicy
 
 THINGS = GroupVersionResource("", "", "things")
 Ask = Callable[[LazyRESTMapper], object]
@@ -43,16 +43,26 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
         yield c
 
 
-def mapper_for(cluster: FakeCluster, clock: ManualClock, **kw: float) -> LazyRESTMapper:
-    transport = RequestsTransport(cluster.base_url, retry=RetryPolicy(max_attempts=1))
-    return LazyRESTMapper(DiscoveryClient(transport), clock=clock, **kw)
-
-
 def _outcome(ask: Ask, mapper: LazyRESTMapper) -> tuple[str, object]:
     try:
         return "ok", ask(mapper)
     except Exception as exc:  # the outcome is compared, whatever it is
         return "error", type(exc).__name__
+
+
+@contextlib.contextmanager
+def judged_across_an_apis_outage(cluster: FakeCluster, mapper: LazyRESTMapper, clock: ManualClock,
+                                 ask: Ask) -> Iterator[None]:
+    """Ask ``ask`` while ``/apis`` fails (the body runs then): never a confidently wrong answer, only the server's
+    answer (a fresh mapper's, asked before the fault) or a discovery error; once the fault is over, the server's."""
+    oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
+    fault = cluster.inject("/apis", status=503, body="unavailable")
+    got = _outcome(ask, mapper)
+    assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
+    yield
+    fault.remove()
+    clock.advance(2)
+    assert _outcome(ask, mapper) == oracle
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
@@ -79,14 +89,8 @@ def test_a_changed_group_read_during_an_outage_is_not_outranked_by_a_lower_group
     else:
         mapper.invalidate_group("g0.example.com")
     clock.advance(2)
-    oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
-    fault = cluster.inject("/apis", status=503, body="unavailable")
-    got = _outcome(ask, mapper)
-    # Never a confidently wrong answer: the server's answer, or a discovery error.
-    assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
-    fault.remove()
-    clock.advance(2)
-    assert _outcome(ask, mapper) == oracle
+    with judged_across_an_apis_outage(cluster, mapper, clock, ask):
+        pass
 
 
 DROPIN_QUESTIONS: dict[str, dict[str, object]] = {
@@ -153,12 +157,7 @@ def test_the_drop_in_is_not_outranked_either(mode: str, question: str, new_versi
 
 
 UNLISTED_QUESTIONS: dict[str, Ask] = {
-    "resource_for": lambda m: m.resource_for(THINGS).group,
-    "kind_for": lambda m: m.kind_for(THINGS).group,
-    "resolve plural": lambda m: m.resolve("things").resource.group,
-    "resolve kind": lambda m: m.resolve("Thing").resource.group,
-    "resolve short name": lambda m: m.resolve("thg").resource.group,
-    "resources_for": lambda m: sorted(r.group for r in m.resources_for(THINGS)),
+    **{name: ask for name, ask in QUESTIONS.items() if name != "kinds_for"},
     "expand_category": lambda m: sorted(str(gr) for gr in m.expand_category("all") if "example" in gr.group),
 }
 
@@ -180,14 +179,8 @@ def test_an_invalidated_group_the_stale_listing_lacks_is_not_outranked(cluster: 
                                  categories=("all",)))
     mapper.invalidate_group("g0.example.com")
     clock.advance(2)
-    oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
-    fault = cluster.inject("/apis", status=503, body="unavailable")
-    got = _outcome(ask, mapper)
-    assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
-    assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"  # core does not need /apis
-    fault.remove()
-    clock.advance(2)
-    assert _outcome(ask, mapper) == oracle
+    with judged_across_an_apis_outage(cluster, mapper, clock, ask):
+        assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"  # core does not need /apis
 
 
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
@@ -231,10 +224,5 @@ def test_an_outdated_group_may_have_moved_up_the_legacy_listing(question: str) -
         cluster.add_crd(crd_manifest("g0.example.com", "Gizmo", versions=("v2", "v1")))
         mapper.invalidate_group("g0.example.com")
         clock.advance(2)
-        oracle = _outcome(ask, mapper_for(cluster, ManualClock()))
-        fault = cluster.inject("/apis", status=503, body="unavailable")
-        got = _outcome(ask, mapper)
-        assert got == oracle or got == ("error", GroupDiscoveryError.__name__), (got, oracle)
-        fault.remove()
-        clock.advance(2)
-        assert _outcome(ask, mapper) == oracle
+        with judged_across_an_apis_outage(cluster, mapper, clock, ask):
+            pass
