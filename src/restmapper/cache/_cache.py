@@ -287,15 +287,14 @@ class DiscoveryCache(FetchingState):
         with self._lock:
             self._stats.misses += 1
             read = self._miss_read_locked(names)
-            if read and all(self.lookup.fetched(h) and not (isinstance(h, GroupEntry) and (h.failed or h.stale))
-                            for h in read) and not any(self._backoff.get(doc.path) for doc in roots_for(names)):
+            if read and all(self.lookup.fetched(h) for h in read) and self._all_answered_locked(read, names):
                 # This very lookup read all of it, and all of it answered: the server's word already, and a
-                # confirmation as good as a
-                # revalidation's (misses over it within the interval are rate-limited from now).
+                # confirmation as good as a revalidation's (misses over it within the interval are rate-limited).
                 self._last_miss_check, self._last_miss_error = now, None
                 return False
             if self.timing.rate_limited(self._last_miss_check, now) and (
-                    self._last_miss_error is not None or self._miss_confirmed_locked(names, now)):
+                    self._last_miss_error is not None
+                    or all(self.timing.rate_limited(h.fetched_at, now) for h in read)):  # confirmed recently
                 self._stats.negative_hits += 1
                 if self._last_miss_error is not None:
                     raise self._last_miss_error
@@ -360,9 +359,11 @@ class DiscoveryCache(FetchingState):
         held.extend(e for name, e in self._entries.items() if names is None or name in names)
         return held
 
-    def _miss_confirmed_locked(self, names: Collection[str] | None, now: float) -> bool:
-        """Whether everything a no-match over ``names`` reads was confirmed by the server within the interval."""
-        return all(self.timing.rate_limited(h.fetched_at, now) for h in self._miss_read_locked(names))
+    def _all_answered_locked(self, read: list[RootSlot | GroupEntry], names: Collection[str] | None) -> bool:
+        """Whether nothing of ``read`` (what a no-match over ``names`` reads) failed or is served stale, and no
+        root document of ``names`` is backing off from a failure (as :meth:`unconfirmed` judges, under the lock)."""
+        return not any(isinstance(h, GroupEntry) and (h.failed or h.stale) for h in read) and not any(
+            self._backoff.get(doc.path) for doc in roots_for(names))
 
     def report_not_found(self, gv: GroupVersion) -> None:
         """Tell the cache a request to ``gv`` answered 404 Not Found: the whole group is evicted.
