@@ -112,15 +112,14 @@ class AnswerEngine(DirectPaths):
         return None
 
     def _answer(self, key: tuple[Any, ...], question: Callable[[], Question[T]],
-                direct: Callable[[], T | None] | None = None, check: Callable[[], None] | None = None,
-                resource_key: bool = False) -> T:
+                direct: Callable[[], T | None] | None = None, resource_key: bool = False) -> T:
         """The answer to the question ``key`` names: memoized while fresh, else computed from ``question()``.
 
         ``key`` is a tuple of strings (hashing model objects costs a Python call each); ``question`` builds the
         question only when it has to be computed; ``direct``, when given, is tried first: a match straight from
-        the indexes of ready groups (memoized by it), or None. ``check``, when given, runs before either (only
-        checked questions are memoized, so a memoized one needs no check) and raises for a malformed question;
-        ``resource_key``: ``key`` is a resource question's ``(method, group, version, resource)``, checked so.
+        the indexes of ready groups (memoized by it), or None. ``resource_key``: ``key`` is a resource question's
+        ``(method, group, version, resource)``, whose shape is checked before either (only checked questions are
+        memoized, so a memoized one needs no check): a malformed one raises InvalidArgumentError.
         """
         memo = self._fresh_memo(key)
         if memo is not None:
@@ -129,8 +128,6 @@ class AnswerEngine(DirectPaths):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
-        if check is not None:
-            check()
         if resource_key:
             require_question_shape(key[0], key[1], (key[2],), gvr=True)
         if direct is not None:

@@ -225,6 +225,8 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
             AmbiguousResourceError: several groups match at the same priority.
             GroupDiscoveryError: a group the lookup needs could not be discovered and nothing matched.
             DiscoveryError: the server's group list could not be read.
+            InvalidArgumentError: a group or version no server can serve (an apiVersion where a version or group
+                belongs, upper case): a mistake in the call, never a no-match.
 
         Mirrors client-go ``restmapper.NewDiscoveryRESTMapper(...).KindFor``.
         """
@@ -240,7 +242,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         """Return every kind a partial resource matches, in priority order.
 
         Raises:
-            NoResourceMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+            NoResourceMatchError, GroupDiscoveryError, DiscoveryError, InvalidArgumentError: as :meth:`kind_for`.
 
         Mirrors ``PriorityRESTMapper.KindsFor``.
         """
@@ -254,7 +256,8 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         """Return the one fully specified (plural) resource a partial resource maps to.
 
         Raises:
-            NoResourceMatchError, AmbiguousResourceError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+            NoResourceMatchError, AmbiguousResourceError, GroupDiscoveryError, DiscoveryError, InvalidArgumentError:
+                as :meth:`kind_for`.
 
         Mirrors ``PriorityRESTMapper.ResourceFor``.
         """
@@ -270,7 +273,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         """Return every fully specified resource a partial resource matches, in priority order.
 
         Raises:
-            NoResourceMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`kind_for`.
+            NoResourceMatchError, GroupDiscoveryError, DiscoveryError, InvalidArgumentError: as :meth:`kind_for`.
 
         Mirrors ``PriorityRESTMapper.ResourcesFor``.
         """
@@ -295,6 +298,8 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
             AmbiguousKindError: several resources match at the same priority.
             GroupDiscoveryError: the group could not be discovered and nothing matched.
             DiscoveryError: the server's group list could not be read.
+            InvalidArgumentError: a group or version no server can serve (an apiVersion where a version or group
+                belongs, upper case): a mistake in the call, never a no-match.
 
         Mirrors ``PriorityRESTMapper.RESTMapping``; a kind served by several versions of one group resolves to
         the preferred version.
@@ -395,13 +400,17 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         Raises:
             NoKindMatchError, GroupDiscoveryError, DiscoveryError: as :meth:`rest_mapping`.
+            InvalidArgumentError: a group or version no server can serve (an apiVersion, upper case).
         """
         group_kind, versions = group_kind_and_versions("rest_mappings", group_kind, versions)
-        return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), lambda: Question(
-            lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
-            lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
-            load=required_versions(*versions) or None),
-            check=lambda: require_question_shape("rest_mappings", group_kind.group, versions)))
+
+        def question() -> Question[Iterable[RESTMapping]]:  # built only when not memoized: checked then
+            require_question_shape("rest_mappings", group_kind.group, versions)
+            return Question(lambda: asked_kind(group_kind, versions), lambda io: {group_kind.group},
+                            lambda m: tuple(m.rest_mappings(group_kind, *versions)), versions=versions,
+                            load=required_versions(*versions) or None)
+
+        return list(self._answer(("rest_mappings", group_kind.group, group_kind.kind, versions), question))
 
     def resource_singularizer(self, resource: str) -> str:
         """Return the singular name of a plural resource (``DefaultRESTMapper.ResourceSingularizer``).
