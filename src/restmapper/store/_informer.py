@@ -445,11 +445,12 @@ class Informer:
             if mapping != self._mapping:
                 if self._mapping is not None:
                     self._count("moves")
-                    _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource,
-                              mapping.resource)
+                    _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource, mapping.resource)
+                self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
                 with self._cond:
-                    self._mapping, self._namespaced = mapping, mapping.namespaced
+                    self._mapping, self._namespaced, self._readable = mapping, mapping.namespaced, False
                     self._changed()
+                self._set_state()
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
             outcome = self._reflector.run(relist=relist)
