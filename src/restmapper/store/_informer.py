@@ -449,8 +449,7 @@ class Informer:
                 self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
                 with self._cond:
                     self._mapping, self._namespaced, self._readable = mapping, mapping.namespaced, False
-                    self._changed()
-                self._set_state()
+                    self._set_state()  # in the same critical section: never the new mapping with state synced
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
             outcome = self._reflector.run(relist=relist)
