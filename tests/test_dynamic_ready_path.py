@@ -15,6 +15,7 @@ from kubernetes import client as kclient
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
+from restmapper import GroupDiscoveryError
 from restmapper.dynamic import SelfHealingDiscoverer, _ready
 from restmapper.dynamic._partial import SearchResults
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
@@ -189,3 +190,30 @@ def test_memo_keys_keep_questions_apart() -> None:
             resources.get(name=["alphas"])
         with pytest.raises(ResourceNotFoundError):  # an unhashable value is answered without the memo
             resources.get(kind="Alpha", verbs={"get": 1})
+
+
+def test_a_cold_pinned_get_reads_only_the_version_it_names() -> None:
+    """Legacy discovery: ``get(api_version="a.example.com/v1", kind=...)`` on a new discoverer reads ``/apis`` and
+    that one version (2 requests, as the peer), not every version of the group (it read all three)."""
+    cluster = _cluster("legacy")
+    resources = _discoverer(cluster)
+    cluster.clear_requests()
+    assert resources.get(api_version=f"{A}/v1", kind="Alpha").api_version == "v1"
+    assert [r.path for r in cluster.requests] == ["/apis", f"/apis/{A}/v1"]
+    # The other version is read when a question needs it, and answers as a discoverer that read it first.
+    other = _discoverer(cluster)
+    assert _outcome(resources, "get", {"group": A, "kind": "Alpha"}) == _outcome(other, "get", {"group": A,
+                                                                                              "kind": "Alpha"})
+    assert resources.get(api_version=f"{A}/v2", kind="Alpha").api_version == "v2"
+    assert _outcome(resources, "search", {"group": A}) == _outcome(other, "search", {"group": A})
+
+
+def test_a_cold_pinned_no_match_is_the_servers_word_for_that_version() -> None:
+    cluster = _cluster("legacy")
+    cluster.inject(f"/apis/{A}/v2", status=503, body="down", content_type="text/plain")
+    resources = _discoverer(cluster)
+    with pytest.raises(ResourceNotFoundError):  # v1 was read: it serves no Missing (v2's failure is not in scope)
+        resources.get(api_version=f"{A}/v1", kind="Missing")
+    assert resources.get(api_version=f"{A}/v1", kind="Alpha").api_version == "v1"
+    with pytest.raises(GroupDiscoveryError):  # v2 could not be read: never "not found"
+        resources.get(api_version=f"{A}/v2", kind="Alpha")

@@ -429,12 +429,15 @@ class SelfHealingDiscoverer:
 
     def _lookup_scoped(self, names: Collection[str] | None, q: Query, deps: Deps) -> _Found:
         mark = len(deps)
-        entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+        # A question naming its group and version needs only that version (legacy discovery then reads just it,
+        # as upstream: a no-match in it is still the server's word, and other versions are not in its scope).
+        versions = (q.version,) if q.group is not None and q.version is not None else None
+        entries, until = self._view(self._narrow(q, deps) if names is None else names, deps, versions)
         results, failures = collect(entries, q, self._generic_list)
         # A failure propagates even when answering from the cache file: a miss there is not the server's word.
         if not results and self.cache.revalidate_on_miss(names):
             del deps[mark:]  # read again below
-            entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+            entries, until = self._view(self._narrow(q, deps) if names is None else names, deps, versions)
             results, failures = collect(entries, q, self._generic_list)
         confirmed: float | None = None
         if not results:  # a no-match is kept until the server's confirmation of it is an interval old
@@ -473,16 +476,16 @@ class SelfHealingDiscoverer:
             return {""}
         return None
 
-    def _view(self, names: Collection[str] | None, deps: Deps
+    def _view(self, names: Collection[str] | None, deps: Deps, versions: tuple[str, ...] | None = None
               ) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
         """The groups ``names`` (None: all) with their Resource objects, and until when they hold; their cells go to
-        ``deps``."""
+        ``deps``. ``versions``: the only versions needed (None: all; legacy discovery leaves the others unread)."""
         if names is not None:
             ready = self.mapper.cached_groups(names, deps)
             if ready is not None:  # every group loaded and fresh: no need to ask the cache
                 return [(e, self._group(e)) for e in ready[0]], ready[1]
         try:
-            view = self.cache.groups(names)
+            view = self.cache.groups(names, versions)
         except DiscoveryError:
             fallback = self._snapshot_entries(names)
             if fallback is None:
