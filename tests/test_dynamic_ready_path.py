@@ -217,3 +217,32 @@ def test_a_cold_pinned_no_match_is_the_servers_word_for_that_version() -> None:
     assert resources.get(api_version=f"{A}/v1", kind="Alpha").api_version == "v1"
     with pytest.raises(GroupDiscoveryError):  # v2 could not be read: never "not found"
         resources.get(api_version=f"{A}/v2", kind="Alpha")
+
+
+def test_prepared_filters_match_exactly_as_the_generic_matcher() -> None:
+    """``passes`` (filters prepared once per question) answers as ``matches`` for every object and filter shape:
+    names in any case, short names and categories as one string or the whole list (list or tuple), attributes a
+    ResourceList reads through its resource, the generic List (which has none), and plain equality."""
+    from restmapper.dynamic._query import matches, parse, passes
+
+    resources = _discoverer(_cluster("aggregated"))
+    objects = [obj for _, group in resources._entries(None) for version in group.versions for obj in version.all]
+    objects.append(resources._generic_list)
+    values: dict[str, list[Any]] = {
+        "name": ["alphas", "ALPHAS", "alpha", "pods", "Pods", "", 3],
+        "singular_name": ["alpha", "Alpha", "pod", "alphas"],
+        "short_names": ["al", "AL", "po", ["al"], ("AL",), ["po"], [], ["al", "x"], "x"],
+        "categories": ["alphacat", "ALL", ["all"], ("alphacat",), ["alphacat", "all"]],
+        "verbs": ["get", "GET", ["get"], "watch"],
+        "namespaced": [True, False, "true"],
+        "preferred": [True, False],
+        "group_version": [f"{A}/v1", "v1", "V1"],
+    }
+    checked = 0
+    for term, candidates in values.items():
+        for value in candidates:
+            q = parse({term: value})
+            for obj in objects:
+                assert passes(obj, q.tests) == matches(obj, q.filters), (term, value, obj)
+                checked += 1
+    assert checked > 1000
