@@ -17,7 +17,7 @@ from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._groups import ANYWHERE, Memo, Remembered
 from restmapper.mapper.merged import Cell
 
-__all__ = ["MEMO_LIMIT", "Deps", "depend_on_read", "recall", "remember"]
+__all__ = ["LISTED", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
 
 MEMO_LIMIT = 1 << 14
 """Answers per memo generation (:class:`~restmapper.mapper._groups.Memo`: no clear-all cliff)."""
@@ -28,24 +28,29 @@ Deps = list[tuple[Cell, int]]
 _LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
 
 
+LISTED = frozenset({"short_names", "categories", "verbs"})
+"""The keywords that take lists: a call without them has no list value (else :func:`memo_key` tags it)."""
+
+
+def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The memo key of a call's keywords: flat, the names then the values (one tuple to hash and compare, its
+    items compared by identity for the caller's own strings), a list value as a tagged tuple
+    (``short_names=["deploy"]`` is memoized too; a tuple value with the same items is another question).
+
+    A call without a keyword of :data:`LISTED` has the same key as ``(*kwargs, *kwargs.values())`` (the warm
+    path builds it so) unless another keyword was given a list (then that key is unhashable: no hit)."""
+    return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
+
+
 def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwargs: dict[str, Any]
            ) -> tuple[Any, Remembered | None]:
     """``(key, the fresh answer ``memo`` holds for the keywords or None)`` (``remembered``: the mapper's check,
-    ``LazyRESTMapper._fresh_in``); the key is None for an unhashable value (no memo).
-
-    The key is the keywords themselves when no value is a list (no per-call rebuilding), else lists become tagged
-    tuples (``short_names=["deploy"]`` is memoized too).
+    ``LazyRESTMapper._fresh_in``); the key (:func:`memo_key`) is None for an unhashable value (no memo).
 
     Raises:
         DiscoveryError: reloading every group for an answer from any group failed (as the mapper's lookups).
     """
-    key: Any
-    for value in kwargs.values():
-        if type(value) is list:
-            key = tuple((k, (_LIST, *v) if type(v) is list else v) for k, v in kwargs.items())
-            break
-    else:
-        key = tuple(kwargs.items())
+    key = memo_key(kwargs)
     try:
         return key, remembered(memo, key)
     except TypeError:  # an unhashable filter value
@@ -63,7 +68,11 @@ def remember(memo: Memo, key: Any, value: Any, error: BaseException | None, unti
     anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
     if (_MOVED, -1) in read:
         epoch = -1  # out of date already, though no cell may have moved: the first hit checks (and fails)
-    memo.put(key, Remembered(value, error, until, tuple(read), anywhere, epoch))
+    if len(read) == 1:  # most answers read one cell: held flat (a check after a refresh elsewhere is cheaper)
+        ((cell, version),) = read
+        memo.put(key, Remembered(value, error, until, (), anywhere, epoch, cell, version))
+    else:
+        memo.put(key, Remembered(value, error, until, tuple(read), anywhere, epoch))
 
 
 _MOVED = Cell()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, overload
 
 from restmapper.errors import GroupDiscoveryError, PartialDiscoveryWarning
 from restmapper.mapper.resolve import PartialList, partial_message
@@ -22,9 +22,29 @@ from restmapper.model import GroupVersion
 __all__ = ["SearchResults", "search_answer"]
 
 
+class _NoneFailed:
+    """``failed`` of a :class:`SearchResults` made without ``__init__`` (a memoized, complete answer): an empty
+    dict, the instance's own from its first read on (``__init__`` sets one in the instance, which wins)."""
+
+    @overload
+    def __get__(self, obj: None, owner: Any = None) -> _NoneFailed: ...
+
+    @overload
+    def __get__(self, obj: SearchResults, owner: Any = None) -> dict[GroupVersion, BaseException]: ...
+
+    def __get__(self, obj: SearchResults | None, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        failed: dict[GroupVersion, BaseException] = {}
+        obj.__dict__["failed"] = failed
+        return failed
+
+
 class SearchResults(PartialList[Any]):
     """The ``Resource`` objects of ``resources.search``: a list, plus whether it may be incomplete (``failed``,
     ``partial``: see :class:`restmapper.mapper.resolve.PartialList`)."""
+
+    failed = _NoneFailed()  # an instance's own dict once read or set
 
 
 def search_answer(results: list[Any], failures: Mapping[GroupVersion, BaseException], asked: str,

@@ -20,7 +20,7 @@ from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources, Ve
 from restmapper.mapper import unsafe_guess_kind_to_resource
 from restmapper.model import GroupVersion
 
-__all__ = ["FILTER_KEYWORDS", "Query", "asked", "choose", "collect", "matches", "parse"]
+__all__ = ["FILTER_KEYWORDS", "Query", "asked", "choose", "collect", "matches", "parse", "passes"]
 
 FILTER_KEYWORDS = frozenset({"name", "singular_name", "short_names", "categories", "namespaced", "verbs",
                              "preferred", "group_version"})
@@ -61,6 +61,7 @@ class Query:
         trait: the first of ``kind``'s traits a merged-index lookup can narrow by, as
             :meth:`~restmapper.mapper.LazyRESTMapper.groups_serving` keywords (empty: none narrows).
         key: the per-version table key of the most selective indexed filter (None: match by kind, or scan).
+        tests: ``filters`` prepared once for :func:`passes` (the values lowercased where compared without case).
     """
 
     kwargs: dict[str, Any]
@@ -71,6 +72,7 @@ class Query:
     filters: tuple[tuple[str, Any], ...]
     trait: dict[str, str]
     key: str | None
+    tests: tuple[tuple[str, int, Any, Any], ...] = ()
 
     def asked(self, method: str = "get") -> str:
         """The question in words (``the resource type of resources.get(kind='Node')``)."""
@@ -127,7 +129,7 @@ def parse(kwargs: dict[str, Any]) -> Query:
                     if not trait:
                         trait[narrows] = first
     return Query(kwargs, prefix, group, version, kind.lower() if kind else None, tuple(filters), trait,
-                 None if kind else key)
+                 None if kind else key, _prepared(filters) if filters else ())
 
 
 def asked(kwargs: dict[str, Any], method: str = "get") -> str:
@@ -169,17 +171,59 @@ def matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
     return True
 
 
+_CASELESS_EQ, _MEMBER, _WHOLE, _EQUAL = range(4)
+
+
+def _prepared(filters: list[tuple[str, Any]]) -> tuple[tuple[str, int, Any, Any], ...]:
+    """``(keyword, how, value as given, value as compared)`` per filter: :func:`matches`'s branches chosen once
+    per question (they depend on the value asked, and on the attribute only where noted in :func:`passes`)."""
+    out: list[tuple[str, int, Any, Any]] = []
+    for term, wanted in filters:
+        if term in _CASELESS and isinstance(wanted, str):
+            out.append((term, _CASELESS_EQ, wanted, wanted.lower()))
+        elif term in _LISTS and isinstance(wanted, str):
+            out.append((term, _MEMBER, wanted, wanted.lower()))
+        elif term in _LISTS and isinstance(wanted, (list, tuple)):
+            out.append((term, _WHOLE, wanted, [str(w).lower() for w in wanted]))
+        else:
+            out.append((term, _EQUAL, wanted, wanted))
+    return tuple(out)
+
+
+def passes(obj: Resource, tests: tuple[tuple[str, int, Any, Any], ...]) -> bool:
+    """:func:`matches` with the filters :attr:`Query.tests` prepared (the same answers, lowercasing each asked
+    value once per question instead of once per candidate)."""
+    own = obj.__dict__
+    for term, how, wanted, compared in tests:
+        actual = own[term] if term in own else _attribute(obj, term)
+        if how == _CASELESS_EQ:
+            if isinstance(actual, str):
+                if actual.lower() != compared:
+                    return False
+            elif actual != wanted:
+                return False
+        elif how == _MEMBER:
+            if not isinstance(actual, list) or compared not in [a.lower() for a in actual]:
+                return False
+        elif how == _WHOLE:
+            if not isinstance(actual, list) or [a.lower() for a in actual] != compared:
+                return False
+        elif actual != wanted:
+            return False
+    return True
+
+
 def _match(vr: VersionResources, q: Query) -> Iterable[Resource]:
-    filters = q.filters
+    tests = q.tests
     if q.kind is not None:
         candidates: Iterable[Resource] = vr.by_kind_lower.get(q.kind, ())
     elif q.key is not None:
         # Only objects whose filter attributes are their own or their resource's (see ``_index._by_trait``): a
         # ResourceList is matched on its resource directly, as reading them through it would.
-        return [o for o in vr.by_trait.get(q.key, ()) if matches(o.__dict__.get(BASE_RESOURCE, o), filters)]
+        return [o for o in vr.by_trait.get(q.key, ()) if passes(o.__dict__.get(BASE_RESOURCE, o), tests)]
     else:
         candidates = vr.all
-    return candidates if not filters else [o for o in candidates if matches(o, filters)]
+    return candidates if not tests else [o for o in candidates if passes(o, tests)]
 
 
 def collect(entries: list[tuple[GroupEntry, GroupResources]], q: Query, generic_list: Resource
@@ -203,7 +247,7 @@ def collect(entries: list[tuple[GroupEntry, GroupResources]], q: Query, generic_
                     results.extend(_match(one, q))
         # Upstream serves the generic ``List`` kind under apis//v1.
         if (not name and group is None and version in (None, "v1") and prefix in (None, "apis")
-                and kind in (None, "list") and matches(generic_list, q.filters)):
+                and kind in (None, "list") and passes(generic_list, q.tests)):
             results.append(generic_list)
     return results, failures
 

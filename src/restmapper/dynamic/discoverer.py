@@ -26,10 +26,11 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
-from restmapper.dynamic._memo import MEMO_LIMIT, Deps, depend_on_read, recall, remember
+from restmapper.dynamic._memo import LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
+from restmapper.dynamic._ready import any_unsure, ready_found
 from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgumentError, remembered_suffix
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
@@ -43,19 +44,13 @@ __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
 
 log = logging.getLogger("restmapper.dynamic")
 
+_new_list = list.__new__
+
 _Found = tuple[list[Resource], float, dict[GroupVersion, BaseException], list[tuple[GroupEntry, GroupResources]],
                float | None]
 """What a lookup found: the matches, until when (clock seconds), the unreadable group versions in scope, the
 groups read (with their Resource objects), and, for no match, when the server confirmed that (clock seconds; None
 when this lookup did)."""
-
-
-def _any_unsure(entries: list[tuple[GroupEntry, GroupResources]]) -> bool:
-    """Whether a group read has failed versions or is outdated (its lack of a match proves nothing)."""
-    for entry, _ in entries:  # noqa: SIM110 (a loop: any() over a generator costs a frame per item)
-        if entry.failed or entry.outdated:
-            return True
-    return False
 
 
 class _Miss(Exception):
@@ -121,6 +116,7 @@ class SelfHealingDiscoverer:
                                      miss_refresh_interval=miss_refresh_interval, max_stale=max_stale, clock=clock)
         self.cache = self.mapper.cache
         self._remembered = self.mapper._fresh_in
+        self._indexed = self.mapper._groups  # its generation and reload flag: the memo's warm path reads them
         self._clock = self.cache.clock
         self._lock = threading.Lock()  # guards _groups, _seen, _version, _written_generation
         self._groups: dict[str, GroupResources] = {}
@@ -264,6 +260,22 @@ class SelfHealingDiscoverer:
                 core only, read or not); or an unreadable group version ranking above the first result
                 (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
+        # The warm path of ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
+        groups = self._indexed
+        if self.cache.generation == groups.generation:
+            try:
+                found = self._search_memo.get(
+                    (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs))
+            except TypeError:  # an unhashable value: never memoized
+                found = None
+            if (found is not None and found.checked == Cell.epoch and self._clock() < found.valid_until
+                    and not (found.anywhere and groups.reload_pending)):
+                answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
+                answer += found.value
+                return answer
+        return self._search(kwargs)
+
+    def _search(self, kwargs: dict[str, Any]) -> list[Resource]:
         key, memo = recall(self._remembered, self._search_memo, kwargs)
         if memo is not None:
             return SearchResults(memo.value)
@@ -303,6 +315,20 @@ class SelfHealingDiscoverer:
                 be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
+        # The warm path of ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
+        groups = self._indexed
+        if self.cache.generation == groups.generation:
+            try:
+                found = self._get_memo.get(
+                    (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs))
+            except TypeError:  # an unhashable value: never memoized
+                found = None
+            if (found is not None and found.error is None and found.checked == Cell.epoch
+                    and self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+                return found.value  # type: ignore[no-any-return]
+        return self._get_answer(kwargs)
+
+    def _get_answer(self, kwargs: dict[str, Any]) -> Resource:
         key, memo = recall(self._remembered, self._get_memo, kwargs)
         if memo is not None:
             if isinstance(memo.error, _Miss):
@@ -345,7 +371,7 @@ class SelfHealingDiscoverer:
         results = choose(found, q, self._flavour, self._version_rank)
         if len(results) == 1:
             result = results[0]
-            if result is not self._generic_list and (failures or _any_unsure(entries)):
+            if result is not self._generic_list and (failures or any_unsure(entries)):
                 check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
             return result, until
         if not results:
@@ -380,6 +406,11 @@ class SelfHealingDiscoverer:
         if isinstance(q.version, str) and "/" in q.version:  # no server serves it: a mistake, not "not found"
             raise InvalidArgumentError(f"api_version must be 'version' or 'group/version', not "
                                        f"{q.kwargs.get('api_version')!r} (in {q.asked()})")
+        ready = ready_found(self.mapper, q, deps, self._group, self._generic_list)
+        if ready is not None:  # every group it may come from is ready: nothing to ask the cache
+            if self._persister is not None:
+                self._maybe_write()
+            return ready[0], ready[1], {}, ready[2], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
         names = self._names(q, deps)
@@ -398,12 +429,15 @@ class SelfHealingDiscoverer:
 
     def _lookup_scoped(self, names: Collection[str] | None, q: Query, deps: Deps) -> _Found:
         mark = len(deps)
-        entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+        # A question naming its group and version needs only that version (legacy discovery then reads just it,
+        # as upstream: a no-match in it is still the server's word, and other versions are not in its scope).
+        versions = (q.version,) if q.group is not None and q.version is not None else None
+        entries, until = self._view(self._narrow(q, deps) if names is None else names, deps, versions)
         results, failures = collect(entries, q, self._generic_list)
         # A failure propagates even when answering from the cache file: a miss there is not the server's word.
         if not results and self.cache.revalidate_on_miss(names):
             del deps[mark:]  # read again below
-            entries, until = self._view(self._narrow(q, deps) if names is None else names, deps)
+            entries, until = self._view(self._narrow(q, deps) if names is None else names, deps, versions)
             results, failures = collect(entries, q, self._generic_list)
         confirmed: float | None = None
         if not results:  # a no-match is kept until the server's confirmation of it is an interval old
@@ -442,16 +476,16 @@ class SelfHealingDiscoverer:
             return {""}
         return None
 
-    def _view(self, names: Collection[str] | None, deps: Deps
+    def _view(self, names: Collection[str] | None, deps: Deps, versions: tuple[str, ...] | None = None
               ) -> tuple[list[tuple[GroupEntry, GroupResources]], float]:
         """The groups ``names`` (None: all) with their Resource objects, and until when they hold; their cells go to
-        ``deps``."""
+        ``deps``. ``versions``: the only versions needed (None: all; legacy discovery leaves the others unread)."""
         if names is not None:
             ready = self.mapper.cached_groups(names, deps)
             if ready is not None:  # every group loaded and fresh: no need to ask the cache
                 return [(e, self._group(e)) for e in ready[0]], ready[1]
         try:
-            view = self.cache.groups(names)
+            view = self.cache.groups(names, versions)
         except DiscoveryError:
             fallback = self._snapshot_entries(names)
             if fallback is None:

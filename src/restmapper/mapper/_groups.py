@@ -400,6 +400,22 @@ class IndexedGroups:
                 chosen[1:] = sorted(chosen[1:], key=lambda index: position(index.name))
             return chosen, until
 
+    def ready_anywhere_entries(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
+                               ) -> tuple[list[GroupEntry], float] | None:
+        """As :meth:`ready_anywhere`, the cache entries of the chosen groups (for a layer that answers from entries:
+        the dynamic drop-in), or None. An entry replaced since it was chosen means None (ask the cache)."""
+        found = self.ready_anywhere(pick, deps, now)
+        if found is None:
+            return None
+        ready = self._ready  # a dict read is atomic: each entry is the one its index was built from, or None
+        entries = []
+        for index in found[0]:
+            one = ready.get(index.name)
+            if one is None or one[0] is not index:
+                return None
+            entries.append(one[2])
+        return entries, found[1]
+
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed."""
         self.reload_pending = False

@@ -29,7 +29,7 @@ from restmapper.mapper._args import (
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
-from restmapper.mapper._groups import IndexedGroups, Memo, Remembered, by_name
+from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Remembered, by_name
 from restmapper.mapper._kubectl import KubectlResolution
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
@@ -375,6 +375,22 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         """Index cache entries a layer just read (valid until clock reading ``until``): the next question about
         them answers from :meth:`cached_groups` without asking the cache. No I/O."""
         self._groups.note_read(entries, until)
+
+    def _cached_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]]) -> tuple[list[GroupEntry], float] | None:
+        """As :meth:`cached_groups` for core and the groups ``pick`` chooses from the merged index (an answer that
+        may come from any group), when every listed group is loaded, healthy and fresh and none failed: their
+        entries in server priority order (core first) and until when they hold; else None (ask as
+        :meth:`groups_serving` does). Never does I/O. The cells read go to ``deps``, with the marker of an answer
+        from any group."""
+        groups = self._groups
+        if self.cache.generation != groups.generation:
+            groups.catch_up()
+        mark = len(deps)
+        deps.append((ANYWHERE, 0))
+        found = groups.ready_anywhere_entries(pick, deps, self._clock())
+        if found is None:
+            del deps[mark:]
+        return found
 
     def _fresh_in(self, memo: Memo, key: Any) -> Remembered | None:
         """The answer ``memo`` holds for ``key`` while none of the cells it read moved (as this mapper's own memo:
