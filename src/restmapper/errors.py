@@ -60,6 +60,14 @@ def remembered_suffix(age: float, lifetime: float) -> str:
     return f" (as of {age:.1f} s ago; misses are cached for up to {lifetime:g} s)"
 
 
+def replayed_suffix(age: float, retry_in: float) -> str:
+    """What a discovery failure answered again from the retry backoff, without a request, appends to its message:
+    how old it is and when the next request is allowed
+    (`` (failed 0.3 s ago, not asked again yet: the retry backoff allows the next request in 0.7 s)``)."""
+    return (f" (failed {age:.1f} s ago, not asked again yet: the retry backoff allows the next request in "
+            f"{retry_in:.1f} s)")
+
+
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
     """Recreate an unpickled error without calling its ``__init__`` (whose signature is not ``*args``)."""
     exc = cls.__new__(cls)
@@ -73,10 +81,69 @@ class RestMapperError(Exception):
 
     Every subclass survives ``pickle`` (a lookup failing in a ``ProcessPoolExecutor`` worker reaches the parent
     with its message and fields), whatever its ``__init__`` signature: the fields are restored as they were.
+
+    Attributes:
+        replayed_age: for a discovery failure answered again from the cache's retry backoff (no request was
+            sent), the seconds since the request that failed; None for a failure this call received (the message
+            is then the server's answer as it came). A :class:`GroupDiscoveryError` holding replayed failures
+            has the oldest one's age.
+        retry_in: with ``replayed_age``, the seconds until the backoff allows the next request (0: now).
     """
+
+    replayed_age: float | None = None
+    retry_in: float | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+    def replayed(self, age: float, retry_in: float) -> RestMapperError:
+        """A copy of this failure answered again ``age`` seconds after it happened, without a request.
+
+        Args:
+            age: seconds since the request that failed.
+            retry_in: seconds until the next request is allowed (negative values count as 0).
+
+        Returns:
+            The same type with the same fields (cause included), ``replayed_age`` and ``retry_in`` set, and the
+            message followed by :func:`replayed_suffix` (``(failed 0.3 s ago, not asked again yet: ...)``).
+        """
+        retry_in = max(0.0, retry_in)
+        copy = _rebuild(type(self), (f"{self}{replayed_suffix(age, retry_in)}",),
+                        dict(self.__dict__, replayed_age=age, retry_in=retry_in))
+        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        assert isinstance(copy, RestMapperError)
+        return copy
+
+
+ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
+"""Whether a failure is a replay: ``(age, retry_in)`` seconds for one answered again without a request, else None."""
+
+
+def with_replays(failed: Mapping[Any, BaseException], note: ReplayNote,
+                 copies: dict[int, BaseException] | None = None) -> dict[Any, BaseException]:
+    """``failed`` with each failure ``note`` calls a replay replaced by its :meth:`RestMapperError.replayed` copy.
+
+    Args:
+        failed: group version (or path) -> failure.
+        note: the judge (see :data:`ReplayNote`); failures already marked as replays are kept as they are.
+        copies: the copies made so far, by ``id`` of the original (one failure named twice gets one copy).
+
+    Returns:
+        A new dict, same keys and order.
+    """
+    made = {} if copies is None else copies
+    out: dict[Any, BaseException] = {}
+    for key, err in failed.items():
+        copy = made.get(id(err))
+        if copy is None:
+            copy = err
+            if isinstance(err, RestMapperError) and err.replayed_age is None:
+                found = note(err)
+                if found is not None:
+                    copy = err.replayed(*found)
+            made[id(err)] = copy
+        out[key] = copy
+    return out
 
 
 class InvalidArgumentError(RestMapperError, ValueError):
@@ -232,6 +299,32 @@ class GroupDiscoveryError(DiscoveryError):
         self.asked = asked
         self.hint = hint
         self.documents = docs
+        ages = [(e.replayed_age, e.retry_in or 0.0) for e in (*self.failed.values(), *docs.values())
+                if isinstance(e, RestMapperError) and e.replayed_age is not None]
+        if ages:
+            self.replayed_age = max(age for age, _ in ages)
+            self.retry_in = min(retry for _, retry in ages)
+
+    def with_replays(self, note: ReplayNote) -> GroupDiscoveryError:
+        """This error with every failure ``note`` calls a replay (answered again from the retry backoff, without
+        a request) saying so in its message and fields (:meth:`RestMapperError.replayed`).
+
+        Returns:
+            ``self`` when none is a replay; else a copy of the same type (question, hint, partial and cause
+            kept) whose message names the replayed failures as such, with ``replayed_age`` (the oldest) and
+            ``retry_in`` (the soonest next request) set.
+        """
+        copies: dict[int, BaseException] = {}
+        failed = with_replays(self.failed, note, copies)
+        documents = with_replays(self.documents, note, copies)
+        if all(copies[id(e)] is e for e in (*self.failed.values(), *self.documents.values())):
+            return self
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        GroupDiscoveryError.__init__(copy, self.group, failed, asked=self.asked, documents=documents,
+                                     partial=self.partial, hint=self.hint)
+        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        return copy
 
 
 class MalformedDiscoveryError(DiscoveryError):

@@ -12,6 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 
+from restmapper.cache._replay import Replays
 from restmapper.errors import NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
@@ -95,6 +96,7 @@ class KubectlResolution(AnswerEngine):
         require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
+        replays = Replays(self._clock)  # failures recorded before this call are replays (they say so)
         elements = args.split(",")
         require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
         for arg in elements:
@@ -107,7 +109,7 @@ class KubectlResolution(AnswerEngine):
             failed.update(result.failed)
             for mapping in result.mappings:
                 out.setdefault(mapping.group_version_kind, mapping)
-        return ResolvedMappings(out.values(), failed)
+        return ResolvedMappings(out.values(), replays.failures(failed) if failed else failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
         """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
@@ -125,14 +127,15 @@ class KubectlResolution(AnswerEngine):
         require_str("resolve", arg, "a resource type argument")
         require_resource_type("resolve_all" if expand_categories else "resolve", arg)
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
+        replays = Replays(self._clock)
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
         if result is None:
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
-        if result.failed:
-            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
-                          stacklevel=3)
+        if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
+            warnings.warn(partial_message(f'category "{arg}"', replays.failures(result.failed)),
+                          PartialDiscoveryWarning, stacklevel=3)
         return result
 
     def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
