@@ -115,37 +115,6 @@ class RestMapperError(Exception):
         return copy
 
 
-ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
-"""Whether a failure is a replay: ``(age, retry_in)`` seconds for one answered again without a request, else None."""
-
-
-def with_replays(failed: Mapping[Any, BaseException], note: ReplayNote,
-                 copies: dict[int, BaseException] | None = None) -> dict[Any, BaseException]:
-    """``failed`` with each failure ``note`` calls a replay replaced by its :meth:`RestMapperError.replayed` copy.
-
-    Args:
-        failed: group version (or path) -> failure.
-        note: the judge (see :data:`ReplayNote`); failures already marked as replays are kept as they are.
-        copies: the copies made so far, by ``id`` of the original (one failure named twice gets one copy).
-
-    Returns:
-        A new dict, same keys and order.
-    """
-    made = {} if copies is None else copies
-    out: dict[Any, BaseException] = {}
-    for key, err in failed.items():
-        copy = made.get(id(err))
-        if copy is None:
-            copy = err
-            if isinstance(err, RestMapperError) and err.replayed_age is None:
-                found = note(err)
-                if found is not None:
-                    copy = err.replayed(*found)
-            made[id(err)] = copy
-        out[key] = copy
-    return out
-
-
 class InvalidArgumentError(RestMapperError, ValueError):
     """A caller passed a value that cannot be parsed (e.g. ``a/b/c`` as a GroupVersion)."""
 
@@ -305,20 +274,10 @@ class GroupDiscoveryError(DiscoveryError):
             self.replayed_age = max(age for age, _ in ages)
             self.retry_in = min(retry for _, retry in ages)
 
-    def with_replays(self, note: ReplayNote) -> GroupDiscoveryError:
-        """This error with every failure ``note`` calls a replay (answered again from the retry backoff, without
-        a request) saying so in its message and fields (:meth:`RestMapperError.replayed`).
-
-        Returns:
-            ``self`` when none is a replay; else a copy of the same type (question, hint, partial and cause
-            kept) whose message names the replayed failures as such, with ``replayed_age`` (the oldest) and
-            ``retry_in`` (the soonest next request) set.
-        """
-        copies: dict[int, BaseException] = {}
-        failed = with_replays(self.failed, note, copies)
-        documents = with_replays(self.documents, note, copies)
-        if all(copies[id(e)] is e for e in (*self.failed.values(), *self.documents.values())):
-            return self
+    def with_failures(self, failed: Mapping[GroupVersion, BaseException],
+                      documents: Mapping[str, BaseException]) -> GroupDiscoveryError:
+        """A copy of this error (same type, question, hint, partial and cause) naming ``failed`` and
+        ``documents`` instead (the same failures, some told as replays: see :meth:`RestMapperError.replayed`)."""
         copy = type(self).__new__(type(self))
         copy.__dict__.update(self.__dict__)
         GroupDiscoveryError.__init__(copy, self.group, failed, asked=self.asked, documents=documents,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
 from restmapper.cache._legacy import needed_versions
-from restmapper.cache._replay import scope_note
+from restmapper.cache._replay import error_with_replays, scope_note
 from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
@@ -298,7 +298,7 @@ class DiscoveryCache(FetchingState):
                     or all(self.timing.rate_limited(h.fetched_at, now) for h in read)):  # confirmed recently
                 self._stats.negative_hits += 1
                 if self._last_miss_error is not None:  # a replay: says how old, unless this lookup got it
-                    raise self._last_miss_error.with_replays(scope_note(self.lookup, now))
+                    raise error_with_replays(self._last_miss_error, scope_note(self.lookup, now))
                 return False
             self._last_miss_check = now
             self._last_miss_error = None

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 
 from restmapper.cache._freshness import Action, decide
 from restmapper.cache._legacy import legacy_parts, needed_versions
-from restmapper.cache._replay import scope_note
+from restmapper.cache._replay import error_with_replays, scope_note
 from restmapper.cache._roots import ROOTS, RootDoc, Want, root_of, roots_for
 from restmapper.cache._state import CacheState
 from restmapper.cache._types import GroupEntry, RootSlot, is_transient
@@ -59,7 +59,7 @@ class FetchingState(CacheState):
             if action in (Action.FAIL, Action.SERVE_STALE):
                 error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
                 replay = doc.error(error or DiscoveryError(f"unable to retrieve {path}"))
-                raise replay.with_replays(scope_note(self.lookup, now)) from error  # says so, unless this lookup
+                raise error_with_replays(replay, scope_note(self.lookup, now)) from error  # says so, unless this lookup
                 # fetched it (it reads the document again after a failure of its own)
         try:
             return self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))

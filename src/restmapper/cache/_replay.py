@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.cache._scope import LookupScope
-from restmapper.errors import GroupDiscoveryError, ReplayNote, RestMapperError, with_replays
+from restmapper.errors import GroupDiscoveryError, RestMapperError
 
-__all__ = ["Replays", "scope_note", "stamp_failure"]
+__all__ = ["ReplayNote", "Replays", "error_with_replays", "scope_note", "stamp_failure", "with_replays"]
+
+ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
+"""Whether a failure is a replay: ``(age, retry_in)`` seconds for one answered again without a request, else None."""
 
 _SEQUENCE = itertools.count(1)  # next() on a count is atomic: threads never get the same number
 _ATTR = "_restmapper_backoff"
@@ -47,6 +50,37 @@ def _note(error: BaseException, now: float, first_hand: Callable[[_Stamp], bool]
     if not isinstance(stamp, _Stamp) or first_hand(stamp):
         return None
     return max(0.0, now - stamp.failed_at), max(0.0, stamp.retry_at - now)
+
+
+def with_replays(failed: Mapping[Any, BaseException], note: ReplayNote,
+                 copies: dict[int, BaseException] | None = None) -> dict[Any, BaseException]:
+    """``failed`` with each failure ``note`` calls a replay replaced by its
+    :meth:`~restmapper.errors.RestMapperError.replayed` copy (a new dict, same keys and order; failures told as
+    replays already are kept; ``copies``, by ``id`` of the original: one failure named twice gets one copy)."""
+    made = {} if copies is None else copies
+    out: dict[Any, BaseException] = {}
+    for key, err in failed.items():
+        copy = made.get(id(err))
+        if copy is None:
+            copy = err
+            if isinstance(err, RestMapperError) and err.replayed_age is None:
+                found = note(err)
+                if found is not None:
+                    copy = err.replayed(*found)
+            made[id(err)] = copy
+        out[key] = copy
+    return out
+
+
+def error_with_replays(exc: GroupDiscoveryError, note: ReplayNote) -> GroupDiscoveryError:
+    """``exc`` with every failure ``note`` calls a replay saying so in its message and fields; ``exc`` itself when
+    none is (else a copy of the same type, whose ``replayed_age``/``retry_in`` are the oldest/soonest)."""
+    copies: dict[int, BaseException] = {}
+    failed = with_replays(exc.failed, note, copies)
+    documents = with_replays(exc.documents, note, copies)
+    if all(copies[id(e)] is e for e in (*exc.failed.values(), *exc.documents.values())):
+        return exc
+    return exc.with_failures(failed, documents)
 
 
 def scope_note(lookup: LookupScope, now: float) -> ReplayNote:
@@ -74,7 +108,7 @@ class Replays:
 
     def error(self, exc: GroupDiscoveryError) -> GroupDiscoveryError:
         """``exc`` with its replayed failures saying so (``exc`` itself when there is none)."""
-        return exc.with_replays(self.note())
+        return error_with_replays(exc, self.note())
 
     def failures(self, failed: Mapping[Any, BaseException]) -> dict[Any, BaseException]:
         """``failed`` (a partial answer's failures) with its replayed failures saying so."""
