@@ -74,6 +74,8 @@ def test_every_cli_suggestion_for_an_api_version_and_a_type_resolves(shape: str)
     mapper = _mapper()
     for gv in API_VERSIONS:
         for name in TYPES:
+            if shape == "two words" and "/" not in gv:
+                continue  # kubectl reads "v1 Pod" typed as two words as TYPE NAME, and so does the CLI
             argv = [gv, name] if shape == "two words" else [shape.format(gv=gv, name=name)]
             out, err = io.StringIO(), io.StringIO()
             assert run(["resolve", "--embedded", *argv], stdout=out, stderr=err) == 1
@@ -87,7 +89,7 @@ def test_every_cli_suggestion_for_an_api_version_and_a_type_resolves(shape: str)
 @pytest.mark.parametrize(("argv", "says"), [
     (["apps/v1", "svc"], 'apps/v1 serves no resource type "svc"; "svc" alone is services (v1): restmapper resolve svc'),
     (["apps/v1/svc"], 'apps/v1 serves no resource type "svc"; "svc" alone is services (v1): restmapper resolve svc'),
-    (["v1", "Deployment"], 'v1 serves no resource type "Deployment"; "Deployment" alone is deployments.apps '
+    (["v1 Deployment"], 'v1 serves no resource type "Deployment"; "Deployment" alone is deployments.apps '
                            "(apps/v1): restmapper resolve Deployment"),
     (["apps/v1beta1", "Deployment"], 'apps/v1beta1 serves no resource type "Deployment"; "Deployment.apps" is '
                                      "deployments.apps (apps/v1): restmapper resolve Deployment.apps"),

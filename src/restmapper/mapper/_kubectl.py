@@ -13,10 +13,11 @@ import warnings
 from collections.abc import Callable
 
 from restmapper.cache._replay import Replays
-from restmapper.errors import NoResourceMatchError, RestMapperError
+from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import Remembered, by_arg
+from restmapper.mapper._typed import checked_reading
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -73,6 +74,11 @@ class KubectlResolution(AnswerEngine):
             raise
         return result.mapping
 
+    def _quiet_resolve(self, arg: str) -> RESTMapping:
+        """:meth:`resolve` without warnings (a check of a suggestion, not the user's question)."""
+        require_resource_type("resolve", arg)
+        return self._answer(("resolve", arg, False), self._resolve_question(arg, False)).mapping
+
     def _is_category(self, arg: str) -> bool:
         try:
             return bool(self.expand_category(arg))
@@ -98,7 +104,10 @@ class KubectlResolution(AnswerEngine):
         failed: dict[GroupVersion, BaseException] = {}
         replays = Replays(self._clock)  # failures recorded before this call are replays (they say so)
         elements = args.split(",")
-        require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
+        try:
+            require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
+        except InvalidArgumentError as exc:
+            raise checked_reading(exc, args, "resolve_all", self._quiet_resolve) from None
         for arg in elements:
             key = ("resolve", arg, True)
             memo = self._fresh_memo(key)
@@ -125,7 +134,11 @@ class KubectlResolution(AnswerEngine):
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
         warnings point at their caller."""
         require_str("resolve", arg, "a resource type argument")
-        require_resource_type("resolve_all" if expand_categories else "resolve", arg)
+        method = "resolve_all" if expand_categories else "resolve"
+        try:
+            require_resource_type(method, arg)
+        except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
+            raise checked_reading(exc, arg, method, self._quiet_resolve) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
         replays = Replays(self._clock)
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
