@@ -48,18 +48,22 @@ def call(cluster: FakeCluster, method: str, path: str, body: Any, content_type: 
 
 # (how to break the manifest, [(field, cause reason, cause message)]) as kube-apiserver 1.3x answers
 REFUSED: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
-    ("upper-case group", lambda m: _regroup(m, "Example.com"),
-     [("spec.group", "FieldValueInvalid", f'Invalid value: "Example.com": {SUBDOMAIN}')]),
+    ("upper-case group", lambda m: _regroup(m, "Example.com"),  # so is the name, which holds the group
+     [("metadata.name", "FieldValueInvalid", f'Invalid value: "widgets.Example.com": {SUBDOMAIN}'),
+      ("spec.group", "FieldValueInvalid", f'Invalid value: "Example.com": {SUBDOMAIN}')]),
     ("group without a dot", lambda m: _regroup(m, "example"),
      [("spec.group", "FieldValueInvalid", 'Invalid value: "example": should be a domain with at least one dot')]),
     ("underscore in group", lambda m: _regroup(m, "my_org.io"),
-     [("spec.group", "FieldValueInvalid", f'Invalid value: "my_org.io": {SUBDOMAIN}')]),
+     [("metadata.name", "FieldValueInvalid", f'Invalid value: "widgets.my_org.io": {SUBDOMAIN}'),
+      ("spec.group", "FieldValueInvalid", f'Invalid value: "my_org.io": {SUBDOMAIN}')]),
     ("upper-case plural", lambda m: _rename(m, plural="Widgets"),
-     [("spec.names.plural", "FieldValueInvalid", f'Invalid value: "Widgets": {LABEL}')]),
+     [("metadata.name", "FieldValueInvalid", f'Invalid value: "Widgets.example.com": {SUBDOMAIN}'),
+      ("spec.names.plural", "FieldValueInvalid", f'Invalid value: "Widgets": {LABEL}')]),
     ("singular", lambda m: m["spec"]["names"].update(singular="a-widget-"),
      [("spec.names.singular", "FieldValueInvalid", f'Invalid value: "a-widget-": {LABEL}')]),
-    ("kind", lambda m: m["spec"]["names"].update(kind="Wid_get", listKind="WidgetList"),
-     [("spec.names.kind", "FieldValueInvalid",
+    ("kind", lambda m: m["spec"]["names"].update(kind="Wid_get", listKind="WidgetList"),  # singular defaults to it
+     [("spec.names.singular", "FieldValueInvalid", f'Invalid value: "wid_get": {LABEL}'),
+      ("spec.names.kind", "FieldValueInvalid",
        f'Invalid value: "Wid_get": may have mixed case, but should otherwise match: {LABEL}')]),
     ("listKind equal to kind", lambda m: m["spec"]["names"].update(listKind="Widget"),
      [("spec.names.listKind", "FieldValueInvalid", 'Invalid value: "Widget": kind and listKind may not be the same')]),
@@ -75,8 +79,8 @@ REFUSED: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
     ("name", lambda m: m["metadata"].update(name="other.example.com"),
      [("metadata.name", "FieldValueInvalid", 'Invalid value: "other.example.com": must be spec.names.plural+"."+'
                                              "spec.group")]),
-    ("two errors at once", lambda m: (_regroup(m, "Example.com"), m["spec"].update(scope="Galaxy")),
-     [("spec.group", "FieldValueInvalid", f'Invalid value: "Example.com": {SUBDOMAIN}'),
+    ("two errors at once", lambda m: (_regroup(m, "example"), m["spec"].update(scope="Galaxy")),
+     [("spec.group", "FieldValueInvalid", 'Invalid value: "example": should be a domain with at least one dot'),
       ("spec.scope", "FieldValueNotSupported", 'Unsupported value: "Galaxy": supported values: "Cluster", '
                                                '"Namespaced"')]),
 ]
@@ -145,11 +149,32 @@ def test_an_update_that_breaks_the_crd_is_refused_with_details() -> None:
          "field": "spec.group"}], doc
     assert doc["message"] == ('CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com" is invalid: '
                               'spec.group: Invalid value: "other.example.com": field is immutable')
+    rescoped = copy.deepcopy(current)
+    rescoped["spec"]["scope"] = "Cluster"  # Established: the scope is fixed too (delete and recreate instead)
+    status, doc = call(cluster, "PUT", path, rescoped)
+    assert status == 422 and doc["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "Cluster": field is immutable',
+         "field": "spec.scope"}], doc
+    assert cluster.get_crd("widgets.example.com")["spec"]["scope"] == "Namespaced"  # type: ignore[index]
+    relabelled = copy.deepcopy(current)
+    relabelled["spec"]["names"]["shortNames"] = ["w"]
+    assert call(cluster, "PUT", path, relabelled)[0] == 200  # a valid update still goes through
+
+
+def test_accepted_names_are_checked_as_the_status_is() -> None:
+    cluster = FakeCluster.empty()
+    cluster.add_crd(crd())
+    with pytest.raises(InvalidCRDError) as info:
+        cluster.set_accepted_names("widgets.example.com", plural="Gadgets")
+    assert info.value.causes == [{"reason": "FieldValueInvalid", "message": f'Invalid value: "Gadgets": {LABEL}',
+                                  "field": "status.acceptedNames.plural"}]
+    cluster.set_accepted_names("widgets.example.com", plural="gadgets")
 
 
 def _details_ok(doc: dict[str, Any], name: str, kind: str, group: str | None) -> None:
     details = doc["details"]
-    assert details["name"] == name and details["kind"] == kind and details.get("group") == group, doc
+    assert details.get("name", "") == name and details["kind"] == kind and details.get("group") == group, doc
+    assert "name" in details or not name  # empty fields are left out, as kube-apiserver's omitempty
     assert details["causes"] and all(set(c) == {"reason", "message", "field"} for c in details["causes"]), doc
     for cause in details["causes"]:
         assert f"{cause['field']}: {cause['message']}" in doc["message"], doc
