@@ -140,14 +140,15 @@ class KubectlResolution(AnswerEngine):
         except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
             raise checked_reading(exc, arg, method, self._quiet_resolve) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        replays = Replays(self._clock)
+        replays = Replays(self._clock) if expand_categories else None  # only a category answer carries failures
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
         if result is None:
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
-            warnings.warn(partial_message(f'category "{arg}"', replays.failures(result.failed)),
+            failed = result.failed if replays is None else replays.failures(result.failed)
+            warnings.warn(partial_message(f'category "{arg}"', failed),
                           PartialDiscoveryWarning, stacklevel=3)
         return result
 
