@@ -22,7 +22,8 @@ from typing import Any
 from restmapper.cache._scope import LookupScope
 from restmapper.errors import GroupDiscoveryError, RestMapperError
 
-__all__ = ["ReplayNote", "Replays", "error_with_replays", "scope_note", "stamp_failure", "with_replays"]
+__all__ = ["ReplayNote", "Replays", "error_with_replays", "replay_mark", "scope_note", "stamp_failure",
+           "with_replays"]
 
 ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
 """Whether a failure is a replay: ``(age, retry_in)`` seconds for one answered again without a request, else None."""
@@ -88,18 +89,25 @@ def scope_note(lookup: LookupScope, now: float) -> ReplayNote:
     return lambda error: None if lookup.fetched(error) else _note(error, now, lambda _s: False)
 
 
+def replay_mark() -> int:
+    """A number to take when a call starts (cheap: one ``next()``); failures stamped before it are replays, see
+    :class:`Replays`."""
+    return next(_SEQUENCE)
+
+
 class Replays:
-    """The judge for one call, started when the call starts: failures stamped before then are replays.
+    """The judge for one call: failures stamped before the call started are replays.
 
     Args:
         clock: the cache's clock (seconds), read when a judgement is made.
+        since: the :func:`replay_mark` taken when the call started (None: now).
     """
 
     __slots__ = ("_clock", "_since")
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], since: int | None = None) -> None:
         self._clock = clock
-        self._since = next(_SEQUENCE)
+        self._since = next(_SEQUENCE) if since is None else since
 
     def note(self) -> ReplayNote:
         """The judge as :data:`~restmapper.errors.ReplayNote` (the clock read once, now)."""

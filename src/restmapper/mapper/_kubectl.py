@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 
-from restmapper.cache._replay import Replays
+from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
@@ -102,7 +102,7 @@ class KubectlResolution(AnswerEngine):
         require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
-        replays = Replays(self._clock)  # failures recorded before this call are replays (they say so)
+        since = replay_mark()  # failures recorded before this call are replays (they say so)
         elements = args.split(",")
         try:
             require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
@@ -118,7 +118,7 @@ class KubectlResolution(AnswerEngine):
             failed.update(result.failed)
             for mapping in result.mappings:
                 out.setdefault(mapping.group_version_kind, mapping)
-        return ResolvedMappings(out.values(), replays.failures(failed) if failed else failed)
+        return ResolvedMappings(out.values(), Replays(self._clock, since).failures(failed) if failed else failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
         """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
@@ -140,15 +140,14 @@ class KubectlResolution(AnswerEngine):
         except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
             raise checked_reading(exc, arg, method, self._quiet_resolve) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        replays = Replays(self._clock) if expand_categories else None  # only a category answer carries failures
+        since = replay_mark()
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
         if result is None:
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
-            failed = result.failed if replays is None else replays.failures(result.failed)
-            warnings.warn(partial_message(f'category "{arg}"', failed),
+            warnings.warn(partial_message(f'category "{arg}"', Replays(self._clock, since).failures(result.failed)),
                           PartialDiscoveryWarning, stacklevel=3)
         return result
 
