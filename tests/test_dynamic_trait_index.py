@@ -18,14 +18,16 @@ from kubernetes.dynamic import DynamicClient
 
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.dynamic._query import matches
+from restmapper.model import APIResource
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
 
 
 def _discoverer() -> SelfHealingDiscoverer:
     cluster = FakeCluster.embedded(mode="aggregated")
-    manifest = crd("t.example.com", "Thing", short_names=("th", "TH2"))
-    manifest["spec"]["names"]["categories"] = ["all", "Stuff"]
-    cluster.add_crd(manifest)
+    # Mixed-case traits: an aggregated API may serve them (kube-apiserver refuses them in a CRD).
+    cluster.add_api_resources("t.example.com/v1", [APIResource(
+        "things", "thing", True, "Thing", ("create", "delete", "get", "list", "patch", "update", "watch"),
+        ("th", "TH2"), ("all", "Stuff"))])
     cluster.add_crd(crd("u.example.com", "Unsung"))  # no singular given: upstream's guess "unsung"
     config = kclient.Configuration(host="https://kube.restmapper.test")
     client = DynamicClient(kclient.ApiClient(config), discoverer=lambda c, f: SelfHealingDiscoverer(

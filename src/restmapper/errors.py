@@ -60,6 +60,14 @@ def remembered_suffix(age: float, lifetime: float) -> str:
     return f" (as of {age:.1f} s ago; misses are cached for up to {lifetime:g} s)"
 
 
+def replayed_suffix(age: float, retry_in: float) -> str:
+    """What a discovery failure answered again from the retry backoff, without a request, appends to its message:
+    how old it is and when the next request is allowed
+    (`` (failed 0.3 s ago, not asked again yet: the retry backoff allows the next request in 0.7 s)``)."""
+    return (f" (failed {age:.1f} s ago, not asked again yet: the retry backoff allows the next request in "
+            f"{retry_in:.1f} s)")
+
+
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
     """Recreate an unpickled error without calling its ``__init__`` (whose signature is not ``*args``)."""
     exc = cls.__new__(cls)
@@ -73,10 +81,38 @@ class RestMapperError(Exception):
 
     Every subclass survives ``pickle`` (a lookup failing in a ``ProcessPoolExecutor`` worker reaches the parent
     with its message and fields), whatever its ``__init__`` signature: the fields are restored as they were.
+
+    Attributes:
+        replayed_age: for a discovery failure answered again from the cache's retry backoff (no request was
+            sent), the seconds since the request that failed; None for a failure this call received (the message
+            is then the server's answer as it came). A :class:`GroupDiscoveryError` holding replayed failures
+            has the oldest one's age.
+        retry_in: with ``replayed_age``, the seconds until the backoff allows the next request (0: now).
     """
+
+    replayed_age: float | None = None
+    retry_in: float | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+    def replayed(self, age: float, retry_in: float) -> RestMapperError:
+        """A copy of this failure answered again ``age`` seconds after it happened, without a request.
+
+        Args:
+            age: seconds since the request that failed.
+            retry_in: seconds until the next request is allowed (negative values count as 0).
+
+        Returns:
+            The same type with the same fields (cause included), ``replayed_age`` and ``retry_in`` set, and the
+            message followed by :func:`replayed_suffix` (``(failed 0.3 s ago, not asked again yet: ...)``).
+        """
+        retry_in = max(0.0, retry_in)
+        copy = _rebuild(type(self), (f"{self}{replayed_suffix(age, retry_in)}",),
+                        dict(self.__dict__, replayed_age=age, retry_in=retry_in))
+        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        assert isinstance(copy, RestMapperError)
+        return copy
 
 
 class InvalidArgumentError(RestMapperError, ValueError):
@@ -232,6 +268,22 @@ class GroupDiscoveryError(DiscoveryError):
         self.asked = asked
         self.hint = hint
         self.documents = docs
+        ages = [(e.replayed_age, e.retry_in or 0.0) for e in (*self.failed.values(), *docs.values())
+                if isinstance(e, RestMapperError) and e.replayed_age is not None]
+        if ages:
+            self.replayed_age = max(age for age, _ in ages)
+            self.retry_in = min(retry for _, retry in ages)
+
+    def with_failures(self, failed: Mapping[GroupVersion, BaseException],
+                      documents: Mapping[str, BaseException]) -> GroupDiscoveryError:
+        """A copy of this error (same type, question, hint, partial and cause) naming ``failed`` and
+        ``documents`` instead (the same failures, some told as replays: see :meth:`RestMapperError.replayed`)."""
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        GroupDiscoveryError.__init__(copy, self.group, failed, asked=self.asked, documents=documents,
+                                     partial=self.partial, hint=self.hint)
+        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        return copy
 
 
 class MalformedDiscoveryError(DiscoveryError):

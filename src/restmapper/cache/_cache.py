@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
 from restmapper.cache._legacy import needed_versions
+from restmapper.cache._replay import error_with_replays, scope_note
 from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
@@ -296,8 +297,8 @@ class DiscoveryCache(FetchingState):
                     self._last_miss_error is not None
                     or all(self.timing.rate_limited(h.fetched_at, now) for h in read)):  # confirmed recently
                 self._stats.negative_hits += 1
-                if self._last_miss_error is not None:
-                    raise self._last_miss_error
+                if self._last_miss_error is not None:  # a replay: says how old, unless this lookup got it
+                    raise error_with_replays(self._last_miss_error, scope_note(self.lookup, now))
                 return False
             self._last_miss_check = now
             self._last_miss_error = None

@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 
 from restmapper.cache._freshness import Action, decide
 from restmapper.cache._legacy import legacy_parts, needed_versions
+from restmapper.cache._replay import error_with_replays, scope_note
 from restmapper.cache._roots import ROOTS, RootDoc, Want, root_of, roots_for
 from restmapper.cache._state import CacheState
 from restmapper.cache._types import GroupEntry, RootSlot, is_transient
@@ -57,11 +58,14 @@ class FetchingState(CacheState):
                 return slot
             if action in (Action.FAIL, Action.SERVE_STALE):
                 error = self._backoff[path].error  # FAIL without a fetch: backing off from that failure
-                raise doc.error(error or DiscoveryError(f"unable to retrieve {path}")) from error
+                replay = doc.error(error or DiscoveryError(f"unable to retrieve {path}"))
+                raise error_with_replays(replay, scope_note(self.lookup, now)) from error  # says so, unless this lookup
+                # fetched it (it reads the document again after a failure of its own)
         try:
             return self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
         except RestMapperError as exc:
             # The flight's leader recorded the failure (once per fetch); each caller only decides what to serve.
+            self.lookup.mark(exc)  # this lookup's own failure, should it read the document again
             with self._lock:
                 slot = self._roots[path]
                 now = self.clock()
@@ -234,6 +238,7 @@ class FetchingState(CacheState):
                                  read=known_since is None)
                 if parts.failed:
                     self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now, fetch)
+                    self._stamp_failures_locked(g.name, parts.failed.values(), now)
                 elif not parts.stale:
                     self._succeeded_locked(g.name)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from restmapper.cache._flight import SingleFlight
 from restmapper.cache._freshness import Action, SlotState, Timing, decide
 from restmapper.cache._legacy import EntryParts, aggregated_parts
+from restmapper.cache._replay import stamp_failure
 from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, root_of
 from restmapper.cache._scope import LookupScope
 from restmapper.cache._source import DiscoverySource
@@ -125,11 +126,21 @@ class CacheState:
         b = self._backoff.setdefault(key, Backoff())
         if fetch is not None and b.fetch is fetch:
             b.error = error
+            stamp_failure(error, now, b.retry_at)
             return
         b.fetch = fetch
         b.attempts += 1
         b.error = error
         b.retry_at = self.timing.retry_at(b.attempts, now)
+        stamp_failure(error, now, b.retry_at)
+
+    def _stamp_failures_locked(self, key: str, errors: Iterable[BaseException], now: float) -> None:
+        """Stamp every failure kept in the entry under ``key`` with that key's backoff (see ``_replay``): lookups
+        answered from the entry before the next retry say they are replays."""
+        b = self._backoff.get(key)
+        if b is not None:
+            for error in errors:
+                stamp_failure(error, now, b.retry_at)
 
     def _succeeded_locked(self, key: str) -> None:
         """The answer under ``key`` was fetched: no backoff, and warn again at its next stale serving."""
@@ -313,6 +324,7 @@ class CacheState:
             self._put_locked(parts, now)
             if parts.failed:
                 self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
+                self._stamp_failures_locked(g.name, parts.failed.values(), now)
             else:
                 self._backoff.pop(g.name, None)
         names = {g.name for g in root.groups}

@@ -11,6 +11,7 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match
 from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
 from restmapper.mapper._args import api_version_parts, require_resource_type, require_resource_types
+from restmapper.mapper._typed import checked_reading
 from restmapper.model import RESTMapping
 
 __all__ = ["HEADERS", "Resolution", "render", "resolve_args"]
@@ -89,7 +90,7 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                 warnings.simplefilter("always", ShortNameConflictWarning)
                 warnings.simplefilter("always", PartialDiscoveryWarning)
                 try:
-                    require_resource_type("resolve_all", part, command=COMMAND)
+                    _require_resource_type(mapper, part)
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
                     out.append(Resolution(part, error=_one_line(exc), reason=reason_of(exc)))
@@ -101,6 +102,20 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                 continue
             out.append(Resolution(part, tuple(mappings)))
     return out, list(seen_warnings)
+
+
+def _require_resource_type(mapper: LazyRESTMapper, part: str) -> None:
+    """Refuse what is not a resource type (as ``resolve_all``), in CLI terms; an apiVersion and a type is told an
+    argument that resolves (``apps/v1 svc``: ``restmapper resolve svc``), checked with the server."""
+    try:
+        require_resource_type("resolve_all", part, command=COMMAND)
+    except InvalidArgumentError as exc:
+        def quiet(arg: str) -> RESTMapping:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # checking a suggestion: its short-name conflicts are not news
+                return mapper.resolve(arg)
+
+        raise checked_reading(exc, part, "resolve_all", quiet, command=COMMAND) from None
 
 
 def _pair_manifest_words(args: list[str]) -> Iterator[str]:

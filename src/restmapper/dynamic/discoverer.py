@@ -22,6 +22,7 @@ from kubernetes.dynamic.resource import Resource
 from restmapper import wire
 from restmapper._redact import scrubbing
 from restmapper.cache import GroupEntry
+from restmapper.cache._replay import Replays, replay_mark
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
@@ -280,15 +281,16 @@ class SelfHealingDiscoverer:
         if memo is not None:
             return SearchResults(memo.value)
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
         deps: Deps = []
         try:
             results, until, failures, entries, _ = self._lookup(q, deps)
             if failures:  # never memoized: each call re-checks, and warns
-                return search_answer(results, failures, q.asked("search"),
+                return search_answer(results, Replays(self._clock, since).failures(failures), q.asked("search"),
                                      lambda r: self._check_rank(r, q, entries))
         except GroupDiscoveryError as exc:
-            raise with_question(exc, q.asked("search")) from exc
+            raise Replays(self._clock, since).error(with_question(exc, q.asked("search"))) from exc
         if key is not None:
             remember(self._search_memo, key, results, None, until, deps, epoch)
         return SearchResults(results)
@@ -337,6 +339,7 @@ class SelfHealingDiscoverer:
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
         deps: Deps = []
         value: Any = None
@@ -353,8 +356,8 @@ class SelfHealingDiscoverer:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except GroupDiscoveryError as exc:
             if exc.asked:
-                raise
-            raise with_question(exc, q.asked()) from exc
+                raise Replays(self._clock, since).error(exc) from exc.__cause__
+            raise Replays(self._clock, since).error(with_question(exc, q.asked())) from exc
         if key is not None:
             remember(self._get_memo, key, value, error, until, deps, epoch)
         if error is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from restmapper.cache import GroupEntry
+from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._args import require_question_shape
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
@@ -134,6 +135,7 @@ class AnswerEngine(DirectPaths):
             found = direct()
             if found is not None:
                 return found
+        since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = question()
         epoch = Cell.epoch  # before any cell is read: a move during the computation makes the first hit check
         deps: list[tuple[Cell, int]] = []
@@ -148,7 +150,7 @@ class AnswerEngine(DirectPaths):
         except _Unconfirmed as exc:  # a no-match as of the last revalidation: kept only until its interval ends
             error, until, unconfirmed = exc.error, exc.confirmed_at + self.cache.miss_refresh_interval, True
         except GroupDiscoveryError as exc:
-            error, until = exc, self._clock()
+            error, until = Replays(self._clock, since).error(exc), self._clock()
         read = dict.fromkeys(deps)
         anywhere = read.pop((ANYWHERE, 0), False) is None  # the marker is always recorded at version 0
         if (OUTDATED, -1) in read:

@@ -12,10 +12,12 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 
-from restmapper.errors import NoResourceMatchError, RestMapperError
+from restmapper.cache._replay import Replays, replay_mark
+from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import Remembered, by_arg
+from restmapper.mapper._typed import checked_reading
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -72,6 +74,11 @@ class KubectlResolution(AnswerEngine):
             raise
         return result.mapping
 
+    def _quiet_resolve(self, arg: str) -> RESTMapping:
+        """:meth:`resolve` without warnings (a check of a suggestion, not the user's question)."""
+        require_resource_type("resolve", arg)
+        return self._answer(("resolve", arg, False), self._resolve_question(arg, False)).mapping
+
     def _is_category(self, arg: str) -> bool:
         try:
             return bool(self.expand_category(arg))
@@ -95,8 +102,12 @@ class KubectlResolution(AnswerEngine):
         require_str("resolve_all", args, "resource type arguments")
         out: dict[GroupVersionKind, RESTMapping] = {}
         failed: dict[GroupVersion, BaseException] = {}
+        since = replay_mark()  # failures recorded before this call are replays (they say so)
         elements = args.split(",")
-        require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
+        try:
+            require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
+        except InvalidArgumentError as exc:
+            raise checked_reading(exc, args, "resolve_all", self._quiet_resolve) from None
         for arg in elements:
             key = ("resolve", arg, True)
             memo = self._fresh_memo(key)
@@ -107,7 +118,7 @@ class KubectlResolution(AnswerEngine):
             failed.update(result.failed)
             for mapping in result.mappings:
                 out.setdefault(mapping.group_version_kind, mapping)
-        return ResolvedMappings(out.values(), failed)
+        return ResolvedMappings(out.values(), Replays(self._clock, since).failures(failed) if failed else failed)
 
     def _resolve(self, arg: str, *, expand_categories: bool) -> ResolveResult:
         """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
@@ -123,16 +134,21 @@ class KubectlResolution(AnswerEngine):
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
         warnings point at their caller."""
         require_str("resolve", arg, "a resource type argument")
-        require_resource_type("resolve_all" if expand_categories else "resolve", arg)
+        method = "resolve_all" if expand_categories else "resolve"
+        try:
+            require_resource_type(method, arg)
+        except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
+            raise checked_reading(exc, arg, method, self._quiet_resolve) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
+        since = replay_mark()
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
         if result is None:
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
-        if result.failed:
-            warnings.warn(partial_message(f'category "{arg}"', result.failed), PartialDiscoveryWarning,
-                          stacklevel=3)
+        if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
+            warnings.warn(partial_message(f'category "{arg}"', Replays(self._clock, since).failures(result.failed)),
+                          PartialDiscoveryWarning, stacklevel=3)
         return result
 
     def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:

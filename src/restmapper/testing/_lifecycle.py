@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersion
+from restmapper.testing._crd_rules import check_accepted_names
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp
 from restmapper.testing.crd import (
     CRD_GROUP_PRIORITY,
@@ -229,6 +230,11 @@ class CRDLifecycleMixin:
     def update_crd(self, manifest: Mapping[str, Any] | str) -> str:
         """Replace an existing CRD (as :meth:`add_crd`) and return its name.
 
+        A test's control, like :meth:`add_crd`: the manifest is validated as a new CRD is, without the rules of an
+        update through the API (an ``update``/``patch`` request of the CRD also refuses a new ``spec.group`` or
+        ``spec.names.plural``, and once Established a new ``spec.scope`` or ``spec.names.kind``, as
+        kube-apiserver does), so a test can change what a real cluster changes by deleting and recreating.
+
         Raises:
             KeyError: when no CRD of that name exists.
             InvalidCRDError: when the manifest is invalid.
@@ -349,7 +355,8 @@ class CRDLifecycleMixin:
 
         Raises:
             KeyError: when no such CRD exists.
-            InvalidArgumentError: for an unknown field or a value of the wrong type.
+            InvalidArgumentError: for an unknown field or a value of the wrong type; an
+                :class:`InvalidCRDError` for names kube-apiserver refuses (``Widgets``: not a DNS-1035 label).
         """
         update: dict[str, Any] = {}
         for key, value in names.items():
@@ -368,6 +375,9 @@ class CRDLifecycleMixin:
                 raise KeyError(name)
             new = copy.deepcopy(crd)
             new["status"]["acceptedNames"].update(update)
+            errors = check_accepted_names(new["status"]["acceptedNames"])  # as kube-apiserver's status validation
+            if errors:
+                raise InvalidCRDError.from_errors(errors)
             _, event = self._store.put(CRD_KEY, new)
             if event:
                 self._changed()

@@ -30,7 +30,7 @@ from restmapper.testing._list import ListOptionsError, ListSource, list_page, wa
 from restmapper.testing._router import Reply, Request
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, object_key
 from restmapper.testing._watch import WatchSpec, WatchStream
-from restmapper.testing.crd import InvalidCRDError
+from restmapper.testing.crd import InvalidCRDError, parse_crd
 from restmapper.testing.objects.namespaces import NAMESPACES_KEY, finish_namespace, terminate_namespace
 from restmapper.testing.objects.selectors import SelectorError, compile_selectors
 from restmapper.testing.objects.writes import (
@@ -85,6 +85,14 @@ class Target:
 
 def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> Reply:
     return docs.json_reply(code, docs.status_doc(code, reason, message, details))
+
+
+def _crd_invalid(name: str, exc: InvalidCRDError) -> Reply:
+    """422 for a CRD kube-apiserver's validation refuses, as ``errors.NewInvalid(CustomResourceDefinition.
+    apiextensions.k8s.io, name, errors)``: every error in the message and one cause per error."""
+    return _status(422, "Invalid", f'CustomResourceDefinition.apiextensions.k8s.io "{name}" is invalid: {exc.summary}',
+                   {"name": name, "group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition",
+                    "causes": exc.causes})
 
 
 def _bad_request(message: str) -> Reply:
@@ -279,7 +287,7 @@ def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
         try:
             crd_name = cluster.add_crd(new)
         except InvalidCRDError as exc:
-            return _status(422, "Invalid", str(exc), {"name": name, "group": t.gv.group, "kind": t.spec.name})
+            return _crd_invalid(name, exc)
         return docs.json_reply(201, _shown(cluster.internals.crds()[crd_name], t))
     stored, _ = cluster.internals.store.put(t.key, new)
     return docs.json_reply(201, _shown(stored, t))
@@ -288,9 +296,10 @@ def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
 def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new: dict[str, Any]) -> Reply:
     if t.key == CRD_KEY:
         try:
-            name = cluster.update_crd(new)
+            parse_crd(new, lambda _name: current)  # an update: group and plural immutable (scope, kind too once
+            name = cluster.update_crd(new)  # Established), as kube-apiserver's ValidateCustomResourceDefinitionUpdate
         except InvalidCRDError as exc:
-            return _status(422, "Invalid", str(exc), t.details(t.name or ""))
+            return _crd_invalid(t.name or "", exc)
         return docs.json_reply(200, _shown(cluster.internals.crds()[name], t))
     store = cluster.internals.store
     meta = new["metadata"]

@@ -20,10 +20,11 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.testing._crd_rules import FieldError, check_crd, summary
 from restmapper.testing.profile import ResourceSpec, SubresourceSpec
 
 __all__ = [
@@ -57,6 +58,24 @@ class InvalidCRDError(InvalidArgumentError):
         self.field = field
         self.reason = reason
         self.errors: list[tuple[int, InvalidCRDError]] = []
+        self.summary = f"{field}: {reason}"
+        kind = "Required" if reason.startswith("Required value") else "Invalid"
+        self.causes: list[dict[str, str]] = [{"reason": f"FieldValue{kind}", "message": reason, "field": field}]
+
+    @classmethod
+    def from_errors(cls, errors: Sequence[FieldError]) -> InvalidCRDError:
+        """The error for what kube-apiserver's validation found (every error, in its order).
+
+        Returns:
+            An error whose ``field``/``reason`` are the first error's, ``summary`` the list as kube-apiserver's
+            message prints it (``spec.group: Invalid value: "Example.com": ...``, several in ``[...]``) and
+            ``causes`` the Status causes (``reason``, ``message``, ``field``), one per error.
+        """
+        error = cls(errors[0].field, errors[0].body())
+        error.summary = summary(errors)
+        error.args = (f"invalid CustomResourceDefinition: {error.summary}",)
+        error.causes = [e.cause() for e in errors]
+        return error
 
 
 def storage_version_hash(group: str, version: str, kind: str) -> str:
@@ -123,8 +142,7 @@ def parse_crds(manifests: Mapping[str, Any] | str) -> list[dict[str, Any]]:
             doc = documents[number - 1]
             name = doc.get("metadata", {}).get("name") if isinstance(doc, dict) and isinstance(
                 doc.get("metadata"), dict) else None
-            lines.append(f"document {number}" + (f" (name: {name})" if name else "")
-                         + f": {problem.field}: {problem.reason}")
+            lines.append(f"document {number}" + (f" (name: {name})" if name else "") + f": {problem.summary}")
         error = InvalidCRDError("<documents>", f"{len(errors)} of {len(parsed) + len(errors)} documents are invalid:"
                                 f"\n" + "\n".join(lines))
         error.errors = errors
@@ -134,21 +152,27 @@ def parse_crds(manifests: Mapping[str, Any] | str) -> list[dict[str, Any]]:
     return parsed
 
 
-def parse_crd(manifest: Mapping[str, Any] | str) -> dict[str, Any]:
+def parse_crd(manifest: Mapping[str, Any] | str,
+              old_of: Callable[[str], Mapping[str, Any] | None] | None = None) -> dict[str, Any]:
     """Validate a CRD manifest and return a normalized deep copy.
 
     The copy has ``metadata.name`` set (``<plural>.<group>``) and ``spec.names`` defaulted as the API server
-    does (``singular`` = lowercase kind, ``listKind`` = kind + ``List``).
+    does (``singular`` = lowercase kind, ``listKind`` = kind + ``List``). It is then checked as kube-apiserver
+    checks a CRD (:mod:`restmapper.testing._crd_rules`: DNS-1123 group with a dot, DNS-1035 names and versions,
+    kind/listKind, scope, one storage version, unique versions, the name), every error at once.
 
     Args:
         manifest: a CRD as a dict or as YAML/JSON text holding exactly one document.
+        old_of: for an update, gives the stored CRD of a name (None: none): when there is one, the update rules
+            apply (``spec.group`` and ``spec.names.plural`` immutable, and ``spec.scope`` and ``spec.names.kind``
+            once Established) instead of the name rule.
 
     Returns:
         The normalized manifest (never the caller's object).
 
     Raises:
-        InvalidCRDError: when a required field is missing or has the wrong type, when no version or more than
-            one version is the storage version, or when ``metadata.name`` is not ``<plural>.<group>``.
+        InvalidCRDError: when a required field is missing or has the wrong type, or kube-apiserver's validation
+            finds errors (``causes`` lists each, as the Status causes of its 422 answer).
     """
     if isinstance(manifest, str):
         import yaml  # only YAML input needs it; keeps importing the kit cheap
@@ -170,9 +194,7 @@ def parse_crd(manifest: Mapping[str, Any] | str) -> dict[str, Any]:
     names = _require(spec, "names", "spec.names", dict)
     plural = _require(names, "plural", "spec.names.plural")
     kind = _require(names, "kind", "spec.names.kind")
-    scope = _require(spec, "scope", "spec.scope")
-    if scope not in ("Namespaced", "Cluster"):
-        raise InvalidCRDError("spec.scope", f"unsupported value {scope!r}: must be Namespaced or Cluster")
+    _require(spec, "scope", "spec.scope")
     for key in ("singular", "listKind"):
         if key in names and not isinstance(names[key], str):
             raise InvalidCRDError(f"spec.names.{key}", "must be a string")
@@ -181,28 +203,23 @@ def parse_crd(manifest: Mapping[str, Any] | str) -> dict[str, Any]:
     for key in ("shortNames", "categories"):
         _string_list(names, key)
     versions = _require(spec, "versions", "spec.versions", list)
-    if not versions:
-        raise InvalidCRDError("spec.versions", "must have at least one version")
-    seen: set[str] = set()
     for i, v in enumerate(versions):
-        name = _require(v, "name", f"spec.versions[{i}].name")
-        if name in seen:
-            raise InvalidCRDError(f"spec.versions[{i}].name", f"duplicate version {name!r}")
-        seen.add(name)
+        _require(v, "name", f"spec.versions[{i}].name")
         for flag in ("served", "storage"):
             _require(v, flag, f"spec.versions[{i}].{flag}", bool)
         sub = v.get("subresources")
         if sub is not None and not isinstance(sub, Mapping):
             raise InvalidCRDError(f"spec.versions[{i}].subresources", "must be an object")
-    if sum(1 for v in versions if v["storage"]) != 1:
-        raise InvalidCRDError("spec.versions", "exactly one version must be the storage version")
     metadata = crd.setdefault("metadata", {})
     if not isinstance(metadata, dict):
         raise InvalidCRDError("metadata", "must be an object")
-    expected = f"{plural}.{group}"
-    metadata.setdefault("name", expected)
-    if metadata["name"] != expected:
-        raise InvalidCRDError("metadata.name", f"must be spec.names.plural+\".\"+spec.group ({expected!r})")
+    metadata.setdefault("name", f"{plural}.{group}")
+    if not isinstance(metadata["name"], str):
+        raise InvalidCRDError("metadata.name", "must be a str")
+    old = old_of(metadata["name"]) if old_of is not None else None
+    errors = check_crd(crd, old)
+    if errors:
+        raise InvalidCRDError.from_errors(errors)
     return crd
 
 

@@ -64,16 +64,31 @@ class Resource:
         return {"name": name, **({"group": self.group} if self.group else {}), "kind": self.plural}
 
     def invalid(self, name: str, field: str, message: str) -> APIError:
-        """422 Invalid for one field, as ``errors.NewInvalid``."""
-        return APIError(422, "Invalid", f'{self.kind} "{name}" is invalid: {field}: {message}',
-                        {**self.details(name), "kind": self.kind,
-                         "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}]})
+        """422 Invalid for one field, as ``errors.NewInvalid``: ``Kind.group "name" is invalid: field: message``,
+        ``details`` with the name, group, kind and the cause (``message`` starts with the error type:
+        ``Forbidden: ...``, ``Required value``, ...)."""
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        details = {**self.details(name), "kind": self.kind, "causes": [_cause(field, message)]}
+        if not name:
+            del details["name"]  # omitted when empty, as every empty field of a Status
+        return APIError(422, "Invalid", f'{kind} "{name}" is invalid: {field}: {message}', details)
+
+
+_CAUSES = (("Required value", "FieldValueRequired"), ("Forbidden", "FieldValueForbidden"),
+           ("Unsupported value", "FieldValueNotSupported"), ("Too long", "FieldValueTooLong"),
+           ("Duplicate value", "FieldValueDuplicate"))
+
+
+def _cause(field: str, message: str) -> dict[str, str]:
+    """The Status cause of one field error: its ``reason`` is the type its message starts with (apimachinery's
+    ``field.ErrorType``: ``Forbidden: ...`` is ``FieldValueForbidden``), else ``FieldValueInvalid``."""
+    reason = next((r for prefix, r in _CAUSES if message.startswith(prefix)), "FieldValueInvalid")
+    return {"reason": reason, "message": message, "field": field}
 
 
 def _options_invalid(kind: str, field: str, message: str) -> APIError:
     return APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: {field}: {message}',
-                    {"group": "meta.k8s.io", "kind": kind,
-                     "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}]})
+                    {"group": "meta.k8s.io", "kind": kind, "causes": [_cause(field, message)]})
 
 
 def write_manager(query: Mapping[str, str], user_agent: str | None) -> str:
@@ -91,7 +106,7 @@ def write_manager(query: Mapping[str, str], user_agent: str | None) -> str:
 def _identity(res: Resource, body: Mapping[str, Any], namespace: str | None, name: str | None) -> None:
     meta = body.get("metadata")
     if not isinstance(meta, dict):
-        raise APIError(422, "Invalid", f"{res.kind} is invalid: metadata: Required value")
+        raise res.invalid("", "metadata.name", "Required value: name or generateName is required")
     if body.get("kind") not in (None, res.kind):
         raise APIError(400, "BadRequest", f"the kind of the provided object ({body.get('kind')}) does not match the "
                        f"resource ({res.kind})")

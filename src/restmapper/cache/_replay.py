@@ -1,0 +1,123 @@
+"""Failures answered again from the retry backoff: stamped when the cache records them, told apart when raised.
+
+A failed fetch is backed off from (1 s, then 2 s, ... up to ``retry_max``): until then, lookups that need what
+failed get the recorded failure again, without a request. Such a replay must say so, as a remembered no-match
+does (``... (failed 0.3 s ago, not asked again yet: the retry backoff allows the next request in 0.7 s)``), while
+a failure the lookup received from the server is told exactly as it came.
+
+The cache stamps each failure it records with when it failed, when the backoff allows the next request, and a
+number from one process-wide sequence. A caller (the mapper's and the drop-in's public methods) takes a number
+from the same sequence when it starts (:class:`Replays`): a failure stamped before that is a replay; one stamped
+after (its own request, or one it shared through single-flight) is first-hand. The cache itself, replaying a
+root document's failure without a fetch, judges by its lookup scope (:func:`scope_note`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from restmapper.cache._scope import LookupScope
+from restmapper.errors import GroupDiscoveryError, RestMapperError
+
+__all__ = ["ReplayNote", "Replays", "error_with_replays", "replay_mark", "scope_note", "stamp_failure",
+           "with_replays"]
+
+ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
+"""Whether a failure is a replay: ``(age, retry_in)`` seconds for one answered again without a request, else None."""
+
+_SEQUENCE = itertools.count(1)  # next() on a count is atomic: threads never get the same number
+_ATTR = "_restmapper_backoff"
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    failed_at: float  # clock reading (s) of the failure
+    retry_at: float  # clock reading (s) from which the backoff allows the next request
+    number: int  # from _SEQUENCE: orders the failure against the start of a call
+
+
+def stamp_failure(error: BaseException, failed_at: float, retry_at: float) -> None:
+    """Record on ``error`` (a failure the cache keeps for its backoff) when it failed and when the next request is
+    allowed; an error stamped already keeps its first stamp (the same failure read again is not new)."""
+    if isinstance(error, RestMapperError) and error.replayed_age is None and _ATTR not in error.__dict__:
+        error.__dict__[_ATTR] = _Stamp(failed_at, retry_at, next(_SEQUENCE))
+
+
+def _note(error: BaseException, now: float, first_hand: Callable[[_Stamp], bool]) -> tuple[float, float] | None:
+    stamp: Any = error.__dict__.get(_ATTR) if isinstance(error, RestMapperError) else None
+    if not isinstance(stamp, _Stamp) or first_hand(stamp):
+        return None
+    return max(0.0, now - stamp.failed_at), max(0.0, stamp.retry_at - now)
+
+
+def with_replays(failed: Mapping[Any, BaseException], note: ReplayNote,
+                 copies: dict[int, BaseException] | None = None) -> dict[Any, BaseException]:
+    """``failed`` with each failure ``note`` calls a replay replaced by its
+    :meth:`~restmapper.errors.RestMapperError.replayed` copy (a new dict, same keys and order; failures told as
+    replays already are kept; ``copies``, by ``id`` of the original: one failure named twice gets one copy)."""
+    made = {} if copies is None else copies
+    out: dict[Any, BaseException] = {}
+    for key, err in failed.items():
+        copy = made.get(id(err))
+        if copy is None:
+            copy = err
+            if isinstance(err, RestMapperError) and err.replayed_age is None:
+                found = note(err)
+                if found is not None:
+                    copy = err.replayed(*found)
+            made[id(err)] = copy
+        out[key] = copy
+    return out
+
+
+def error_with_replays(exc: GroupDiscoveryError, note: ReplayNote) -> GroupDiscoveryError:
+    """``exc`` with every failure ``note`` calls a replay saying so in its message and fields; ``exc`` itself when
+    none is (else a copy of the same type, whose ``replayed_age``/``retry_in`` are the oldest/soonest)."""
+    copies: dict[int, BaseException] = {}
+    failed = with_replays(exc.failed, note, copies)
+    documents = with_replays(exc.documents, note, copies)
+    if all(copies[id(e)] is e for e in (*exc.failed.values(), *exc.documents.values())):
+        return exc
+    return exc.with_failures(failed, documents)
+
+
+def scope_note(lookup: LookupScope, now: float) -> ReplayNote:
+    """The judge of the cache's own replays: a stamped failure the current lookup did not fetch is a replay."""
+    return lambda error: None if lookup.fetched(error) else _note(error, now, lambda _s: False)
+
+
+def replay_mark() -> int:
+    """A number to take when a call starts (cheap: one ``next()``); failures stamped before it are replays, see
+    :class:`Replays`."""
+    return next(_SEQUENCE)
+
+
+class Replays:
+    """The judge for one call: failures stamped before the call started are replays.
+
+    Args:
+        clock: the cache's clock (seconds), read when a judgement is made.
+        since: the :func:`replay_mark` taken when the call started (None: now).
+    """
+
+    __slots__ = ("_clock", "_since")
+
+    def __init__(self, clock: Callable[[], float], since: int | None = None) -> None:
+        self._clock = clock
+        self._since = next(_SEQUENCE) if since is None else since
+
+    def note(self) -> ReplayNote:
+        """The judge as :data:`~restmapper.errors.ReplayNote` (the clock read once, now)."""
+        now, since = self._clock(), self._since
+        return lambda error: _note(error, now, lambda s: s.number > since)
+
+    def error(self, exc: GroupDiscoveryError) -> GroupDiscoveryError:
+        """``exc`` with its replayed failures saying so (``exc`` itself when there is none)."""
+        return error_with_replays(exc, self.note())
+
+    def failures(self, failed: Mapping[Any, BaseException]) -> dict[Any, BaseException]:
+        """``failed`` (a partial answer's failures) with its replayed failures saying so."""
+        return with_replays(failed, self.note())

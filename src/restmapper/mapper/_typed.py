@@ -1,0 +1,113 @@
+"""What to tell someone who typed an apiVersion and a type (``apps/v1 svc``, ``apps/v1/svc``): an argument that
+resolves, checked against the server.
+
+:func:`~restmapper.mapper._args.require_resource_type` refuses those forms before any request and reads them as
+``TYPE.VERSION.GROUP`` (``svc.v1.apps``). That reading names nothing when the type is not served there (``svc``
+is a core short name). :func:`checked_reading` asks the server: the reading stands when it resolves at that
+group version; otherwise the message says that the group version serves no such type and names what does
+resolve (``TYPE.GROUP`` when the group serves it at another version, else ``TYPE`` alone), or says that the
+server has no such type. When the server cannot be read, the plain reading is kept (nothing is called missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from restmapper.errors import AmbiguousKindError, AmbiguousResourceError, InvalidArgumentError, is_no_match
+from restmapper.mapper._args import api_version_parts, typed_at_version
+from restmapper.model import GroupVersion, RESTMapping
+
+__all__ = ["api_version_and_type", "checked_reading"]
+
+
+def api_version_and_type(arg: str) -> tuple[str, str, str, bool] | None:
+    """``(group, version, type, manifest)`` when ``arg`` reads as an apiVersion and a type, as
+    :func:`~restmapper.mapper._args.require_resource_type` reads it: ``apps/v1 Deployment`` (``manifest`` True:
+    a manifest's apiVersion and kind), ``apps/v1/Deployment`` or ``v1/pods`` (False); else None."""
+    words = arg.split()
+    if len(words) == 2 and "/" not in words[1] and (parts := api_version_parts(words[0])) is not None:
+        return parts[0], parts[1], words[1], True
+    if len(words) == 1 and "/" in arg:
+        head, _, name = arg.rpartition("/")
+        parts = api_version_parts(head)
+        if parts is not None and name and (parts[0] or arg.count("/") == 1):
+            return parts[0], parts[1], name, False
+    return None
+
+
+class _Unchecked(Exception):
+    """The server could not tell (a discovery failure, an ambiguity): keep the plain reading."""
+
+
+def _found(resolve: Callable[[str], RESTMapping], arg: str) -> RESTMapping | None:
+    """What ``arg`` resolves to; None for a no-match or an argument refused as such (a category)."""
+    try:
+        return resolve(arg)
+    except (AmbiguousResourceError, AmbiguousKindError) as exc:
+        raise _Unchecked from exc
+    except InvalidArgumentError:
+        return None
+    except Exception as exc:
+        if is_no_match(exc):
+            return None
+        raise _Unchecked from exc
+
+
+def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolve: Callable[[str], RESTMapping],
+                    *, command: str = "") -> InvalidArgumentError:
+    """The error to raise for ``arg`` instead of ``refused`` (what ``require_resource_type`` raised for it).
+
+    Args:
+        refused: the error of the argument check.
+        arg: the argument as typed.
+        method: the Python method called (named in the message unless ``command`` is given).
+        resolve: resolves one resource type argument (``mapper.resolve``; may do I/O).
+        command: the shell command to name instead (``restmapper resolve``).
+
+    Returns:
+        ``refused`` when ``arg`` is not an apiVersion and a type, when ``TYPE.VERSION.GROUP`` resolves at that
+        group version, or when the server cannot tell; else an :class:`InvalidArgumentError` saying that the
+        group version serves no such type and ending with an argument that resolves (``restmapper resolve svc``,
+        ``resolve("svc")``), or saying that the server has no such type.
+    """
+    parsed = api_version_and_type(arg)
+    if parsed is None:
+        return refused
+    group, version, name, manifest = parsed
+    gv = f"{group}/{version}" if group else version
+    caller = command or f"{method}()"
+    form = "a manifest's apiVersion and kind" if manifest else "an apiVersion and a type"
+    start = f'{caller} takes a resource type; "{arg}" reads as {form}, but '
+    wanted = GroupVersion(group, version)
+
+    def instead(what: str) -> str:
+        return f"{command} {what}" if command else f'{method}("{what}")'
+
+    try:
+        there = _found(resolve, typed_at_version(group, version, name))
+        if there is not None and there.group_version_kind.group_version == wanted:
+            kind = there.group_version_kind.kind
+            if not manifest or command or kind == name:
+                return refused
+            # cj: the manifest's kind is CronJob, which is what rest_mapping needs
+            typed = instead(typed_at_version(group, version, name))
+            return InvalidArgumentError(
+                f'{caller} takes a resource type; "{arg}" reads as {form}: {typed}'
+                f'; for a manifest use rest_mapping(GroupVersionKind.from_api_version_and_kind("{gv}", "{kind}"))')
+        for candidate in ([f"{name}.{group}"] if group else []) + [name]:
+            found = _found(resolve, candidate)
+            if found is None:
+                continue
+            if group and found.resource.group == group:
+                # A short name of the group (hpa): its plural at the version asked, when served there.
+                plural = typed_at_version(group, version, found.resource.resource)
+                at = _found(resolve, plural)
+                if at is not None and at.group_version_kind.group_version == wanted:
+                    return InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as {form} ("{name}" '
+                                                f"is {found.resource.group_resource}): {instead(plural)}")
+            what = (f'"{candidate}" {"alone " if candidate == name else ""}is '
+                    f"{found.resource.group_resource} ({found.group_version_kind.group_version})")
+            return InvalidArgumentError(f'{start}{gv} serves no resource type "{name}"; {what}: {instead(candidate)}')
+    except _Unchecked:
+        return refused
+    return InvalidArgumentError(f'{start}the server doesn\'t have a resource type "{name}"')

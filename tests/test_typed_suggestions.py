@@ -1,0 +1,112 @@
+"""An apiVersion followed by a type is told an argument that resolves (the finding after new-user review 13).
+
+``restmapper resolve apps/v1 svc`` suggested ``svc.v1.apps``, which names nothing: ``svc`` is a core short name.
+The suggestion for ``GV TYPE`` and ``GV/TYPE`` is checked against the server: ``TYPE.VERSION.GROUP`` when it
+resolves there; otherwise what does resolve (``TYPE.GROUP``, or ``TYPE`` alone), saying that the group version
+serves no such type; or, when nothing serves it, that the server has no such type. Each suggestion is run, over a
+matrix of apiVersions (served, unserved, unknown) and types (plurals, kinds and short names of several groups).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from restmapper import LazyRESTMapper
+from restmapper.cli import run
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import InvalidArgumentError, is_no_match
+from restmapper.testing import FakeCluster, InProcessTransport
+
+CLUSTER = FakeCluster.embedded()
+API_VERSIONS = ["v1", "apps/v1", "batch/v1", "autoscaling/v1", "autoscaling/v2", "cert-manager.io/v1", "apps/v1beta1",
+                "argoproj.io/v1alpha1", "nope.example.com/v1"]
+TYPES = ["pods", "Pod", "po", "svc", "services", "deploy", "Deployment", "deployments", "cronjobs", "CronJob", "cj",
+         "hpa", "HorizontalPodAutoscaler", "Certificate", "certs", "apps", "Application", "Event", "ev",
+         "nosuchtype"]
+SHAPES = ["{gv} {name}", "{gv}/{name}"]
+WRONG = "serves no resource type"
+
+
+def _mapper() -> LazyRESTMapper:
+    return LazyRESTMapper(DiscoveryClient(InProcessTransport(CLUSTER)))
+
+
+def _check(mapper: LazyRESTMapper, text: str, gv: str, name: str, suggestion: str | None) -> None:
+    """``suggestion`` (None: the message gave none) resolves, and at ``gv`` unless the message says ``gv`` lacks it."""
+    group, _, version = gv.rpartition("/")
+    if suggestion is None:
+        assert f'the server doesn\'t have a resource type "{name}"' in text, text
+        with pytest.raises(Exception) as info:
+            mapper.resolve(name)
+        assert is_no_match(info.value) or isinstance(info.value, InvalidArgumentError), text
+        return
+    got = mapper.resolve(suggestion).group_version_kind
+    if WRONG in text:
+        assert f'{gv} {WRONG} "{name}"' in text, text
+        assert suggestion != f"{name}.{version}.{group}", text
+    else:
+        assert (got.group, got.version) == (group, version), (text, got)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_suggestion_for_an_api_version_and_a_type_resolves(shape: str) -> None:
+    mapper = _mapper()
+    checked = 0
+    for gv in API_VERSIONS:
+        for name in TYPES:
+            arg = shape.format(gv=gv, name=name)
+            for method in ("resolve", "resolve_all"):
+                with pytest.raises(InvalidArgumentError) as info:
+                    getattr(mapper, method)(arg)
+                text = str(info.value)
+                assert not is_no_match(info.value)
+                found = re.findall(r'resolve(?:_all)?\("([^"]+)"\)', text)
+                _check(mapper, text, gv, name, found[0] if found else None)
+                checked += 1
+    assert checked == len(API_VERSIONS) * len(TYPES) * 2
+
+
+@pytest.mark.parametrize("shape", ["{gv} {name}", "{gv}/{name}", "two words"])
+def test_every_cli_suggestion_for_an_api_version_and_a_type_resolves(shape: str) -> None:
+    mapper = _mapper()
+    for gv in API_VERSIONS:
+        for name in TYPES:
+            if shape == "two words" and "/" not in gv:
+                continue  # kubectl reads "v1 Pod" typed as two words as TYPE NAME, and so does the CLI
+            argv = [gv, name] if shape == "two words" else [shape.format(gv=gv, name=name)]
+            out, err = io.StringIO(), io.StringIO()
+            assert run(["resolve", "--embedded", *argv], stdout=out, stderr=err) == 1
+            [line] = err.getvalue().splitlines()
+            assert line.startswith("error: restmapper resolve takes a resource type"), line
+            assert "()" not in line and "rest_mapping" not in line, line
+            found = re.findall(r"restmapper resolve (\S+)$", line)
+            _check(mapper, line, gv, name, found[0] if found else None)
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["apps/v1", "svc"], 'apps/v1 serves no resource type "svc"; "svc" alone is services (v1): restmapper resolve svc'),
+    (["apps/v1/svc"], 'apps/v1 serves no resource type "svc"; "svc" alone is services (v1): restmapper resolve svc'),
+    (["v1 Deployment"], 'v1 serves no resource type "Deployment"; "Deployment" alone is deployments.apps '
+                           "(apps/v1): restmapper resolve Deployment"),
+    (["apps/v1beta1", "Deployment"], 'apps/v1beta1 serves no resource type "Deployment"; "Deployment.apps" is '
+                                     "deployments.apps (apps/v1): restmapper resolve Deployment.apps"),
+    (["apps/v1", "nosuchtype"], 'the server doesn\'t have a resource type "nosuchtype"'),
+    (["apps/v1", "Deployment"], "restmapper resolve Deployment.v1.apps"),
+])
+def test_the_cli_says_what_the_api_version_lacks(argv: list[str], says: str) -> None:
+    err = io.StringIO()
+    assert run(["resolve", "--embedded", *argv], stdout=io.StringIO(), stderr=err) == 1
+    assert err.getvalue().rstrip("\n").endswith(says), err.getvalue()
+
+
+def test_a_suggestion_that_cannot_be_checked_keeps_the_plain_reading() -> None:
+    """The server cannot be read: the type is not called missing, and the reading is given as before."""
+    cluster = FakeCluster.embedded()
+    cluster.inject("/api*", status=503, body="down")
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)))
+    with pytest.raises(InvalidArgumentError) as info:
+        mapper.resolve("apps/v1 svc")
+    assert 'resolve("svc.v1.apps")' in str(info.value) and WRONG not in str(info.value), str(info.value)
