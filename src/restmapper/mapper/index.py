@@ -128,13 +128,19 @@ _set = object.__setattr__
 
 def _new_mapping(gv: GroupVersion, entry: ResourceEntry, kind: str) -> RESTMapping:
     """``RESTMapping(gv.with_resource(entry.plural), gv.with_kind(kind), entry.scope, entry.api_resource)``,
-    built without the constructors' type checks: every part is a str or a Scope the index already holds (a
-    first-time question builds its mapping; the checks were a third of its cost)."""
+    built without the constructors' type checks (see :func:`_mapping_of`)."""
+    return _mapping_of(gv, entry.plural, kind, entry.scope, entry.api_resource)
+
+
+def _mapping_of(gv: GroupVersion, plural: str, kind: str, scope: Scope, api_resource: APIResource) -> RESTMapping:
+    """``RESTMapping(gv.with_resource(plural), gv.with_kind(kind), scope, api_resource)``, built without the
+    constructors' type checks: every part is a str or a Scope the index already holds (every resource of an
+    index gets its mapping when the index is built; the checks were a third of the cost)."""
     group, version = gv.group, gv.version
     gvr = _new(GroupVersionResource)
     _set(gvr, "group", group)
     _set(gvr, "version", version)
-    _set(gvr, "resource", entry.plural)
+    _set(gvr, "resource", plural)
     gvk = _new(GroupVersionKind)
     _set(gvk, "group", group)
     _set(gvk, "version", version)
@@ -142,8 +148,8 @@ def _new_mapping(gv: GroupVersion, entry: ResourceEntry, kind: str) -> RESTMappi
     mapping = _new(RESTMapping)
     _set(mapping, "resource", gvr)
     _set(mapping, "group_version_kind", gvk)
-    _set(mapping, "scope", entry.scope)
-    _set(mapping, "api_resource", entry.api_resource)
+    _set(mapping, "scope", scope)
+    _set(mapping, "api_resource", api_resource)
     return mapping
 
 
@@ -174,7 +180,10 @@ class VersionIndex:
             if "/" in res.name or not res.name:
                 continue
             singular = res.singular_name or unsafe_guess_kind_to_resource(res.kind)[1]
-            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res, group_version)
+            # The mapping is built with the entry (one per resource, shared): a first-time question then
+            # allocates nothing for it, and the question right after a group refreshed finds it built.
+            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res, group_version,
+                                  _mapping_of(group_version, res.name, res.kind, res.scope, res))
             entries.append(entry)
             for name in (entry.plural, entry.singular):
                 if not name:
