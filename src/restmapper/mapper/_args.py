@@ -17,7 +17,7 @@ from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVer
 
 __all__ = ["api_version_parts", "check_options", "group_kind_and_versions", "gvr_key", "is_group_name",
            "not_a_category", "require_group_name", "require_gv", "require_gvr", "require_question_shape",
-           "require_resource_type", "require_resource_types", "require_str", "typed_at_version"]
+           "require_resource_type", "require_resource_types", "require_str", "servable", "typed_at_version"]
 
 
 def _name(value: object) -> str:
@@ -94,6 +94,12 @@ _INTERNAL = "__internal"  # apimachinery's runtime.APIVersionInternal: skipped i
 def _servable(group: str, version: str) -> bool:
     return (not group or is_group_name(group)) and (not version or version == _INTERNAL or (
         len(version) <= 63 and _VERSION.fullmatch(version) is not None))
+
+
+servable = _servable
+"""``servable(group, version)``: True when a server can serve ``group`` (``""``: core) at ``version`` (``""``:
+any), memoized: the test :func:`require_question_shape` makes for one version, for a hot path that calls it only
+to word a refusal (``False``)."""
 
 
 def require_question_shape(method: str, group: str, versions: tuple[str, ...] = (), *, gvr: bool = False) -> None:

@@ -68,7 +68,9 @@ class DirectPaths:
     def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
                         ) -> RESTMapping | None:
         """``rest_mapping(group_kind, *versions)`` when the group is ready and serves the kind: one lock, a few
-        dictionary reads and the group's cell (the only one the answer depends on)."""
+        dictionary reads and the group's cell (the only one the answer depends on). Written flat: this is also
+        the first question about a group right after it refreshed, on memory the reload made cold, where each
+        call and object costs."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         groups = self._groups
         if self.cache.generation != groups.generation:
@@ -79,18 +81,24 @@ class DirectPaths:
         index, until, cell, version = ready
         if not versions:
             entry = index.kind_first.get(group_kind.kind)  # the group's kind priority, one flat table
-            if entry is None:
-                return None
-            found = entry_mapping(entry)
-        else:
-            if len(versions) == 1:
-                wanted: tuple[str, ...] = () if versions[0] in ("", "__internal") else versions
+        elif len(versions) == 1:
+            asked = versions[0]
+            if asked in ("", "__internal"):
+                entry = index.kind_first.get(group_kind.kind)
             else:
-                wanted = tuple(v for v in versions if v and v != "__internal")
-            mapping = index.kind_mapping(group_kind.kind, wanted)
+                vindex = index.version(asked)
+                entry = None if vindex is None else vindex.match_kind(group_kind.kind)
+        else:
+            mapping = index.kind_mapping(group_kind.kind, tuple(v for v in versions if v and v != "__internal"))
             if mapping is None:
                 return None
-            found = mapping
+            self._memo.put(key, Remembered(mapping, None, until, (), False, epoch, cell, version))
+            return mapping
+        if entry is None:
+            return None
+        found = entry.mapping_memo  # built with the index
+        if found is None:
+            found = entry_mapping(entry)
         self._memo.put(key, Remembered(found, None, until, (), False, epoch, cell, version))
         return found
 

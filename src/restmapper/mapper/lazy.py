@@ -26,6 +26,7 @@ from restmapper.mapper._args import (
     require_gv,
     require_question_shape,
     require_str,
+    servable,
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
@@ -319,7 +320,10 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
-        require_question_shape("rest_mapping", group_kind.group, versions)
+            if len(versions) != 1 or not servable(group_kind.group, versions[0]):
+                require_question_shape("rest_mapping", group_kind.group, versions)
+        elif not servable(group_kind.group, ""):
+            require_question_shape("rest_mapping", group_kind.group)  # raises, worded
         found = self._direct_mapping(key, group_kind, versions)
         if found is not None:
             return found
