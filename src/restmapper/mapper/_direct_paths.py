@@ -75,10 +75,15 @@ class DirectPaths:
         groups = self._groups
         if self.cache.generation != groups.generation:
             groups.catch_up()
-        ready = groups.ready_one(group_kind.group, self._clock())
-        if ready is None:
-            return None
-        index, until, cell, version = ready
+        now = self._clock()
+        with groups._lock:  # :meth:`IndexedGroups.ready_one`, inlined (one call less on this path)
+            if self.cache.generation != groups.generation:
+                return None
+            one = groups._ready.get(group_kind.group)
+            if one is None or one[1] <= now:
+                return None
+            index, until, _e, cell = one
+            version = cell.version
         if not versions:
             entry = index.kind_first.get(group_kind.kind)  # the group's kind priority, one flat table
         elif len(versions) == 1:
