@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from restmapper.mapper.index import GroupIndex, ResourceEntry, name_hit, name_reading
+from restmapper.mapper.index import GroupIndex, ResourceEntry, name_reading
 from restmapper.mapper.shortcut import short_name_warning
 from restmapper.model import GroupResource
 
@@ -46,7 +46,12 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
         if arg in index.name_first:  # its keys are ``index.names``
             break
     else:
-        targets = [(index, plural) for index in indexes for plural in index.short_names.get(arg, ())]
+        targets: list[tuple[GroupIndex, str]] = []  # a loop, not a comprehension: no frame on this path
+        for index in indexes:
+            claimed = index.short_names.get(arg)
+            if claimed:
+                for plural in claimed:
+                    targets.append((index, plural))
         if targets:
             index, plural = targets[0]
             warnings = tuple(short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
@@ -56,7 +61,9 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
     for index in indexes:  # the resource reading: the first group serving the name ranks first
         table = index.name_first
         if lowered in table:
-            found = name_reading(table[lowered])  # the kind the name selects, at the first version serving it
+            # The kind the name selects, at the first version serving it (:func:`name_reading`, inlined).
+            first = table[lowered]
+            found = first[1] if isinstance(first, tuple) else first
             return None if found is None else (found, ())
     core = indexes[0] if indexes and not indexes[0].name else None
     entry = core.kind_first.get(arg) if core is not None else None
@@ -139,7 +146,8 @@ def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> Reso
             return hits[0] if len(hits) == 1 else None
         table = index.name_first
         if name in table:
-            return name_hit(table[name])
+            first = table[name]
+            return first[0] if isinstance(first, tuple) else first  # :func:`name_hit`, inlined
     return None
 
 

@@ -14,14 +14,14 @@ Each path touches only the groups of the question's candidates and, in each, one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
-from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
+from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.index import GroupIndex, ResourceEntry, entry_mapping
-from restmapper.mapper.merged import Cell, Dependencies
+from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.resolve import ResolveResult
 from restmapper.mapper.shortcut import expand_category
 from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
@@ -45,6 +45,9 @@ def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
 
 _Candidates = tuple[list[GroupIndex], float, Dependencies, bool]
 """Ready groups in priority order, until when (clock seconds), the cells read, whether from any group."""
+
+_Lookup = Callable[[MergedIndex, str, list[tuple[Cell, int]]], Collection[str]]
+"""A lookup of the merged index (``MergedIndex.with_name``...): the groups serving a key, recording its cells."""
 
 
 class DirectPaths:
@@ -129,7 +132,7 @@ class DirectPaths:
             core = self._groups.index.index("")
             v1 = core.version("v1") if core is not None and resource.version in ("", "v1") else None
             candidates = self._candidates(v1 is not None and bool(v1.match_resource(lowered)),
-                                          lambda merged, deps: merged.with_name(name, deps))
+                                          MergedIndex.with_name, name)
         if candidates is None:
             return None
         hit = resource_hit(lowered, resource.version, candidates[0])
@@ -146,9 +149,8 @@ class DirectPaths:
         if "." in arg:
             return self._direct_dotted(key, arg)
         core = self._groups.index.index("")
-        candidates = self._candidates(
-            core is not None and arg.lower() in core.name_first,
-            lambda merged, deps: merged.with_name_or_short_name(arg, deps))
+        candidates = self._candidates(core is not None and arg.lower() in core.name_first,
+                                      MergedIndex.with_name_or_short_name, arg)
         if candidates is None:
             return None
         found = plain_mapping(arg, candidates[0])
@@ -190,21 +192,21 @@ class DirectPaths:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        candidates = self._candidates(False, lambda merged, deps: merged.with_category(name, deps))
+        candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None
         members = tuple(expand_category(name, candidates[0]))
         return self._remember(key, members, epoch, *candidates[1:]) if members else None
 
-    def _candidates(self, core_only: bool, pick: Picker) -> _Candidates | None:
+    def _candidates(self, core_only: bool, lookup: _Lookup, key: str) -> _Candidates | None:
         """The ready groups a question that names no group is answered over: core alone (``core_only``: core
-        serves the name at the first priority), else core and the groups ``pick`` chooses from the merged index,
-        once every group is loaded, healthy and fresh. None when they are not ready."""
+        serves the name at the first priority), else core and the groups the merged index's ``lookup`` gives for
+        ``key``, once every group is loaded, healthy and fresh. None when they are not ready."""
         groups = self._groups
         now = self._clock()
         if core_only:
             ready = groups.ready_one("", now)
             return None if ready is None else ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
         read: list[tuple[Cell, int]] = []
-        found = groups.ready_anywhere(pick, read, now)
+        found = groups.ready_anywhere(lookup, key, read, now)
         return None if found is None else (found[0], found[1], tuple(read), True)  # each cell read once

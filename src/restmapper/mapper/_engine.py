@@ -18,7 +18,16 @@ from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError
 from restmapper.mapper._args import require_question_shape
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
 from restmapper.mapper._direct_paths import DirectPaths
-from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Memo, Picker, Prefixed, Remembered
+from restmapper.mapper._groups import (
+    ANYWHERE,
+    OUTDATED,
+    IndexedGroups,
+    Memo,
+    Picker,
+    Prefixed,
+    Remembered,
+    picked_by,
+)
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
@@ -221,7 +230,7 @@ class AnswerEngine(DirectPaths):
                 if q.pick is None:
                     return None
                 mine.append((ANYWHERE, 0))
-                ready = groups.ready_anywhere(q.pick, mine, now)
+                ready = groups.ready_anywhere(picked_by, q.pick, mine, now)
             elif isinstance(names, Prefixed):
                 return None
             else:

@@ -70,7 +70,7 @@ class KubectlResolution(AnswerEngine):
             if self._is_category(arg):
                 raise not_a_category(arg) from None
             raise
-        return result.mapping
+        return result.mappings[0]  # :attr:`ResolveResult.mapping`
 
     def _is_category(self, arg: str) -> bool:
         try:
@@ -122,8 +122,12 @@ class KubectlResolution(AnswerEngine):
         """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
         warnings point at their caller."""
-        require_str("resolve", arg, "a resource type argument")
-        require_resource_type("resolve_all" if expand_categories else "resolve", arg)
+        # One test in C for the usual argument (printable ASCII without spaces, slashes or commas: nothing the
+        # checks below refuse); anything else is checked and worded by them.
+        if not (arg.__class__ is str and arg and arg.isascii() and arg.isprintable() and " " not in arg
+                and "/" not in arg and "," not in arg):
+            require_str("resolve", arg, "a resource type argument")
+            require_resource_type("resolve_all" if expand_categories else "resolve", arg)
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
         if result is None:
