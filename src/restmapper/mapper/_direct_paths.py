@@ -148,15 +148,30 @@ class DirectPaths:
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if "." in arg:
             return self._direct_dotted(key, arg)
-        core = self._groups.index.index("")
-        candidates = self._candidates(core is not None and arg.lower() in core.name_first,
-                                      MergedIndex.with_name_or_short_name, arg)
-        if candidates is None:
+        groups = self._groups
+        core = groups.index.index("")
+        now = self._clock()
+        # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
+        deps: Dependencies
+        if core is not None and arg.lower() in core.name_first:
+            ready = groups.ready_one("", now)
+            if ready is None:
+                return None
+            indexes, until, deps, anywhere = [ready[0]], ready[1], ((ready[2], ready[3]),), False
+        else:
+            read: list[tuple[Cell, int]] = []
+            found = groups.ready_anywhere(MergedIndex.with_name_or_short_name, arg, read, now)
+            if found is None:
+                return None
+            indexes, until, deps, anywhere = found[0], found[1], tuple(read), True
+        hit = plain_mapping(arg, indexes)
+        if hit is None:
             return None
-        found = plain_mapping(arg, candidates[0])
-        if found is None:
-            return None
-        return self._remember(key, _result(*found), epoch, *candidates[1:])
+        entry, warnings = hit
+        result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
+        if warnings or not isinstance(result, ResolveResult):
+            result = _result(entry, warnings)
+        return self._remember(key, result, epoch, until, deps, anywhere)
 
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""

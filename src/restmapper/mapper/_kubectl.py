@@ -16,6 +16,7 @@ from restmapper.errors import NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import Remembered, by_arg
+from restmapper.mapper.merged import Cell
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -61,7 +62,16 @@ class KubectlResolution(AnswerEngine):
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
         key = ("resolve", arg, False)
-        memo = self._fresh_memo(key)  # the warm path: a hit returns here
+        # The warm path of :meth:`_fresh_memo`, inlined (as in ``rest_mapping``): a hit returns here; a first-time
+        # question goes on with one dictionary read; anything else is for :meth:`_fresh_memo` to settle.
+        groups = self._groups
+        if self.cache.generation == groups.generation:
+            memo = self._memo.get(key)
+            if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
+                                     or not (memo.checked == Cell.epoch or memo.current())):
+                memo = self._fresh_memo(key)
+        else:
+            memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value.mappings[0]  # type: ignore[no-any-return]
         try:
