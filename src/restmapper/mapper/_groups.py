@@ -407,8 +407,16 @@ class IndexedGroups:
                     until = found[1]
                 chosen.append(found[0])
             if len(chosen) > 2:  # most names are served by one group: nothing to rank
-                position = self.index.position
-                chosen[1:] = sorted(chosen[1:], key=lambda index: position(index.name))
+                # Ranked as :meth:`MergedIndex.position` ranks (unlisted last, in pick order), sorted in C: a
+                # key function would cost two calls per group (a category spans a few).
+                ranks = self.index.ranks
+                last = len(ranks)
+                tagged = []
+                for i in range(1, len(chosen)):
+                    index = chosen[i]
+                    tagged.append((ranks.get(index.name, last), i, index))
+                tagged.sort()
+                chosen[1:] = [t[2] for t in tagged]
             return chosen, until
 
     def reload(self) -> None:

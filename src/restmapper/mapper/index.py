@@ -258,6 +258,8 @@ class GroupIndex:
             read-only set view.
         short_names: short name -> plurals claiming it, in discovery order (versions in server order).
         categories: category -> plurals in it, in discovery order.
+        category_members: category -> the same as GroupResources of this group (built with the index: a
+            first-time category question reads them instead of building one per member).
         kind_first: kind (exact spelling or lowercase form) -> the resource the group's kind priority selects
             for it (:meth:`kind_mapping` without versions).
         name_first: resource name (lowercased plural or singular) -> what the first version (kind priority order)
@@ -272,6 +274,7 @@ class GroupIndex:
         "_by_version",
         "_kind_order",
         "categories",
+        "category_members",
         "group",
         "kind_first",
         "name",
@@ -341,6 +344,8 @@ class GroupIndex:
         self.names: KeysView[str] = name_first.keys()
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
         self.categories = {k: tuple(v) for k, v in categories.items()}
+        name = self.name
+        self.category_members = {k: tuple(GroupResource(name, plural) for plural in v) for k, v in categories.items()}
 
     @classmethod
     def from_lists(cls, group: APIGroup, lists: list[APIResourceList] | tuple[APIResourceList, ...]) -> GroupIndex:

@@ -355,6 +355,12 @@ class MergedIndex:
                 out.append(name)
         return out
 
+    @property
+    def ranks(self) -> dict[str, int]:
+        """Listed group name -> its priority rank (core first): what :meth:`position` reads (read it, never
+        change it)."""
+        return self._position
+
     def position(self, name: str) -> int:
         """The priority rank of group ``name`` in the server's listing (core first); unlisted ones rank last."""
         return self._position.get(name, len(self._position))
