@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from restmapper.mapper.index import GroupIndex, ResourceEntry, name_reading
+from restmapper.mapper.index import GroupIndex, ResourceEntry
 from restmapper.mapper.shortcut import short_name_warning
 from restmapper.model import GroupResource
 
@@ -54,7 +54,8 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
                     targets.append((index, plural))
         if targets:
             index, plural = targets[0]
-            warnings = tuple(short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
+            warnings = () if len(targets) == 1 else tuple(
+                short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
             expanded = _reading(index, plural.lower())
             return None if expanded is None else (expanded, warnings)
     lowered = arg.lower()
@@ -109,14 +110,16 @@ def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str) ->
         targets = index.short_names.get(resource, ())
         if targets:
             # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).
-            warnings = tuple(short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
+            warnings = () if len(targets) == 1 else tuple(
+                short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
             expanded = _reading(index, targets[0].lower())
             return None if expanded is None else (expanded, warnings)
     if not version:
         table = index.name_first
         if lowered not in table:
             return False
-        found = name_reading(table[lowered])
+        first = table[lowered]
+        found = first[1] if isinstance(first, tuple) else first  # :func:`name_reading`, inlined
         return None if found is None else (found, ())
     hits = _in_version(index, lowered, version)
     if not hits:
@@ -153,7 +156,7 @@ def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> Reso
 
 def _reading(index: GroupIndex, name: str) -> ResourceEntry | None:
     found = index.name_first.get(name)
-    return None if found is None else name_reading(found)
+    return found[1] if isinstance(found, tuple) else found  # :func:`name_reading` (None when absent)
 
 
 def _in_version(index: GroupIndex, name: str, version: str) -> tuple[ResourceEntry, ...]:

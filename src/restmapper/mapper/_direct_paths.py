@@ -197,8 +197,13 @@ class DirectPaths:
         if ready is None:
             return None
         indexes, until = ready
-        by_name = {index.name: index for index in indexes}
-        found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
+        first_index = second_index = None  # each named group's index, when listed (a loop: no comprehension)
+        for index in indexes:
+            if index.name == second:
+                second_index = index
+            elif version and index.name == first:
+                first_index = index
+        found = dotted_mapping(resource, version, first_index, second_index)
         if found is None:
             return None
         return self._remember(key, _result(*found), epoch, until, tuple(dict.fromkeys(read)))

@@ -345,8 +345,12 @@ class MergedIndex:
                     if len(name) >= _HEAD:
                         by_head.setdefault(name[:_HEAD], []).append(name)
                 self._sorted_by_head = held = (names, by_head)
-            return [name for name in held[1].get(prefix[:_HEAD], ()) if name.startswith(prefix)]
-        out: list[str] = []
+            out = []  # a loop, not a comprehension: no call for the usual head no group has
+            for name in held[1].get(prefix[:_HEAD], ()):
+                if name.startswith(prefix):
+                    out.append(name)
+            return out
+        out = []
         for i in range(bisect.bisect_left(names, prefix), len(names)):  # no copy of the tail: O(matches)
             name = names[i]
             if not name.startswith(prefix):
