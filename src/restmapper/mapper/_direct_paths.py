@@ -138,7 +138,9 @@ class DirectPaths:
         hit = resource_hit(lowered, resource.version, candidates[0])
         if hit is None:
             return None
-        return self._remember(key, pick(entry_mapping(hit)), epoch, *candidates[1:])
+        mapping = hit.mapping_memo  # built with the index
+        return self._remember(key, pick(mapping if mapping is not None else entry_mapping(hit)), epoch,
+                              *candidates[1:])
 
     def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve(arg)`` (no categories): :func:`~restmapper.mapper._direct.dotted_mapping` over the groups a

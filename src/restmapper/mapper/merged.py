@@ -277,10 +277,18 @@ class MergedIndex:
 
         The collections these methods return are the index's own: read them, never change them.
         """
-        found = self._lookup(self._names, name, deps)
+        names = self._names
+        bucket = names.get(name)  # :meth:`_lookup`, written out: every first-time resource question asks this
+        if bucket is None:
+            cell = self._absent[(hash(name) ^ (id(names) >> 4)) & _ABSENT_MASK]  # as :meth:`_absent_cell`
+            deps.append((cell, cell.version))
+            found: Collection[str] = ()
+        else:
+            deps.append((bucket, bucket.version))
+            found = bucket.groups
         lowered = name.lower()
         if lowered != name:
-            found = joined(found, self._lookup(self._names, lowered, deps))
+            found = joined(found, self._lookup(names, lowered, deps))
         return found
 
     def with_name_or_short_name(self, arg: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
