@@ -86,3 +86,22 @@ def test_the_drop_in_refuses_an_api_version_with_two_slashes(method: str) -> Non
             getattr(resources, method)(api_version="apps/v1/x", kind="Deployment")
         assert isinstance(info.value, ValueError)  # as upstream's
     assert resources.get(api_version="apps/v1", kind="Deployment").kind == "Deployment"
+
+
+def test_the_table_of_checked_names_stays_bounded_and_never_admits_a_bad_one(mapper: LazyRESTMapper) -> None:
+    """The shape check remembers the names it passed (a hot path reads that table instead of checking again):
+    however many distinct names are asked, the table stays bounded and a bad name is still refused after it
+    was emptied."""
+    from restmapper.mapper import _args
+
+    for i in range(_args._SERVABLE_LIMIT + 10):
+        _args.require_question_shape("rest_mapping", f"g{i}.example.com", (f"v{i % 7 + 1}",))
+    assert len(_args.SERVABLE_GROUPS) <= _args._SERVABLE_LIMIT
+    assert "" in _args.SERVABLE_GROUPS and "__internal" in _args.SERVABLE_VERSIONS  # kept when emptied
+    for _ in range(2):  # refused, and not remembered as servable by the refusal
+        with pytest.raises(InvalidArgumentError, match='"apps"'):
+            mapper.rest_mapping(GroupKind("Apps", "Deployment"))
+        with pytest.raises(InvalidArgumentError, match='"v1"'):
+            mapper.rest_mapping(DEPLOY, "V1")
+    assert "Apps" not in _args.SERVABLE_GROUPS and "V1" not in _args.SERVABLE_VERSIONS
+    assert mapper.rest_mapping(DEPLOY, "v1").resource.resource == "deployments"

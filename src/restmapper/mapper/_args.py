@@ -7,7 +7,6 @@ Without them a string where a ``GroupKind`` belongs fails deep inside with ``Att
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -15,9 +14,24 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource
 
-__all__ = ["api_version_parts", "check_options", "group_kind_and_versions", "gvr_key", "is_group_name",
-           "not_a_category", "require_group_name", "require_gv", "require_gvr", "require_question_shape",
-           "require_resource_type", "require_resource_types", "require_str", "typed_at_version"]
+__all__ = [
+    "SERVABLE_GROUPS",
+    "SERVABLE_VERSIONS",
+    "api_version_parts",
+    "check_options",
+    "group_kind_and_versions",
+    "gvr_key",
+    "is_group_name",
+    "not_a_category",
+    "require_group_name",
+    "require_gv",
+    "require_gvr",
+    "require_question_shape",
+    "require_resource_type",
+    "require_resource_types",
+    "require_str",
+    "typed_at_version",
+]
 
 
 def _name(value: object) -> str:
@@ -90,10 +104,28 @@ _VERSION = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _INTERNAL = "__internal"  # apimachinery's runtime.APIVersionInternal: skipped in a version list, as upstream
 
 
-@functools.lru_cache(maxsize=4096)
 def _servable(group: str, version: str) -> bool:
     return (not group or is_group_name(group)) and (not version or version == _INTERNAL or (
         len(version) <= 63 and _VERSION.fullmatch(version) is not None))
+
+
+_GROUP_SEED = {"": True}
+_VERSION_SEED = {"": True, _INTERNAL: True}
+SERVABLE_GROUPS: dict[str, bool] = dict(_GROUP_SEED)
+"""Group names found servable (``True``), by :func:`require_question_shape`: a hot path asks this dictionary
+first and calls the check only for a name it does not hold (one dictionary read for a name asked before: a
+memoized function with two arguments built a key and moved a link on every call, seven cold reads on a large
+working set). Bounded: emptied when it reaches :data:`_SERVABLE_LIMIT` names. Read it, never change it."""
+SERVABLE_VERSIONS: dict[str, bool] = dict(_VERSION_SEED)
+"""Versions found servable (``True``), as :data:`SERVABLE_GROUPS`."""
+_SERVABLE_LIMIT = 4096
+
+
+def _record(table: dict[str, bool], seed: dict[str, bool], name: str) -> None:
+    if len(table) >= _SERVABLE_LIMIT:
+        table.clear()
+        table.update(seed)
+    table[name] = True
 
 
 def require_question_shape(method: str, group: str, versions: tuple[str, ...] = (), *, gvr: bool = False) -> None:
@@ -113,7 +145,19 @@ def require_question_shape(method: str, group: str, versions: tuple[str, ...] = 
     Raises:
         InvalidArgumentError: the group or a version cannot be served; the message says what to pass.
     """
+    groups, known = SERVABLE_GROUPS, SERVABLE_VERSIONS
+    if group in groups:
+        for v in versions:
+            if v not in known:
+                break
+        else:
+            return
     if all(_servable(group, v) for v in versions or ("",)):
+        if group not in groups:
+            _record(groups, _GROUP_SEED, group)
+        for v in versions:
+            if v not in known:
+                _record(known, _VERSION_SEED, v)
         return
     if group and not is_group_name(group):
         if "/" in group and group.count("/") == 1:

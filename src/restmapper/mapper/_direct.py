@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from restmapper.mapper.index import GroupIndex, ResourceEntry, name_hit, name_reading
+from restmapper.mapper.index import GroupIndex, ResourceEntry
 from restmapper.mapper.shortcut import short_name_warning
 from restmapper.model import GroupResource
 
@@ -46,17 +46,25 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
         if arg in index.name_first:  # its keys are ``index.names``
             break
     else:
-        targets = [(index, plural) for index in indexes for plural in index.short_names.get(arg, ())]
+        targets: list[tuple[GroupIndex, str]] = []  # a loop, not a comprehension: no frame on this path
+        for index in indexes:
+            claimed = index.short_names.get(arg)
+            if claimed:
+                for plural in claimed:
+                    targets.append((index, plural))
         if targets:
             index, plural = targets[0]
-            warnings = tuple(short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
+            warnings = () if len(targets) == 1 else tuple(
+                short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
             expanded = _reading(index, plural.lower())
             return None if expanded is None else (expanded, warnings)
     lowered = arg.lower()
     for index in indexes:  # the resource reading: the first group serving the name ranks first
         table = index.name_first
         if lowered in table:
-            found = name_reading(table[lowered])  # the kind the name selects, at the first version serving it
+            # The kind the name selects, at the first version serving it (:func:`name_reading`, inlined).
+            first = table[lowered]
+            found = first[1] if isinstance(first, tuple) else first
             return None if found is None else (found, ())
     core = indexes[0] if indexes and not indexes[0].name else None
     entry = core.kind_first.get(arg) if core is not None else None
@@ -102,14 +110,16 @@ def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str) ->
         targets = index.short_names.get(resource, ())
         if targets:
             # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).
-            warnings = tuple(short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
+            warnings = () if len(targets) == 1 else tuple(
+                short_name_warning(resource, GroupResource(index.name, p)) for p in targets[1:])
             expanded = _reading(index, targets[0].lower())
             return None if expanded is None else (expanded, warnings)
     if not version:
         table = index.name_first
         if lowered not in table:
             return False
-        found = name_reading(table[lowered])
+        first = table[lowered]
+        found = first[1] if isinstance(first, tuple) else first  # :func:`name_reading`, inlined
         return None if found is None else (found, ())
     hits = _in_version(index, lowered, version)
     if not hits:
@@ -139,13 +149,14 @@ def resource_hit(name: str, version: str, indexes: Sequence[GroupIndex]) -> Reso
             return hits[0] if len(hits) == 1 else None
         table = index.name_first
         if name in table:
-            return name_hit(table[name])
+            first = table[name]
+            return first[0] if isinstance(first, tuple) else first  # :func:`name_hit`, inlined
     return None
 
 
 def _reading(index: GroupIndex, name: str) -> ResourceEntry | None:
     found = index.name_first.get(name)
-    return None if found is None else name_reading(found)
+    return found[1] if isinstance(found, tuple) else found  # :func:`name_reading` (None when absent)
 
 
 def _in_version(index: GroupIndex, name: str, version: str) -> tuple[ResourceEntry, ...]:

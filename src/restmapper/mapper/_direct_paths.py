@@ -14,14 +14,14 @@ Each path touches only the groups of the question's candidates and, in each, one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
-from restmapper.mapper._groups import IndexedGroups, Memo, Picker, Remembered
+from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.index import GroupIndex, ResourceEntry, entry_mapping
-from restmapper.mapper.merged import Cell, Dependencies
+from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.resolve import ResolveResult
 from restmapper.mapper.shortcut import expand_category
 from restmapper.model import GroupKind, GroupResource, GroupVersionResource, RESTMapping
@@ -46,6 +46,9 @@ def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
 _Candidates = tuple[list[GroupIndex], float, Dependencies, bool]
 """Ready groups in priority order, until when (clock seconds), the cells read, whether from any group."""
 
+_Lookup = Callable[[MergedIndex, str, list[tuple[Cell, int]]], Collection[str]]
+"""A lookup of the merged index (``MergedIndex.with_name``...): the groups serving a key, recording its cells."""
+
 
 class DirectPaths:
     """The direct paths of :class:`~restmapper.mapper._engine.AnswerEngine` (see the module docstring)."""
@@ -68,29 +71,42 @@ class DirectPaths:
     def _direct_mapping(self, key: tuple[Any, ...], group_kind: GroupKind, versions: tuple[str, ...]
                         ) -> RESTMapping | None:
         """``rest_mapping(group_kind, *versions)`` when the group is ready and serves the kind: one lock, a few
-        dictionary reads and the group's cell (the only one the answer depends on)."""
+        dictionary reads and the group's cell (the only one the answer depends on). Written flat: this is also
+        the first question about a group right after it refreshed, on memory the reload made cold, where each
+        call and object costs."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         groups = self._groups
         if self.cache.generation != groups.generation:
             groups.catch_up()
-        ready = groups.ready_one(group_kind.group, self._clock())
-        if ready is None:
-            return None
-        index, until, cell, version = ready
+        now = self._clock()
+        with groups._lock:  # :meth:`IndexedGroups.ready_one`, inlined (one call less on this path)
+            if self.cache.generation != groups.generation:
+                return None
+            one = groups._ready.get(group_kind.group)
+            if one is None or one[1] <= now:
+                return None
+            index, until, _e, cell = one
+            version = cell.version
         if not versions:
             entry = index.kind_first.get(group_kind.kind)  # the group's kind priority, one flat table
-            if entry is None:
-                return None
-            found = entry_mapping(entry)
-        else:
-            if len(versions) == 1:
-                wanted: tuple[str, ...] = () if versions[0] in ("", "__internal") else versions
+        elif len(versions) == 1:
+            asked = versions[0]
+            if asked in ("", "__internal"):
+                entry = index.kind_first.get(group_kind.kind)
             else:
-                wanted = tuple(v for v in versions if v and v != "__internal")
-            mapping = index.kind_mapping(group_kind.kind, wanted)
+                vindex = index.version(asked)
+                entry = None if vindex is None else vindex.match_kind(group_kind.kind)
+        else:
+            mapping = index.kind_mapping(group_kind.kind, tuple(v for v in versions if v and v != "__internal"))
             if mapping is None:
                 return None
-            found = mapping
+            self._memo.put(key, Remembered(mapping, None, until, (), False, epoch, cell, version))
+            return mapping
+        if entry is None:
+            return None
+        found = entry.mapping_memo  # built with the index
+        if found is None:
+            found = entry_mapping(entry)
         self._memo.put(key, Remembered(found, None, until, (), False, epoch, cell, version))
         return found
 
@@ -116,13 +132,15 @@ class DirectPaths:
             core = self._groups.index.index("")
             v1 = core.version("v1") if core is not None and resource.version in ("", "v1") else None
             candidates = self._candidates(v1 is not None and bool(v1.match_resource(lowered)),
-                                          lambda merged, deps: merged.with_name(name, deps))
+                                          MergedIndex.with_name, name)
         if candidates is None:
             return None
         hit = resource_hit(lowered, resource.version, candidates[0])
         if hit is None:
             return None
-        return self._remember(key, pick(entry_mapping(hit)), epoch, *candidates[1:])
+        mapping = hit.mapping_memo  # built with the index
+        return self._remember(key, pick(mapping if mapping is not None else entry_mapping(hit)), epoch,
+                              *candidates[1:])
 
     def _direct_resolve(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve(arg)`` (no categories): :func:`~restmapper.mapper._direct.dotted_mapping` over the groups a
@@ -132,16 +150,30 @@ class DirectPaths:
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if "." in arg:
             return self._direct_dotted(key, arg)
-        core = self._groups.index.index("")
-        candidates = self._candidates(
-            core is not None and arg.lower() in core.name_first,
-            lambda merged, deps: merged.with_name_or_short_name(arg, deps))
-        if candidates is None:
+        groups = self._groups
+        core = groups.index.index("")
+        now = self._clock()
+        # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
+        deps: Dependencies
+        if core is not None and arg.lower() in core.name_first:
+            ready = groups.ready_one("", now)
+            if ready is None:
+                return None
+            indexes, until, deps, anywhere = [ready[0]], ready[1], ((ready[2], ready[3]),), False
+        else:
+            read: list[tuple[Cell, int]] = []
+            found = groups.ready_anywhere(MergedIndex.with_name_or_short_name, arg, read, now)
+            if found is None:
+                return None
+            indexes, until, deps, anywhere = found[0], found[1], tuple(read), True
+        hit = plain_mapping(arg, indexes)
+        if hit is None:
             return None
-        found = plain_mapping(arg, candidates[0])
-        if found is None:
-            return None
-        return self._remember(key, _result(*found), epoch, *candidates[1:])
+        entry, warnings = hit
+        result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
+        if warnings or not isinstance(result, ResolveResult):
+            result = _result(entry, warnings)
+        return self._remember(key, result, epoch, until, deps, anywhere)
 
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
@@ -167,8 +199,13 @@ class DirectPaths:
         if ready is None:
             return None
         indexes, until = ready
-        by_name = {index.name: index for index in indexes}
-        found = dotted_mapping(resource, version, by_name.get(first) if version else None, by_name.get(second))
+        first_index = second_index = None  # each named group's index, when listed (a loop: no comprehension)
+        for index in indexes:
+            if index.name == second:
+                second_index = index
+            elif version and index.name == first:
+                first_index = index
+        found = dotted_mapping(resource, version, first_index, second_index)
         if found is None:
             return None
         return self._remember(key, _result(*found), epoch, until, tuple(dict.fromkeys(read)))
@@ -177,21 +214,21 @@ class DirectPaths:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        candidates = self._candidates(False, lambda merged, deps: merged.with_category(name, deps))
+        candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None
         members = tuple(expand_category(name, candidates[0]))
         return self._remember(key, members, epoch, *candidates[1:]) if members else None
 
-    def _candidates(self, core_only: bool, pick: Picker) -> _Candidates | None:
+    def _candidates(self, core_only: bool, lookup: _Lookup, key: str) -> _Candidates | None:
         """The ready groups a question that names no group is answered over: core alone (``core_only``: core
-        serves the name at the first priority), else core and the groups ``pick`` chooses from the merged index,
-        once every group is loaded, healthy and fresh. None when they are not ready."""
+        serves the name at the first priority), else core and the groups the merged index's ``lookup`` gives for
+        ``key``, once every group is loaded, healthy and fresh. None when they are not ready."""
         groups = self._groups
         now = self._clock()
         if core_only:
             ready = groups.ready_one("", now)
             return None if ready is None else ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
         read: list[tuple[Cell, int]] = []
-        found = groups.ready_anywhere(pick, read, now)
+        found = groups.ready_anywhere(lookup, key, read, now)
         return None if found is None else (found[0], found[1], tuple(read), True)  # each cell read once

@@ -16,10 +16,19 @@ from typing import Any, Generic, TypeVar
 from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
-from restmapper.mapper._args import require_question_shape
+from restmapper.mapper._args import SERVABLE_GROUPS, SERVABLE_VERSIONS, require_question_shape
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
 from restmapper.mapper._direct_paths import DirectPaths
-from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Memo, Picker, Prefixed, Remembered
+from restmapper.mapper._groups import (
+    ANYWHERE,
+    OUTDATED,
+    IndexedGroups,
+    Memo,
+    Picker,
+    Prefixed,
+    Remembered,
+    picked_by,
+)
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
@@ -122,15 +131,24 @@ class AnswerEngine(DirectPaths):
         ``(method, group, version, resource)``, whose shape is checked before either (only checked questions are
         memoized, so a memoized one needs no check): a malformed one raises InvalidArgumentError.
         """
-        memo = self._fresh_memo(key)
+        # The warm path of :meth:`_fresh_memo`, inlined: a fresh answer in one dictionary read and its checks, a
+        # first-time question on with that one read; anything else is for :meth:`_fresh_memo` to settle.
+        groups = self._groups
+        if self.cache.generation == groups.generation:
+            memo = self._memo.get(key)
+            if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
+                                     or not (memo.checked == Cell.epoch or memo.current())):
+                memo = self._fresh_memo(key)
+        else:
+            memo = self._fresh_memo(key)
         if memo is not None:
             if memo.error is not None:
                 if isinstance(memo.error, MappingError) and is_no_match(memo.error):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
-        if resource_key:
-            require_question_shape(key[0], key[1], (key[2],), gvr=True)
+        if resource_key and (key[1] not in SERVABLE_GROUPS or key[2] not in SERVABLE_VERSIONS):
+            require_question_shape(key[0], key[1], (key[2],), gvr=True)  # a name not checked before
         if direct is not None:
             found = direct()
             if found is not None:
@@ -223,7 +241,7 @@ class AnswerEngine(DirectPaths):
                 if q.pick is None:
                     return None
                 mine.append((ANYWHERE, 0))
-                ready = groups.ready_anywhere(q.pick, mine, now)
+                ready = groups.ready_anywhere(picked_by, q.pick, mine, now)
             elif isinstance(names, Prefixed):
                 return None
             else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from restmapper.cache import GroupEntry, GroupView
 from restmapper.mapper.index import GroupIndex
@@ -28,10 +28,19 @@ from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import parse_resource_arg
 
-__all__ = ["ANYWHERE", "GroupSource", "IndexedGroups", "Memo", "Prefixed", "Remembered", "by_arg", "by_name"]
+__all__ = ["ANYWHERE", "GroupSource", "IndexedGroups", "Memo", "Prefixed", "Remembered", "by_arg", "by_name",
+           "picked_by"]
 
 Picker = Callable[[MergedIndex, list[tuple[Cell, int]]], Collection[str]]
 """Chooses, from the merged index, the groups that could answer a question (recording the cells it read)."""
+
+K = TypeVar("K")
+
+
+def picked_by(index: MergedIndex, pick: Picker, deps: list[tuple[Cell, int]]) -> Collection[str]:
+    """What ``pick`` chooses from ``index``: a :data:`Picker` as the keyed pick of
+    :meth:`IndexedGroups.ready_anywhere` (``ready_anywhere(picked_by, pick, deps, now)``)."""
+    return pick(index, deps)
 
 
 class GroupSource(Protocol):
@@ -362,11 +371,13 @@ class IndexedGroups:
             ready = self._ready
             return [ready[i.name][2] for i in found[0]], found[1]
 
-    def ready_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
-                       ) -> tuple[list[GroupIndex], float] | None:
-        """As :meth:`ready` for the groups ``pick`` chooses (plus core, first), when every listed group is loaded
-        and fresh and none failed (:meth:`anywhere` otherwise). Reads each chosen group's entry once (the groups
-        a pick chooses are indexed, so one not ready means ask the cache)."""
+    def ready_anywhere(self, pick: Callable[[MergedIndex, K, list[tuple[Cell, int]]], Collection[str]], key: K,
+                       deps: list[tuple[Cell, int]], now: float) -> tuple[list[GroupIndex], float] | None:
+        """As :meth:`ready` for the groups ``pick(index, key, deps)`` chooses (plus core, first), when every
+        listed group is loaded and fresh and none failed (:meth:`anywhere` otherwise). Reads each chosen group's
+        entry once (the groups a pick chooses are indexed, so one not ready means ask the cache). ``pick`` is
+        typically a :class:`MergedIndex` lookup and ``key`` its name (no closure to build and call on a
+        first-time question); :func:`picked_by` turns a :data:`Picker` into one."""
         with self._lock:
             if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
                     or self.cache.generation != self.generation):
@@ -377,7 +388,7 @@ class IndexedGroups:
                 return None
             troubled = self.troubled_cell
             deps.append((troubled, troubled.version))
-            picked = pick(self.index, deps)
+            picked = pick(self.index, key, deps)
             cell = core[3]
             deps.append((cell, cell.version))
             until = self._all_until
@@ -396,15 +407,23 @@ class IndexedGroups:
                     until = found[1]
                 chosen.append(found[0])
             if len(chosen) > 2:  # most names are served by one group: nothing to rank
-                position = self.index.position
-                chosen[1:] = sorted(chosen[1:], key=lambda index: position(index.name))
+                # Ranked as :meth:`MergedIndex.position` ranks (unlisted last, in pick order), sorted in C: a
+                # key function would cost two calls per group (a category spans a few).
+                ranks = self.index.ranks
+                last = len(ranks)
+                tagged = []
+                for i in range(1, len(chosen)):
+                    index = chosen[i]
+                    tagged.append((ranks.get(index.name, last), i, index))
+                tagged.sort()
+                chosen[1:] = [t[2] for t in tagged]
             return chosen, until
 
     def ready_anywhere_entries(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
                                ) -> tuple[list[GroupEntry], float] | None:
         """As :meth:`ready_anywhere`, the cache entries of the chosen groups (for a layer that answers from entries:
         the dynamic drop-in), or None. An entry replaced since it was chosen means None (ask the cache)."""
-        found = self.ready_anywhere(pick, deps, now)
+        found = self.ready_anywhere(picked_by, pick, deps, now)
         if found is None:
             return None
         ready = self._ready  # a dict read is atomic: each entry is the one its index was built from, or None

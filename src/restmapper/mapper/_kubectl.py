@@ -18,6 +18,7 @@ from restmapper.mapper._args import not_a_category, require_resource_type, requi
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import Remembered, by_arg
 from restmapper.mapper._typed import checked_reading
+from restmapper.mapper.merged import Cell
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -63,7 +64,16 @@ class KubectlResolution(AnswerEngine):
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
         key = ("resolve", arg, False)
-        memo = self._fresh_memo(key)  # the warm path: a hit returns here
+        # The warm path of :meth:`_fresh_memo`, inlined (as in ``rest_mapping``): a hit returns here; a first-time
+        # question goes on with one dictionary read; anything else is for :meth:`_fresh_memo` to settle.
+        groups = self._groups
+        if self.cache.generation == groups.generation:
+            memo = self._memo.get(key)
+            if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
+                                     or not (memo.checked == Cell.epoch or memo.current())):
+                memo = self._fresh_memo(key)
+        else:
+            memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             return memo.value.mappings[0]  # type: ignore[no-any-return]
         try:
@@ -72,7 +82,7 @@ class KubectlResolution(AnswerEngine):
             if self._is_category(arg):
                 raise not_a_category(arg) from None
             raise
-        return result.mapping
+        return result.mappings[0]  # :attr:`ResolveResult.mapping`
 
     def _quiet_resolve(self, arg: str) -> RESTMapping:
         """:meth:`resolve` without warnings (a check of a suggestion, not the user's question)."""
@@ -133,12 +143,16 @@ class KubectlResolution(AnswerEngine):
         """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
         warnings point at their caller."""
-        require_str("resolve", arg, "a resource type argument")
-        method = "resolve_all" if expand_categories else "resolve"
-        try:
-            require_resource_type(method, arg)
-        except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
-            raise checked_reading(exc, arg, method, self._quiet_resolve) from None
+        # One test in C for the usual argument (printable ASCII without spaces, slashes or commas: nothing the
+        # checks below refuse); anything else is checked and worded by them.
+        if not (arg.__class__ is str and arg and arg.isascii() and arg.isprintable() and " " not in arg
+                and "/" not in arg and "," not in arg):
+            require_str("resolve", arg, "a resource type argument")
+            method = "resolve_all" if expand_categories else "resolve"
+            try:
+                require_resource_type(method, arg)
+            except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
+                raise checked_reading(exc, arg, method, self._quiet_resolve) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
         since = replay_mark()
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)

@@ -128,13 +128,19 @@ _set = object.__setattr__
 
 def _new_mapping(gv: GroupVersion, entry: ResourceEntry, kind: str) -> RESTMapping:
     """``RESTMapping(gv.with_resource(entry.plural), gv.with_kind(kind), entry.scope, entry.api_resource)``,
-    built without the constructors' type checks: every part is a str or a Scope the index already holds (a
-    first-time question builds its mapping; the checks were a third of its cost)."""
+    built without the constructors' type checks (see :func:`_mapping_of`)."""
+    return _mapping_of(gv, entry.plural, kind, entry.scope, entry.api_resource)
+
+
+def _mapping_of(gv: GroupVersion, plural: str, kind: str, scope: Scope, api_resource: APIResource) -> RESTMapping:
+    """``RESTMapping(gv.with_resource(plural), gv.with_kind(kind), scope, api_resource)``, built without the
+    constructors' type checks: every part is a str or a Scope the index already holds (every resource of an
+    index gets its mapping when the index is built; the checks were a third of the cost)."""
     group, version = gv.group, gv.version
     gvr = _new(GroupVersionResource)
     _set(gvr, "group", group)
     _set(gvr, "version", version)
-    _set(gvr, "resource", entry.plural)
+    _set(gvr, "resource", plural)
     gvk = _new(GroupVersionKind)
     _set(gvk, "group", group)
     _set(gvk, "version", version)
@@ -142,8 +148,8 @@ def _new_mapping(gv: GroupVersion, entry: ResourceEntry, kind: str) -> RESTMappi
     mapping = _new(RESTMapping)
     _set(mapping, "resource", gvr)
     _set(mapping, "group_version_kind", gvk)
-    _set(mapping, "scope", entry.scope)
-    _set(mapping, "api_resource", entry.api_resource)
+    _set(mapping, "scope", scope)
+    _set(mapping, "api_resource", api_resource)
     return mapping
 
 
@@ -174,7 +180,10 @@ class VersionIndex:
             if "/" in res.name or not res.name:
                 continue
             singular = res.singular_name or unsafe_guess_kind_to_resource(res.kind)[1]
-            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res, group_version)
+            # The mapping is built with the entry (one per resource, shared): a first-time question then
+            # allocates nothing for it, and the question right after a group refreshed finds it built.
+            entry = ResourceEntry(res.name, singular, res.kind, res.scope, res, group_version,
+                                  _mapping_of(group_version, res.name, res.kind, res.scope, res))
             entries.append(entry)
             for name in (entry.plural, entry.singular):
                 if not name:
@@ -249,6 +258,8 @@ class GroupIndex:
             read-only set view.
         short_names: short name -> plurals claiming it, in discovery order (versions in server order).
         categories: category -> plurals in it, in discovery order.
+        category_members: category -> the same as GroupResources of this group (built with the index: a
+            first-time category question reads them instead of building one per member).
         kind_first: kind (exact spelling or lowercase form) -> the resource the group's kind priority selects
             for it (:meth:`kind_mapping` without versions).
         name_first: resource name (lowercased plural or singular) -> what the first version (kind priority order)
@@ -263,6 +274,7 @@ class GroupIndex:
         "_by_version",
         "_kind_order",
         "categories",
+        "category_members",
         "group",
         "kind_first",
         "name",
@@ -332,6 +344,8 @@ class GroupIndex:
         self.names: KeysView[str] = name_first.keys()
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
         self.categories = {k: tuple(v) for k, v in categories.items()}
+        name = self.name
+        self.category_members = {k: tuple(GroupResource(name, plural) for plural in v) for k, v in categories.items()}
 
     @classmethod
     def from_lists(cls, group: APIGroup, lists: list[APIResourceList] | tuple[APIResourceList, ...]) -> GroupIndex:

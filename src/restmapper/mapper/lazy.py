@@ -19,6 +19,8 @@ from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper._args import (
+    SERVABLE_GROUPS,
+    SERVABLE_VERSIONS,
     check_options,
     group_kind_and_versions,
     gvr_key,
@@ -319,7 +321,10 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
-        require_question_shape("rest_mapping", group_kind.group, versions)
+            if len(versions) != 1 or group_kind.group not in SERVABLE_GROUPS or versions[0] not in SERVABLE_VERSIONS:
+                require_question_shape("rest_mapping", group_kind.group, versions)
+        elif group_kind.group not in SERVABLE_GROUPS:  # a name checked before: one dictionary read
+            require_question_shape("rest_mapping", group_kind.group)
         found = self._direct_mapping(key, group_kind, versions)
         if found is not None:
             return found

@@ -277,10 +277,18 @@ class MergedIndex:
 
         The collections these methods return are the index's own: read them, never change them.
         """
-        found = self._lookup(self._names, name, deps)
+        names = self._names
+        bucket = names.get(name)  # :meth:`_lookup`, written out: every first-time resource question asks this
+        if bucket is None:
+            cell = self._absent[(hash(name) ^ (id(names) >> 4)) & _ABSENT_MASK]  # as :meth:`_absent_cell`
+            deps.append((cell, cell.version))
+            found: Collection[str] = ()
+        else:
+            deps.append((bucket, bucket.version))
+            found = bucket.groups
         lowered = name.lower()
         if lowered != name:
-            found = joined(found, self._lookup(self._names, lowered, deps))
+            found = joined(found, self._lookup(names, lowered, deps))
         return found
 
     def with_name_or_short_name(self, arg: str, deps: list[tuple[Cell, int]]) -> Collection[str]:
@@ -345,8 +353,12 @@ class MergedIndex:
                     if len(name) >= _HEAD:
                         by_head.setdefault(name[:_HEAD], []).append(name)
                 self._sorted_by_head = held = (names, by_head)
-            return [name for name in held[1].get(prefix[:_HEAD], ()) if name.startswith(prefix)]
-        out: list[str] = []
+            out = []  # a loop, not a comprehension: no call for the usual head no group has
+            for name in held[1].get(prefix[:_HEAD], ()):
+                if name.startswith(prefix):
+                    out.append(name)
+            return out
+        out = []
         for i in range(bisect.bisect_left(names, prefix), len(names)):  # no copy of the tail: O(matches)
             name = names[i]
             if not name.startswith(prefix):
@@ -354,6 +366,12 @@ class MergedIndex:
             if name:
                 out.append(name)
         return out
+
+    @property
+    def ranks(self) -> dict[str, int]:
+        """Listed group name -> its priority rank (core first): what :meth:`position` reads (read it, never
+        change it)."""
+        return self._position
 
     def position(self, name: str) -> int:
         """The priority rank of group ``name`` in the server's listing (core first); unlisted ones rank last."""

@@ -110,6 +110,7 @@ def expand_category(category: str, source: IndexSource) -> list[GroupResource]:
     """
     out: list[GroupResource] = []
     for index in _indexes(source):
-        for plural in index.categories.get(category, ()):
-            out.append(GroupResource(index.name, plural))
+        members = index.category_members.get(category)
+        if members:
+            out.extend(members)
     return out
