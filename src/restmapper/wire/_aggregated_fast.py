@@ -1,10 +1,11 @@
 """The fast reading of an aggregated discovery document: plain type checks, one group at a time.
 
 :func:`read_streamed` walks the text with a :class:`~restmapper.wire._pieces.Cursor`: each group (``items[i]``) is
-decoded, checked and dropped before the next one, and each group version keeps only the JSON text of its version
-object (the resources are converted from it on first use, see :class:`~restmapper.wire.aggregated.LazyResourceLists`).
-A thousand-group ``/apis`` is then never a tree of every resource at once (a few megabytes of text instead of ~14 MiB
-of dicts, lists and strings, whose freed arenas the process would keep). :func:`read_items` checks an already
+decoded, checked and dropped before the next one, and each group version keeps only where the JSON of its version
+object is in the text (the resources are converted from it on first use, see
+:class:`~restmapper.wire.aggregated.LazyResourceLists`). A thousand-group ``/apis`` is then never a tree of every
+resource at once: the document's text (2.7 MB, one block) instead of ~14 MiB of dicts, lists and strings, whose freed
+arenas would stay in the process's resident set. :func:`read_items` checks an already
 decoded ``items`` the same way.
 
 Both accept exactly what :func:`~restmapper.wire.aggregated.parse_aggregated`'s field-by-field reading accepts, and
@@ -16,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from restmapper.model import APIGroup, GroupVersion
-from restmapper.wire._pieces import Cursor, Unreadable
+from restmapper.wire._pieces import Cursor, Span, Unreadable
 
 __all__ = ["SCOPES", "STALE", "Items", "read_items", "read_streamed", "resources_ok"]
 
@@ -24,8 +25,8 @@ SCOPES = {"Namespaced": True, "Cluster": False}
 STALE = "Stale"
 
 Items = tuple[list[APIGroup], dict[GroupVersion, object], list[GroupVersion], dict[str, tuple[str, ...]]]
-"""Groups, each non-stale version's raw resources (decoded JSON, or the text of its version object), stale versions
-and every listed version by group."""
+"""Groups, each non-stale version's raw resources (decoded JSON, or the :data:`~restmapper.wire._pieces.Span` of its
+version object), stale versions and every listed version by group."""
 
 
 def _str_or_null(value: object) -> bool:
@@ -83,10 +84,10 @@ def resources_ok(resources: object) -> bool:
     return True
 
 
-def _add_group(out: Items, meta: object, versions: object, texts: list[str] | None) -> bool:
+def _add_group(out: Items, meta: object, versions: object, spans: list[Span] | None) -> bool:
     """Add one group (its decoded ``metadata`` and ``versions``) to ``out``; False if anything is off.
 
-    ``texts``, when given, holds the JSON text of each element of ``versions``: a version keeps its text, not its
+    ``spans``, when given, says where the JSON of each element of ``versions`` is: a version keeps that, not its
     decoded resources.
     """
     groups, raw, stale, listed = out
@@ -121,7 +122,7 @@ def _add_group(out: Items, meta: object, versions: object, texts: list[str] | No
         if not resources_ok(resources):
             return False
         fresh.append(v)
-        raw[gv] = resources if texts is None or not resources else texts[i]
+        raw[gv] = resources if spans is None or not resources else spans[i]
     listed[name] = tuple(all_versions)
     groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
     return True
@@ -147,23 +148,23 @@ def read_items(items: object) -> Items | None:
 def _read_group(cur: Cursor, out: Items) -> bool:
     meta: object = None
     versions: object = None
-    texts: list[str] | None = None
+    spans: list[Span] | None = None
     for key in cur.members():
         if key == "versions" and cur.at("["):
             decoded: list[Any] = []
-            texts = []
+            spans = []
             for _ in cur.elements():
-                version, text = cur.value_text()
+                version, span = cur.value_span()
                 decoded.append(version)
-                texts.append(text)
+                spans.append(span)
             versions = decoded
         else:
             value = cur.value()
             if key == "metadata":
                 meta = value
             elif key == "versions":
-                versions, texts = value, None
-    return _add_group(out, meta, versions, texts)
+                versions, spans = value, None
+    return _add_group(out, meta, versions, spans)
 
 
 def read_streamed(text: str) -> tuple[dict[str, Any], Items] | None:

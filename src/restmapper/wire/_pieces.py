@@ -15,7 +15,10 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-__all__ = ["DECODER", "Cursor", "Unreadable", "reject_constant"]
+__all__ = ["DECODER", "Cursor", "Span", "Unreadable", "decode_span", "reject_constant", "span_text"]
+
+Span = tuple[str, int, int]
+"""Where one JSON value is: ``(text, start, end)``, the value being ``text[start:end]``; the text is shared."""
 
 
 def reject_constant(name: str) -> Any:
@@ -32,6 +35,17 @@ _ws = cast("Callable[[str, int], re.Match[str]]", _WHITESPACE.match)
 _raw_decode = DECODER.raw_decode
 
 
+def decode_span(span: Span) -> Any:
+    """Decode the value at ``span`` (read by :meth:`Cursor.value_span`, so known to be valid JSON)."""
+    return _raw_decode(span[0], span[1])[0]
+
+
+def span_text(span: Span) -> str:
+    """The JSON text of the value at ``span`` (a copy)."""
+    text, start, end = span
+    return text[start:end]
+
+
 class Unreadable(Exception):
     """The text is not in the shape the walk reads: re-read it whole."""
 
@@ -40,7 +54,7 @@ class Cursor:
     """A position in a JSON text, always just past whitespace.
 
     Walk into an object with :meth:`members` and into an array with :meth:`elements`; read every other value
-    with :meth:`value` (or :meth:`value_text`). Each member or element must be read (or walked into) before the
+    with :meth:`value` (or :meth:`value_span`). Each member or element must be read (or walked into) before the
     walk moves on.
     """
 
@@ -60,12 +74,12 @@ class Cursor:
         self.pos = _ws(self.text, end).end()
         return value
 
-    def value_text(self) -> tuple[Any, str]:
-        """Decode the value here and move past it; return it with its JSON text (a copy of that slice)."""
+    def value_span(self) -> tuple[Any, Span]:
+        """Decode the value here and move past it; return it with where its JSON text is (no copy of it)."""
         start = self.pos
         value, end = _raw_decode(self.text, start)
         self.pos = _ws(self.text, end).end()
-        return value, self.text[start:end]
+        return value, (self.text, start, end)
 
     def members(self) -> Iterator[str]:
         """Walk into the object here: yield each key with the cursor at its value, then move past the object.

@@ -16,7 +16,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.wire._aggregated_fast import SCOPES, STALE, Items, read_items, read_streamed
 from restmapper.wire._json import Reader, body_text, loads_text, quote
-from restmapper.wire._pieces import DECODER
+from restmapper.wire._pieces import decode_span, span_text
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
@@ -142,9 +142,10 @@ _DROPPED: object = object()
 
 def _resources_json(raw: object) -> object:
     """A version's validated ``resources`` JSON from what :class:`LazyResourceLists` holds: the decoded value
-    itself, or the JSON text of the version object (decoded here: it was decoded and checked once already)."""
-    if type(raw) is str:
-        return DECODER.decode(raw).get("resources")
+    itself, or the span of the version object in the document's text (decoded again here: it was decoded and
+    checked once already)."""
+    if type(raw) is tuple:
+        return decode_span(raw).get("resources")
     return raw
 
 
@@ -153,9 +154,10 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
 
     The whole document was validated when parsed; a group version's ``APIResourceList`` is built on first access
     from its JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the JSON
-    beside them). An unconverted version holds the JSON text of its version object (a few hundred bytes per
-    resource, where the decoded tree takes several times that), or, when the document had to be read whole, the
-    decoded ``resources``. Comparing that JSON is the cheap way to tell two documents apart (:meth:`same_at`).
+    beside them). An unconverted version holds where its version object is in the document's text (the text, one
+    block, is freed with the last of them: a few hundred bytes per resource, where the decoded tree takes several
+    times that), or, when the document had to be read whole, its decoded ``resources``. Comparing that JSON is the
+    cheap way to tell two documents apart (:meth:`same_at`).
     Thread-safe: a conversion is pure and idempotent, so two threads converting one version
     build equal values; the converted value is stored before the JSON is dropped.
     """
@@ -163,7 +165,7 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     __slots__ = ("_converted", "_raw")
 
     def __init__(self, raw: dict[GroupVersion, object]) -> None:
-        self._raw = raw  # gv -> its validated "resources": the version object's JSON text, or decoded
+        self._raw = raw  # gv -> its validated "resources": the span of its version object's JSON, or decoded
         self._converted: dict[GroupVersion, APIResourceList] = {}
 
     def __getitem__(self, gv: GroupVersion) -> APIResourceList:
@@ -198,7 +200,7 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
         """
         mine, theirs = self._raw[gv], other._raw[gv]
         if mine is not _DROPPED and theirs is not _DROPPED:
-            if type(mine) is str and mine == theirs:
+            if type(mine) is tuple and type(theirs) is tuple and span_text(mine) == span_text(theirs):
                 return True  # the same text: the same resources, without decoding either
             return _resources_json(mine) == _resources_json(theirs)
         return self[gv] == other[gv]
