@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from restmapper.model import APIGroup, GroupVersion
-from restmapper.wire._pieces import Cursor, Span, Unreadable
+from restmapper.wire._pieces import Cursor, Span
 
 __all__ = ["SCOPES", "STALE", "Items", "read_items", "read_streamed", "resources_ok"]
 
@@ -188,7 +188,7 @@ def read_streamed(text: str) -> tuple[dict[str, Any], Items] | None:
             else:
                 top[key] = cur.value()
         cur.finish()
-    except (Unreadable, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return None  # the whole reading raises the precise error; nothing of this one is kept
     if out is None:
         out = read_items(top.pop("items", None))

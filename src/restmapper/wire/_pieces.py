@@ -3,9 +3,9 @@
 The standard library's C decoder (:meth:`json.JSONDecoder.raw_decode`) reads every value; :class:`Cursor` reads
 only the punctuation of the objects and arrays a caller walks into (``{``, ``"key"``, ``:``, ``,``, ``]``), with
 the grammar of RFC 8259 as :func:`json.loads` applies it. Anything the walk does not accept (a syntax error, a
-duplicate key in a walked object, a value of another type where the caller walks in) raises :class:`Unreadable`
-or the decoder's own ``ValueError``/``RecursionError``: the caller then re-reads the text whole with
-:func:`json.loads`, which gives the precise error (or, for a valid document of an unusual shape, the same value).
+duplicate key in a walked object, a value of another type where the caller walks in) raises a ``ValueError``, as
+the decoder does (or ``RecursionError``): the caller then re-reads the text whole with :func:`json.loads`, which
+gives the precise error (or, for a valid document of an unusual shape, the same value).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-__all__ = ["DECODER", "Cursor", "Span", "Unreadable", "decode_span", "reject_constant", "span_text"]
+__all__ = ["DECODER", "Cursor", "Span", "decode_span", "reject_constant", "span_text"]
 
 Span = tuple[str, int, int]
 """Where one JSON value is: ``(text, start, end)``, the value being ``text[start:end]``; the text is shared."""
@@ -46,7 +46,7 @@ def span_text(span: Span) -> str:
     return text[start:end]
 
 
-class Unreadable(Exception):
+class _Unreadable(ValueError):
     """The text is not in the shape the walk reads: re-read it whole."""
 
 
@@ -85,12 +85,12 @@ class Cursor:
         """Walk into the object here: yield each key with the cursor at its value, then move past the object.
 
         Raises:
-            Unreadable: not an object, a syntax error, or a key that appears twice (JSON's "last one wins" is
+            ValueError: not an object, a syntax error, or a key that appears twice (JSON's "last one wins" is
                 left to the whole-text reading).
         """
         text = self.text
         if not text.startswith("{", self.pos):
-            raise Unreadable
+            raise _Unreadable
         pos = _ws(text, self.pos + 1).end()
         if text.startswith("}", pos):
             self.pos = _ws(text, pos + 1).end()
@@ -98,14 +98,14 @@ class Cursor:
         seen: set[str] = set()
         while True:
             if not text.startswith('"', pos):
-                raise Unreadable
+                raise _Unreadable
             key, pos = _raw_decode(text, pos)
             if key in seen:
-                raise Unreadable
+                raise _Unreadable
             seen.add(key)
             pos = _ws(text, pos).end()
             if not text.startswith(":", pos):
-                raise Unreadable
+                raise _Unreadable
             self.pos = _ws(text, pos + 1).end()
             yield key
             pos = self.pos
@@ -115,17 +115,17 @@ class Cursor:
                 self.pos = _ws(text, pos + 1).end()
                 return
             else:
-                raise Unreadable
+                raise _Unreadable
 
     def elements(self) -> Iterator[None]:
         """Walk into the array here: yield once per element with the cursor at it, then move past the array.
 
         Raises:
-            Unreadable: not an array, or a syntax error.
+            ValueError: not an array, or a syntax error.
         """
         text = self.text
         if not text.startswith("[", self.pos):
-            raise Unreadable
+            raise _Unreadable
         self.pos = _ws(text, self.pos + 1).end()
         if text.startswith("]", self.pos):
             self.pos = _ws(text, self.pos + 1).end()
@@ -139,9 +139,9 @@ class Cursor:
                 self.pos = _ws(text, pos + 1).end()
                 return
             else:
-                raise Unreadable
+                raise _Unreadable
 
     def finish(self) -> None:
-        """Raise :class:`Unreadable` unless the whole text was read (only whitespace may follow the value)."""
+        """Raise :class:`ValueError` unless the whole text was read (only whitespace may follow the value)."""
         if self.pos != len(self.text):
-            raise Unreadable
+            raise _Unreadable
