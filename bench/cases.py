@@ -13,7 +13,7 @@ from bench.measure import Row, per_call_us
 from bench.questions import answer_key
 from restmapper.model import GroupKind
 
-__all__ = ["FullDiscovery", "cold_rows", "full_discovery_rows", "repeated_rows"]
+__all__ = ["cold_rows", "full_discovery_rows", "repeated_rows"]
 
 ISSUE_INDEX = "issue 10 (index/memo)"
 ISSUE_COLD = "issue 10 (cold cost); issue 13 (legacy fetches only the needed version)"
@@ -22,13 +22,6 @@ _MEMO_TARGET_US = 1.0
 _DROPIN_TARGET_US = 5.0
 _APPS_DEPLOYMENT = GroupKind("apps", "Deployment")
 _CORE_POD = GroupKind("", "Pod")
-
-
-@dataclass
-class FullDiscovery:
-    """What the full-discovery rows leave for later rows: the peer's Eager cache file (a fully warm cache)."""
-
-    eager_cache_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,8 +181,7 @@ def cold_rows(bench: BenchCluster, factory: PeerFactory, *, mode: str, latency_m
     return rows
 
 
-def full_discovery_rows(bench: BenchCluster, factory: PeerFactory, full: FullDiscovery, *,
-                        runs: int) -> list[Row]:
+def full_discovery_rows(bench: BenchCluster, factory: PeerFactory, *, runs: int) -> list[Row]:
     """Return requests and seconds of discovering every group version, per mode, against the peer's Eager init.
 
     The request counts are the protocol's, not our code's: aggregated discovery is 2 requests for any client that
@@ -200,12 +192,10 @@ def full_discovery_rows(bench: BenchCluster, factory: PeerFactory, full: FullDis
     bench.set_mode("legacy")
     bench.timer.reset()
     t0 = time.perf_counter()
-    eager_file = factory.new_cache_file()
-    factory.client(bench.url, eager=True, cache_file=eager_file)
+    factory.client(bench.url, eager=True)
     peer_s = time.perf_counter() - t0
     peer_server_s = bench.timer.seconds
     peer_requests = cluster.request_count()
-    full.eager_cache_file = eager_file
     rows = []
     for mode in ("aggregated", "legacy"):
         bench.set_mode(mode)

@@ -1,10 +1,11 @@
 """One memory measurement in a fresh interpreter: ``python -m bench.memproc URL SIDE STATE METHOD [...]``.
 
 SIDE is ``ours`` or ``peer``; STATE is ``one`` (a new client after one lookup) or ``all`` (every group loaded:
-ours asks one question per group and expands the ``all`` category; the peer is an EagerDiscoverer started from
-``--cache-file`` when given); METHOD is ``rss`` (growth of the resident set from "modules imported" to "client
-built", ``/proc/self/statm``) or ``tracemalloc`` (growth of traced memory over a second build, the first one
-untraced so lazy imports and one-time caches are not charged). Prints ``{"bytes": N}``.
+ours asks one question per group and expands the ``all`` category; the peer is an EagerDiscoverer's init); both
+sides start with empty caches (the peer's cache file is new, in a private temporary directory). METHOD is ``rss``
+(growth of the resident set from "modules imported" to "client built", ``/proc/self/statm``) or ``tracemalloc``
+(growth of traced memory over a second build, the first one untraced so lazy imports and one-time caches are not
+charged). Prints ``{"bytes": N}``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import argparse
 import gc
 import json
 import os
-import shutil
 import sys
 import tempfile
 import tracemalloc
@@ -43,8 +43,6 @@ def _builder(ns: argparse.Namespace, tmp: str) -> Callable[[], Any]:
 
     def peer_client(eager: bool) -> Any:
         path = os.path.join(tmp, f"peer-{next(counter)}.json")
-        if ns.cache_file:
-            shutil.copyfile(ns.cache_file, path)
         api = k8s_client.ApiClient(k8s_client.Configuration(host=ns.url))
         return DynamicClient(api, cache_file=path, discoverer=EagerDiscoverer if eager else LazyDiscoverer)
 
@@ -112,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", default="")
     parser.add_argument("--kind", default="")
     parser.add_argument("--version", default="")
-    parser.add_argument("--cache-file", default="")
     ns = parser.parse_args(argv)
     print(json.dumps({"bytes": measure(ns)}))
     return 0

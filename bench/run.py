@@ -33,7 +33,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cases import FullDiscovery, cold_rows, full_discovery_rows, repeated_rows
+from bench.cases import cold_rows, full_discovery_rows, repeated_rows
 from bench.cluster import BenchCluster, PeerFactory, build_cluster, latency, served
 from bench.footprint import cli_rows, import_rows, memory_rows
 from bench.measure import Row, render_table
@@ -216,13 +216,13 @@ def _extra_rows(name: str, ctx: Context) -> list[Row]:
                     note=f"failed: {type(exc).__name__}: {exc}")]
 
 
-def _cluster_sections(ctx: Context, wanted: set[str], full: FullDiscovery, largest: bool) -> list[Row]:
+def _cluster_sections(ctx: Context, wanted: set[str], largest: bool) -> list[Row]:
     o, bench, n = ctx.options, ctx.bench, ctx.bench.groups
     rows: list[Row] = []
     bench.set_mode("aggregated")
     if "full" in wanted:
         _progress(f"full discovery, N={n}")
-        rows += full_discovery_rows(bench, ctx.factory, full, runs=o.runs)
+        rows += full_discovery_rows(bench, ctx.factory, runs=o.runs)
     if "warm" in wanted:
         _progress(f"one question repeated and the peers' fair forms, N={n}")
         peer = warm_peer(bench, ctx.factory, ctx.peer_cache)
@@ -247,7 +247,7 @@ def _cluster_sections(ctx: Context, wanted: set[str], full: FullDiscovery, large
         bench.set_mode("aggregated")
     if "memory" in wanted and largest:
         _progress(f"memory, N={n}")
-        rows += memory_rows(bench, full.eager_cache_file, ("tracemalloc",) if o.quick else ("tracemalloc", "rss"))
+        rows += memory_rows(bench, ("tracemalloc",) if o.quick else ("tracemalloc", "rss"))
     return rows
 
 
@@ -268,7 +268,7 @@ def run(options: Options) -> list[Row]:
             bench = build_cluster(n)
             with served(bench, 0.0):
                 ctx = Context(bench, factory, options, _progress)
-                rows += _cluster_sections(ctx, wanted, FullDiscovery(), largest=n == max(sizes))
+                rows += _cluster_sections(ctx, wanted, largest=n == max(sizes))
                 if n != smallest:
                     continue
                 bench.set_mode("aggregated")

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from restmapper._redact import excerpt
 from restmapper.errors import MalformedDiscoveryError
+from restmapper.wire._pieces import reject_constant
 
 __all__ = ["decode_json", "quote"]
 
@@ -39,11 +40,6 @@ def quote(text: str, limit: int = 100) -> str:
     return repr(excerpt(text, limit)) + ("..." if len(text) > limit else "")
 
 
-def _reject_constant(name: str) -> Any:
-    # Python accepts NaN/Infinity, Go's encoding/json (and so kube-apiserver) never produces them.
-    raise ValueError(f"invalid JSON constant {name}")
-
-
 def decode_json(body: bytes, *, document: str) -> dict[str, Any]:
     """Decode a discovery response body into a JSON object.
 
@@ -61,6 +57,15 @@ def decode_json(body: bytes, *, document: str) -> dict[str, Any]:
 
     Mirrors the strictness of Go's ``encoding/json`` as used by client-go (no NaN/Infinity); a UTF-8 byte order
     mark is tolerated.
+    """
+    return loads_text(body_text(body, document=document), document=document)
+
+
+def body_text(body: bytes, *, document: str) -> str:
+    """The text of a discovery response body: the checks of :func:`decode_json` that come before JSON.
+
+    Raises:
+        MalformedDiscoveryError: not bytes, empty, an HTML page, or not UTF-8 (a byte order mark is dropped).
     """
     if not isinstance(body, (bytes, bytearray, memoryview)):
         fail(document, "", f"body must be bytes, not {type(body).__name__}")
@@ -82,8 +87,18 @@ def decode_json(body: bytes, *, document: str) -> dict[str, Any]:
         reason = f"body is not valid UTF-8 (byte {exc.start})"
     if reason:
         fail(document, "", reason)
+    return text
+
+
+def loads_text(text: str, *, document: str) -> dict[str, Any]:
+    """Decode the text of a discovery document (from :func:`body_text`) into a JSON object, as :func:`decode_json`.
+
+    Raises:
+        MalformedDiscoveryError: invalid or truncated JSON, or a top level that is not an object.
+    """
+    reason = ""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=reject_constant)
     except json.JSONDecodeError as exc:
         start = max(0, exc.pos - _SNIPPET_CHARS // 2)
         where = f"line {exc.lineno} column {exc.colno} (char {exc.pos})"

@@ -14,15 +14,17 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
-from restmapper.wire._json import Reader, decode_json, quote
+from restmapper.wire._aggregated_fast import SCOPES, STALE, Items, read_items, read_streamed
+from restmapper.wire._json import Reader, body_text, loads_text, quote
+from restmapper.wire._pieces import decode_span, span_text
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
 __all__ = ["AggregatedDiscovery", "LazyResourceLists", "encode_aggregated", "parse_aggregated"]
 
 _KIND = "APIGroupDiscoveryList"
-_SCOPES = {"Namespaced": True, "Cluster": False}
-_STALE = "Stale"
+_SCOPES = SCOPES
+_STALE = STALE
 _CURRENT = "Current"
 
 
@@ -134,83 +136,36 @@ def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
     return out
 
 
-def _str_or_null(value: object) -> bool:
-    return value is None or type(value) is str
-
-
-def _str_list_or_null(value: object) -> bool:
-    if value is None:
-        return True
-    if type(value) is not list:
-        return False
-    for item in value:  # noqa: SIM110 -- a plain loop is faster than all() over a generator here
-        if type(item) is not str:
-            return False
-    return True
-
-
-def _response_kind_ok(value: object) -> bool:
-    if value is None:
-        return True
-    if type(value) is not dict:
-        return False
-    return _str_or_null(value.get("kind")) and _str_or_null(value.get("group")) and _str_or_null(
-        value.get("version"))
-
-
-def _resources_ok(resources: object) -> bool:
-    """True when ``resources`` (one version's raw ``resources``) converts without error: the fast check.
-
-    It accepts exactly what :func:`_read_resources` accepts; anything else is re-read by :func:`_read_resources`,
-    which raises the precise :class:`~restmapper.errors.MalformedDiscoveryError`.
-    """
-    if resources is None:
-        return True
-    if type(resources) is not list:
-        return False
-    for entry in resources:
-        if type(entry) is not dict:
-            return False
-        name, scope = entry.get("resource"), entry.get("scope")
-        if type(name) is not str or not name or type(scope) is not str or scope not in _SCOPES:
-            return False
-        if not (_str_list_or_null(entry.get("verbs")) and _str_list_or_null(entry.get("shortNames"))
-                and _str_list_or_null(entry.get("categories")) and _str_or_null(entry.get("singularResource"))
-                and _response_kind_ok(entry.get("responseKind"))):
-            return False
-        subs = entry.get("subresources")
-        if subs is None:
-            continue
-        if type(subs) is not list:
-            return False
-        for sub in subs:
-            if type(sub) is not dict:
-                return False
-            sub_name = sub.get("subresource")
-            if (type(sub_name) is not str or not sub_name or not _str_list_or_null(sub.get("verbs"))
-                    or not _response_kind_ok(sub.get("responseKind"))):
-                return False
-    return True
-
-
 _DROPPED: object = object()
 """Stands for a group version's JSON once it was converted (the model objects replace it)."""
+
+
+def _resources_json(raw: object) -> object:
+    """A version's validated ``resources`` JSON from what :class:`LazyResourceLists` holds: the decoded value
+    itself, or the span of the version object in the document's text (decoded again here: it was decoded and
+    checked once already)."""
+    if type(raw) is tuple:
+        return decode_span(raw).get("resources")
+    return raw
 
 
 class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     """Resource lists of an aggregated document, converted to model objects one group version at a time.
 
     The whole document was validated when parsed; a group version's ``APIResourceList`` is built on first access
-    from the decoded JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the
-    JSON twice). Unconverted versions keep their JSON: comparing it is the cheap way to tell two documents apart
-    (:meth:`same_at`). Thread-safe: a conversion is pure and idempotent, so two threads converting one version
+    from its JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the JSON
+    beside them). An unconverted version holds where its version object is in the document's text (the text, one
+    block, is freed with the last of them: a few hundred bytes per resource, where the decoded tree takes several
+    times that), or, when the document had to be read whole, its decoded ``resources``. Comparing that JSON is the
+    cheap way to tell two documents apart (:meth:`same_at`).
+    Thread-safe: a conversion is pure and idempotent, so two threads converting one version
     build equal values; the converted value is stored before the JSON is dropped.
     """
 
     __slots__ = ("_converted", "_raw")
 
     def __init__(self, raw: dict[GroupVersion, object]) -> None:
-        self._raw = raw  # gv -> its decoded, validated "resources"
+        self._raw = raw  # gv -> its validated "resources": the span of its version object's JSON, or decoded
         self._converted: dict[GroupVersion, APIResourceList] = {}
 
     def __getitem__(self, gv: GroupVersion) -> APIResourceList:
@@ -220,7 +175,7 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
         raw = self._raw[gv]
         if raw is _DROPPED:  # another thread converted it between the two reads
             return self._converted[gv]
-        done = APIResourceList(group_version=gv, resources=_convert(raw, gv))
+        done = APIResourceList(group_version=gv, resources=_convert(_resources_json(raw), gv))
         self._converted[gv] = done
         self._raw[gv] = _DROPPED
         return done
@@ -245,7 +200,9 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
         """
         mine, theirs = self._raw[gv], other._raw[gv]
         if mine is not _DROPPED and theirs is not _DROPPED:
-            return mine == theirs
+            if type(mine) is tuple and type(theirs) is tuple and span_text(mine) == span_text(theirs):
+                return True  # the same text: the same resources, without decoding either
+            return _resources_json(mine) == _resources_json(theirs)
         return self[gv] == other[gv]
 
     def converted(self) -> int:
@@ -259,7 +216,9 @@ def parse_aggregated(
     """Parse an aggregated discovery document (``APIGroupDiscoveryList``) from ``/api`` or ``/apis``.
 
     The whole document is validated here; each group version's resources are converted to model objects only
-    when first read from ``resources`` (a lookup needs one group of a thousand).
+    when first read from ``resources`` (a lookup needs one group of a thousand). The document is read one group
+    at a time and never held as one decoded tree: what stays until conversion is the document's text (about the
+    body's size, where the tree of a thousand-group ``/apis`` is five times that).
 
     Args:
         body: the response body.
@@ -282,77 +241,26 @@ def parse_aggregated(
     preferred, ``namespaced = scope == "Namespaced"``, subresources as ``parent/sub`` with the parent's scope and
     their own responseKind and verbs; entries without a responseKind dropped (a parent's subresources kept).
     """
-    root = Reader(decode_json(body, document=document), document=document, path="")
-    fmt = _format_of(root, format)
-    parsed = _fast_items(root.obj.get("items"))
-    if parsed is None:
-        parsed = _checked_items(root)  # raises the precise error (the fast check found something off)
+    text = body_text(body, document=document)
+    streamed = read_streamed(text)
+    if streamed is not None:
+        top, parsed = streamed
+        fmt = _format_of(Reader(top, document=document, path=""), format)
+    else:
+        # Something is off (or merely unusual, such as a repeated key): read the whole tree, field by field where
+        # the fast check fails, for the precise error (or the same value).
+        root = Reader(loads_text(text, document=document), document=document, path="")
+        fmt = _format_of(root, format)
+        found = read_items(root.obj.get("items"))
+        parsed = found if found is not None else _checked_items(root)
     groups, raw, stale, listed = parsed
     return AggregatedDiscovery(groups=tuple(groups), resources=LazyResourceLists(raw), stale=tuple(stale),
                                format=fmt, listed_versions=MappingProxyType(listed))
 
 
-_Items = tuple[list[APIGroup], dict[GroupVersion, object], list[GroupVersion], dict[str, tuple[str, ...]]]
-
-
-def _fast_items(items: object) -> _Items | None:
-    """``items`` split into groups, raw resources, stale versions and listed versions; None if anything is off.
-
-    Accepts exactly what :func:`_checked_items` accepts, with plain type checks instead of field readers (ten
-    times cheaper on a thousand-group document); anything it rejects is re-read by :func:`_checked_items`.
-    """
-    if items is None:
-        items = []
-    if type(items) is not list:
-        return None
-    groups: list[APIGroup] = []
-    raw: dict[GroupVersion, object] = {}
-    stale: list[GroupVersion] = []
-    listed: dict[str, tuple[str, ...]] = {}
-    for item in items:
-        if type(item) is not dict:
-            return None
-        meta = item.get("metadata")
-        if meta is None:
-            name: object = ""
-        elif type(meta) is dict:
-            name = meta.get("name")
-            name = "" if name is None else name
-        else:
-            return None
-        if type(name) is not str or name in listed:
-            return None
-        versions = item.get("versions")
-        if versions is None:
-            versions = []
-        if type(versions) is not list:
-            return None
-        fresh: list[str] = []
-        all_versions: list[str] = []
-        for version in versions:
-            if type(version) is not dict:
-                return None
-            v = version.get("version")
-            freshness = version.get("freshness")
-            if type(v) is not str or not v or v in all_versions or not _str_or_null(freshness):
-                return None
-            all_versions.append(v)
-            gv = GroupVersion(name, v)
-            if freshness == _STALE:
-                stale.append(gv)
-                continue
-            resources = version.get("resources")
-            if not _resources_ok(resources):
-                return None
-            fresh.append(v)
-            raw[gv] = resources
-        listed[name] = tuple(all_versions)
-        groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
-    return groups, raw, stale, listed
-
-
-def _checked_items(root: Reader) -> _Items:
-    """As :func:`_fast_items`, reading every field through :class:`Reader` (precise errors with JSON paths)."""
+def _checked_items(root: Reader) -> Items:
+    """As :func:`~restmapper.wire._aggregated_fast.read_items`, reading every field through :class:`Reader`
+    (precise errors with JSON paths)."""
     groups: list[APIGroup] = []
     raw: dict[GroupVersion, object] = {}
     stale: list[GroupVersion] = []

@@ -1,0 +1,197 @@
+"""The fast reading of an aggregated discovery document: plain type checks, one group at a time.
+
+:func:`read_streamed` walks the text with a :class:`~restmapper.wire._pieces.Cursor`: each group (``items[i]``) is
+decoded, checked and dropped before the next one, and each group version keeps only where the JSON of its version
+object is in the text (the resources are converted from it on first use, see
+:class:`~restmapper.wire.aggregated.LazyResourceLists`). A thousand-group ``/apis`` is then never a tree of every
+resource at once: the document's text (2.7 MB, one block) instead of ~14 MiB of dicts, lists and strings, whose freed
+arenas would stay in the process's resident set. :func:`read_items` checks an already
+decoded ``items`` the same way.
+
+Both accept exactly what :func:`~restmapper.wire.aggregated.parse_aggregated`'s field-by-field reading accepts, and
+answer None for anything else: the caller then reads the whole document with precise errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from restmapper.model import APIGroup, GroupVersion
+from restmapper.wire._pieces import Cursor, Span
+
+__all__ = ["SCOPES", "STALE", "Items", "read_items", "read_streamed", "resources_ok"]
+
+SCOPES = {"Namespaced": True, "Cluster": False}
+STALE = "Stale"
+
+Items = tuple[list[APIGroup], dict[GroupVersion, object], list[GroupVersion], dict[str, tuple[str, ...]]]
+"""Groups, each non-stale version's raw resources (decoded JSON, or the :data:`~restmapper.wire._pieces.Span` of its
+version object), stale versions and every listed version by group."""
+
+
+def _str_or_null(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _str_list_or_null(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is not list:
+        return False
+    for item in value:  # noqa: SIM110 -- a plain loop is faster than all() over a generator here
+        if type(item) is not str:
+            return False
+    return True
+
+
+def _response_kind_ok(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is not dict:
+        return False
+    return _str_or_null(value.get("kind")) and _str_or_null(value.get("group")) and _str_or_null(
+        value.get("version"))
+
+
+def resources_ok(resources: object) -> bool:
+    """True when ``resources`` (one version's raw ``resources``) converts without error: the fast check."""
+    if resources is None:
+        return True
+    if type(resources) is not list:
+        return False
+    for entry in resources:
+        if type(entry) is not dict:
+            return False
+        name, scope = entry.get("resource"), entry.get("scope")
+        if type(name) is not str or not name or type(scope) is not str or scope not in SCOPES:
+            return False
+        if not (_str_list_or_null(entry.get("verbs")) and _str_list_or_null(entry.get("shortNames"))
+                and _str_list_or_null(entry.get("categories")) and _str_or_null(entry.get("singularResource"))
+                and _response_kind_ok(entry.get("responseKind"))):
+            return False
+        subs = entry.get("subresources")
+        if subs is None:
+            continue
+        if type(subs) is not list:
+            return False
+        for sub in subs:
+            if type(sub) is not dict:
+                return False
+            sub_name = sub.get("subresource")
+            if (type(sub_name) is not str or not sub_name or not _str_list_or_null(sub.get("verbs"))
+                    or not _response_kind_ok(sub.get("responseKind"))):
+                return False
+    return True
+
+
+def _add_group(out: Items, meta: object, versions: object, spans: list[Span] | None) -> bool:
+    """Add one group (its decoded ``metadata`` and ``versions``) to ``out``; False if anything is off.
+
+    ``spans``, when given, says where the JSON of each element of ``versions`` is: a version keeps that, not its
+    decoded resources.
+    """
+    groups, raw, stale, listed = out
+    if meta is None:
+        name: object = ""
+    elif type(meta) is dict:
+        name = meta.get("name")
+        name = "" if name is None else name
+    else:
+        return False
+    if type(name) is not str or name in listed:
+        return False
+    if versions is None:
+        versions = []
+    if type(versions) is not list:
+        return False
+    fresh: list[str] = []
+    all_versions: list[str] = []
+    for i, version in enumerate(versions):
+        if type(version) is not dict:
+            return False
+        v = version.get("version")
+        freshness = version.get("freshness")
+        if type(v) is not str or not v or v in all_versions or not _str_or_null(freshness):
+            return False
+        all_versions.append(v)
+        gv = GroupVersion(name, v)
+        if freshness == STALE:
+            stale.append(gv)
+            continue
+        resources = version.get("resources")
+        if not resources_ok(resources):
+            return False
+        fresh.append(v)
+        raw[gv] = resources if spans is None or not resources else spans[i]
+    listed[name] = tuple(all_versions)
+    groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
+    return True
+
+
+def _empty() -> Items:
+    return [], {}, [], {}
+
+
+def read_items(items: object) -> Items | None:
+    """``items`` (decoded) split into groups, raw resources, stale and listed versions; None if anything is off."""
+    if items is None:
+        items = []
+    if type(items) is not list:
+        return None
+    out = _empty()
+    for item in items:
+        if type(item) is not dict or not _add_group(out, item.get("metadata"), item.get("versions"), None):
+            return None
+    return out
+
+
+def _read_group(cur: Cursor, out: Items) -> bool:
+    meta: object = None
+    versions: object = None
+    spans: list[Span] | None = None
+    for key in cur.members():
+        if key == "versions" and cur.at("["):
+            decoded: list[Any] = []
+            spans = []
+            for _ in cur.elements():
+                version, span = cur.value_span()
+                decoded.append(version)
+                spans.append(span)
+            versions = decoded
+        else:
+            value = cur.value()
+            if key == "metadata":
+                meta = value
+            elif key == "versions":
+                versions, spans = value, None
+    return _add_group(out, meta, versions, spans)
+
+
+def read_streamed(text: str) -> tuple[dict[str, Any], Items] | None:
+    """Read a whole ``APIGroupDiscoveryList`` text one group at a time.
+
+    Returns:
+        The top-level fields other than ``items`` (decoded), and what :func:`read_items` returns for ``items``;
+        None when the text is not valid JSON, the top level is not an object, a walked object (the top level, a
+        group) repeats a key, or anything fails the fast checks: read it whole then.
+    """
+    cur = Cursor(text)
+    top: dict[str, Any] = {}
+    out: Items | None = None
+    try:
+        for key in cur.members():
+            if key == "items" and cur.at("["):
+                out = _empty()
+                for _ in cur.elements():
+                    if not cur.at("{") or not _read_group(cur, out):
+                        return None
+            else:
+                top[key] = cur.value()
+        cur.finish()
+    except (ValueError, RecursionError):
+        return None  # the whole reading raises the precise error; nothing of this one is kept
+    if out is None:
+        out = read_items(top.pop("items", None))
+        if out is None:
+            return None
+    return top, out
