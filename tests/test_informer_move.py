@@ -8,12 +8,16 @@ out with ``CacheSyncTimeoutError``) and the state must not say ``synced``: answe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from store_helpers import WIDGETS, object_cache, widget_cluster, widget_obj
+from watch_helpers import widget
 
-from restmapper.store import CacheSyncTimeoutError
+from restmapper.store import CacheSyncTimeoutError, Informer
+from restmapper.transport import RequestsTransport, RetryPolicy
 from restmapper.testing import ServedCluster
 
 
@@ -45,3 +49,123 @@ def test_after_a_move_old_version_objects_are_never_served(served: ServedCluster
         assert informer.wait_for_sync(10)
         assert cache.get(WIDGETS, "w1", "default")["apiVersion"] == "example.com/v1beta1"
         assert [o["apiVersion"] for o in cache.list(WIDGETS, "default")] == ["example.com/v1beta1"]
+
+
+class HeldLists:
+    """A transport whose collection lists (not watches) wait while ``held`` is clear: a list in flight, for as
+    long as the test wants, without failing the watch (an injected fault would fail both: one path)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.held = inner, threading.Event()
+        self.held.set()
+
+    def get(self, path: str, headers: Any = None, **kwargs: Any) -> Any:
+        if path.endswith("/widgets"):
+            assert self.held.wait(20)
+        return self.inner.get(path, headers, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class PausedRead:
+    """Pause the next read of ``informer`` on another thread where it turns the namespace asked into the store's
+    key (``_ns``): the read has found the informer readable; the test moves the informer (on its own thread) and
+    lets the read go on. A read that decided on one state and reads another answers for neither."""
+
+    def __init__(self, informer: Informer) -> None:
+        self.paused, self.release = threading.Event(), threading.Event()
+        self.result: list[object] = []
+        original = informer._ns
+        first = [True]
+
+        def ns(namespace: str | None) -> str:
+            if first[0] and threading.current_thread() is not threading.main_thread():
+                first[0] = False
+                self.paused.set()
+                assert self.release.wait(10)
+            return original(namespace)
+
+        informer._ns = ns  # type: ignore[method-assign]
+
+    def start(self, read: Callable[[], object]) -> threading.Thread:
+        def target() -> None:
+            try:
+                self.result.append(read())
+            except Exception as exc:
+                self.result.append(exc)
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        return thread
+
+
+def test_a_read_racing_a_scope_move_never_answers_for_neither_scope(served: ServedCluster) -> None:
+    """A get that waited for the first list, then saw the scope change under it, looked up the old objects with
+    the new scope: ObjectNotFoundError for an object the server has in both worlds. The move: the CRD deleted and
+    recreated cluster-scoped while the watch of a one-namespace cache was down (it never saw the deletes), so
+    the store still holds the namespaced object when the watch's 404 moves the informer. The read must answer
+    from one state or wait for the new list."""
+    served.cluster.apply_object(widget_obj("w1"))
+    transport = HeldLists(RequestsTransport(served.url, retry=RetryPolicy(max_attempts=1)))
+    with object_cache(served, transport=transport, namespace="default") as cache:
+        transport.held.clear()
+        informer = cache.informer(WIDGETS)
+        paused = PausedRead(informer)
+        thread = paused.start(lambda: informer.get("w1", "default"))  # waits for the first list
+        transport.held.set()
+        assert paused.paused.wait(10)  # synced at Namespaced, the read decided to answer: paused before the key
+        assert served.cluster.wait_for_watchers(1, 10)
+        watch = served.cluster.inject("/apis/example.com/v1/namespaces/default/widgets*", status=500, body="boom")
+        served.cluster.drop_watches()
+        assert informer.wait_for_state("failing", timeout=10)
+        served.cluster.delete_crd(WIDGETS)
+        served.cluster.add_crd(widget(scope="Cluster"))
+        served.cluster.apply_object(widget_obj("w1", namespace=None))
+        transport.held.clear()  # the move's list stays in flight
+        watch.remove()  # the watch of the namespaced path now 404s: the informer moves, holding default/w1
+        assert informer.wait_until(lambda i: i.mapping is not None and not i.mapping.namespaced, timeout=10)
+        paused.release.set()
+        transport.held.set()
+        thread.join(20)
+        got = paused.result[0]
+        # The old state's answer (the read began before the move), or the new one: never "no such object".
+        assert isinstance(got, dict) and got["metadata"]["name"] == "w1", repr(got)
+        assert informer.wait_for_sync(10)
+        assert cache.get(WIDGETS, "w1")["metadata"].get("namespace") is None
+
+
+@pytest.mark.parametrize("scope", ["Cluster", "Namespaced"])
+def test_a_scope_change_while_the_watch_was_down_is_not_stored_under_the_old_mapping(served: ServedCluster,
+                                                                                   scope: str) -> None:
+    """The CRD is deleted and recreated with the other scope while list and watch fail (no early end, no 404:
+    both scopes list at one path). The informer resumed at its old mapping and stored the new objects under it:
+    a Namespaced mapping holding cluster-scoped objects answers "not found" (or "give a namespace") for an
+    object the server has. Objects that disagree with the mapping's scope must make it ask discovery again."""
+    old = "Namespaced" if scope == "Cluster" else "Cluster"
+    served.cluster.delete_crd(WIDGETS)
+    served.cluster.add_crd(widget(scope=old))
+    served.cluster.apply_object(widget_obj("w1", namespace="default" if old == "Namespaced" else None))
+    with object_cache(served) as cache:
+        informer = cache.informer(WIDGETS)
+        assert informer.wait_for_sync(10)
+        assert served.cluster.wait_for_watchers(1, 10)
+        fault = served.cluster.inject("/apis/example.com/v1/widgets*", status=500, body="boom")
+        served.cluster.drop_watches()
+        assert informer.wait_for_state("failing", timeout=10)
+        served.cluster.delete_crd(WIDGETS)
+        served.cluster.add_crd(widget(scope=scope))
+        served.cluster.apply_object(widget_obj("w1", namespace="default" if scope == "Namespaced" else None))
+        wrong: list[str] = []
+
+        def settled(i: Informer) -> bool:
+            if i.has_synced and i.mapping is not None:
+                wrong.extend(o["metadata"]["name"] for o in i._store.snapshot()
+                             if bool(o["metadata"].get("namespace")) != i.mapping.namespaced)
+            return bool(wrong) or (i.has_synced and i.mapping is not None and i.mapping.scope.value == scope)
+
+        fault.remove()
+        assert informer.wait_until(settled, timeout=10)
+        assert not wrong, f"objects of the other scope held under {informer.mapping}: {wrong}"
+        got = cache.get(WIDGETS, "w1", "default")
+        assert got["metadata"].get("namespace") == ("default" if scope == "Namespaced" else None)
