@@ -18,8 +18,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError, RestMapperError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
@@ -31,8 +31,9 @@ from restmapper.store._errors import (
     ObjectWaitTimeoutError,
 )
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._objects import Change, IndexFunc, ObjectStore, newer_resource_version
+from restmapper.store._objects import Change, IndexFunc, ObjectStore, newer_resource_version, reached
 from restmapper.store._selector import field_matcher, label_matcher
+from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch.reflector import Reflector
@@ -41,48 +42,12 @@ __all__ = ["Informer", "InformerStats", "State", "Transform"]
 
 _log = logging.getLogger("restmapper.store")
 
-State = Literal["starting", "synced", "not_served", "failing", "stopped"]
-Transform = Callable[[dict[str, Any]], dict[str, Any]]
 _EARLY_ENDS_BEFORE_BACKOFF = 3
+_T = TypeVar("_T")
 
 
-@dataclass
-class InformerStats:
-    """Counters of one :class:`Informer` (monotonic) and two gauges (``objects``, ``backlog``).
-
-    Attributes:
-        lists: complete lists (initial, relists after 410, after a move or a restart).
-        relists: relists caused by 410 Gone.
-        connects: watch streams opened.
-        events: ADDED/MODIFIED/DELETED watch events received.
-        bookmarks: BOOKMARK events received.
-        errors: failed lists/watches/lookups (each followed by a backoff).
-        malformed: events or items that could not be read, or that a transform broke (skipped).
-        not_found: 404s for the resource type (each reported to the mapper).
-        moves: re-resolutions that changed the mapping (another version or scope).
-        restarts: returns from ``not_served`` to being served.
-        stale_drops: objects refused because they were older than the one held (no downgrade).
-        handler_errors: exceptions raised by handlers (logged, never propagated).
-        resyncs: periodic resyncs delivered.
-        objects: objects held now.
-        backlog: changes queued for handlers now.
-    """
-
-    lists: int = 0
-    relists: int = 0
-    connects: int = 0
-    events: int = 0
-    bookmarks: int = 0
-    errors: int = 0
-    malformed: int = 0
-    not_found: int = 0
-    moves: int = 0
-    restarts: int = 0
-    stale_drops: int = 0
-    handler_errors: int = 0
-    resyncs: int = 0
-    objects: int = 0
-    backlog: int = 0
+class _NotReadable(Exception):
+    """Internal: a read that must not wait found the informer unreadable (the caller waits elsewhere)."""
 
 
 class Informer:
@@ -115,6 +80,10 @@ class Informer:
         self._cond = threading.Condition(self._store.lock)
         self._state: State = "starting"
         self._readable = False  # synced and served: get/list answer from the store
+        # Bumped (lock held) by every change of _readable or of the mapping: a lock-free read that found it
+        # unchanged before and after answered from one state (see _read).
+        self._epoch = 0
+        self._scope_mismatch = 0  # lists/events in a row whose scope was not the mapping's (see _disagrees)
         self._mapping: RESTMapping | None = None
         self._namespaced = False
         self._no_match: RestMapperError | None = None
@@ -143,7 +112,7 @@ class Informer:
     def _stop_now(self, timeout: float | None) -> bool:
         with self._cond:
             self._state = "stopped"
-            self._readable = False
+            self._unreadable()
             self._dispatcher.stop()
             self._changed()
         self._stop.set()
@@ -222,6 +191,32 @@ class Informer:
             finally:
                 self._waiters -= 1
 
+    def _unreadable(self) -> None:
+        # Lock held: reads wait from now on, and a read in progress that decided before this reads again.
+        self._readable = False
+        self._epoch += 1
+
+    def _read(self, fn: Callable[[], _T], *, wait: bool = True) -> _T:
+        """``fn()`` (a read of the store, its key computed from the mapping's scope) answered from one readable
+        state: a move, a not-served period or a stop between finding the informer readable and reading makes it
+        read again after the next list (DESIGN 5.10: never an answer for neither state, such as the old objects
+        looked up with the new scope). Without ``wait``, raise :class:`_NotReadable` instead of waiting."""
+        while True:
+            epoch = self._epoch
+            if not self._readable:
+                if not wait:
+                    raise _NotReadable
+                self._ensure_readable()
+                continue
+            try:
+                result = fn()
+            except (ObjectNotFoundError, InvalidArgumentError):
+                if self._epoch == epoch:
+                    raise
+                continue
+            if self._epoch == epoch:
+                return result
+
     def _ensure_readable(self) -> None:
         if self._readable:
             return
@@ -265,7 +260,9 @@ class Informer:
             obj = objects.get(name) if objects is not None else None
             if obj is not None:
                 return obj
-        self._ensure_readable()
+        return self._read(lambda: self._get_held(name, namespace))
+
+    def _get_held(self, name: str, namespace: str | None) -> dict[str, Any]:
         ns = self._ns(namespace)
         obj = self._store.get(ns, name)
         if obj is None:
@@ -276,11 +273,27 @@ class Informer:
              field_selector: str | None = None, index: str | None = None,
              value: str | None = None) -> builtins.list[dict[str, Any]]:
         """Return the cached objects that match, ordered by namespace then name (see :meth:`ObjectCache.list`)."""
+        return self._list(namespace, label_selector, field_selector, index, value, wait=True)
+
+    def _get_now(self, name: str, namespace: str | None) -> dict[str, Any]:
+        """:meth:`get` that never waits (for the event loop): :class:`_NotReadable` when it would."""
+        return self._read(lambda: self._get_held(name, namespace), wait=False)
+
+    def _list(self, namespace: str | None, label_selector: str | None, field_selector: str | None,
+              index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
         label = label_matcher(label_selector) if label_selector else None
         field = field_matcher(field_selector) if field_selector else None
         if (index is None) != (value is None):
             raise InvalidArgumentError("give both index and value, or neither")
-        self._ensure_readable()
+        objects = self._read(lambda: self._list_held(namespace, index, value), wait=wait)
+        if label is not None:
+            objects = [o for o in objects if label(o)]
+        if field is not None:
+            objects = [o for o in objects if field(o)]
+        return objects
+
+    def _list_held(self, namespace: str | None, index: str | None, value: str | None
+                   ) -> builtins.list[dict[str, Any]]:
         ns = self._ns(namespace) if namespace is not None or self._namespace is not None else None
         if index is not None and value is not None:
             objects = self._store.by_index(index, value)
@@ -288,10 +301,6 @@ class Informer:
                 objects = [o for o in objects if o["metadata"].get("namespace") == ns]
         else:
             objects = self._store.snapshot(ns or None)
-        if label is not None:
-            objects = [o for o in objects if label(o)]
-        if field is not None:
-            objects = [o for o in objects if field(o)]
         return objects
 
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
@@ -309,8 +318,7 @@ class Informer:
         Raises:
             InvalidArgumentError: no such index. And as :meth:`get` for the sync.
         """
-        self._ensure_readable()
-        return self._store.by_index(name, value)
+        return self._read(lambda: self._store.by_index(name, value))
 
     # --- handlers --------------------------------------------------------------------------------------------------
 
@@ -373,7 +381,7 @@ class Informer:
         if self._readable:
             ns = self._ns(namespace)
             obj = self._store.get(ns, name)
-            if self._reached(obj, resource_version, generation):
+            if reached(obj, resource_version, generation):
                 return obj
             if resource_version is not None and generation is None and \
                     newer_resource_version(resource_version, self._observed_rv) is False:
@@ -415,21 +423,6 @@ class Informer:
         for fn in self._listeners:
             fn()
 
-    @staticmethod
-    def _reached(obj: Mapping[str, Any] | None, resource_version: str | None, generation: int | None) -> bool:
-        if obj is None:
-            return False
-        meta = obj["metadata"]
-        if resource_version is not None:
-            held = meta.get("resourceVersion")
-            if held != resource_version and newer_resource_version(held, resource_version) is not True:
-                return False
-        if generation is not None:
-            held_gen = meta.get("generation")
-            if not isinstance(held_gen, int) or held_gen < generation:
-                return False
-        return True
-
     # --- the informer thread -----------------------------------------------------------------------------------
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -448,7 +441,8 @@ class Informer:
                     _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource, mapping.resource)
                 self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
                 with self._cond:
-                    self._mapping, self._namespaced, self._readable = mapping, mapping.namespaced, False
+                    self._unreadable()  # first: a lock-free read must not see the new scope as readable
+                    self._mapping, self._namespaced = mapping, mapping.namespaced
                     self._set_state()  # in the same critical section: never the new mapping with state synced
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
@@ -456,6 +450,17 @@ class Informer:
             relist = False
             if outcome == "stopped":
                 return
+            if self._scope_mismatch:
+                # The server's objects have the other scope: discovery is stale. Ask it again, list again (what
+                # was refused is not held), and back off while it keeps saying the same.
+                self._mapper.invalidate_group(mapping.resource.group)
+                self._reflector.reset()
+                relist = True
+                if self._scope_mismatch > 1:
+                    self._reflector.failures = max(self._reflector.failures, self._scope_mismatch - 2)
+                    self._reflector.fail(TransportError(f"{self._label} objects disagree with the discovered "
+                                                        "scope", path=self._reflector.path))
+                continue
             if outcome == "not_found":
                 # A 404 for the resource type: evict the group so the next resolution refetches discovery.
                 self._count("not_found")
@@ -517,7 +522,8 @@ class Informer:
             if self._state == "stopped":
                 return
             first = self._state != "not_served"
-            self._state, self._readable, self._no_match, self._error = "not_served", False, exc, exc
+            self._unreadable()
+            self._state, self._no_match, self._error = "not_served", exc, exc
             self._mapping = None
             self._queue(self._store.replace([]))
             self._changed()
@@ -531,7 +537,7 @@ class Informer:
             if self._state in ("not_served", "stopped"):
                 return
             failing = self._reflector.failures > 0 or self._error is not None
-            synced = self._reflector.synced and self._mapping is not None
+            synced = self._reflector.synced and self._mapping is not None and self._readable
             self._state = "failing" if failing else ("synced" if synced else "starting")
             self._changed()
 
@@ -561,9 +567,12 @@ class Informer:
         with self._cond:
             if self._state in ("stopped", "not_served"):
                 return
+            if any(self._disagrees(o) for o in objs):
+                return
             self._queue(self._store.replace(objs))
             self._observed_rv = resource_version
-            self._readable = True
+            self._readable, self._scope_mismatch = True, 0
+            self._epoch += 1
             self._state = "failing" if self._reflector.failures > 0 else "synced"
             self._changed()
 
@@ -573,6 +582,8 @@ class Informer:
             return
         try:
             with self._cond:
+                if self._disagrees(transformed):
+                    return
                 changes = (self._store.delete(transformed) if event_type == "DELETED"
                            else self._store.upsert(transformed))
                 self._queue(changes)
@@ -585,6 +596,23 @@ class Informer:
         except InvalidArgumentError as exc:
             self._count("malformed")
             _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
+
+    def _disagrees(self, obj: Mapping[str, Any]) -> bool:
+        """True, and the informer made unreadable and told to re-resolve, when ``obj``'s scope is not the mapping's
+        (lock held). Both scopes list at one path (``/apis/G/V/R``): a CRD deleted and recreated with the other
+        scope while our watch was down (or answered 410) lists at the old mapping, and storing its objects
+        under it would answer "not found" (or "give a namespace") for objects the server has (DESIGN 5.10)."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or bool(meta.get("namespace")) == self._namespaced:
+            return False
+        if not self._scope_mismatch:
+            _log.info("%s objects are %s but the mapping says otherwise: re-resolving", self._label,
+                      "namespaced" if meta.get("namespace") else "cluster-scoped")
+        self._scope_mismatch += 1
+        self._unreadable()
+        self._set_state()
+        self._reflector.interrupt()
+        return True
 
     def reflector_bookmark(self, resource_version: str) -> None:
         with self._cond:

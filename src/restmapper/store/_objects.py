@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 from restmapper.errors import InvalidArgumentError
 
-__all__ = ["Change", "IndexFunc", "ObjectStore", "identity", "newer_resource_version", "resource_version_int"]
+__all__ = ["Change", "IndexFunc", "ObjectStore", "identity", "newer_resource_version", "reached",
+           "resource_version_int"]
 
 _log = logging.getLogger("restmapper.store")
 
@@ -54,6 +55,23 @@ def newer_resource_version(a: object, b: object) -> bool | None:
     if ia is None or ib is None:
         return None
     return ia > ib
+
+
+def reached(obj: Mapping[str, Any] | None, resource_version: str | None, generation: int | None) -> bool:
+    """Whether ``obj`` is at least at ``resource_version`` (equal, or newer when both are decimal) and at least at
+    ``generation``; False for None (read-your-writes: :meth:`Informer.wait_for`)."""
+    if obj is None:
+        return False
+    meta = obj["metadata"]
+    if resource_version is not None:
+        held = meta.get("resourceVersion")
+        if held != resource_version and newer_resource_version(held, resource_version) is not True:
+            return False
+    if generation is not None:
+        held_gen = meta.get("generation")
+        if not isinstance(held_gen, int) or held_gen < generation:
+            return False
+    return True
 
 
 def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
