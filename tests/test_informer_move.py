@@ -16,9 +16,10 @@ import pytest
 from store_helpers import WIDGETS, object_cache, widget_cluster, widget_obj
 from watch_helpers import widget
 
+from restmapper.errors import NoKindMatchError
 from restmapper.store import CacheSyncTimeoutError, Informer
-from restmapper.transport import RequestsTransport, RetryPolicy
 from restmapper.testing import ServedCluster
+from restmapper.transport import RequestsTransport, RetryPolicy
 
 
 @pytest.fixture
@@ -169,3 +170,35 @@ def test_a_scope_change_while_the_watch_was_down_is_not_stored_under_the_old_map
         assert not wrong, f"objects of the other scope held under {informer.mapping}: {wrong}"
         got = cache.get(WIDGETS, "w1", "default")
         assert got["metadata"].get("namespace") == ("default" if scope == "Namespaced" else None)
+
+
+def test_a_kind_renamed_while_the_watch_was_down_is_not_stored_as_the_old_kind(served: ServedCluster) -> None:
+    """The CRD is deleted and recreated with the same plural but another kind while list and watch fail. The
+    informer resumed at its old mapping (same path) and stored the new kind's objects as Widgets: ``get`` of a
+    Widget answered with a Gadget. An object whose apiVersion or kind is not the mapping's must make it ask
+    discovery again (here: Widget is not served any more)."""
+    served.cluster.apply_object(widget_obj("w1"))
+    with object_cache(served) as cache:
+        informer = cache.informer(WIDGETS)
+        assert informer.wait_for_sync(10)
+        assert served.cluster.wait_for_watchers(1, 10)
+        fault = served.cluster.inject("/apis/example.com/v1/widgets*", status=500, body="boom")
+        served.cluster.drop_watches()
+        assert informer.wait_for_state("failing", timeout=10)
+        served.cluster.delete_crd(WIDGETS)
+        served.cluster.add_crd(widget(names={"plural": "widgets", "singular": "gadget", "kind": "Gadget",
+                                             "listKind": "GadgetList"}))
+        gadget = widget_obj("g1")
+        gadget["kind"] = "Gadget"
+        served.cluster.apply_object(gadget)
+        wrong: list[str] = []
+
+        def settled(i: Informer) -> bool:
+            wrong.extend(o["metadata"]["name"] for o in i._store.snapshot() if o.get("kind") != "Widget")
+            return bool(wrong) or i.state == "not_served"
+
+        fault.remove()
+        assert informer.wait_until(settled, timeout=10)
+        assert not wrong, f"objects of another kind held by the Widget informer: {wrong}"
+        with pytest.raises(NoKindMatchError):
+            cache.get(informer.group_kind, "g1", "default")

@@ -16,24 +16,19 @@ from __future__ import annotations
 import builtins
 import logging
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError, RestMapperError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
-from restmapper.store._errors import (
-    CacheSyncTimeoutError,
-    InformerStoppedError,
-    ObjectNotFoundError,
-    ObjectWaitTimeoutError,
-)
+from restmapper.store._errors import CacheSyncTimeoutError, InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._objects import Change, IndexFunc, ObjectStore, newer_resource_version, reached
+from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees
 from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
+from restmapper.store._waits import ReadYourWrites
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch.reflector import Reflector
@@ -50,7 +45,7 @@ class _NotReadable(Exception):
     """Internal: a read that must not wait found the informer unreadable (the caller waits elsewhere)."""
 
 
-class Informer:
+class Informer(ReadYourWrites):
     """List-then-watch of one kind into a generation-aware store, with handlers and indexers.
 
     Get one from :meth:`ObjectCache.informer`; it runs for the life of its cache (see the ``restmapper.store``
@@ -83,7 +78,7 @@ class Informer:
         # Bumped (lock held) by every change of _readable or of the mapping: a lock-free read that found it
         # unchanged before and after answered from one state (see _read).
         self._epoch = 0
-        self._scope_mismatch = 0  # lists/events in a row whose scope was not the mapping's (see _disagrees)
+        self._mismatch = 0  # lists/events in a row whose objects were not what the mapping says (_disagrees)
         self._mapping: RESTMapping | None = None
         self._namespaced = False
         self._no_match: RestMapperError | None = None
@@ -353,65 +348,6 @@ class Informer:
         with self._cond:
             return self._dispatcher.remove(handle)
 
-    # --- read your writes ----------------------------------------------------------------------------------------
-
-    def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
-                 generation: int | None = None, timeout: float) -> dict[str, Any]:
-        """Block until the cache holds ``name`` at least as new as asked; see :meth:`ObjectCache.wait_for`."""
-        if timeout < 0:
-            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self._waiters += 1
-            try:
-                while True:
-                    obj = self._caught_up(name, namespace, resource_version, generation)
-                    if obj is not None:
-                        return obj
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise self._wait_timeout(name, namespace, timeout, resource_version, generation)
-                    self._cond.wait(remaining)
-            finally:
-                self._waiters -= 1
-
-    def _caught_up(self, name: str, namespace: str | None, resource_version: str | None,
-                   generation: int | None) -> dict[str, Any] | None:
-        """The object when the wait is over, None while it is not (lock held)."""
-        if self._readable:
-            ns = self._ns(namespace)
-            obj = self._store.get(ns, name)
-            if reached(obj, resource_version, generation):
-                return obj
-            if resource_version is not None and generation is None and \
-                    newer_resource_version(resource_version, self._observed_rv) is False:
-                # Everything up to that version was seen: the object is as new as it will get.
-                if obj is None:
-                    raise ObjectNotFoundError(self._label, ns, name)
-                return obj
-        elif self._state == "stopped":
-            raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
-        return None
-
-    def _try_caught_up(self, name: str, namespace: str | None, resource_version: str | None,
-                       generation: int | None) -> tuple[bool, dict[str, Any] | None]:
-        """``(checked, object)`` without blocking: ``checked`` is False when the lock was busy (for asyncio)."""
-        if not self._cond.acquire(blocking=False):
-            return False, None
-        try:
-            return True, self._caught_up(name, namespace, resource_version, generation)
-        finally:
-            self._cond.release()
-
-    def _wait_timeout(self, name: str, namespace: str | None, timeout: float, resource_version: str | None,
-                      generation: int | None) -> ObjectWaitTimeoutError:
-        # Waiting spans not-served periods; the no-match (or the last error) is the cause.
-        cause = self._no_match if self._state == "not_served" else self.last_error
-        error = ObjectWaitTimeoutError(self._label, namespace or self._namespace or "", name, timeout,
-                                       resource_version, generation)
-        error.__cause__ = cause
-        return error
-
     def _listen(self, fn: Callable[[], None], on: bool = True) -> None:
         """Add (or remove) a callback run, lock held, after every change a waiter may care about (asyncio)."""
         with self._cond:
@@ -450,16 +386,16 @@ class Informer:
             relist = False
             if outcome == "stopped":
                 return
-            if self._scope_mismatch:
-                # The server's objects have the other scope: discovery is stale. Ask it again, list again (what
-                # was refused is not held), and back off while it keeps saying the same.
+            if self._mismatch:
+                # The server's objects are not what the mapping says: discovery is stale. Ask it again, list
+                # again (what was refused is not held), and back off while it keeps saying the same.
                 self._mapper.invalidate_group(mapping.resource.group)
                 self._reflector.reset()
                 relist = True
-                if self._scope_mismatch > 1:
-                    self._reflector.failures = max(self._reflector.failures, self._scope_mismatch - 2)
-                    self._reflector.fail(TransportError(f"{self._label} objects disagree with the discovered "
-                                                        "scope", path=self._reflector.path))
+                if self._mismatch > 1:
+                    self._reflector.failures = max(self._reflector.failures, self._mismatch - 2)
+                    self._reflector.fail(TransportError(f"{self._label} objects disagree with discovery",
+                                                        path=self._reflector.path))
                 continue
             if outcome == "not_found":
                 # A 404 for the resource type: evict the group so the next resolution refetches discovery.
@@ -567,11 +503,11 @@ class Informer:
         with self._cond:
             if self._state in ("stopped", "not_served"):
                 return
-            if any(self._disagrees(o) for o in objs):
+            if any(self._disagrees(o) for o in items):
                 return
             self._queue(self._store.replace(objs))
             self._observed_rv = resource_version
-            self._readable, self._scope_mismatch = True, 0
+            self._readable, self._mismatch = True, 0
             self._epoch += 1
             self._state = "failing" if self._reflector.failures > 0 else "synced"
             self._changed()
@@ -582,7 +518,7 @@ class Informer:
             return
         try:
             with self._cond:
-                if self._disagrees(transformed):
+                if self._disagrees(obj):
                     return
                 changes = (self._store.delete(transformed) if event_type == "DELETED"
                            else self._store.upsert(transformed))
@@ -597,18 +533,17 @@ class Informer:
             self._count("malformed")
             _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
 
-    def _disagrees(self, obj: Mapping[str, Any]) -> bool:
-        """True, and the informer made unreadable and told to re-resolve, when ``obj``'s scope is not the mapping's
-        (lock held). Both scopes list at one path (``/apis/G/V/R``): a CRD deleted and recreated with the other
-        scope while our watch was down (or answered 410) lists at the old mapping, and storing its objects
-        under it would answer "not found" (or "give a namespace") for objects the server has (DESIGN 5.10)."""
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict) or bool(meta.get("namespace")) == self._namespaced:
+    def _disagrees(self, obj: object) -> bool:
+        """True, and the informer made unreadable and told to re-resolve, when the server's object ``obj`` is not
+        what the mapping says: another scope, apiVersion or kind (lock held). A CRD deleted and recreated while our
+        watch was down (or answered 410) lists at the same path with another scope or kind: stored under the old
+        mapping, its objects answer "not found" for objects the server has, or as the wrong kind (DESIGN 5.10)."""
+        mapping = self._mapping
+        if mapping is None or not disagrees(obj, mapping.group_version_kind, self._namespaced):
             return False
-        if not self._scope_mismatch:
-            _log.info("%s objects are %s but the mapping says otherwise: re-resolving", self._label,
-                      "namespaced" if meta.get("namespace") else "cluster-scoped")
-        self._scope_mismatch += 1
+        if not self._mismatch:
+            _log.info("%s: the server sent an object that is not a %s: re-resolving", self._label, mapping)
+        self._mismatch += 1
         self._unreadable()
         self._set_state()
         self._reflector.interrupt()

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.model import GroupVersionKind
 
-__all__ = ["Change", "IndexFunc", "ObjectStore", "identity", "newer_resource_version", "reached",
+__all__ = ["Change", "IndexFunc", "ObjectStore", "disagrees", "identity", "newer_resource_version", "reached",
            "resource_version_int"]
 
 _log = logging.getLogger("restmapper.store")
@@ -72,6 +73,18 @@ def reached(obj: Mapping[str, Any] | None, resource_version: str | None, generat
         if not isinstance(held_gen, int) or held_gen < generation:
             return False
     return True
+
+
+def disagrees(obj: object, kind: GroupVersionKind, namespaced: bool) -> bool:
+    """True when the server's object ``obj`` (raw) is not a ``kind`` of that scope: it has (or lacks) a namespace
+    the scope does not, or an ``apiVersion``/``kind`` that is not ``kind``'s (absent ones agree: built-in types
+    list their items without them)."""
+    if not isinstance(obj, dict):
+        return False
+    meta, api_version, got = obj.get("metadata"), obj.get("apiVersion"), obj.get("kind")
+    if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
+        return True
+    return api_version not in (None, kind.api_version) or got not in (None, kind.kind)
 
 
 def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
