@@ -8,13 +8,15 @@ out with ``CacheSyncTimeoutError``) and the state must not say ``synced``: answe
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from store_helpers import WIDGETS, object_cache, widget_cluster, widget_obj
-from watch_helpers import widget
+from watch_helpers import BackoffRecorder, widget
 
 from restmapper.errors import NoKindMatchError
 from restmapper.store import CacheSyncTimeoutError, Informer
@@ -202,3 +204,34 @@ def test_a_kind_renamed_while_the_watch_was_down_is_not_stored_as_the_old_kind(s
         assert not wrong, f"objects of another kind held by the Widget informer: {wrong}"
         with pytest.raises(NoKindMatchError):
             cache.get(informer.group_kind, "g1", "default")
+
+
+def test_a_server_that_keeps_disagreeing_with_discovery_gets_backoff_and_no_answer(served: ServedCluster) -> None:
+    """Discovery says Namespaced, every listed Widget comes without a namespace: the informer re-asks discovery,
+    refuses the objects (reads time out, never "not found") and backs off, growing, instead of a tight loop."""
+    served.cluster.apply_object(widget_obj("w1"))
+    sleep = BackoffRecorder(4)
+
+    class ClusterScopedLists(HeldLists):
+        lists = 0
+
+        def get(self, path: str, headers: Any = None, **kwargs: Any) -> Any:
+            response = self.inner.get(path, headers, **kwargs)
+            if not path.endswith("/widgets"):
+                return response
+            ClusterScopedLists.lists += 1
+            doc = json.loads(response.body)
+            for item in doc["items"]:
+                item["metadata"].pop("namespace", None)
+            return dataclasses.replace(response, body=json.dumps(doc).encode())
+
+    transport = ClusterScopedLists(RequestsTransport(served.url, retry=RetryPolicy(max_attempts=1)))
+    with object_cache(served, transport=transport, sleep=sleep, backoff_initial=0.5, backoff_max=30.0,
+                      sync_timeout=0.2) as cache:
+        informer = cache.informer(WIDGETS)
+        assert sleep.enough.wait(10)
+        assert ClusterScopedLists.lists <= len(sleep.delays) + 2
+        assert sleep.delays[-1] > sleep.delays[0]
+        assert not informer.has_synced and len(informer._store) == 0
+        with pytest.raises(CacheSyncTimeoutError):
+            informer.get("w1", "default")

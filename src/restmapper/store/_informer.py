@@ -378,7 +378,7 @@ class Informer(ReadYourWrites):
                 self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
                 with self._cond:
                     self._unreadable()  # first: a lock-free read must not see the new scope as readable
-                    self._mapping, self._namespaced = mapping, mapping.namespaced
+                    self._mapping, self._namespaced, self._mismatch = mapping, mapping.namespaced, 0
                     self._set_state()  # in the same critical section: never the new mapping with state synced
                 self._reflector.path = mapping.path(self._namespace)
                 relist = True
@@ -460,7 +460,7 @@ class Informer(ReadYourWrites):
             first = self._state != "not_served"
             self._unreadable()
             self._state, self._no_match, self._error = "not_served", exc, exc
-            self._mapping = None
+            self._mapping, self._mismatch = None, 0
             self._queue(self._store.replace([]))
             self._changed()
         self._reflector.reset()
