@@ -15,6 +15,7 @@ invalidation outside an outage) is what the machine is for.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import enum
 import inspect
 import itertools
@@ -304,41 +305,66 @@ def make_mapper(cluster: FakeCluster, clock: Callable[[], float], **options: Any
 
 
 class Blocking:
-    """An asyncio client asked from synchronous code: each coroutine method runs to completion on one event loop,
-    so the client's inline fast paths (``AsyncRESTMapper.cached_rest_mapping``...) and its thread hops are what
-    answers; the other attributes (``invalidate_group``, ``report_not_found``, ``mapper``...) pass through."""
+    """An asyncio client asked from synchronous code: each coroutine method runs to completion on the model's event
+    loop, so the client's inline fast paths (``AsyncRESTMapper.cached_rest_mapping``...) and its thread hops are
+    what answers; the other attributes (``invalidate_group``, ``report_not_found``, ``mapper``...) pass through."""
 
-    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self._target, self._loop = target, loop
+    def __init__(self, target: Any) -> None:
+        self._target = target
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._target, name)
         if not inspect.iscoroutinefunction(attr):
             return attr
-        return lambda *args, **kwargs: self._loop.run_until_complete(attr(*args, **kwargs))
+        return lambda *args, **kwargs: _aio()[0].run_until_complete(attr(*args, **kwargs))
 
 
-def make_async_mapper(cluster: FakeCluster, clock: Callable[[], float], loop: asyncio.AbstractEventLoop,
-                      **options: Any) -> Blocking:
+_AIO: list[Any] = []
+
+
+def _aio() -> tuple[asyncio.AbstractEventLoop, Any]:
+    """One event loop and one ``kubernetes.aio`` ApiClient for every asyncio client of the run: the ApiClient never
+    sends a request (discovery goes through the in-process transport) and building one costs an SSL context
+    (~35 ms of CPU, most of the model's time when built per client)."""
+    if not _AIO:
+        from kubernetes.aio import client as aclient
+
+        loop = asyncio.new_event_loop()
+
+        async def build() -> Any:
+            return aclient.ApiClient(aclient.Configuration(host="https://kube.restmapper.test"))
+
+        api = loop.run_until_complete(build())
+        _AIO.extend((loop, api))
+
+        @atexit.register
+        def close() -> None:
+            loop.run_until_complete(api.close())
+            loop.close()
+
+    return _AIO[0], _AIO[1]
+
+
+def make_async_mapper(cluster: FakeCluster, clock: Callable[[], float], **options: Any) -> Blocking:
     """An :class:`AsyncRESTMapper` over its own mapper."""
-    return Blocking(AsyncRESTMapper(make_mapper(cluster, clock, **options)), loop)
+    return Blocking(AsyncRESTMapper(make_mapper(cluster, clock, **options)))
 
 
-def make_aio_dropin(cluster: FakeCluster, clock: Callable[[], float], loop: asyncio.AbstractEventLoop,
-                    **options: Any) -> Blocking:
+def make_aio_dropin(cluster: FakeCluster, clock: Callable[[], float], **options: Any) -> Blocking:
     """The ``resources`` of a ``kubernetes.aio.dynamic.DynamicClient`` with :class:`SelfHealingAioDiscoverer`
-    over ``cluster`` (its ApiClient never sends a request: discovery goes through the in-process transport)."""
-    from kubernetes.aio import client as aclient
+    over ``cluster``."""
     from kubernetes.aio.dynamic import DynamicClient
 
     from restmapper.dynamic.kubernetes_aio import SelfHealingAioDiscoverer
 
-    async def build() -> Any:
-        api = aclient.ApiClient(aclient.Configuration(host="https://kube.restmapper.test"))
-        return await DynamicClient(api, discoverer=lambda c, f: SelfHealingAioDiscoverer(
-            c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=clock, **options))
+    loop, api = _aio()
+    client = DynamicClient(api, discoverer=lambda c, f: SelfHealingAioDiscoverer(
+        c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=clock, **options))
 
-    return Blocking(loop.run_until_complete(build()).resources, loop)
+    async def awaited() -> Any:
+        return await client
+
+    return Blocking(loop.run_until_complete(awaited()).resources)
 
 
 def make_dropin(cluster: FakeCluster, clock: Callable[[], float], **options: Any) -> Any:
@@ -396,13 +422,8 @@ class Oracle:
                 mapper = make_mapper(twin, ManualClock(), ttl=None)
                 got = outcome_of(lambda: MAPPER_QUESTIONS[question](mapper))
             elif question.startswith(AIO):  # the asyncio drop-in mirrors its own library, not the sync one
-                loop = asyncio.new_event_loop()
-                try:
-                    aio = make_aio_dropin(twin, ManualClock(), loop, ttl=None)
-                    got = outcome_of(lambda: DROPIN_QUESTIONS[question.removeprefix(AIO)](aio))
-                    loop.run_until_complete(aio.client.client.close())
-                finally:
-                    loop.close()
+                aio = make_aio_dropin(twin, ManualClock(), ttl=None)
+                got = outcome_of(lambda: DROPIN_QUESTIONS[question.removeprefix(AIO)](aio))
             else:
                 dropin = make_dropin(twin, ManualClock(), ttl=None)
                 got = outcome_of(lambda: DROPIN_QUESTIONS[question](dropin))
