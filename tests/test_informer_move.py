@@ -235,3 +235,33 @@ def test_a_server_that_keeps_disagreeing_with_discovery_gets_backoff_and_no_answ
         assert not informer.has_synced and len(informer._store) == 0
         with pytest.raises(CacheSyncTimeoutError):
             informer.get("w1", "default")
+
+
+def test_a_wake_up_racing_a_move_still_lists_the_new_version(served: ServedCluster) -> None:
+    """The root of the earlier "objects reverted to the old version" race: a wake-up (``_poke``) landing between
+    a move and its first list made that run return at once ("interrupted"); the next run, told not to relist, kept
+    the old version's resourceVersion and watched the new path from it without listing, so the v1 objects stayed,
+    as synced. A move now forgets the resourceVersion (082f799): whatever interrupts it, the new version is listed.
+    The wake-up is injected exactly there, on the informer's own thread."""
+    served.cluster.apply_object(widget_obj("w1"))
+    with object_cache(served) as cache:
+        informer = cache.informer(WIDGETS)
+        assert informer.wait_for_sync(10)
+        assert served.cluster.wait_for_watchers(1, 10)
+        reflector, run = informer._reflector, informer._reflector.run
+        poked: list[str] = []
+
+        def run_after_a_poke(*, relist: bool = True) -> Any:
+            mapping = informer.mapping
+            if not poked and mapping is not None and mapping.resource.version == "v1beta1":
+                poked.append(reflector.path)
+                informer._poke()  # what a CRD event does; it interrupts this run before it lists
+            return run(relist=relist)
+
+        reflector.run = run_after_a_poke  # type: ignore[method-assign]
+        served.cluster.set_served(WIDGETS, False, version="v1")
+        assert informer.wait_until(lambda i: i.has_synced and i.mapping is not None
+                                   and i.mapping.resource.version == "v1beta1", timeout=10)
+        assert poked, "the move did not happen through the patched run"
+        assert cache.get(WIDGETS, "w1", "default")["apiVersion"] == "example.com/v1beta1"
+        assert [o["apiVersion"] for o in cache.list(WIDGETS, "default")] == ["example.com/v1beta1"]
