@@ -191,8 +191,8 @@ class Informer(ReadYourWrites):
         self._readable = False
         self._epoch += 1
 
-    def _read(self, fn: Callable[[], _T], *, wait: bool = True) -> _T:
-        """``fn()`` (a read of the store, its key computed from the mapping's scope) answered from one readable
+    def _read(self, fn: Callable[..., _T], *args: Any, wait: bool = True) -> _T:
+        """``fn(*args)`` (a read of the store, its key computed from the mapping's scope) answered from one readable
         state: a move, a not-served period or a stop between finding the informer readable and reading makes it
         read again after the next list (DESIGN 5.10: never an answer for neither state, such as the old objects
         looked up with the new scope). Without ``wait``, raise :class:`_NotReadable` instead of waiting."""
@@ -204,7 +204,7 @@ class Informer(ReadYourWrites):
                 self._ensure_readable()
                 continue
             try:
-                result = fn()
+                result = fn(*args)
             except (ObjectNotFoundError, InvalidArgumentError):
                 if self._epoch == epoch:
                     raise
@@ -255,7 +255,7 @@ class Informer(ReadYourWrites):
             obj = objects.get(name) if objects is not None else None
             if obj is not None:
                 return obj
-        return self._read(lambda: self._get_held(name, namespace))
+        return self._read(self._get_held, name, namespace)  # no closure: cells would slow the warm path
 
     def _get_held(self, name: str, namespace: str | None) -> dict[str, Any]:
         ns = self._ns(namespace)
@@ -272,7 +272,7 @@ class Informer(ReadYourWrites):
 
     def _get_now(self, name: str, namespace: str | None) -> dict[str, Any]:
         """:meth:`get` that never waits (for the event loop): :class:`_NotReadable` when it would."""
-        return self._read(lambda: self._get_held(name, namespace), wait=False)
+        return self._read(self._get_held, name, namespace, wait=False)
 
     def _list(self, namespace: str | None, label_selector: str | None, field_selector: str | None,
               index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
@@ -280,7 +280,7 @@ class Informer(ReadYourWrites):
         field = field_matcher(field_selector) if field_selector else None
         if (index is None) != (value is None):
             raise InvalidArgumentError("give both index and value, or neither")
-        objects = self._read(lambda: self._list_held(namespace, index, value), wait=wait)
+        objects = self._read(self._list_held, namespace, index, value, wait=wait)
         if label is not None:
             objects = [o for o in objects if label(o)]
         if field is not None:
@@ -313,7 +313,7 @@ class Informer(ReadYourWrites):
         Raises:
             InvalidArgumentError: no such index. And as :meth:`get` for the sync.
         """
-        return self._read(lambda: self._store.by_index(name, value))
+        return self._read(self._store.by_index, name, value)
 
     # --- handlers --------------------------------------------------------------------------------------------------
 
