@@ -21,7 +21,7 @@ class ReadYourWrites:
     _cond: threading.Condition
     _store: ObjectStore
     _state: State
-    _readable: bool
+    _readable: int
     _label: str
     _namespace: str | None
     _observed_rv: str
