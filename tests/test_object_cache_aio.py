@@ -11,7 +11,7 @@ import pytest
 from store_helpers import cm, key, object_cache
 
 from restmapper.aio import AsyncObjectCache
-from restmapper.store import ObjectNotFoundError
+from restmapper.store import CacheSyncTimeoutError, Informer, ObjectNotFoundError
 from restmapper.testing import FakeCluster, ServedCluster
 
 
@@ -96,3 +96,44 @@ def test_many_async_waits_cost_no_threads_and_time_out_typed(served: ServedClust
             assert await cache.wait_for_sync("cm", 1)
 
         asyncio.run(main())
+
+
+@pytest.mark.parametrize("read", ["get", "list"])
+def test_a_move_racing_an_inline_read_never_waits_on_the_loop(served: ServedCluster, read: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inline read asked ``has_synced`` and then read: an informer that moved in between (made unreadable
+    until its new list lands) was waited for on the event loop, blocking it up to ``sync_timeout``. The move is
+    made at the one point the old code offered (its ``has_synced`` check); a wait must happen in a thread."""
+    served.cluster.apply_object(cm("a", x="1"))
+    with object_cache(served, sync_timeout=0.5) as sync_cache:
+        informer = sync_cache.informer("cm")
+        assert informer.wait_for_sync(10)
+        waits_on: list[str] = []
+        original_wait = Informer.wait_for_sync
+
+        def wait_for_sync(self: Informer, timeout: float | None) -> bool:
+            waits_on.append(threading.current_thread().name)
+            return original_wait(self, timeout)
+
+        def moved_after_checking(self: Informer) -> bool:
+            readable = self._readable
+            with self._cond:
+                self._unreadable()  # what a move does first; the new list lands when the test lets it
+            return readable
+
+        monkeypatch.setattr(Informer, "wait_for_sync", wait_for_sync)
+        monkeypatch.setattr(Informer, "has_synced", property(moved_after_checking))
+        cache = AsyncObjectCache(sync_cache)
+
+        async def main() -> str:
+            try:
+                if read == "get":
+                    await cache.get("cm", "zz", "default")  # a miss: the warm path cannot answer it
+                else:
+                    await cache.list("cm")
+            except (CacheSyncTimeoutError, ObjectNotFoundError):
+                pass  # either is an answer; what matters is where the wait happened
+            return threading.current_thread().name
+
+        loop_thread = asyncio.run(main())
+        assert loop_thread not in waits_on, "waited for the informer on the event loop"

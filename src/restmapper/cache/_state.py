@@ -273,9 +273,12 @@ class CacheState:
         """Install a group loaded with the version list of a root document read before the group was invalidated
         (reading it again failed with ``error``): its resources are current, its versions may not be (a version
         added since, a new preferred one). Installed as :meth:`_restore_evicted_locked` brings groups back: every
-        version flagged stale, due at once, and with ``max_stale=0`` no content (every listed version failed)."""
+        version flagged stale, due at once, and with ``max_stale=0`` no content (every listed version failed).
+        Nor when every listed version answered 404: nothing would be left to flag, and an empty group would vouch
+        for absence (a lower-ranked group answering in its place) while versions added since are unknown."""
         slot = self._roots[root_of(listed.name).path]
-        self._put_earlier_locked(listed, parts if self.timing.max_stale > 0 else None, error,
+        keep = self.timing.max_stale > 0 and bool(parts.resources)
+        self._put_earlier_locked(listed, parts if keep else None, error,
                                  slot.fetched_at if slot is not None else now, now)
 
     def _put_earlier_locked(self, listed: APIGroup, parts: EntryParts | None, error: RestMapperError,

@@ -20,7 +20,7 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
-from restmapper.store._informer import Informer
+from restmapper.store._informer import Informer, _NotReadable
 
 __all__ = ["AsyncObjectCache"]
 
@@ -68,18 +68,20 @@ class AsyncObjectCache:
     async def get(self, kind: KindArg, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Await :meth:`ObjectCache.get` (same arguments, result and exceptions)."""
         informer = await self.informer(kind)
-        if informer.has_synced:
-            return informer.get(name, namespace)
-        return await asyncio.to_thread(informer.get, name, namespace)
+        try:
+            return informer._get_now(name, namespace)  # inline when readable; never waits on the loop
+        except _NotReadable:
+            return await asyncio.to_thread(informer.get, name, namespace)
 
     async def list(self, kind: KindArg, namespace: str | None = None, label_selector: str | None = None,
                    field_selector: str | None = None, index: str | None = None,
                    value: str | None = None) -> list[dict[str, Any]]:
         """Await :meth:`ObjectCache.list` (same arguments, result and exceptions)."""
         informer = await self.informer(kind)
-        if informer.has_synced:
-            return informer.list(namespace, label_selector, field_selector, index, value)
-        return await asyncio.to_thread(informer.list, namespace, label_selector, field_selector, index, value)
+        try:
+            return informer._list(namespace, label_selector, field_selector, index, value, wait=False)
+        except _NotReadable:
+            return await asyncio.to_thread(informer.list, namespace, label_selector, field_selector, index, value)
 
     async def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
         """Await :meth:`ObjectCache.wait_for_sync` (waits on the event loop, woken by the informer).

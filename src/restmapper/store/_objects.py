@@ -23,8 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.model import GroupVersionKind
 
-__all__ = ["Change", "IndexFunc", "ObjectStore", "identity", "newer_resource_version", "resource_version_int"]
+__all__ = ["Change", "IndexFunc", "ObjectStore", "disagrees", "identity", "newer_resource_version", "reached",
+           "resource_version_int"]
 
 _log = logging.getLogger("restmapper.store")
 
@@ -54,6 +56,35 @@ def newer_resource_version(a: object, b: object) -> bool | None:
     if ia is None or ib is None:
         return None
     return ia > ib
+
+
+def reached(obj: Mapping[str, Any] | None, resource_version: str | None, generation: int | None) -> bool:
+    """Whether ``obj`` is at least at ``resource_version`` (equal, or newer when both are decimal) and at least at
+    ``generation``; False for None (read-your-writes: :meth:`Informer.wait_for`)."""
+    if obj is None:
+        return False
+    meta = obj["metadata"]
+    if resource_version is not None:
+        held = meta.get("resourceVersion")
+        if held != resource_version and newer_resource_version(held, resource_version) is not True:
+            return False
+    if generation is not None:
+        held_gen = meta.get("generation")
+        if not isinstance(held_gen, int) or held_gen < generation:
+            return False
+    return True
+
+
+def disagrees(obj: object, kind: GroupVersionKind, namespaced: bool) -> bool:
+    """True when the server's object ``obj`` (raw) is not a ``kind`` of that scope: it has (or lacks) a namespace
+    the scope does not, or an ``apiVersion``/``kind`` that is not ``kind``'s (absent ones agree: built-in types
+    list their items without them)."""
+    if not isinstance(obj, dict):
+        return False
+    meta, api_version, got = obj.get("metadata"), obj.get("apiVersion"), obj.get("kind")
+    if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
+        return True
+    return api_version not in (None, kind.api_version) or got not in (None, kind.kind)
 
 
 def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:

@@ -1,0 +1,51 @@
+"""The types an :class:`~restmapper.store.Informer` reports: its state names, its transform, its counters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["InformerStats", "State", "Transform"]
+
+State = Literal["starting", "synced", "not_served", "failing", "stopped"]
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class InformerStats:
+    """Counters of one :class:`Informer` (monotonic) and two gauges (``objects``, ``backlog``).
+
+    Attributes:
+        lists: complete lists (initial, relists after 410, after a move or a restart).
+        relists: relists caused by 410 Gone.
+        connects: watch streams opened.
+        events: ADDED/MODIFIED/DELETED watch events received.
+        bookmarks: BOOKMARK events received.
+        errors: failed lists/watches/lookups (each followed by a backoff).
+        malformed: events or items that could not be read, or that a transform broke (skipped).
+        not_found: 404s for the resource type (each reported to the mapper).
+        moves: re-resolutions that changed the mapping (another version or scope).
+        restarts: returns from ``not_served`` to being served.
+        stale_drops: objects refused because they were older than the one held (no downgrade).
+        handler_errors: exceptions raised by handlers (logged, never propagated).
+        resyncs: periodic resyncs delivered.
+        objects: objects held now.
+        backlog: changes queued for handlers now.
+    """
+
+    lists: int = 0
+    relists: int = 0
+    connects: int = 0
+    events: int = 0
+    bookmarks: int = 0
+    errors: int = 0
+    malformed: int = 0
+    not_found: int = 0
+    moves: int = 0
+    restarts: int = 0
+    stale_drops: int = 0
+    handler_errors: int = 0
+    resyncs: int = 0
+    objects: int = 0
+    backlog: int = 0
