@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -504,3 +505,15 @@ def test_backoff_stays_finite_and_capped_after_any_number_of_failures(failures: 
     policy = RetryPolicy(initial_backoff=initial, max_backoff=cap, jitter=0.0)
     assert 0.0 <= policy.backoff(failures) <= cap
     assert policy.backoff(failures) == min(cap, initial * 2.0 ** min(failures - 1, 64))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1", "https://127.0.0.1:1"])
+def test_an_unreachable_server_warns_nothing(url: str) -> None:
+    """The message names the address refused (``127.0.0.1:1: Connection refused``) without reading urllib3's
+    deprecated ``NewConnectionError.pool`` property, whose FutureWarning every unreachable server printed."""
+    transport = RequestsTransport(url, retry=RetryPolicy(max_attempts=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TransportError) as info:
+            transport.get("/api")
+    assert "127.0.0.1:1: Connection refused" in str(info.value), str(info.value)
