@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kit_helpers import wait_until
 from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_cluster, widget_obj
 from watch_helpers import WIDGET, make_mapper, widget
 
@@ -319,6 +320,10 @@ def test_a_crd_created_as_its_informer_turns_not_served_restarts_it(served: Serv
 def test_sync_timeout_is_typed_and_chains_the_last_error(served: ServedCluster) -> None:
     served.cluster.inject("/api/v1/configmaps", status=500, body="boom")
     with object_cache(served, sync_timeout=0.3) as cache:
+        # The precondition first, waited for (bounded): the first list failed. Under load it may take longer
+        # than the sync timeout, which then expires before there is an error to chain.
+        informer = cache.informer("cm")
+        assert wait_until(lambda: informer.state == "failing" and informer.last_error is not None)
         with pytest.raises(CacheSyncTimeoutError) as info:
             cache.get("cm", "a", "default")
         assert info.value.last_error is not None

@@ -8,6 +8,7 @@ Every valid shape still answers as before (empty parts of a GVR match anything; 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from restmapper import (
     is_no_match,
 )
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import InvalidArgumentError
+from restmapper.errors import InvalidArgumentError, RestMapperError
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
 
 DEPLOY = GroupKind("apps", "Deployment")
@@ -105,3 +106,47 @@ def test_the_table_of_checked_names_stays_bounded_and_never_admits_a_bad_one(map
             mapper.rest_mapping(DEPLOY, "V1")
     assert "Apps" not in _args.SERVABLE_GROUPS and "V1" not in _args.SERVABLE_VERSIONS
     assert mapper.rest_mapping(DEPLOY, "v1").resource.resource == "deployments"
+
+
+class _Claims(str):
+    """A str whose content is one name but whose hash and equality claim another (and everything)."""
+
+    def __init__(self, content: str, claimed: str) -> None:
+        self.claimed = claimed
+
+    def __new__(cls, content: str, claimed: str) -> _Claims:
+        return super().__new__(cls, content)
+
+    def __hash__(self) -> int:
+        return hash(self.claimed)
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+
+def test_a_str_subclass_cannot_make_an_upper_case_group_servable() -> None:
+    """The table of names found servable is process-wide: were the caller's own object its key, a str subclass
+    with servable content ("apps") whose hash and equality claim "APPS" would be recorded, and from then on the
+    plain "APPS" of any mapper of the process would pass the table read and skip the check (a caller's mistake
+    answered as a no-match). Only exact str names are recorded."""
+    from restmapper.mapper import _args
+
+    tables = [(table, dict(table)) for table in (_args.SERVABLE_GROUPS, _args.SERVABLE_VERSIONS)]
+    cluster = FakeCluster.embedded()
+    try:
+        first = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=ManualClock())
+        with contextlib.suppress(RestMapperError):  # whatever it answers a caller that lies about its names
+            first.rest_mapping(GroupKind(_Claims("apps", "APPS"), "Deployment"), _Claims("v1", "V1"))
+        other = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=ManualClock())
+        with pytest.raises(InvalidArgumentError, match='"apps"'):
+            other.rest_mapping(GroupKind("APPS", "Deployment"))
+        with pytest.raises(InvalidArgumentError, match='"v1"'):
+            other.rest_mapping(DEPLOY, "V1")
+        assert all(type(name) is str for table, _ in tables for name in table)
+    finally:
+        for table, saved in tables:
+            table.clear()
+            table.update(saved)

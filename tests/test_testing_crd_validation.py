@@ -213,3 +213,38 @@ def test_every_invalid_answer_of_the_kit_carries_details() -> None:
                                headers={"Content-Type": "application/merge-patch+json"}, timeout=5)
     assert reply.status_code == 422
     _details_ok(reply.json(), "", "PatchOptions", "meta.k8s.io")
+
+
+@pytest.mark.parametrize("absent", ["", None], ids=["empty", "null"])
+def test_crd_with_empty_singular_is_defaulted_as_kube_apiserver_does(absent: Any) -> None:
+    """SetDefaults_CustomResourceDefinitionSpec defaults ``singular`` (the kind lower-cased) and ``listKind``
+    (kind + "List") whenever their length is 0: absent, null and "" are all Go's zero value. The CRD is accepted
+    and served with the defaults, never refused with "Required value"."""
+    cluster = FakeCluster.empty()
+    cluster.add_crd(crd(singular=absent, listKind=absent, shortNames=None, categories=None))
+    stored = cluster.crds()[0]["spec"]["names"]
+    assert (stored["singular"], stored["listKind"]) == ("widget", "WidgetList")
+    status, body = call(cluster, "GET", "/apis/example.com/v1", None)
+    assert status == 200
+    assert [(r["name"], r["singularName"], r["kind"]) for r in body["resources"]] == [("widgets", "widget", "Widget")]
+
+
+def test_crd_kind_lowercased_as_go_strings_tolower() -> None:
+    """Go's strings.ToLower maps U+0130 (capital I with dot above) to a plain "i" (the simple case mapping):
+    kube-apiserver checks "item" as a DNS-1035 label, accepts kind "\u0130tem" and defaults its singular to "item".
+    Python's str.lower() gives "i\u0307tem" (the full mapping), which is no label."""
+    cluster = FakeCluster.empty()
+    cluster.add_crd(crd(plural="items", kind="\u0130tem"))
+    assert cluster.crds()[0]["spec"]["names"]["singular"] == "item"
+    # Nor the final-sigma rule: Go lowers every capital sigma to U+03C3 (still no label: refused, as upstream).
+    with pytest.raises(InvalidCRDError) as info:
+        cluster.add_crd(crd(plural="sigmas", kind="A\u03a3", singular="sigma"))
+    assert info.value.causes[0]["message"].startswith('Invalid value: "A\u03a3": may have mixed case')
+
+
+def test_go_lower_is_the_simple_case_mapping() -> None:
+    from restmapper.testing._crd_rules import go_lower
+
+    assert go_lower("\u0130tem") == "item"
+    assert go_lower("\u0391\u03a3") == "\u03b1\u03c3"  # str.lower() gives a final sigma, U+03C2
+    assert go_lower("BigWidget") == "bigwidget"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -239,11 +241,19 @@ def test_retry_after_http_date_without_date_uses_the_wall_clock(mocked: response
 
 def test_retry_after_is_capped_by_the_remaining_total_time(mocked: responses.RequestsMock,
                                                            fake_time: FakeTime) -> None:
-    mocked.get(f"{SERVER}/apis", status=429, headers={"Retry-After": "100"})
+    # Counted by thread: while active, ``responses`` intercepts (and lists in ``mocked.calls``) the requests of
+    # every thread of the process, such as one an earlier test left running a little longer under load.
+    callers: list[int] = []
+
+    def too_many(request: Any) -> tuple[int, dict[str, str], bytes]:
+        callers.append(threading.get_ident())
+        return 429, {"Retry-After": "100"}, b""
+
+    mocked.add_callback(responses.GET, f"{SERVER}/apis", callback=too_many)
     resp = make(fake_time, retry=policy(fake_time, max_total_seconds=10.0, max_attempts=10)).get("/apis")
     assert resp.status == 429
     assert fake_time.sleeps == [10.0]
-    assert len(mocked.calls) == 2
+    assert callers.count(threading.get_ident()) == 2
 
 
 def test_total_time_is_bounded(mocked: responses.RequestsMock, fake_time: FakeTime) -> None:
@@ -504,3 +514,15 @@ def test_backoff_stays_finite_and_capped_after_any_number_of_failures(failures: 
     policy = RetryPolicy(initial_backoff=initial, max_backoff=cap, jitter=0.0)
     assert 0.0 <= policy.backoff(failures) <= cap
     assert policy.backoff(failures) == min(cap, initial * 2.0 ** min(failures - 1, 64))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1", "https://127.0.0.1:1"])
+def test_an_unreachable_server_warns_nothing(url: str) -> None:
+    """The message names the address refused (``127.0.0.1:1: Connection refused``) without reading urllib3's
+    deprecated ``NewConnectionError.pool`` property, whose FutureWarning every unreachable server printed."""
+    transport = RequestsTransport(url, retry=RetryPolicy(max_attempts=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TransportError) as info:
+            transport.get("/api")
+    assert "127.0.0.1:1: Connection refused" in str(info.value), str(info.value)

@@ -182,6 +182,85 @@ def test_failing_exec_plugin_is_config_error(tmp_path: Path, caplog: pytest.LogC
         RequestsTransport.from_kubeconfig(str(path))
 
 
+def exec_config(command: str, *args: str, **more: Any) -> dict[str, Any]:
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command, "args": list(args),
+                     **more}}
+
+
+def failing_plugin(tmp_path: Path, code: int, stderr: str, stdout: str = "") -> dict[str, Any]:
+    script = tmp_path / "plugin.py"
+    script.write_text(f"import sys\nsys.stdout.write({stdout!r})\nsys.stderr.write({stderr!r})\nsys.exit({code})\n")
+    return exec_config(sys.executable, str(script), env=[{"name": "PLUGIN_API_KEY", "value": "env-secret-4711"}])
+
+
+def load_error(path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> str:
+    """The ConfigError's message; nothing else printed or logged (the loader's log record is the error)."""
+    with pytest.raises(ConfigError) as info:
+        RequestsTransport.from_kubeconfig(str(path))
+    assert capsys.readouterr() == ("", "")
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    return str(info.value)
+
+
+def test_exec_plugin_not_installed_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    """As kubectl ("exec: executable no-such-plugin not found ... a client-go credential plugin that is not
+    installed"), not "returned no credential" after the loader's own ``ERROR:root:[Errno 2] ...`` line."""
+    path = kubeconfig(tmp_path / "config", exec_config("no-such-plugin-zz"))
+    text = load_error(path, capsys, caplog)
+    assert 'exec credential plugin of user "dev-user": executable "no-such-plugin-zz" not found' in text, text
+    assert "not installed" in text and "no credential" not in text, text
+    hinted = kubeconfig(tmp_path / "hinted", exec_config("no-such-plugin-zz", installHint="brew install zz\nmore"))
+    assert load_error(hinted, capsys, caplog).endswith("not found: brew install zz")
+
+
+def test_exec_plugin_failure_leaves_an_unconfigured_root_logger_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A program that configured no logging (the CLI): the loader's ``logging.error`` would call ``basicConfig``
+    (a stderr handler on the root logger for good) and print ``ERROR:root:...``; neither happens, and another
+    module's record still goes where Python sends it without a handler."""
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    path = kubeconfig(tmp_path / "config", exec_config("no-such-plugin-zz"))
+    with pytest.raises(ConfigError, match="not found"):
+        RequestsTransport.from_kubeconfig(str(path))
+    assert root.handlers == [] and root.filters == []
+    assert capsys.readouterr() == ("", "")
+    from restmapper.transport.kubeconfig import _loader_failures
+
+    with _loader_failures() as failures:
+        logging.getLogger("elsewhere").error("a record of another module")
+    assert failures == [] and capsys.readouterr().err == "a record of another module\n"
+
+
+def test_exec_plugin_exit_code_and_stderr_are_said_without_credentials(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """As kubectl ("executable x failed with exit code 3"), with the plugin's stderr cut, on one line, without a
+    credential it may print (an Authorization value, a token-like run, the values handed to it in ``env``)."""
+    stderr = ("\x1b[31mlogin expired\x1b[0m\nAuthorization: Bearer abc.def.ghi\n"
+              "key eyJhbGciOiJSUzI1NiJ9xyzxyzxyzxyz env-secret-4711\n")
+    path = kubeconfig(tmp_path / "config", failing_plugin(tmp_path, 3, stderr))
+    text = load_error(path, capsys, caplog)
+    assert f'executable "{sys.executable}" failed with exit code 3: ' in text, text
+    assert "login expired" in text and "\n" not in text and "\x1b" not in text, text
+    for secret in ("abc.def.ghi", "eyJhbGciOiJSUzI1NiJ9", "env-secret-4711"):
+        assert secret not in text, text
+    quiet = kubeconfig(tmp_path / "quiet", failing_plugin(tmp_path, 3, ""))
+    assert load_error(quiet, capsys, caplog).endswith("failed with exit code 3")
+
+
+def test_exec_plugin_output_that_is_no_credential_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """Exit code 0 but no ExecCredential: the reason (never the output itself, which may hold a token)."""
+    path = kubeconfig(tmp_path / "config", failing_plugin(tmp_path, 0, "", stdout="token-in-plain-text-0815"))
+    text = load_error(path, capsys, caplog)
+    assert "returned no credential: failed to decode process output" in text, text
+    assert "token-in-plain-text-0815" not in text
+    stanza = kubeconfig(tmp_path / "stanza", {"exec": {"apiVersion": "client.authentication.k8s.io/v1"}})
+    assert load_error(stanza, capsys, caplog).endswith(": invalid exec configuration: malformed request. missing "
+                                                       "key 'command'")
+
+
 def test_kubeconfig_env_merges_files_and_picks_context(monkeypatch: pytest.MonkeyPatch,
                                                        mocked: responses.RequestsMock, tmp_path: Path) -> None:
     first = kubeconfig(tmp_path / "a" / "config", {"token": "token-a"}, name="a", current="b")

@@ -115,13 +115,19 @@ SERVABLE_GROUPS: dict[str, bool] = dict(_GROUP_SEED)
 """Group names found servable (``True``), by :func:`require_question_shape`: a hot path asks this dictionary
 first and calls the check only for a name it does not hold (one dictionary read for a name asked before: a
 memoized function with two arguments built a key and moved a link on every call, seven cold reads on a large
-working set). Bounded: emptied when it reaches :data:`_SERVABLE_LIMIT` names. Read it, never change it."""
+working set). Holds exact ``str`` names only (never a caller's subclass object). Bounded: emptied when it reaches
+:data:`_SERVABLE_LIMIT` names. Read it, never change it."""
 SERVABLE_VERSIONS: dict[str, bool] = dict(_VERSION_SEED)
 """Versions found servable (``True``), as :data:`SERVABLE_GROUPS`."""
 _SERVABLE_LIMIT = 4096
 
 
 def _record(table: dict[str, bool], seed: dict[str, bool], name: str) -> None:
+    # Only an exact str: the table is process-wide, and a str subclass's own __hash__/__eq__ (content "apps",
+    # claiming to equal "APPS") would make later lookups of other names hit its key. Not recorded, such a
+    # name is checked again at each call.
+    if name.__class__ is not str:
+        return
     if len(table) >= _SERVABLE_LIMIT:
         table.clear()
         table.update(seed)

@@ -7,7 +7,8 @@ Behaviour learnt from apiextensions-apiserver's ``pkg/apis/apiextensions/validat
 - ``spec.group``: required, a lower-case DNS-1123 subdomain (at most 253 characters), with at least one dot;
 - ``spec.scope``: ``Cluster`` or ``Namespaced``;
 - each version name, plural, singular, short name and category a DNS-1035 label (at most 63 characters);
-  kind and listKind one once lower-cased ("may have mixed case, but should otherwise match"), and not equal;
+  kind and listKind one once lower-cased as Go's ``strings.ToLower`` does (:func:`go_lower`; "may have mixed
+  case, but should otherwise match"), and not equal;
   the same rules for ``status.acceptedNames`` (:func:`check_accepted_names`);
 - version names unique, exactly one storage version;
 - on update ``spec.group`` and ``spec.names.plural`` are immutable (and, once the CRD is Established,
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FieldError", "check_accepted_names", "check_crd", "summary"]
+__all__ = ["FieldError", "check_accepted_names", "check_crd", "go_lower", "summary"]
 
 _SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _LABEL_FMT = r"[a-z]([-a-z0-9]*[a-z0-9])?"
@@ -38,6 +39,19 @@ _LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characte
               "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
               f"validation is '{_LABEL_FMT}')")
 _SCOPES = ("Cluster", "Namespaced")
+
+
+def go_lower(text: str) -> str:
+    """``text`` lower-cased as Go's ``strings.ToLower``: each character by its *simple* case mapping, alone.
+
+    Python's :meth:`str.lower` applies the full mapping (``"\u0130"``, capital I with dot, becomes two
+    characters, ``"i\u0307"``) and the final-sigma context rule (``"\u03a3"`` at the end of a word becomes
+    ``"\u03c2"``); Go maps ``"\u0130"`` to ``"i"`` and every ``"\u03a3"`` to ``"\u03c3"``. U+0130 is the only
+    character whose full lower-case mapping is longer than one character.
+    """
+    if text.isascii():
+        return text.lower()
+    return "".join("i" if c == "\u0130" else c.lower() for c in text)
 
 
 def _quote(value: Any) -> str:
@@ -107,7 +121,7 @@ def _names(names: Mapping[str, Any], path: str) -> list[FieldError]:
             out.append(FieldError(f"{path}.{key}", "Invalid", value, ",".join(errs)))
     for key in ("kind", "listKind"):
         value = names.get(key) or ""
-        if value and (errs := _label(value.lower())):
+        if value and (errs := _label(go_lower(value))):
             out.append(FieldError(f"{path}.{key}", "Invalid", value,
                                   "may have mixed case, but should otherwise match: " + ",".join(errs)))
     for i, short in enumerate(names.get("shortNames") or ()):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.testing._crd_rules import go_lower
 
 __all__ = ["ManualClock", "crd_manifest"]
 
@@ -21,8 +22,9 @@ def crd_manifest(group: str, kind: str, *, versions: Sequence[str] = ("v1",), pl
         group: the API group, e.g. ``example.com``.
         kind: the kind, e.g. ``Widget``.
         versions: the versions, in the order the CRD lists them.
-        plural: the resource name; default ``kind.lower() + "s"`` (give it for kinds that pluralize otherwise).
-        singular: the singular name; default ``kind.lower()``.
+        plural: the resource name; default the kind lower-cased (as Go does) + ``"s"`` (give it for kinds that
+            pluralize otherwise).
+        singular: the singular name; default the kind lower-cased as Go does.
         scope: ``"Namespaced"`` or ``"Cluster"``.
         short_names: ``spec.names.shortNames``.
         categories: ``spec.names.categories`` (``["all"]`` puts it in ``kubectl get all``).
@@ -45,8 +47,8 @@ def crd_manifest(group: str, kind: str, *, versions: Sequence[str] = ("v1",), pl
     if storage not in versions or not served_set <= set(versions):
         raise InvalidArgumentError(f"storage {storage!r} and served {sorted(served_set)} must be among "
                                    f"{list(versions)}")
-    plural = plural or kind.lower() + "s"
-    names: dict[str, Any] = {"plural": plural, "singular": singular or kind.lower(), "kind": kind,
+    plural = plural or go_lower(kind) + "s"
+    names: dict[str, Any] = {"plural": plural, "singular": singular or go_lower(kind), "kind": kind,
                              "listKind": kind + "List"}
     if short_names:
         names["shortNames"] = list(short_names)

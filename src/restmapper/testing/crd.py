@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
-from restmapper.testing._crd_rules import FieldError, check_crd, summary
+from restmapper.testing._crd_rules import FieldError, check_crd, go_lower, summary
 from restmapper.testing.profile import ResourceSpec, SubresourceSpec
 
 __all__ = [
@@ -157,7 +157,8 @@ def parse_crd(manifest: Mapping[str, Any] | str,
     """Validate a CRD manifest and return a normalized deep copy.
 
     The copy has ``metadata.name`` set (``<plural>.<group>``) and ``spec.names`` defaulted as the API server
-    does (``singular`` = lowercase kind, ``listKind`` = kind + ``List``). It is then checked as kube-apiserver
+    does when they are absent, null or empty (``singular`` = the kind lower-cased as Go's ``strings.ToLower``,
+    ``listKind`` = kind + ``List``). It is then checked as kube-apiserver
     checks a CRD (:mod:`restmapper.testing._crd_rules`: DNS-1123 group with a dot, DNS-1035 names and versions,
     kind/listKind, scope, one storage version, unique versions, the name), every error at once.
 
@@ -196,10 +197,12 @@ def parse_crd(manifest: Mapping[str, Any] | str,
     kind = _require(names, "kind", "spec.names.kind")
     _require(spec, "scope", "spec.scope")
     for key in ("singular", "listKind"):
-        if key in names and not isinstance(names[key], str):
+        if names.get(key) is not None and not isinstance(names[key], str):
             raise InvalidCRDError(f"spec.names.{key}", "must be a string")
-    names.setdefault("singular", kind.lower())
-    names.setdefault("listKind", kind + "List")
+        # SetDefaults_CustomResourceDefinitionSpec defaults each when its length is 0: absent, null and "" all
+        # decode to Go's zero value.
+        if not names.get(key):
+            names[key] = go_lower(kind) if key == "singular" else kind + "List"
     for key in ("shortNames", "categories"):
         _string_list(names, key)
     versions = _require(spec, "versions", "spec.versions", list)
@@ -253,7 +256,7 @@ def crd_resource(crd: Mapping[str, Any], version: str) -> ResourceSpec | None:
         subresources.append(SubresourceSpec("scale", "Scale", _SUB_VERBS, "autoscaling", "v1"))
     return ResourceSpec(
         name=names["plural"],
-        singular_name=names.get("singular", kind.lower()),
+        singular_name=names.get("singular") or go_lower(kind),
         kind=kind,
         namespaced=spec["scope"] == "Namespaced",
         verbs=_TERMINATING_VERBS if _terminating(crd) else _CRD_VERBS,

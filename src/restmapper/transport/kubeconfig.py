@@ -8,14 +8,20 @@ projected service-account tokens) and turns its failures into one-line :class:`C
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
-from collections.abc import Callable, Mapping
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from restmapper._redact import REDACTED, sanitize
 from restmapper.errors import ConfigError
 
 __all__ = ["ConfigError", "api_key_of", "configuration_options", "kubeconfig_paths", "load_kubeconfig"]
@@ -156,7 +162,10 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
         (empty when unset) and the ``location`` (the files read, ``os.pathsep``-joined).
 
     Raises:
-        ConfigError: no file, unknown context, invalid content, or an exec plugin that yields no credential.
+        ConfigError: no file, unknown context, invalid content, or an exec plugin that yields no credential: the
+            message says why as kubectl does (executable not found, with its ``installHint``; ``failed with exit
+            code N``, with its stderr on one line, cut and redacted; what is wrong in its output). The loader's
+            own log records of that failure are taken in, not logged.
     """
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
@@ -164,24 +173,125 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     paths = kubeconfig_paths(path)
     selection = _Selection(paths, context)
     cfg = k8s_client.Configuration()
-    try:
-        k8s_config.load_kube_config(config_file=os.pathsep.join(map(str, paths)), context=selection.context_name,
-                                    client_configuration=cfg,
-                                    persist_config=False)  # type: ignore[no-untyped-call]
-    except k8s_config.ConfigException as exc:
-        raise ConfigError(f"invalid kubeconfig {', '.join(map(str, paths))} (context \"{selection.context_name}\"): "
-                          f"{_first_line(str(exc))}") from None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise ConfigError(f"invalid kubeconfig {', '.join(map(str, paths))} (context \"{selection.context_name}\"): "
-                          f"{type(exc).__name__}") from None
-    if "exec" in selection.user and not api_key_of(cfg) and not getattr(cfg, "cert_file", None):
-        raise ConfigError(f'exec credential plugin of user "{selection.user_name}" returned no credential')
+    where = f"{', '.join(map(str, paths))} (context \"{selection.context_name}\")"
+    with _loader_failures() as failures:  # also around the refresh hook api_key_of may run
+        try:
+            k8s_config.load_kube_config(config_file=os.pathsep.join(map(str, paths)),
+                                        context=selection.context_name, client_configuration=cfg,
+                                        persist_config=False)  # type: ignore[no-untyped-call]
+        except k8s_config.ConfigException as exc:
+            raise ConfigError(f"invalid kubeconfig {where}: {_first_line(str(exc))}") from None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ConfigError(f"invalid kubeconfig {where}: {type(exc).__name__}") from None
+        no_credential = "exec" in selection.user and not api_key_of(cfg) and not getattr(cfg, "cert_file", None)
+    if no_credential:
+        exec_config = selection.user["exec"] if isinstance(selection.user["exec"], dict) else {}
+        raise ConfigError(f'exec credential plugin of user "{selection.user_name}"'
+                          f"{_plugin_failure(exec_config, failures)}")
     extra: dict[str, Any] = {"identity_material": selection.identity_material(), "context": selection.context_name,
                              "namespace": selection.namespace, "location": os.pathsep.join(map(str, paths))}
     token_file = selection.token_file()
     if token_file is not None:
         extra["token_file"] = token_file
     return cfg, extra
+
+
+class _LoaderFailures(logging.Filter):
+    """Takes, from the root logger, the records the ``kubernetes`` loader logs in this thread.
+
+    Its ``_load_from_exec_plugin`` catches every plugin failure and only ``logging.error``s it on the root logger
+    (``[Errno 2] No such file or directory: 'x'``, ``exec: process returned 3. <stderr>``): those records are the
+    failure, said once by the :class:`ConfigError`, and never reach a handler (the plugin's stderr may hold a
+    credential). Records of other threads and other modules pass.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._thread = threading.get_ident()
+        self.failures: list[tuple[str, BaseException | None]] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.thread != self._thread or record.module != "kube_config":
+            return True
+        message = record.getMessage()
+        # Logged as ``logging.error(str(e))`` inside ``except Exception as e``: the exception being handled.
+        handled = sys.exc_info()[1]
+        self.failures.append((message, handled if handled is not None and str(handled) == message else None))
+        return False
+
+
+class _Keeper(logging.Handler):
+    """Present on the root logger during the load, so that ``logging.error`` does not call ``basicConfig`` (which
+    would add a stderr handler to the root logger for good); what reaches it goes where Python's logging sends
+    a record when there is no handler (``logging.lastResort``) if the root logger had none."""
+
+    def __init__(self, alone: bool) -> None:
+        super().__init__()
+        self._alone = alone
+
+    def emit(self, record: logging.LogRecord) -> None:
+        last = logging.lastResort
+        if self._alone and last is not None and record.levelno >= last.level:
+            last.handle(record)
+
+
+@contextlib.contextmanager
+def _loader_failures() -> Iterator[list[tuple[str, BaseException | None]]]:
+    """For the block: the ``(message, exception or None)`` of each record the loader logs (see
+    :class:`_LoaderFailures`); the root logger is as it was afterwards."""
+    root = logging.getLogger()
+    taker, keeper = _LoaderFailures(), _Keeper(alone=not root.handlers)
+    root.addFilter(taker)
+    root.addHandler(keeper)
+    try:
+        yield taker.failures
+    finally:
+        root.removeHandler(keeper)
+        root.removeFilter(taker)
+
+
+_PROCESS_RETURNED = re.compile(r"exec: process returned (-?\d+)(?:\. (.*))?", re.DOTALL)
+# A run that looks like a token (base64, base64url, hex, a JWT part) of 20 characters or more with a digit.
+_TOKEN_LIKE = re.compile(r"(?=[A-Za-z0-9+/_=-]*[0-9])[A-Za-z0-9+/_=-]{20,}")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x1f\x7f-\x9f]")
+_STDERR_LIMIT = 200
+
+
+def _plugin_text(text: str, secrets: list[str]) -> str:
+    """Plugin output fit for a one-line message: control characters and terminal escapes out, lines joined with
+    ``" | "``, credentials redacted (structurally, token-like runs, the values given to the plugin), cut."""
+    lines = [" ".join(_CONTROL.sub(" ", line).split()) for line in text.splitlines()]
+    joined = " | ".join(line for line in lines if line)
+    scrubbed = _TOKEN_LIKE.sub(REDACTED, sanitize(joined, secrets))
+    return scrubbed if len(scrubbed) <= _STDERR_LIMIT else scrubbed[:_STDERR_LIMIT - 3] + "..."
+
+
+def _plugin_failure(exec_config: Mapping[str, Any], failures: list[tuple[str, BaseException | None]]) -> str:
+    """Why the plugin gave no credential (the end of the message, after the user), as kubectl says it (client-go's
+    ``exec`` authenticator): the executable not found (kubectl: "a client-go credential plugin that is not
+    installed", and its ``installHint``), or ``failed with exit code N`` (here with its stderr, redacted), or what
+    the loader found wrong in its output; ``returned no credential`` when the loader said nothing.
+    """
+    command = str(exec_config.get("command") or "")
+    env = exec_config.get("env")
+    secrets = [str(e["value"]) for e in env if isinstance(e, dict) and e.get("value")] if isinstance(env, list) else []
+    if not failures:
+        return " returned no credential"
+    message, exc = failures[-1]
+    if isinstance(exc, FileNotFoundError) or (exc is None and message.startswith("[Errno 2] ")):
+        hint = str(exec_config.get("installHint") or "").strip()
+        hint = _plugin_text(hint.splitlines()[0], secrets) if hint else ("it is not installed, or not on $PATH "
+                                                                           "(a client-go credential plugin)")
+        return f': executable "{command}" not found: {hint}'
+    if isinstance(exc, OSError):
+        return f': executable "{command}" cannot be run: {exc.strerror or type(exc).__name__}'
+    if match := _PROCESS_RETURNED.fullmatch(message):
+        stderr = _plugin_text(match.group(2) or "", secrets)
+        return f': executable "{command}" failed with exit code {match.group(1)}' + (f": {stderr}" if stderr else "")
+    reason = message.removeprefix("exec: ")
+    if reason.startswith("malformed request"):  # the kubeconfig's exec stanza, not the plugin
+        return f": invalid exec configuration: {_plugin_text(reason, secrets)}"
+    return f" returned no credential: {_plugin_text(reason, secrets)}"
 
 
 def _first_line(text: str) -> str:

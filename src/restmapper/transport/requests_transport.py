@@ -158,9 +158,13 @@ def _socket_error(exc: BaseException) -> str | None:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        pool = getattr(e, "pool", None)
+        # The connection (NewConnectionError.conn) or pool (MaxRetryError.pool) as instance attributes only:
+        # urllib3 2's NewConnectionError.pool is a property that warns (FutureWarning) it is deprecated; 1.x
+        # stores the connection as ``pool``.
+        attrs: dict[str, Any] = getattr(e, "__dict__", {})
+        pool: Any = attrs.get("conn") or attrs.get("pool")
         if not where and getattr(pool, "host", None):
-            where = f"{pool.host}:{pool.port}: "  # type: ignore[union-attr]
+            where = f"{pool.host}:{pool.port}: "
         if isinstance(e, OSError) and e.errno is not None and e.strerror:
             return f"{where}{e.strerror}"
         todo += [getattr(e, "reason", None), e.__cause__, e.__context__,
