@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
 from restmapper.cache._legacy import needed_versions
-from restmapper.cache._replay import error_with_replays, scope_note
+from restmapper.cache._replay import error_with_replays, gate_failures, scope_note
 from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
@@ -303,12 +303,20 @@ class DiscoveryCache(FetchingState):
             self._last_miss_check = now
             self._last_miss_error = None
         key = ("miss", None if names is None else frozenset(names))
+        gate = now + self.timing.miss_interval
         try:
-            return self._flight.do(key, lambda: self._revalidate(names))
+            changed = self._flight.do(key, lambda: self._revalidate(names))
         except GroupDiscoveryError as exc:
             with self._lock:
                 self._last_miss_error = exc
+            gate_failures(exc, gate)
             raise
+        # The next miss revalidation (from ``gate``) re-reads the group versions still failing: a replay of their
+        # failure promises the earlier of that and their own backoff.
+        left = self.unconfirmed(names)
+        if left is not None:
+            gate_failures(left, gate)
+        return changed
 
     def unconfirmed(self, names: Collection[str] | None = None) -> GroupDiscoveryError | None:
         """Why a no-match over ``names`` (None: every group) would not be confirmed by the server, or None.
