@@ -29,7 +29,7 @@ from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
 from restmapper.cache._legacy import needed_versions
 from restmapper.cache._replay import error_with_replays, gate_failures, scope_note
-from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, roots_for, want_for
+from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, root_of, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
 from restmapper.cache._types import CacheStats, GroupEntry, GroupView, RootSlot
@@ -260,6 +260,17 @@ class DiscoveryCache(FetchingState):
         """
         docs = ROOTS if core else (NAMED,)
         return tuple(g.name for doc in docs for g in self._ensure_root(doc).root.groups if doc.lists(g.name))
+
+    def served_versions(self, group: str) -> tuple[str, ...]:
+        """The versions the server lists for ``group`` (``""``: core), in server order; ``()`` when it lists no
+        such group. Reads the root document of ``group`` (``/api`` or ``/apis``), fetching it when not fresh.
+
+        Raises:
+            DiscoveryError: as :meth:`groups`.
+        """
+        doc = root_of(group)
+        return next((g.versions for g in self._ensure_root(doc).root.groups if g.name == group and doc.lists(group)),
+                    ())
 
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.
