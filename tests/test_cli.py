@@ -270,6 +270,18 @@ def test_resolve_error_and_warning_on_stderr() -> None:
     ]
 
 
+@pytest.mark.parametrize("down", [False, True])
+@pytest.mark.parametrize("argv", [["xyzzy"], ["xyzzy", "a/b"], ["--no-headers", "xyzzy"]])
+def test_resolve_prints_no_header_when_nothing_resolved(argv: list[str], down: bool) -> None:
+    """kubectl prints nothing on stdout when every argument failed; a header over no rows is not a table."""
+    cluster = FakeCluster.embedded()
+    if down:
+        cluster.inject("/api*", status=503, body="down")
+    code, out, err = _run(["resolve", *argv], _session(cluster))
+    assert (code, out) == (1, "")
+    assert len(err.splitlines()) == len([a for a in argv if not a.startswith("-")]), err
+
+
 # --- connection errors ---------------------------------------------------------------------------------------------
 
 

@@ -237,3 +237,64 @@ def test_failures_this_call_received_are_never_called_replays() -> None:
                     assert "not asked again" not in str(exc) and exc.replayed_age is None, str(exc)
             assert not any("not asked again" in str(w.message) for w in seen)
             clock.advance(100.0)  # every backoff ends: each call asks first-hand
+
+
+# --- a replay's age and retry time are computed at each replay (review br, findings 1 and 2) -------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_replayed_age_moves_with_the_clock(mode: str) -> None:
+    """A failed miss revalidation replayed twice, 0.6 s apart, is 0.6 s older the second time and its next request
+    0.6 s nearer: the second replay is computed from the original failure, not copied from the first (whose
+    age and retry time were frozen when it was made)."""
+    cluster = FakeCluster.embedded(mode=mode)
+    clock = ManualClock()
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock)
+    mapper.rest_mapping(GroupKind("apps", "Deployment"))
+    cluster.inject("/apis", status=503, body="down")
+    replays = 0
+    previous: tuple[float, float, float] | None = None  # the last replay since the last request
+    for _ in range(8):
+        before = cluster.request_count()
+        exc = _fails(lambda: mapper.rest_mapping(GroupKind("apps", "Nothing")))
+        if cluster.request_count() != before:  # a new failure, first-hand
+            assert exc.replayed_age is None, str(exc)
+            previous = None
+        else:
+            assert exc.replayed_age is not None and exc.retry_in is not None, str(exc)
+            text = str(exc)
+            assert text.count("not asked again yet") == 1, text  # never stacked
+            assert _note(text) == pytest.approx((exc.replayed_age, exc.retry_in), abs=0.051), text
+            if previous is not None:
+                t1, a1, r1 = previous
+                assert exc.replayed_age == pytest.approx(a1 + clock() - t1), text
+                assert exc.retry_in == pytest.approx(max(0.0, r1 - (clock() - t1))), text
+                replays += 1
+            previous = clock(), exc.replayed_age, exc.retry_in
+        clock.advance(0.6)
+    assert replays >= 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_replayed_retry_in_is_when_the_next_request_really_is(mode: str) -> None:
+    """"The retry backoff allows the next request in X s" holds: no request before X s, and one at X s. A lookup
+    that fails twice (its first try, then its miss revalidation) is backed off from for 2 s, but the miss
+    revalidation of the next call is allowed after 1 s: the replay names the earlier of the two."""
+    cluster = FakeCluster.embedded(mode=mode)
+    clock = ManualClock()
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock, ttl=300)
+    cluster.inject("/apis/apps/v1", status=503, body="down")
+    _fails(lambda: mapper.rest_mapping(GroupKind("apps", "Deployment")))
+    clock.advance(0.7)
+    replay = _fails(lambda: mapper.rest_mapping(GroupKind("apps", "Deployment")))
+    assert replay.replayed_age is not None and replay.retry_in is not None
+    promised = replay.retry_in
+    clock.advance(promised / 2)  # before the promised time: no request
+    before = cluster.request_count()
+    again = _fails(lambda: mapper.rest_mapping(GroupKind("apps", "Deployment")))
+    assert cluster.request_count() == before, f"promised {promised:.2f} s, sent at {promised / 2:.2f} s: {again}"
+    assert again.retry_in == pytest.approx(promised / 2)
+    clock.advance(promised / 2)  # at the promised time: the request is sent
+    before = cluster.request_count()
+    _fails(lambda: mapper.rest_mapping(GroupKind("apps", "Deployment")))
+    assert cluster.request_count() > before, "the promised request was not sent"

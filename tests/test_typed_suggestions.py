@@ -110,3 +110,86 @@ def test_a_suggestion_that_cannot_be_checked_keeps_the_plain_reading() -> None:
     with pytest.raises(InvalidArgumentError) as info:
         mapper.resolve("apps/v1 svc")
     assert 'resolve("svc.v1.apps")' in str(info.value) and WRONG not in str(info.value), str(info.value)
+
+
+# --- GROUP/VERSION alone and TYPE/NAME: every suggestion resolves too (review br, finding 3) --------------------
+
+GV_ALONE = [gv for gv in API_VERSIONS if "/" in gv] + [
+    "deployment.apps/v1", "deployments.apps/v1", "deploy.apps/v1", "deployment.apps/v1beta1",
+    "certificates.cert-manager.io/v1", "certificate.cert-manager.io/v2", "hpa.autoscaling/v2", "hpa.autoscaling/v1",
+    "cronjobs.batch/v1", "applications.argoproj.io/v1alpha1", "nosuchtype.apps/v1", "nosuchtype.example.com/v1"]
+TYPE_NAME = [f"{name}/{tail}" for name in TYPES for tail in ("web", "scale", "a/b/c")] + ["a/b/c/d", "/web"]
+SUGGESTED = re.compile(r'(?:resolve(?:_all)?\("([^"]+)"\)|restmapper resolve (\S+))$')
+MISSING = re.compile(r'the server doesn\'t have a resource type "([^"]+)"')
+
+
+def _holds(mapper: LazyRESTMapper, arg: str, text: str) -> None:
+    """The message ends with a suggestion that resolves (``KIND.VERSION.GROUP`` only for a served apiVersion), or
+    names a type the server does not have (and it has not)."""
+    found = SUGGESTED.search(text)
+    if found is not None:
+        suggestion = found.group(1) or found.group(2)
+        if suggestion.startswith("KIND."):
+            group, _, version = arg.rpartition("/")
+            assert suggestion == f"KIND.{version}.{group}", text
+            assert version in mapper.cache.served_versions(group), text
+        else:
+            mapper.resolve(suggestion)  # raises if the suggestion names nothing
+        return
+    missing = MISSING.search(text)
+    if missing is None:  # "/web": no type to suggest, and no claim
+        assert arg.startswith("/") and "resolve" not in text.partition(" takes ")[2], text
+        return
+    with pytest.raises(Exception) as info:
+        mapper.resolve(missing.group(1))
+    assert is_no_match(info.value) or isinstance(info.value, InvalidArgumentError), text
+
+
+@pytest.mark.parametrize("arg", GV_ALONE + TYPE_NAME)
+def test_every_suggestion_for_an_api_version_alone_or_an_object_resolves(arg: str) -> None:
+    mapper = _mapper()
+    for method in ("resolve", "resolve_all"):
+        with pytest.raises(InvalidArgumentError) as info:
+            getattr(mapper, method)(arg)
+        assert not is_no_match(info.value)
+        _holds(mapper, arg, str(info.value))
+    with pytest.raises(InvalidArgumentError) as info:  # an element of a list is checked too
+        mapper.resolve_all(f"svc,{arg}")
+    _holds(mapper, arg, str(info.value))
+    out, err = io.StringIO(), io.StringIO()
+    assert run(["resolve", "--embedded", arg], stdout=out, stderr=err) == 1
+    [line] = err.getvalue().splitlines()
+    assert line.startswith("error: restmapper resolve takes a resource type"), line
+    assert "()" not in line and out.getvalue() == "", line
+    _holds(mapper, arg, line)
+
+
+@pytest.mark.parametrize(("arg", "says"), [
+    ("deployment.apps/v1", '"deployment.apps" is deployments.apps (apps/v1), at apps/v1: '
+                           "restmapper resolve deployment.v1.apps"),
+    ("certificates.cert-manager.io/v1", "restmapper resolve certificates.v1.cert-manager.io"),
+    ("deployment.apps/v1beta1", "pass the type alone, restmapper resolve deployment.apps"),
+    ("apps/v1", "for a kind of apps/v1, pass restmapper resolve KIND.v1.apps"),
+    ("cert-manager.io/v7", 'the server doesn\'t have a resource type "cert-manager.io", and its API group '
+                           '"cert-manager.io" serves no version "v7" (it serves v1)'),
+    ("nope.example.com/v1", 'the server doesn\'t have a resource type "nope.example.com" nor an API group '
+                            '"nope.example.com"'),
+    ("xyzzy/web", 'not a type, and the server doesn\'t have a resource type "xyzzy"'),
+    ("a/b/c/d", 'not a type, and the server doesn\'t have a resource type "a"'),
+    ("deploy/web", "pass the type alone, restmapper resolve deploy"),
+])
+def test_the_cli_checks_what_it_suggests_for_a_slash(arg: str, says: str) -> None:
+    err = io.StringIO()
+    assert run(["resolve", "--embedded", arg], stdout=io.StringIO(), stderr=err) == 1
+    assert err.getvalue().rstrip("\n").endswith(says), err.getvalue()
+
+
+def test_an_api_version_alone_that_cannot_be_checked_keeps_the_plain_reading() -> None:
+    cluster = FakeCluster.embedded()
+    cluster.inject("/api*", status=503, body="down")
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)))
+    for arg, says in [("deployment.apps/v1", 'resolve("KIND.v1.deployment.apps")'),
+                      ("xyzzy/web", 'resolve("xyzzy")')]:
+        with pytest.raises(InvalidArgumentError) as info:
+            mapper.resolve(arg)
+        assert str(info.value).endswith(says) and "doesn't have" not in str(info.value), str(info.value)

@@ -96,6 +96,11 @@ class RestMapperError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
+    def original(self) -> RestMapperError:
+        """The failure as received from the server: ``self``, or for a :meth:`replayed` copy the error it copies."""
+        original = self.__dict__.get("_replay_of")
+        return original if isinstance(original, RestMapperError) else self
+
     def replayed(self, age: float, retry_in: float) -> RestMapperError:
         """A copy of this failure answered again ``age`` seconds after it happened, without a request.
 
@@ -105,12 +110,14 @@ class RestMapperError(Exception):
 
         Returns:
             The same type with the same fields (cause included), ``replayed_age`` and ``retry_in`` set, and the
-            message followed by :func:`replayed_suffix` (``(failed 0.3 s ago, not asked again yet: ...)``).
+            message followed by :func:`replayed_suffix` (``(failed 0.3 s ago, not asked again yet: ...)``). Called
+            on a replayed copy, the copy is made from the original failure (one suffix, the new age).
         """
+        original = self.original()  # a replay of a replay is made from the failure itself: never stacked
         retry_in = max(0.0, retry_in)
-        copy = _rebuild(type(self), (f"{self}{replayed_suffix(age, retry_in)}",),
-                        dict(self.__dict__, replayed_age=age, retry_in=retry_in))
-        copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__
+        copy = _rebuild(type(original), (f"{original}{replayed_suffix(age, retry_in)}",),
+                        dict(original.__dict__, replayed_age=age, retry_in=retry_in, _replay_of=original))
+        copy.__cause__, copy.__suppress_context__ = original.__cause__, original.__suppress_context__
         assert isinstance(copy, RestMapperError)
         return copy
 
@@ -280,6 +287,8 @@ class GroupDiscoveryError(DiscoveryError):
         ``documents`` instead (the same failures, some told as replays: see :meth:`RestMapperError.replayed`)."""
         copy = type(self).__new__(type(self))
         copy.__dict__.update(self.__dict__)
+        copy.__dict__.pop("replayed_age", None)  # from the failures named now (below), not from this error's
+        copy.__dict__.pop("retry_in", None)
         GroupDiscoveryError.__init__(copy, self.group, failed, asked=self.asked, documents=documents,
                                      partial=self.partial, hint=self.hint)
         copy.__cause__, copy.__suppress_context__ = self.__cause__, self.__suppress_context__

@@ -28,8 +28,8 @@ from collections.abc import Callable, Collection, Sequence
 from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
 from restmapper.cache._legacy import needed_versions
-from restmapper.cache._replay import error_with_replays, scope_note
-from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, roots_for, want_for
+from restmapper.cache._replay import error_with_replays, gate_failures, scope_note
+from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, root_of, roots_for, want_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
 from restmapper.cache._types import CacheStats, GroupEntry, GroupView, RootSlot
@@ -261,6 +261,17 @@ class DiscoveryCache(FetchingState):
         docs = ROOTS if core else (NAMED,)
         return tuple(g.name for doc in docs for g in self._ensure_root(doc).root.groups if doc.lists(g.name))
 
+    def served_versions(self, group: str) -> tuple[str, ...]:
+        """The versions the server lists for ``group`` (``""``: core), in server order; ``()`` when it lists no
+        such group. Reads the root document of ``group`` (``/api`` or ``/apis``), fetching it when not fresh.
+
+        Raises:
+            DiscoveryError: as :meth:`groups`.
+        """
+        doc = root_of(group)
+        return next((g.versions for g in self._ensure_root(doc).root.groups if g.name == group and doc.lists(group)),
+                    ())
+
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.
 
@@ -303,12 +314,20 @@ class DiscoveryCache(FetchingState):
             self._last_miss_check = now
             self._last_miss_error = None
         key = ("miss", None if names is None else frozenset(names))
+        gate = now + self.timing.miss_interval
         try:
-            return self._flight.do(key, lambda: self._revalidate(names))
+            changed = self._flight.do(key, lambda: self._revalidate(names))
         except GroupDiscoveryError as exc:
             with self._lock:
                 self._last_miss_error = exc
+            gate_failures(exc, gate)
             raise
+        # The next miss revalidation (from ``gate``) re-reads the group versions still failing: a replay of their
+        # failure promises the earlier of that and their own backoff.
+        left = self.unconfirmed(names)
+        if left is not None:
+            gate_failures(left, gate)
+        return changed
 
     def unconfirmed(self, names: Collection[str] | None = None) -> GroupDiscoveryError | None:
         """Why a no-match over ``names`` (None: every group) would not be confirmed by the server, or None.

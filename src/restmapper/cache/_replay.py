@@ -22,7 +22,7 @@ from typing import Any
 from restmapper.cache._scope import LookupScope
 from restmapper.errors import GroupDiscoveryError, RestMapperError
 
-__all__ = ["ReplayNote", "Replays", "error_with_replays", "replay_mark", "scope_note", "stamp_failure",
+__all__ = ["ReplayNote", "Replays", "error_with_replays", "gate_failures", "replay_mark", "scope_note", "stamp_failure",
            "with_replays"]
 
 ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
@@ -30,6 +30,7 @@ ReplayNote = Callable[[BaseException], "tuple[float, float] | None"]
 
 _SEQUENCE = itertools.count(1)  # next() on a count is atomic: threads never get the same number
 _ATTR = "_restmapper_backoff"
+_GATE = "_restmapper_miss_gate"  # clock reading from which a miss revalidation re-reads the failed group version
 
 
 @dataclass(frozen=True)
@@ -46,36 +47,59 @@ def stamp_failure(error: BaseException, failed_at: float, retry_at: float) -> No
         error.__dict__[_ATTR] = _Stamp(failed_at, retry_at, next(_SEQUENCE))
 
 
+def gate_failures(exc: GroupDiscoveryError, retry_at: float) -> None:
+    """Record that a request for the group versions ``exc`` names may be sent from ``retry_at`` (a clock reading,
+    s) whatever their own backoff says: the next miss revalidation, which re-reads them, is allowed then. Only
+    when ``exc`` names no root document (a root document that failed is backed off from by the revalidation too).
+    A replay then promises the earlier of the two gates (:func:`_note`), the time of the next request."""
+    if exc.documents:
+        return
+    for err in exc.failed.values():
+        original = err.original() if isinstance(err, RestMapperError) else err
+        if isinstance(original.__dict__.get(_ATTR), _Stamp):
+            original.__dict__[_GATE] = retry_at
+
+
 def _note(error: BaseException, now: float, first_hand: Callable[[_Stamp], bool]) -> tuple[float, float] | None:
     stamp: Any = error.__dict__.get(_ATTR) if isinstance(error, RestMapperError) else None
     if not isinstance(stamp, _Stamp) or first_hand(stamp):
         return None
-    return max(0.0, now - stamp.failed_at), max(0.0, stamp.retry_at - now)
+    gate = error.__dict__.get(_GATE)
+    retry_at = stamp.retry_at if not isinstance(gate, float) else min(stamp.retry_at, gate)
+    return max(0.0, now - stamp.failed_at), max(0.0, retry_at - now)
+
+
+def _replay(err: BaseException, note: ReplayNote) -> BaseException:
+    """``err`` told as ``note`` judges it now. A replay is always made afresh from the original failure's stamp
+    (its age and retry time as of now, one suffix): a copy told as a replay earlier is never repeated as it was
+    (frozen) nor replayed again (stacked). A copy the judge would call first-hand is kept (an earlier judge, one
+    that knew the call better, made it)."""
+    if not isinstance(err, RestMapperError):
+        return err
+    original = err.original()
+    found = note(original)
+    return err if found is None else original.replayed(*found)
 
 
 def with_replays(failed: Mapping[Any, BaseException], note: ReplayNote,
                  copies: dict[int, BaseException] | None = None) -> dict[Any, BaseException]:
     """``failed`` with each failure ``note`` calls a replay replaced by its
-    :meth:`~restmapper.errors.RestMapperError.replayed` copy (a new dict, same keys and order; failures told as
-    replays already are kept; ``copies``, by ``id`` of the original: one failure named twice gets one copy)."""
+    :meth:`~restmapper.errors.RestMapperError.replayed` copy, made now from the original failure (a new dict, same
+    keys and order; ``copies``, by ``id`` of what ``failed`` names: one failure named twice gets one copy)."""
     made = {} if copies is None else copies
     out: dict[Any, BaseException] = {}
     for key, err in failed.items():
         copy = made.get(id(err))
         if copy is None:
-            copy = err
-            if isinstance(err, RestMapperError) and err.replayed_age is None:
-                found = note(err)
-                if found is not None:
-                    copy = err.replayed(*found)
-            made[id(err)] = copy
+            copy = made[id(err)] = _replay(err, note)
         out[key] = copy
     return out
 
 
 def error_with_replays(exc: GroupDiscoveryError, note: ReplayNote) -> GroupDiscoveryError:
-    """``exc`` with every failure ``note`` calls a replay saying so in its message and fields; ``exc`` itself when
-    none is (else a copy of the same type, whose ``replayed_age``/``retry_in`` are the oldest/soonest)."""
+    """``exc`` with every failure ``note`` calls a replay saying so in its message and fields, as of now; ``exc``
+    itself when nothing changes (else a copy of the same type, whose ``replayed_age``/``retry_in`` are the
+    oldest/soonest)."""
     copies: dict[int, BaseException] = {}
     failed = with_replays(exc.failed, note, copies)
     documents = with_replays(exc.documents, note, copies)

@@ -115,7 +115,8 @@ def _require_resource_type(mapper: LazyRESTMapper, part: str) -> None:
                 warnings.simplefilter("ignore")  # checking a suggestion: its short-name conflicts are not news
                 return mapper.resolve(arg)
 
-        raise checked_reading(exc, part, "resolve_all", quiet, command=COMMAND) from None
+        raise checked_reading(exc, part, "resolve_all", quiet, command=COMMAND,
+                              served=mapper.cache.served_versions) from None
 
 
 def _pair_manifest_words(args: list[str]) -> Iterator[str]:
@@ -151,7 +152,8 @@ def render(resolutions: Sequence[Resolution], output: str | None = None, *, head
     Args:
         resolutions: as :func:`resolve_args` returns them.
         output: None for a table (INPUT GROUP VERSION RESOURCE KIND NAMESPACED; failed elements are left out,
-            their errors go to stderr), ``"json"`` for a JSON list of :meth:`Resolution.to_json` objects.
+            their errors go to stderr; nothing at all, not even the header, when no element resolved), ``"json"``
+            for a JSON list of :meth:`Resolution.to_json` objects.
         headers: print the table's header line.
 
     Returns:
@@ -166,9 +168,7 @@ def render(resolutions: Sequence[Resolution], output: str | None = None, *, head
         return json.dumps([obj for r in resolutions for obj in r.to_json()], indent=2) + "\n"
     if output is not None:
         raise ValueError(f"--output {output} is not available")
-    rows: list[tuple[str, ...]] = [HEADERS] if headers else []
-    for r in resolutions:
-        for m in r.mappings:
-            rows.append((r.input, m.resource.group, m.resource.version, m.resource.resource,
-                         m.group_version_kind.kind, "true" if m.namespaced else "false"))
-    return format_table(rows)
+    rows = [(r.input, m.resource.group, m.resource.version, m.resource.resource, m.group_version_kind.kind,
+             "true" if m.namespaced else "false") for r in resolutions for m in r.mappings]
+    # No rows, no header: kubectl prints nothing on stdout when every argument failed.
+    return format_table([HEADERS, *rows] if headers and rows else rows)

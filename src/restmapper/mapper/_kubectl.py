@@ -117,7 +117,16 @@ class KubectlResolution(AnswerEngine):
         try:
             require_resource_types("resolve_all", args)  # kubectl refuses svc,,cm as a whole, before any request
         except InvalidArgumentError as exc:
-            raise checked_reading(exc, args, "resolve_all", self._quiet_resolve) from None
+            arg, refused = args, exc
+            if "," in args and all(e and e.split() == [e] for e in elements):
+                for element in elements:  # the element refused, its suggestion checked (svc,deploy/web)
+                    try:
+                        require_resource_type("resolve_all", element)
+                    except InvalidArgumentError as element_exc:
+                        arg, refused = element, element_exc
+                        break
+            raise checked_reading(refused, arg, "resolve_all", self._quiet_resolve,
+                                  served=self.cache.served_versions) from None
         for arg in elements:
             key = ("resolve", arg, True)
             memo = self._fresh_memo(key)
@@ -152,7 +161,8 @@ class KubectlResolution(AnswerEngine):
             try:
                 require_resource_type(method, arg)
             except InvalidArgumentError as exc:  # apps/v1 svc: told an argument that resolves, checked with the server
-                raise checked_reading(exc, arg, method, self._quiet_resolve) from None
+                raise checked_reading(exc, arg, method, self._quiet_resolve,
+                                      served=self.cache.served_versions) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
         since = replay_mark()
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)

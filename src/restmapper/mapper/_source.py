@@ -85,3 +85,7 @@ class CacheSource(GroupSource, Healing, Protocol):
     def group_names(self, *, core: bool = True) -> tuple[str, ...]:
         """Every listed group name, core first (``core=False``: only ``/apis``)."""
         ...
+
+    def served_versions(self, group: str) -> tuple[str, ...]:
+        """The versions the server lists for ``group`` (``()``: no such group)."""
+        ...

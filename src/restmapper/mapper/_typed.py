@@ -53,8 +53,51 @@ def _found(resolve: Callable[[str], RESTMapping], arg: str) -> RESTMapping | Non
         raise _Unchecked from exc
 
 
+def _checked_slash(refused: InvalidArgumentError, arg: str, caller: str, instead: Callable[[str], str],
+                   resolve: Callable[[str], RESTMapping], served: Callable[[str], tuple[str, ...]] | None,
+                   ) -> InvalidArgumentError:
+    """The error for ``GROUP/VERSION`` alone (``deployment.apps/v1``) or ``TYPE/NAME`` (``xyzzy/web``), read as
+    :func:`~restmapper.mapper._args.require_resource_type` reads them, its suggestion checked (may raise
+    :class:`_Unchecked`)."""
+    parts = api_version_parts(arg)
+    if parts is None or not parts[0]:  # TYPE/NAME or a subresource: "pass the type alone, TYPE"
+        kind = arg.partition("/")[0]
+        if not kind or _found(resolve, kind) is not None:
+            return refused
+        return InvalidArgumentError(f'{caller} takes a resource type; "{arg}" names an object (kubectl\'s TYPE/NAME) '
+                                    f'or a subresource, not a type, and the server doesn\'t have a resource type '
+                                    f'"{kind}"')
+    group, version = parts
+    if served is None:
+        return refused
+    try:
+        versions = served(group)
+    except Exception as exc:  # the server cannot tell: keep the plain reading
+        raise _Unchecked from exc
+    if version in versions:
+        return refused  # an apiVersion the server serves: "for a kind of it, pass KIND.VERSION.GROUP" holds
+    found = _found(resolve, group)  # kubectl reads it as TYPE/NAME: the type "deployment.apps", the object "v1"
+    start = f'{caller} takes a resource type; "{arg}" reads as kubectl\'s TYPE/NAME or an apiVersion, not a type'
+    if found is not None:
+        what = f'"{group}" is {found.resource.group_resource} ({found.group_version_kind.group_version})'
+        served_group = found.resource.group
+        typed = group[: -len(served_group) - 1] if served_group and group.endswith(f".{served_group}") else ""
+        if typed and "." not in typed:
+            at = typed_at_version(served_group, version, typed)
+            there = _found(resolve, at)
+            if there is not None and there.group_version_kind.group_version == GroupVersion(served_group, version):
+                return InvalidArgumentError(f"{start}; {what}, at {served_group}/{version}: {instead(at)}")
+        return InvalidArgumentError(f"{start}; {what}: pass the type alone, {instead(group)}")
+    if versions:
+        return InvalidArgumentError(f'{start}; the server doesn\'t have a resource type "{group}", and its API group '
+                                    f'"{group}" serves no version "{version}" (it serves {", ".join(versions)})')
+    return InvalidArgumentError(f'{start}; the server doesn\'t have a resource type "{group}" nor an API group '
+                                f'"{group}"')
+
+
 def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolve: Callable[[str], RESTMapping],
-                    *, command: str = "") -> InvalidArgumentError:
+                    *, command: str = "", served: Callable[[str], tuple[str, ...]] | None = None,
+                    ) -> InvalidArgumentError:
     """The error to raise for ``arg`` instead of ``refused`` (what ``require_resource_type`` raised for it).
 
     Args:
@@ -63,16 +106,31 @@ def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolv
         method: the Python method called (named in the message unless ``command`` is given).
         resolve: resolves one resource type argument (``mapper.resolve``; may do I/O).
         command: the shell command to name instead (``restmapper resolve``).
+        served: the versions the server lists for a group (``()``: no such group; may do I/O), to check
+            ``GROUP/VERSION`` alone (None: such an argument keeps ``refused``).
 
     Returns:
         ``refused`` when ``arg`` is not an apiVersion and a type, when ``TYPE.VERSION.GROUP`` resolves at that
         group version, or when the server cannot tell; else an :class:`InvalidArgumentError` saying that the
         group version serves no such type and ending with an argument that resolves (``restmapper resolve svc``,
-        ``resolve("svc")``), or saying that the server has no such type.
+        ``resolve("svc")``), or saying that the server has no such type. Likewise ``GROUP/VERSION`` alone
+        (``deployment.apps/v1``: ``deployment.v1.apps`` when the group version serves it, else the type alone,
+        ``deployment.apps``; ``refused``, whose ``KIND.v1.apps`` holds, when the server serves that apiVersion)
+        and ``TYPE/NAME`` (``refused``, "pass the type alone", when ``TYPE`` resolves; else the server has no
+        such type).
     """
     parsed = api_version_and_type(arg)
     if parsed is None:
-        return refused
+        if "/" not in arg or "," in arg or arg.split() != [arg]:
+            return refused
+
+        def told(what: str) -> str:
+            return f"{command} {what}" if command else f'{method}("{what}")'
+
+        try:
+            return _checked_slash(refused, arg, command or f"{method}()", told, resolve, served)
+        except _Unchecked:
+            return refused
     group, version, name, manifest = parsed
     gv = f"{group}/{version}" if group else version
     caller = command or f"{method}()"
