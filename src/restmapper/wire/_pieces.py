@@ -15,10 +15,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-__all__ = ["DECODER", "Cursor", "Span", "decode_span", "reject_constant", "span_text"]
+__all__ = ["DECODER", "Cursor", "Piece", "decode_piece", "reject_constant"]
 
-Span = tuple[str, int, int]
-"""Where one JSON value is: ``(text, start, end)``, the value being ``text[start:end]``; the text is shared."""
+Piece = str | bytes
+"""The JSON text of one value, copied out of the document: a ``str`` when it is ASCII (one byte a character), else
+its UTF-8 ``bytes``. Either way about as many bytes as the value takes in the body, and nothing else of the document
+is kept alive by it: a single non-BMP character elsewhere (which makes the whole decoded text four bytes a
+character) costs nothing here, and in the value itself at most what it costs in the body."""
 
 
 def reject_constant(name: str) -> Any:
@@ -35,15 +38,9 @@ _ws = cast("Callable[[str, int], re.Match[str]]", _WHITESPACE.match)
 _raw_decode = DECODER.raw_decode
 
 
-def decode_span(span: Span) -> Any:
-    """Decode the value at ``span`` (read by :meth:`Cursor.value_span`, so known to be valid JSON)."""
-    return _raw_decode(span[0], span[1])[0]
-
-
-def span_text(span: Span) -> str:
-    """The JSON text of the value at ``span`` (a copy)."""
-    text, start, end = span
-    return text[start:end]
+def decode_piece(piece: Piece) -> Any:
+    """Decode ``piece`` (read by :meth:`Cursor.value_piece`, so known to be valid JSON)."""
+    return _raw_decode(piece if isinstance(piece, str) else piece.decode())[0]
 
 
 class _Unreadable(ValueError):
@@ -74,12 +71,13 @@ class Cursor:
         self.pos = _ws(self.text, end).end()
         return value
 
-    def value_span(self) -> tuple[Any, Span]:
-        """Decode the value here and move past it; return it with where its JSON text is (no copy of it)."""
+    def value_piece(self) -> tuple[Any, Piece]:
+        """Decode the value here and move past it; return it with a copy of its JSON text (a :data:`Piece`)."""
         start = self.pos
         value, end = _raw_decode(self.text, start)
         self.pos = _ws(self.text, end).end()
-        return value, (self.text, start, end)
+        piece = self.text[start:end]
+        return value, piece if piece.isascii() else piece.encode()
 
     def members(self) -> Iterator[str]:
         """Walk into the object here: yield each key with the cursor at its value, then move past the object.
