@@ -195,8 +195,8 @@ class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
         """True when ``gv``'s resources are equal in both.
 
         Compares the JSON when neither side was converted yet (no model objects built), else the model objects:
-        a side not converted yet is converted, and when equal takes the other side's objects (one copy of a group
-        unchanged by a refetch, whichever side a cache keeps).
+        a side not converted yet is converted. When equal, ``other`` shares this side's text or objects from then
+        on: a group unchanged by a refetch is held once, by the old entry and the new document alike.
 
         Raises:
             KeyError: ``gv`` is missing from either.
@@ -204,7 +204,11 @@ class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
         mine, theirs = self._raw[gv], other._raw[gv]
         if mine is not _DROPPED and theirs is not _DROPPED:
             if type(mine) is type(theirs) and (type(mine) is str or type(mine) is bytes) and mine == theirs:
-                return True  # the same text: the same resources, without decoding either
+                # The same text: the same resources, without decoding either; and one copy of it from now on
+                # (unless ``other`` converted it meanwhile: its objects then stand).
+                if mine is not theirs and other._raw.get(gv) is theirs:
+                    other._raw[gv] = mine
+                return True
             return _resources_json(mine) == _resources_json(theirs)
         if mine is _DROPPED and theirs is _DROPPED:
             return self._converted[gv] == other._converted[gv]
@@ -212,7 +216,7 @@ class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
             other._converted[gv], self[gv], self)
         if done != fresh:
             return False
-        into._converted[gv] = done  # the same value, one copy of it
+        into._converted[gv] = done  # the same value: one copy of it
         return True
 
     def converted(self) -> int:
