@@ -63,3 +63,4 @@ def test_refetches_do_not_pin_every_old_document() -> None:
     # document's whole text, every other group's included): ~14 bodies more.
     assert refetched - single < 3 * body, (refetched, single, body)
     assert mapper.resolve("k0") and once.resolve("k0")
+

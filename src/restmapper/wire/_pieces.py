@@ -15,13 +15,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-__all__ = ["DECODER", "Cursor", "Piece", "decode_piece", "reject_constant"]
+__all__ = ["DECODER", "Cursor", "Piece", "decode_piece", "piece_text", "reject_constant"]
 
-Piece = str | bytes
-"""The JSON text of one value, copied out of the document: a ``str`` when it is ASCII (one byte a character), else
-its UTF-8 ``bytes``. Either way about as many bytes as the value takes in the body, and nothing else of the document
-is kept alive by it: a single non-BMP character elsewhere (which makes the whole decoded text four bytes a
-character) costs nothing here, and in the value itself at most what it costs in the body."""
+Piece = tuple[str, int, int] | str | bytes
+"""The JSON text of one value. In an ASCII text (one byte a character: a real ``/apis``), where it is:
+``(text, start, end)``, the value being ``text[start:end]`` and the text shared. In any other text (a single non-BMP
+character makes every character of the decoded text four bytes), a copy of the value's own text: ``str`` when that
+is ASCII, else its UTF-8 ``bytes``. Either way about what the value takes in the body."""
 
 
 def reject_constant(name: str) -> Any:
@@ -40,7 +40,17 @@ _raw_decode = DECODER.raw_decode
 
 def decode_piece(piece: Piece) -> Any:
     """Decode ``piece`` (read by :meth:`Cursor.value_piece`, so known to be valid JSON)."""
+    if isinstance(piece, tuple):
+        return _raw_decode(piece[0], piece[1])[0]
     return _raw_decode(piece if isinstance(piece, str) else piece.decode())[0]
+
+
+def piece_text(piece: Piece) -> str | bytes:
+    """The JSON text of ``piece`` (a copy when it is a span of a shared text)."""
+    if isinstance(piece, tuple):
+        text, start, end = piece
+        return text[start:end]
+    return piece
 
 
 class _Unreadable(ValueError):
@@ -55,10 +65,11 @@ class Cursor:
     walk moves on.
     """
 
-    __slots__ = ("pos", "text")
+    __slots__ = ("compact", "pos", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.compact = text.isascii()  # one byte a character: pieces are spans of it (O(1), a flag of the str)
         self.pos = _ws(text, 0).end()
 
     def at(self, char: str) -> bool:
@@ -72,10 +83,13 @@ class Cursor:
         return value
 
     def value_piece(self) -> tuple[Any, Piece]:
-        """Decode the value here and move past it; return it with a copy of its JSON text (a :data:`Piece`)."""
+        """Decode the value here and move past it; return it with its JSON text (a :data:`Piece`: where it is in
+        an ASCII text, else a copy)."""
         start = self.pos
         value, end = _raw_decode(self.text, start)
         self.pos = _ws(self.text, end).end()
+        if self.compact:
+            return value, (self.text, start, end)
         piece = self.text[start:end]
         return value, piece if piece.isascii() else piece.encode()
 

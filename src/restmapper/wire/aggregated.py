@@ -16,7 +16,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.wire._aggregated_fast import SCOPES, STALE, Items, read_items, read_streamed
 from restmapper.wire._json import Reader, body_text, loads_text, quote
-from restmapper.wire._pieces import decode_piece
+from restmapper.wire._pieces import decode_piece, piece_text
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
@@ -136,17 +136,17 @@ def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
     return out
 
 
-_DROPPED: object = object()
-"""Stands for a group version's JSON once it was converted (the model objects replace it)."""
-
-
 def _resources_json(raw: object) -> object:
     """A version's validated ``resources`` JSON from what :class:`GroupResourceLists` holds: the decoded value
     itself, or the JSON text of the version object (a :data:`~restmapper.wire._pieces.Piece`, decoded again here:
     it was decoded and checked once already)."""
-    if type(raw) is str or type(raw) is bytes:
+    if type(raw) is tuple or type(raw) is str or type(raw) is bytes:
         return decode_piece(raw).get("resources")
     return raw
+
+
+def _is_text(raw: object) -> bool:
+    return type(raw) is tuple or type(raw) is str or type(raw) is bytes
 
 
 class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
@@ -154,32 +154,28 @@ class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
     one version at a time.
 
     The document was validated when parsed; a version's ``APIResourceList`` is built on first access from its
-    JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the JSON beside them).
-    An unconverted version holds its own copy of its version object's JSON text (a few hundred bytes per resource,
-    where the decoded tree takes several times that), or, when the document had to be read whole, its decoded
-    ``resources``: nothing of the rest of the document, so a cache entry holding one group keeps only that group's
-    content alive, however long it outlives its document. Comparing that JSON is the cheap way to tell two
-    documents apart (:meth:`same_at`).
-    Thread-safe: a conversion is pure and idempotent, so two threads converting one version
-    build equal values; the converted value is stored before the JSON is dropped.
+    JSON, and replaces it (a warm cache of a thousand groups holds model objects, not the JSON beside them). An
+    unconverted version holds its version object's JSON text (a :data:`~restmapper.wire._pieces.Piece`: a few
+    hundred bytes per resource, where the decoded tree takes several times that), or, when the document had to be
+    read whole, its decoded ``resources``. Comparing that JSON is the cheap way to tell two documents apart
+    (:meth:`same_at`), and an equal comparison moves the older side onto the newer one's text: a cache entry kept
+    across refetches never keeps an old document's text alive.
+    Thread-safe: a conversion is pure and idempotent, so two threads converting one version build equal values
+    (either may stay); a reader sees the JSON or a converted value, never neither.
     """
 
-    __slots__ = ("_converted", "_raw")
+    __slots__ = ("_raw",)
 
     def __init__(self, raw: dict[GroupVersion, object]) -> None:
-        self._raw = raw  # gv -> its validated "resources": its version object's JSON text, or decoded
-        self._converted: dict[GroupVersion, APIResourceList] = {}
+        # gv -> its APIResourceList once converted, else its validated "resources": JSON text or decoded.
+        self._raw = raw
 
     def __getitem__(self, gv: GroupVersion) -> APIResourceList:
-        done = self._converted.get(gv)
-        if done is not None:
-            return done
         raw = self._raw[gv]
-        if raw is _DROPPED:  # another thread converted it between the two reads
-            return self._converted[gv]
+        if type(raw) is APIResourceList:
+            return raw
         done = APIResourceList(group_version=gv, resources=_convert(_resources_json(raw), gv))
-        self._converted[gv] = done
-        self._raw[gv] = _DROPPED
+        self._raw[gv] = done
         return done
 
     def __iter__(self) -> Iterator[GroupVersion]:
@@ -192,36 +188,37 @@ class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
         return gv in self._raw
 
     def same_at(self, gv: GroupVersion, other: GroupResourceLists) -> bool:
-        """True when ``gv``'s resources are equal in both.
+        """True when ``gv``'s resources are equal here and in ``other`` (the newer document's lists).
 
-        Compares the JSON when neither side was converted yet (no model objects built), else the model objects:
-        a side not converted yet is converted. When equal, ``other`` shares this side's text or objects from then
-        on: a group unchanged by a refetch is held once, by the old entry and the new document alike.
+        Compares the JSON when neither side was converted yet (no model objects built), else the model objects
+        (converting the unconverted side). When equal, both hold the same thing from then on: the converted
+        objects if either side has them, else ``other``'s text (an entry kept across a refetch then holds the
+        current document's text, never its own old document's).
 
         Raises:
             KeyError: ``gv`` is missing from either.
         """
         mine, theirs = self._raw[gv], other._raw[gv]
-        if mine is not _DROPPED and theirs is not _DROPPED:
-            if type(mine) is type(theirs) and (type(mine) is str or type(mine) is bytes) and mine == theirs:
-                # The same text: the same resources, without decoding either; and one copy of it from now on
-                # (unless ``other`` converted it meanwhile: its objects then stand).
-                if mine is not theirs and other._raw.get(gv) is theirs:
-                    other._raw[gv] = mine
-                return True
-            return _resources_json(mine) == _resources_json(theirs)
-        if mine is _DROPPED and theirs is _DROPPED:
-            return self._converted[gv] == other._converted[gv]
-        done, fresh, into = (self._converted[gv], other[gv], other) if mine is _DROPPED else (
-            other._converted[gv], self[gv], self)
-        if done != fresh:
+        if type(mine) is APIResourceList:
+            if mine != other[gv]:
+                return False
+            other._raw[gv] = mine
+            return True
+        if type(theirs) is APIResourceList:
+            if self[gv] != theirs:
+                return False
+            self._raw[gv] = theirs
+            return True
+        same_text = _is_text(mine) and type(mine) is type(theirs) and (
+            mine is theirs or piece_text(mine) == piece_text(theirs))  # type: ignore[arg-type]
+        if not same_text and _resources_json(mine) != _resources_json(theirs):
             return False
-        into._converted[gv] = done  # the same value: one copy of it
+        self._raw[gv] = theirs
         return True
 
     def converted(self) -> int:
         """How many versions were converted so far."""
-        return len(self._converted)
+        return sum(type(raw) is APIResourceList for raw in self._raw.values())
 
 
 _NO_LISTS = GroupResourceLists({})
@@ -230,7 +227,8 @@ _NO_LISTS = GroupResourceLists({})
 class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     """Resource lists of an aggregated document, converted to model objects one group version at a time: one
     :class:`GroupResourceLists` per group (:meth:`group`), in document order. A cache entry keeps its group's
-    part, never the whole document."""
+    part, never the whole document; and an entry kept across a refetch holds the new document's text
+    (:meth:`GroupResourceLists.same_at`), so after any number of refetches one document's text is alive."""
 
     __slots__ = ("_groups", "_len")
 
@@ -282,9 +280,9 @@ def parse_aggregated(
 
     The whole document is validated here; each group version's resources are converted to model objects only
     when first read from ``resources`` (a lookup needs one group of a thousand). The document is read one group
-    at a time and never held as one decoded tree: what stays until conversion is each version's own JSON text
-    (ASCII as ``str``, anything else as UTF-8 ``bytes``: about the body's size in all, where the tree of a
-    thousand-group ``/apis`` is five times that).
+    at a time and never held as one decoded tree: what stays until conversion is the JSON text of each version
+    (the document's text when it is ASCII, one block; else each version's own copy, UTF-8 where it is not ASCII:
+    about the body's size either way, where the tree of a thousand-group ``/apis`` is five times that).
 
     Args:
         body: the response body.
