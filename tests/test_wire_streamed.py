@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from restmapper.errors import MalformedDiscoveryError
-from restmapper.model import GroupVersion
+from restmapper.model import APIResourceList, GroupVersion
 from restmapper.wire import AggregatedDiscovery, DocumentFormat, LazyResourceLists, aggregated, parse_aggregated
 
 Doc = dict[str, Any]
@@ -69,11 +70,15 @@ def _outcome(body: bytes, **kw: Any) -> Any:
 
 
 def _streamed(body: bytes, **kw: Any) -> bool:
-    """True when parse_aggregated read ``body`` one group at a time (its versions hold spans of its text)."""
-    lists = parse_aggregated(body, document="/apis", **kw).resources
+    """True when parse_aggregated read ``body`` one group at a time (its versions hold their JSON text)."""
+    held = [raw for raw in _held(parse_aggregated(body, document="/apis", **kw).resources).values() if raw]
+    return bool(held) and all(type(raw) in (tuple, str, bytes) for raw in held)
+
+
+def _held(lists: object) -> dict[GroupVersion, object]:
+    """What each version of ``lists`` holds until converted."""
     assert isinstance(lists, LazyResourceLists)
-    held = [raw for raw in lists._raw.values() if raw]
-    return bool(held) and all(type(raw) is tuple for raw in held)
+    return {gv: lists.group(gv.group)._raw[gv] for gv in lists}
 
 
 def _same(body: bytes, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> None:
@@ -198,15 +203,66 @@ def test_every_prefix_answers_as_the_whole_reading(monkeypatch: pytest.MonkeyPat
 
 def test_a_version_keeps_where_its_json_is_not_its_tree() -> None:
     lists = parse_aggregated(json.dumps(SMALL).encode(), document="/apis").resources
-    assert isinstance(lists, LazyResourceLists)
-    apps = lists._raw[GroupVersion("apps", "v1")]
+    held = _held(lists)
+    apps = held[GroupVersion("apps", "v1")]
     assert type(apps) is tuple
     text, start, end = apps
-    assert json.loads(text[start:end])["resources"] == SMALL["items"][0]["versions"][0]["resources"]
-    assert lists._raw[GroupVersion("batch", "v1")][0] is text  # one text, shared
-    assert lists._raw[GroupVersion("batch", "v1beta1")] is None  # nothing to convert: nothing held
-    assert lists[GroupVersion("apps", "v1")].resources[1].name == "deployments/scale"
-    assert lists._raw[GroupVersion("apps", "v1")] is aggregated._DROPPED
+    assert json.loads(text[start:end]) == SMALL["items"][0]["versions"][0]  # its version object
+    assert held[GroupVersion("batch", "v1")][0] is text  # type: ignore[index]  # an ASCII text: one, shared
+    assert held[GroupVersion("batch", "v1beta1")] is None  # nothing to convert: nothing held
+    converted = lists[GroupVersion("apps", "v1")]
+    assert converted.resources[1].name == "deployments/scale"
+    assert _held(lists)[GroupVersion("apps", "v1")] is converted  # the JSON is gone
+
+
+def test_a_group_keeps_only_its_own_versions() -> None:
+    lists = parse_aggregated(json.dumps(SMALL).encode(), document="/apis").resources
+    assert isinstance(lists, LazyResourceLists)
+    apps = lists.group("apps")
+    assert list(apps) == [GroupVersion("apps", "v1")] and list(lists.group("nothing")) == []
+    assert list(lists) == [GroupVersion("apps", "v1"), GroupVersion("batch", "v1"), GroupVersion("batch", "v1beta1")]
+    assert lists[GroupVersion("apps", "v1")] is apps[GroupVersion("apps", "v1")]  # one conversion, shared
+    assert GroupVersion("apps", "v1") in lists and GroupVersion("apps", "v2") not in lists and "apps" not in lists
+    with pytest.raises(KeyError):
+        lists[GroupVersion("nothing", "v1")]
+
+
+def _astral(note: str, description: str) -> bytes:
+    doc = copy.deepcopy(SMALL)
+    doc["x-note"] = note  # an unknown field: read and dropped
+    for i in range(300):
+        doc["items"].append({"metadata": {"name": f"g{i}.example.com"}, "versions": [{"version": "v1", "resources": [
+            {"resource": "things", "scope": "Namespaced", "verbs": ["get", "list"] * 5,
+             "responseKind": _rk("Thing")}]}]})
+    doc["items"][0]["versions"][0]["x-description"] = description
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("where", ["document", "version"])
+def test_one_astral_character_does_not_quadruple_the_kept_text(where: str) -> None:
+    """A single non-BMP character makes the whole decoded text four bytes a character; what is kept of such a text
+    is each version's own copy, about its size in the body (UTF-8 bytes where it is not ASCII): the character costs
+    what it costs in the body, not three bytes more for every character of the document."""
+    emoji = "\U0001F600"
+    plain = _astral("-", "-")
+    body = _astral(emoji if where == "document" else "-", emoji if where == "version" else "-")
+    kept_plain = _traced(plain)[1]
+    _, kept, parsed = _traced(body)
+    assert kept < kept_plain + 1024, (kept, kept_plain, len(body))  # before: ~3 x the body more
+    held = _held(parsed.resources)
+    assert sum(sys.getsizeof(raw) for raw in held.values() if type(raw) in (str, bytes)) < 1.5 * len(body)
+    apps = held[GroupVersion("apps", "v1")]
+    assert type(apps) is (bytes if where == "version" else str)
+    assert all(type(raw) is str for gv, raw in held.items() if gv.group != "apps" and raw is not None)
+    assert parsed.resources[GroupVersion("apps", "v1")].resources[0].name == "deployments"
+    again = parse_aggregated(body, document="/apis").resources
+    assert isinstance(again, LazyResourceLists) and again.same_at(GroupVersion("apps", "v1"), _lists_of(body))
+
+
+def _lists_of(body: bytes) -> LazyResourceLists:
+    lists = parse_aggregated(body, document="/apis").resources
+    assert isinstance(lists, LazyResourceLists)
+    return lists
 
 
 def _big(groups: int) -> bytes:
@@ -273,7 +329,7 @@ def test_same_at_compares_texts_then_values(monkeypatch: pytest.MonkeyPatch) -> 
     with monkeypatch.context() as m:
         m.setattr(aggregated, "read_streamed", lambda text: None)
         whole, whole_changed = _lists(json.dumps(SMALL)), _lists(json.dumps(changed))
-    assert type(whole._raw[APPS]) is list
+    assert type(_held(whole)[APPS]) is list
     assert compact.same_at(APPS, whole) and whole.same_at(APPS, compact)
     assert not compact.same_at(APPS, whole_changed) and not whole_changed.same_at(APPS, compact)
-    assert compact._raw[APPS] is not aggregated._DROPPED  # compared without converting
+    assert type(_held(compact)[APPS]) is not APIResourceList  # compared without converting

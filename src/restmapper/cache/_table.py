@@ -21,7 +21,7 @@ from restmapper.cache._roots import ROOTS
 from restmapper.cache._types import Backoff, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
-from restmapper.wire import LazyResourceLists
+from restmapper.wire import GroupResourceLists, LazyResourceLists
 
 __all__ = ["EVERYTHING", "EntryTable", "GroupLists", "listed_groups", "same_resources"]
 
@@ -214,14 +214,20 @@ class GroupLists(Mapping[GroupVersion, APIResourceList]):
     """The resource lists of one group's versions, read through from a (lazily converted) root document.
 
     Installing a thousand groups from one aggregated document converts nothing: a group's lists are built when a
-    lookup first reads them. Two views over equal JSON compare equal without converting either.
+    lookup first reads them. Two views over equal JSON compare equal without converting either. A view of a
+    :class:`~restmapper.wire.LazyResourceLists` keeps only its group's part of it: an entry that outlives its
+    document (a group unchanged by a refetch keeps its entry) keeps that group's content alive, not the document.
     """
 
     __slots__ = ("_gvs", "_lists")
 
     def __init__(self, lists: Mapping[GroupVersion, APIResourceList], gvs: Collection[GroupVersion]) -> None:
+        """``lists``: a document's resource lists; ``gvs``: the versions of one group to read from it."""
+        gvs = tuple(gv for gv in gvs if gv in lists)
+        if isinstance(lists, LazyResourceLists):
+            lists = lists.group(gvs[0].group) if gvs else {}
         self._lists = lists
-        self._gvs = tuple(gv for gv in gvs if gv in lists)
+        self._gvs = gvs
 
     def __getitem__(self, gv: GroupVersion) -> APIResourceList:
         if gv not in self._gvs:
@@ -244,6 +250,6 @@ def same_resources(a: Mapping[GroupVersion, APIResourceList], b: Mapping[GroupVe
         return True
     if isinstance(a, GroupLists) and isinstance(b, GroupLists):
         la, lb = a._lists, b._lists
-        if isinstance(la, LazyResourceLists) and isinstance(lb, LazyResourceLists):
+        if isinstance(la, GroupResourceLists) and isinstance(lb, GroupResourceLists):
             return a._gvs == b._gvs and all(la.same_at(gv, lb) for gv in a._gvs)
     return dict(a) == dict(b)

@@ -7,7 +7,13 @@ No I/O here (and no ``requests``): the discovery layer fetches, this layer reads
 from __future__ import annotations
 
 from restmapper.wire._json import decode_json
-from restmapper.wire.aggregated import AggregatedDiscovery, LazyResourceLists, encode_aggregated, parse_aggregated
+from restmapper.wire.aggregated import (
+    AggregatedDiscovery,
+    GroupResourceLists,
+    LazyResourceLists,
+    encode_aggregated,
+    parse_aggregated,
+)
 from restmapper.wire.legacy import (
     encode_api_group,
     encode_api_group_list,
@@ -27,6 +33,7 @@ __all__ = [
     "ACCEPT_JSON",
     "AggregatedDiscovery",
     "DocumentFormat",
+    "GroupResourceLists",
     "LazyResourceLists",
     "decode_json",
     "detect_format",

@@ -1,11 +1,12 @@
 """The fast reading of an aggregated discovery document: plain type checks, one group at a time.
 
 :func:`read_streamed` walks the text with a :class:`~restmapper.wire._pieces.Cursor`: each group (``items[i]``) is
-decoded, checked and dropped before the next one, and each group version keeps only where the JSON of its version
-object is in the text (the resources are converted from it on first use, see
+decoded, checked and dropped before the next one, and each group version keeps only its version object's JSON text
+(a :data:`~restmapper.wire._pieces.Piece`; the resources are converted from it on first use, see
 :class:`~restmapper.wire.aggregated.LazyResourceLists`). A thousand-group ``/apis`` is then never a tree of every
-resource at once: the document's text (2.7 MB, one block) instead of ~14 MiB of dicts, lists and strings, whose freed
-arenas would stay in the process's resident set. :func:`read_items` checks an already
+resource at once: the document's text (2.7 MB, one block, shared by every version when it is ASCII; else each
+version's own copy, UTF-8 where not ASCII, so about the body's size either way) instead of ~14 MiB of dicts, lists
+and strings, whose freed arenas would stay in the process's resident set. :func:`read_items` checks an already
 decoded ``items`` the same way.
 
 Both accept exactly what :func:`~restmapper.wire.aggregated.parse_aggregated`'s field-by-field reading accepts, and
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from restmapper.model import APIGroup, GroupVersion
-from restmapper.wire._pieces import Cursor, Span
+from restmapper.wire._pieces import Cursor, Piece
 
 __all__ = ["SCOPES", "STALE", "Items", "read_items", "read_streamed", "resources_ok"]
 
@@ -25,7 +26,7 @@ SCOPES = {"Namespaced": True, "Cluster": False}
 STALE = "Stale"
 
 Items = tuple[list[APIGroup], dict[GroupVersion, object], list[GroupVersion], dict[str, tuple[str, ...]]]
-"""Groups, each non-stale version's raw resources (decoded JSON, or the :data:`~restmapper.wire._pieces.Span` of its
+"""Groups, each non-stale version's raw resources (decoded JSON, or the :data:`~restmapper.wire._pieces.Piece` of its
 version object), stale versions and every listed version by group."""
 
 
@@ -84,11 +85,11 @@ def resources_ok(resources: object) -> bool:
     return True
 
 
-def _add_group(out: Items, meta: object, versions: object, spans: list[Span] | None) -> bool:
+def _add_group(out: Items, meta: object, versions: object, pieces: list[Piece] | None) -> bool:
     """Add one group (its decoded ``metadata`` and ``versions``) to ``out``; False if anything is off.
 
-    ``spans``, when given, says where the JSON of each element of ``versions`` is: a version keeps that, not its
-    decoded resources.
+    ``pieces``, when given, is the JSON text of each element of ``versions``: a version keeps that, not its decoded
+    resources.
     """
     groups, raw, stale, listed = out
     if meta is None:
@@ -122,7 +123,7 @@ def _add_group(out: Items, meta: object, versions: object, spans: list[Span] | N
         if not resources_ok(resources):
             return False
         fresh.append(v)
-        raw[gv] = resources if spans is None or not resources else spans[i]
+        raw[gv] = resources if pieces is None or not resources else pieces[i]
     listed[name] = tuple(all_versions)
     groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
     return True
@@ -148,23 +149,23 @@ def read_items(items: object) -> Items | None:
 def _read_group(cur: Cursor, out: Items) -> bool:
     meta: object = None
     versions: object = None
-    spans: list[Span] | None = None
+    pieces: list[Piece] | None = None
     for key in cur.members():
         if key == "versions" and cur.at("["):
             decoded: list[Any] = []
-            spans = []
+            pieces = []
             for _ in cur.elements():
-                version, span = cur.value_span()
+                version, piece = cur.value_piece()
                 decoded.append(version)
-                spans.append(span)
+                pieces.append(piece)
             versions = decoded
         else:
             value = cur.value()
             if key == "metadata":
                 meta = value
             elif key == "versions":
-                versions, spans = value, None
-    return _add_group(out, meta, versions, spans)
+                versions, pieces = value, None
+    return _add_group(out, meta, versions, pieces)
 
 
 def read_streamed(text: str) -> tuple[dict[str, Any], Items] | None:

@@ -15,10 +15,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-__all__ = ["DECODER", "Cursor", "Span", "decode_span", "reject_constant", "span_text"]
+__all__ = ["DECODER", "Cursor", "Piece", "decode_piece", "piece_text", "reject_constant"]
 
-Span = tuple[str, int, int]
-"""Where one JSON value is: ``(text, start, end)``, the value being ``text[start:end]``; the text is shared."""
+Piece = tuple[str, int, int] | str | bytes
+"""The JSON text of one value. In an ASCII text (one byte a character: a real ``/apis``), where it is:
+``(text, start, end)``, the value being ``text[start:end]`` and the text shared. In any other text (a single non-BMP
+character makes every character of the decoded text four bytes), a copy of the value's own text: ``str`` when that
+is ASCII, else its UTF-8 ``bytes``. Either way about what the value takes in the body."""
 
 
 def reject_constant(name: str) -> Any:
@@ -35,15 +38,19 @@ _ws = cast("Callable[[str, int], re.Match[str]]", _WHITESPACE.match)
 _raw_decode = DECODER.raw_decode
 
 
-def decode_span(span: Span) -> Any:
-    """Decode the value at ``span`` (read by :meth:`Cursor.value_span`, so known to be valid JSON)."""
-    return _raw_decode(span[0], span[1])[0]
+def decode_piece(piece: Piece) -> Any:
+    """Decode ``piece`` (read by :meth:`Cursor.value_piece`, so known to be valid JSON)."""
+    if isinstance(piece, tuple):
+        return _raw_decode(piece[0], piece[1])[0]
+    return _raw_decode(piece if isinstance(piece, str) else piece.decode())[0]
 
 
-def span_text(span: Span) -> str:
-    """The JSON text of the value at ``span`` (a copy)."""
-    text, start, end = span
-    return text[start:end]
+def piece_text(piece: Piece) -> str | bytes:
+    """The JSON text of ``piece`` (a copy when it is a span of a shared text)."""
+    if isinstance(piece, tuple):
+        text, start, end = piece
+        return text[start:end]
+    return piece
 
 
 class _Unreadable(ValueError):
@@ -58,10 +65,11 @@ class Cursor:
     walk moves on.
     """
 
-    __slots__ = ("pos", "text")
+    __slots__ = ("compact", "pos", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.compact = text.isascii()  # one byte a character: pieces are spans of it (O(1), a flag of the str)
         self.pos = _ws(text, 0).end()
 
     def at(self, char: str) -> bool:
@@ -74,12 +82,16 @@ class Cursor:
         self.pos = _ws(self.text, end).end()
         return value
 
-    def value_span(self) -> tuple[Any, Span]:
-        """Decode the value here and move past it; return it with where its JSON text is (no copy of it)."""
+    def value_piece(self) -> tuple[Any, Piece]:
+        """Decode the value here and move past it; return it with its JSON text (a :data:`Piece`: where it is in
+        an ASCII text, else a copy)."""
         start = self.pos
         value, end = _raw_decode(self.text, start)
         self.pos = _ws(self.text, end).end()
-        return value, (self.text, start, end)
+        if self.compact:
+            return value, (self.text, start, end)
+        piece = self.text[start:end]
+        return value, piece if piece.isascii() else piece.encode()
 
     def members(self) -> Iterator[str]:
         """Walk into the object here: yield each key with the cursor at its value, then move past the object.

@@ -16,11 +16,11 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.wire._aggregated_fast import SCOPES, STALE, Items, read_items, read_streamed
 from restmapper.wire._json import Reader, body_text, loads_text, quote
-from restmapper.wire._pieces import decode_span, span_text
+from restmapper.wire._pieces import decode_piece, piece_text
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
 
-__all__ = ["AggregatedDiscovery", "LazyResourceLists", "encode_aggregated", "parse_aggregated"]
+__all__ = ["AggregatedDiscovery", "GroupResourceLists", "LazyResourceLists", "encode_aggregated", "parse_aggregated"]
 
 _KIND = "APIGroupDiscoveryList"
 _SCOPES = SCOPES
@@ -136,48 +136,46 @@ def _read_resources(version: Reader, gv: GroupVersion) -> list[APIResource]:
     return out
 
 
-_DROPPED: object = object()
-"""Stands for a group version's JSON once it was converted (the model objects replace it)."""
-
-
 def _resources_json(raw: object) -> object:
-    """A version's validated ``resources`` JSON from what :class:`LazyResourceLists` holds: the decoded value
-    itself, or the span of the version object in the document's text (decoded again here: it was decoded and
-    checked once already)."""
-    if type(raw) is tuple:
-        return decode_span(raw).get("resources")
+    """A version's validated ``resources`` JSON from what :class:`GroupResourceLists` holds: the decoded value
+    itself, or the JSON text of the version object (a :data:`~restmapper.wire._pieces.Piece`, decoded again here:
+    it was decoded and checked once already)."""
+    if type(raw) is tuple or type(raw) is str or type(raw) is bytes:
+        return decode_piece(raw).get("resources")
     return raw
 
 
-class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
-    """Resource lists of an aggregated document, converted to model objects one group version at a time.
+def _is_text(raw: object) -> bool:
+    return type(raw) is tuple or type(raw) is str or type(raw) is bytes
 
-    The whole document was validated when parsed; a group version's ``APIResourceList`` is built on first access
-    from its JSON, which is then dropped (a warm cache of a thousand groups holds model objects, not the JSON
-    beside them). An unconverted version holds where its version object is in the document's text (the text, one
-    block, is freed with the last of them: a few hundred bytes per resource, where the decoded tree takes several
-    times that), or, when the document had to be read whole, its decoded ``resources``. Comparing that JSON is the
-    cheap way to tell two documents apart (:meth:`same_at`).
-    Thread-safe: a conversion is pure and idempotent, so two threads converting one version
-    build equal values; the converted value is stored before the JSON is dropped.
+
+class GroupResourceLists(Mapping[GroupVersion, APIResourceList]):
+    """The resource lists of one group's non-stale versions in an aggregated document, converted to model objects
+    one version at a time.
+
+    The document was validated when parsed; a version's ``APIResourceList`` is built on first access from its
+    JSON, and replaces it (a warm cache of a thousand groups holds model objects, not the JSON beside them). An
+    unconverted version holds its version object's JSON text (a :data:`~restmapper.wire._pieces.Piece`: a few
+    hundred bytes per resource, where the decoded tree takes several times that), or, when the document had to be
+    read whole, its decoded ``resources``. Comparing that JSON is the cheap way to tell two documents apart
+    (:meth:`same_at`), and an equal comparison moves the older side onto the newer one's text: a cache entry kept
+    across refetches never keeps an old document's text alive.
+    Thread-safe: a conversion is pure and idempotent, so two threads converting one version build equal values
+    (either may stay); a reader sees the JSON or a converted value, never neither.
     """
 
-    __slots__ = ("_converted", "_raw")
+    __slots__ = ("_raw",)
 
     def __init__(self, raw: dict[GroupVersion, object]) -> None:
-        self._raw = raw  # gv -> its validated "resources": the span of its version object's JSON, or decoded
-        self._converted: dict[GroupVersion, APIResourceList] = {}
+        # gv -> its APIResourceList once converted, else its validated "resources": JSON text or decoded.
+        self._raw = raw
 
     def __getitem__(self, gv: GroupVersion) -> APIResourceList:
-        done = self._converted.get(gv)
-        if done is not None:
-            return done
         raw = self._raw[gv]
-        if raw is _DROPPED:  # another thread converted it between the two reads
-            return self._converted[gv]
+        if type(raw) is APIResourceList:
+            return raw
         done = APIResourceList(group_version=gv, resources=_convert(_resources_json(raw), gv))
-        self._converted[gv] = done
-        self._raw[gv] = _DROPPED
+        self._raw[gv] = done
         return done
 
     def __iter__(self) -> Iterator[GroupVersion]:
@@ -189,25 +187,90 @@ class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
     def __contains__(self, gv: object) -> bool:
         return gv in self._raw
 
-    def same_at(self, gv: GroupVersion, other: LazyResourceLists) -> bool:
-        """True when ``gv``'s resources are equal in both documents.
+    def same_at(self, gv: GroupVersion, other: GroupResourceLists) -> bool:
+        """True when ``gv``'s resources are equal here and in ``other`` (the newer document's lists).
 
         Compares the JSON when neither side was converted yet (no model objects built), else the model objects
-        (converting the other side's version if needed).
+        (converting the unconverted side). When equal, both hold the same thing from then on: the converted
+        objects if either side has them, else ``other``'s text (an entry kept across a refetch then holds the
+        current document's text, never its own old document's).
+
+        Raises:
+            KeyError: ``gv`` is missing from either.
+        """
+        mine, theirs = self._raw[gv], other._raw[gv]
+        if type(mine) is APIResourceList:
+            if mine != other[gv]:
+                return False
+            other._raw[gv] = mine
+            return True
+        if type(theirs) is APIResourceList:
+            if self[gv] != theirs:
+                return False
+            self._raw[gv] = theirs
+            return True
+        same_text = _is_text(mine) and type(mine) is type(theirs) and (
+            mine is theirs or piece_text(mine) == piece_text(theirs))  # type: ignore[arg-type]
+        if not same_text and _resources_json(mine) != _resources_json(theirs):
+            return False
+        self._raw[gv] = theirs
+        return True
+
+    def converted(self) -> int:
+        """How many versions were converted so far."""
+        return sum(type(raw) is APIResourceList for raw in self._raw.values())
+
+
+_NO_LISTS = GroupResourceLists({})
+
+
+class LazyResourceLists(Mapping[GroupVersion, APIResourceList]):
+    """Resource lists of an aggregated document, converted to model objects one group version at a time: one
+    :class:`GroupResourceLists` per group (:meth:`group`), in document order. A cache entry keeps its group's
+    part, never the whole document; and an entry kept across a refetch holds the new document's text
+    (:meth:`GroupResourceLists.same_at`), so after any number of refetches one document's text is alive."""
+
+    __slots__ = ("_groups", "_len")
+
+    def __init__(self, raw: dict[GroupVersion, object]) -> None:
+        by_group: dict[str, dict[GroupVersion, object]] = {}
+        for gv, value in raw.items():
+            by_group.setdefault(gv.group, {})[gv] = value
+        self._groups = {name: GroupResourceLists(part) for name, part in by_group.items()}
+        self._len = len(raw)
+
+    def group(self, name: str) -> GroupResourceLists:
+        """The lists of group ``name``'s non-stale versions (empty when the document has none)."""
+        return self._groups.get(name, _NO_LISTS)
+
+    def __getitem__(self, gv: GroupVersion) -> APIResourceList:
+        part = self._groups.get(gv.group)
+        if part is None:
+            raise KeyError(gv)
+        return part[gv]
+
+    def __iter__(self) -> Iterator[GroupVersion]:
+        for part in self._groups.values():
+            yield from part
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __contains__(self, gv: object) -> bool:
+        part = self._groups.get(gv.group) if isinstance(gv, GroupVersion) else None
+        return part is not None and gv in part
+
+    def same_at(self, gv: GroupVersion, other: LazyResourceLists) -> bool:
+        """:meth:`GroupResourceLists.same_at` for ``gv``'s group in both documents.
 
         Raises:
             KeyError: ``gv`` is missing from either document.
         """
-        mine, theirs = self._raw[gv], other._raw[gv]
-        if mine is not _DROPPED and theirs is not _DROPPED:
-            if type(mine) is tuple and type(theirs) is tuple and span_text(mine) == span_text(theirs):
-                return True  # the same text: the same resources, without decoding either
-            return _resources_json(mine) == _resources_json(theirs)
-        return self[gv] == other[gv]
+        return self.group(gv.group).same_at(gv, other.group(gv.group))
 
     def converted(self) -> int:
         """How many group versions were converted so far."""
-        return len(self._converted)
+        return sum(part.converted() for part in self._groups.values())
 
 
 def parse_aggregated(
@@ -217,8 +280,9 @@ def parse_aggregated(
 
     The whole document is validated here; each group version's resources are converted to model objects only
     when first read from ``resources`` (a lookup needs one group of a thousand). The document is read one group
-    at a time and never held as one decoded tree: what stays until conversion is the document's text (about the
-    body's size, where the tree of a thousand-group ``/apis`` is five times that).
+    at a time and never held as one decoded tree: what stays until conversion is the JSON text of each version
+    (the document's text when it is ASCII, one block; else each version's own copy, UTF-8 where it is not ASCII:
+    about the body's size either way, where the tree of a thousand-group ``/apis`` is five times that).
 
     Args:
         body: the response body.
