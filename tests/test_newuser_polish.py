@@ -190,3 +190,23 @@ def test_resolve_json_of_a_category_found_nowhere_as_its_group_failed_is_an_erro
     assert first["input"] == "metricsonly" and first["reason"] == "DiscoveryFailed"  # could not tell: an error
     assert "metrics.k8s.io/v1beta1" in first["error"]
     assert [o["resource"] for o in rest] == ["deployments"] and "partial" not in rest[0]
+
+
+def test_async_cache_errors_name_the_cache_call(cache: ObjectCache) -> None:
+    import asyncio
+
+    from restmapper.aio import AsyncObjectCache
+
+    async def main() -> list[str]:
+        acache = AsyncObjectCache(cache)
+        texts = []
+        for call in (acache.list("all"), acache.get("deploy/web", "web", "default"), acache.wait_for_sync("a,b", 1)):
+            with pytest.raises(InvalidArgumentError) as info:
+                await call
+            texts.append(str(info.value))
+        return texts
+
+    listed, got, waited = asyncio.run(main())
+    assert 'cache.list() takes one resource type; "all" is a category' in listed, listed
+    assert 'cache.get("deploy", "web", ...)' in got, got
+    assert 'cache.wait_for_sync("a", ...), cache.wait_for_sync("b", ...)' in waited, waited
