@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
 from restmapper import wire
+from restmapper._public import own_methods
 from restmapper._redact import scrubbing
 from restmapper.errors import (
     DiscoveryError,
@@ -161,6 +162,7 @@ class _CachedDocument:
     parsed: Any
 
 
+@own_methods
 class DiscoveryClient(ConfigConstructors):
     """Reads a server's discovery documents through a :class:`~restmapper.transport.Transport`.
 

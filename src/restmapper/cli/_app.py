@@ -190,8 +190,11 @@ def _api_resources_cmd(args: argparse.Namespace, session: Session, out: TextIO, 
     rows = _api_resources.sort_rows(rows, args.sort_by)
     out.write(_api_resources.render(rows, args.output, headers=not args.no_headers))
     out.flush()
-    if partial is not None:
-        # As kubectl: everything that could be listed is printed, then the failure, and the exit code is 1.
+    if partial is not None and (args.api_group is None
+                                or any(gv.group == args.api_group for gv in partial.failed)):
+        # As kubectl: everything that could be listed is printed, then the failure, and the exit code is 1;
+        # unless --api-group names a group that was read (kubectl drops the failures of the other groups: they
+        # cannot hold rows of the filtered list, which is then complete).
         err.write(f"error: {_api_resources.describe_failures(partial.failed)}\n")
         return 1
     return 0

@@ -31,21 +31,26 @@ class Resolution:
         reason: why, for scripts (with ``error``): ``NotFound`` (the server said it has no such type),
             ``DiscoveryFailed`` (could not check: unreachable server, a group that could not be read),
             ``Ambiguous`` (several groups match), ``InvalidArgument`` (not a resource type argument).
+        failed: for a category whose answer is partial, the group versions that could not be read (sorted
+            ``group/version`` strings; members may be missing); empty for a complete answer.
     """
 
     input: str
     mappings: tuple[RESTMapping, ...] = ()
     error: str | None = None
     reason: str | None = None
+    failed: tuple[str, ...] = ()
 
     def to_json(self) -> list[dict[str, Any]]:
         """The ``-o json`` objects: ``{input, group, version, resource, kind, namespaced}`` per mapping, or
-        ``{input, error, reason}``."""
+        ``{input, error, reason}``; each also has ``partial: true`` and ``failedGroupVersions`` (a list of
+        ``group/version``) when :attr:`failed` is not empty (a partial category), and only then."""
+        mark: dict[str, Any] = {"partial": True, "failedGroupVersions": list(self.failed)} if self.failed else {}
         if self.error is not None:
-            return [{"input": self.input, "error": self.error, "reason": self.reason}]
+            return [{"input": self.input, "error": self.error, "reason": self.reason, **mark}]
         return [{"input": self.input, "group": m.resource.group, "version": m.resource.version,
-                 "resource": m.resource.resource, "kind": m.group_version_kind.kind, "namespaced": m.namespaced}
-                for m in self.mappings]
+                 "resource": m.resource.resource, "kind": m.group_version_kind.kind, "namespaced": m.namespaced,
+                 **mark} for m in self.mappings]
 
 
 def _one_line(err: BaseException) -> str:
@@ -100,7 +105,7 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                     seen_warnings.setdefault(str(w.message), None)
             if mappings is None:
                 continue
-            out.append(Resolution(part, tuple(mappings)))
+            out.append(Resolution(part, tuple(mappings), failed=tuple(sorted(str(gv) for gv in mappings.failed))))
     return out, list(seen_warnings)
 
 

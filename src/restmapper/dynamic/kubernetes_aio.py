@@ -10,6 +10,7 @@ retries once. Discovery work runs off the event loop.
 from __future__ import annotations
 
 from restmapper._optional import missing
+from restmapper._public import own_methods
 
 try:
     from kubernetes.aio.dynamic import DynamicClient
@@ -23,12 +24,14 @@ __all__ = ["SelfHealingAioDiscoverer", "SelfHealingAioDynamicClient"]
 _FLAVOUR, _SUBRESOURCE = library_flavour("kubernetes.aio.dynamic")
 
 
+@own_methods
 class SelfHealingAioDiscoverer(AsyncSelfHealingDiscovererBase):
     """A discoverer for ``kubernetes.aio.dynamic.DynamicClient`` (see the module doc and the base class)."""
 
     _flavour = _FLAVOUR
 
 
+@own_methods
 class SelfHealingAioDynamicClient(AsyncHealingClientMixin, DynamicClient):
     """``kubernetes.aio.dynamic.DynamicClient`` with :class:`SelfHealingAioDiscoverer`; requests heal once when
     the resource type vanished (as :class:`~restmapper.dynamic.SelfHealingDynamicClient`)."""

@@ -10,6 +10,7 @@ retries once. Discovery work runs off the event loop.
 from __future__ import annotations
 
 from restmapper._optional import missing
+from restmapper._public import own_methods
 
 try:
     from kubernetes_asyncio.dynamic import DynamicClient
@@ -23,12 +24,14 @@ __all__ = ["SelfHealingAsyncioDiscoverer", "SelfHealingAsyncioDynamicClient"]
 _FLAVOUR, _SUBRESOURCE = library_flavour("kubernetes_asyncio.dynamic")
 
 
+@own_methods
 class SelfHealingAsyncioDiscoverer(AsyncSelfHealingDiscovererBase):
     """A discoverer for ``kubernetes_asyncio.dynamic.DynamicClient`` (see the module doc and the base class)."""
 
     _flavour = _FLAVOUR
 
 
+@own_methods
 class SelfHealingAsyncioDynamicClient(AsyncHealingClientMixin, DynamicClient):
     """``kubernetes_asyncio.dynamic.DynamicClient`` with :class:`SelfHealingAsyncioDiscoverer`; requests heal once when
     the resource type vanished (as :class:`~restmapper.dynamic.SelfHealingDynamicClient`)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
@@ -245,7 +245,8 @@ def typed_at_version(group: str, version: str, name: str) -> str:
     return f"{name}.{version}.{group}" if group else name
 
 
-def require_resource_type(method: str, arg: str, *, command: str = "") -> None:
+def require_resource_type(method: str, arg: str, *, command: str = "", told: Callable[[str], str] | None = None
+                          ) -> None:
     """Refuse forms that name something other than resource types, so they never read as "not installed".
 
     ``TYPE/NAME`` (``deploy/web``) and subresources (``deployments/scale``) name objects, not types;
@@ -259,6 +260,9 @@ def require_resource_type(method: str, arg: str, *, command: str = "") -> None:
         arg: the argument (one element of a comma list for ``resolve_all``).
         command: the shell command to name instead (``restmapper resolve``), for a CLI user: the message then
             names no Python call.
+        told: writes the caller's own call for a type (``cache.list("deploy")`` from ``"deploy"``), for a caller
+            other than the mapper (the object cache): the message then names ``method()`` and that call only
+            (a comma list is refused as for ``resolve``, each element told).
 
     Raises:
         InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass (or type) instead.
@@ -266,22 +270,28 @@ def require_resource_type(method: str, arg: str, *, command: str = "") -> None:
     caller = command or f"{method}()"
 
     def instead(what: str) -> str:
+        if told is not None:
+            return told(what)
         return f"{command} {what}" if command else f'{method}("{what}")'
 
     words = arg.split()
     if len(words) == 2 and "/" not in words[1] and (parts := api_version_parts(words[0])) is not None:
         typed = typed_at_version(*parts, words[1])
-        python = ("" if command else
+        python = ("" if command or told else
                   f'; for a manifest use rest_mapping(GroupVersionKind.from_api_version_and_kind("{words[0]}", '
                   f'"{words[1]}"))')
         raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as a manifest\'s apiVersion and '
                                    f"kind: {instead(typed)}{python}")
     if not arg or words != [arg]:
-        listed = f"{command} {','.join(words)}" if command else f'resolve_all("{",".join(words)}")'
+        listed = (", ".join(told(w) for w in words) if told else f"{command} {','.join(words)}" if command
+                  else f'resolve_all("{",".join(words)}")')
         hint = (" (a resource type must be given)" if not words else
                 f" (a resource type has no spaces: {instead(words[0])})" if len(words) == 1 else
                 f" (one resource type, without spaces; for several use {listed})")
         raise InvalidArgumentError(f'the server doesn\'t have a resource type "{arg}"{hint}')
+    if "," in arg and told is not None:
+        raise InvalidArgumentError(f'{caller} takes one resource type; "{arg}" is a list: call it for each, '
+                                   + ", ".join(told(part) for part in arg.split(",") if part))
     if "," in arg and method == "resolve":
         raise InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
     if "/" in arg:

@@ -97,7 +97,7 @@ def _checked_slash(refused: InvalidArgumentError, arg: str, caller: str, instead
 
 def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolve: Callable[[str], RESTMapping],
                     *, command: str = "", served: Callable[[str], tuple[str, ...]] | None = None,
-                    ) -> InvalidArgumentError:
+                    told: Callable[[str], str] | None = None) -> InvalidArgumentError:
     """The error to raise for ``arg`` instead of ``refused`` (what ``require_resource_type`` raised for it).
 
     Args:
@@ -108,6 +108,7 @@ def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolv
         command: the shell command to name instead (``restmapper resolve``).
         served: the versions the server lists for a group (``()``: no such group; may do I/O), to check
             ``GROUP/VERSION`` alone (None: such an argument keeps ``refused``).
+        told: writes the caller's own call for a type, as for ``require_resource_type`` (the object cache's).
 
     Returns:
         ``refused`` when ``arg`` is not an apiVersion and a type, when ``TYPE.VERSION.GROUP`` resolves at that
@@ -124,11 +125,13 @@ def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolv
         if "/" not in arg or "," in arg or arg.split() != [arg]:
             return refused
 
-        def told(what: str) -> str:
+        def slash_told(what: str) -> str:
+            if told is not None:
+                return told(what)
             return f"{command} {what}" if command else f'{method}("{what}")'
 
         try:
-            return _checked_slash(refused, arg, command or f"{method}()", told, resolve, served)
+            return _checked_slash(refused, arg, command or f"{method}()", slash_told, resolve, served)
         except _Unchecked:
             return refused
     group, version, name, manifest = parsed
@@ -139,13 +142,15 @@ def checked_reading(refused: InvalidArgumentError, arg: str, method: str, resolv
     wanted = GroupVersion(group, version)
 
     def instead(what: str) -> str:
+        if told is not None:
+            return told(what)
         return f"{command} {what}" if command else f'{method}("{what}")'
 
     try:
         there = _found(resolve, typed_at_version(group, version, name))
         if there is not None and there.group_version_kind.group_version == wanted:
             kind = there.group_version_kind.kind
-            if not manifest or command or kind == name:
+            if not manifest or command or told or kind == name:
                 return refused
             # cj: the manifest's kind is CronJob, which is what rest_mapping needs
             typed = instead(typed_at_version(group, version, name))

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
+from restmapper._public import own_methods
 from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient
@@ -72,6 +73,7 @@ def _refuse_options_of(**given: Any) -> None:
                         f"DiscoveryCache(client, {', '.join(f'{name}=...' for name in changed)})")
 
 
+@own_methods
 class LazyRESTMapper(KubectlResolution, ConfigConstructors):
     """A REST mapper that loads only the API groups a lookup needs and heals itself when the cluster changes.
 

@@ -21,6 +21,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
+from restmapper.store._kinds import CacheCall
 
 __all__ = ["AsyncObjectCache"]
 
@@ -60,14 +61,18 @@ class AsyncObjectCache:
 
     async def informer(self, kind: KindArg) -> Informer:
         """Await :meth:`ObjectCache.informer` (inline when the kind is already known)."""
+        return await self._informer(kind, CacheCall("informer"))
+
+    async def _informer(self, kind: KindArg, call: CacheCall) -> Informer:
+        """:meth:`informer`, for the cache's ``call`` (named in an argument error)."""
         informer = self.cache._warm_informer(kind)
         if informer is not None:
             return informer
-        return await asyncio.to_thread(self.cache.informer, kind)
+        return await asyncio.to_thread(self.cache._informer, kind, call)
 
     async def get(self, kind: KindArg, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Await :meth:`ObjectCache.get` (same arguments, result and exceptions)."""
-        informer = await self.informer(kind)
+        informer = await self._informer(kind, CacheCall("get", f', "{name}", ...'))
         try:
             return informer._get_now(name, namespace)  # inline when readable; never waits on the loop
         except _NotReadable:
@@ -77,7 +82,7 @@ class AsyncObjectCache:
                    field_selector: str | None = None, index: str | None = None,
                    value: str | None = None) -> list[dict[str, Any]]:
         """Await :meth:`ObjectCache.list` (same arguments, result and exceptions)."""
-        informer = await self.informer(kind)
+        informer = await self._informer(kind, CacheCall("list", ""))
         try:
             return informer._list(namespace, label_selector, field_selector, index, value, wait=False)
         except _NotReadable:
@@ -96,7 +101,7 @@ class AsyncObjectCache:
         Raises:
             As :meth:`ObjectCache.wait_for_sync`.
         """
-        informer = await self.informer(kind)
+        informer = await self._informer(kind, CacheCall("wait_for_sync", ", ..."))
         return await self._until(informer, lambda: informer.has_synced or informer.state in ("not_served", "stopped"),
                                  timeout) and informer.has_synced
 
@@ -113,7 +118,7 @@ class AsyncObjectCache:
         """
         if timeout < 0:
             raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
-        informer = await self.informer(kind)
+        informer = await self._informer(kind, CacheCall("wait_for", f', "{name}", ...'))
         found: list[dict[str, Any]] = []
 
         def caught_up() -> bool | None:
@@ -172,7 +177,7 @@ class AsyncObjectCache:
         for fn in (on_add, on_update, on_delete):
             if fn is not None and not callable(fn):
                 raise TypeError(f"handlers must be callable, got {type(fn).__name__}")
-        informer = await self.informer(kind)
+        informer = await self._informer(kind, CacheCall("add_handler", ", ..."))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[AsyncHandler, tuple[Any, ...]]] = asyncio.Queue()
 

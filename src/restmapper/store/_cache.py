@@ -8,12 +8,14 @@ from collections.abc import Callable, Hashable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from restmapper._public import own_methods
 from restmapper.errors import InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
+from restmapper.store._kinds import CacheCall, resolve_for
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
 from restmapper.transport.retry import RetryPolicy
@@ -30,6 +32,7 @@ _CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
 
 
+@own_methods
 class ObjectCache(ConfigConstructors):
     """Read objects of any kind through self-healing informers (controller-runtime's ``cache.Cache`` over our mapper).
 
@@ -208,7 +211,12 @@ class ObjectCache(ConfigConstructors):
             NoKindMatchError, NoResourceMatchError: the mapper found no such kind (it is not served).
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError: as the mapper.
             TypeError: ``kind`` is not one of the accepted types.
+            InvalidArgumentError: a string that names no one resource type (a category, a comma list,
+                ``TYPE/NAME``); the message names the cache call to make instead.
         """
+        return self._group_kind(kind, CacheCall("group_kind"))
+
+    def _group_kind(self, kind: KindArg, call: CacheCall) -> GroupKind:
         if isinstance(kind, GroupKind):
             return kind
         if isinstance(kind, GroupVersionKind):
@@ -216,7 +224,7 @@ class ObjectCache(ConfigConstructors):
         if isinstance(kind, GroupVersionResource):
             return self.mapper.kind_for(kind).group_kind
         if isinstance(kind, str):
-            mapping = self.mapper.cached_resolve(kind) or self.mapper.resolve(kind)
+            mapping = self.mapper.cached_resolve(kind) or resolve_for(self.mapper, kind, call)
             return mapping.group_version_kind.group_kind
         raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
                         f"got {type(kind).__name__}")
@@ -238,11 +246,15 @@ class ObjectCache(ConfigConstructors):
         Raises:
             As :meth:`group_kind`.
         """
+        return self._informer(kind, CacheCall("informer"))
+
+    def _informer(self, kind: KindArg, call: CacheCall) -> Informer:
+        """:meth:`informer`, for the cache's ``call`` (named in an argument error)."""
         warm = self._warm_informer(kind)
         if warm is not None:
             return warm
         generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self._cache_generation()
-        gk = self.group_kind(kind)
+        gk = self._group_kind(kind, call)
         with self._lock:
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
@@ -289,7 +301,7 @@ class ObjectCache(ConfigConstructors):
         if hot is not None and (hot[0] is kind or hot[0] == kind) and hot[2]._readable and (
                 hot[1] is None or hot[1] == self._discovery_cache.generation):
             return hot[2].get(name, namespace)
-        return self.informer(kind).get(name, namespace)
+        return self._informer(kind, CacheCall("get", f', "{name}", ...')).get(name, namespace)
 
     def list(self, kind: KindArg, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None, index: str | None = None,
@@ -312,7 +324,7 @@ class ObjectCache(ConfigConstructors):
             InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
             As :meth:`get` otherwise (never ObjectNotFoundError).
         """
-        return self.informer(kind).list(namespace, label_selector, field_selector, index, value)
+        return self._informer(kind, CacheCall("list")).list(namespace, label_selector, field_selector, index, value)
 
     def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
         """Start the informer for ``kind`` if needed and wait for its first list (client-go ``WaitForCacheSync``).
@@ -333,7 +345,7 @@ class ObjectCache(ConfigConstructors):
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
             TypeError: ``kind`` is not one of the accepted types.
         """
-        return self.informer(kind).wait_for_sync(timeout)
+        return self._informer(kind, CacheCall("wait_for_sync", ", ...")).wait_for_sync(timeout)
 
     def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
                  resource_version: str | None = None, generation: int | None = None,
@@ -369,13 +381,14 @@ class ObjectCache(ConfigConstructors):
             ObjectNotFoundError: the object was deleted after the version waited for.
             InvalidArgumentError: a negative timeout. As :meth:`get` otherwise.
         """
-        return self.informer(kind).wait_for(name, namespace, resource_version=resource_version,
-                                            generation=generation, timeout=timeout)
+        informer = self._informer(kind, CacheCall("wait_for", f', "{name}", ...'))
+        return informer.wait_for(name, namespace, resource_version=resource_version, generation=generation,
+                                 timeout=timeout)
 
     def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
                     on_delete: OnDelete | None = None) -> HandlerHandle:
         """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`)."""
-        return self.informer(kind).add_handler(on_add, on_update, on_delete)
+        return self._informer(kind, CacheCall("add_handler", ", ...")).add_handler(on_add, on_update, on_delete)
 
     def remove_handler(self, handle: HandlerHandle) -> bool:
         """Unregister handlers added with :meth:`add_handler` (or ``informer(kind).add_handler``), whatever kind.
@@ -404,7 +417,7 @@ class ObjectCache(ConfigConstructors):
             if isinstance(uid, str):
                 cache.forget(uid)
 
-        self.informer(kind).add_handler(on_delete=forget)
+        self._informer(kind, CacheCall("derived", ", ...")).add_handler(on_delete=forget)
         return cache
 
     # --- healing driven by a CRD watcher -----------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""Public classes own the methods they inherit from private helpers, so a call error names the public class.
+
+Python words a bad call with the function's ``__qualname__``: ``mapper.resolve("deploy", namspace="x")`` said
+``KubectlResolution.resolve() got an unexpected keyword argument``, naming an internal base the user never met.
+:func:`own_methods` gives the public class a copy of each such method (same code, globals, closure and defaults:
+``super()`` and behaviour are unchanged) whose ``__qualname__`` is ``PublicClass.method``.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any, TypeVar
+
+__all__ = ["own_methods"]
+
+_T = TypeVar("_T", bound=type)
+
+
+def _renamed(func: types.FunctionType, qualname: str) -> types.FunctionType:
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__dict__.update(func.__dict__)
+    copy.__doc__ = func.__doc__
+    copy.__module__ = func.__module__
+    copy.__annotations__ = func.__annotations__
+    copy.__qualname__ = qualname
+    return copy
+
+
+def own_methods(cls: _T) -> _T:
+    """Class decorator: copy onto ``cls`` each public method (plain, class or static) it inherits from a
+    restmapper class, renamed ``cls.__qualname__ + "." + name``, so ``TypeError`` for a bad call names ``cls``.
+
+    Methods defined on ``cls`` itself, dunder and ``_private`` names, properties and methods of other packages'
+    classes (``kubernetes``' ``DynamicClient``: their names are upstream's) are left as they are.
+
+    Args:
+        cls: the public class.
+
+    Returns:
+        ``cls``, changed in place.
+    """
+    for base in cls.__mro__[1:]:
+        if not base.__module__.startswith("restmapper"):
+            continue
+        for name, attr in vars(base).items():
+            if name.startswith("_") or name in vars(cls):
+                continue
+            if getattr(cls, name, None) is None or _defined_below(cls, base, name):
+                continue
+            wrapped: Any
+            if isinstance(attr, types.FunctionType):
+                wrapped = _renamed(attr, f"{cls.__qualname__}.{name}")
+            elif isinstance(attr, (classmethod, staticmethod)) and isinstance(attr.__func__, types.FunctionType):
+                wrapped = type(attr)(_renamed(attr.__func__, f"{cls.__qualname__}.{name}"))
+            else:
+                continue
+            setattr(cls, name, wrapped)
+    return cls
+
+
+def _defined_below(cls: type, base: type, name: str) -> bool:
+    """True when a class between ``cls`` and ``base`` in the MRO defines ``name`` (``base``'s is not the one
+    ``cls`` uses)."""
+    for klass in cls.__mro__[1:]:
+        if klass is base:
+            return False
+        if name in vars(klass):
+            return True
+    return False
