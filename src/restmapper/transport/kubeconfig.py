@@ -269,8 +269,8 @@ def _plugin_text(text: str, secrets: list[str]) -> str:
 def _plugin_failure(exec_config: Mapping[str, Any], failures: list[tuple[str, BaseException | None]]) -> str:
     """Why the plugin gave no credential (the end of the message, after the user), as kubectl says it (client-go's
     ``exec`` authenticator): the executable not found (kubectl: "a client-go credential plugin that is not
-    installed", and its ``installHint``), or ``failed with exit code N`` (here with its stderr, redacted), or what
-    the loader found wrong in its output; ``returned no credential`` when the loader said nothing.
+    installed", and its ``installHint``), or ``failed with exit code N`` (never with its stderr, which may hold a
+    credential), or what the loader found wrong in its output; ``returned no credential`` when the loader said nothing.
     """
     command = str(exec_config.get("command") or "")
     env = exec_config.get("env")
@@ -286,8 +286,10 @@ def _plugin_failure(exec_config: Mapping[str, Any], failures: list[tuple[str, Ba
     if isinstance(exc, OSError):
         return f': executable "{command}" cannot be run: {exc.strerror or type(exc).__name__}'
     if match := _PROCESS_RETURNED.fullmatch(message):
-        stderr = _plugin_text(match.group(2) or "", secrets)
-        return f': executable "{command}" failed with exit code {match.group(1)}' + (f": {stderr}" if stderr else "")
+        # Its stderr is never repeated: no redaction can tell every credential a plugin may print (``password=x``,
+        # a JSON token without digits) from the reason, and this message is printed and logged by callers.
+        said = " (its stderr is not repeated here: run the command to see it)" if match.group(2) else ""
+        return f': executable "{command}" failed with exit code {match.group(1)}{said}'
     reason = message.removeprefix("exec: ")
     if reason.startswith("malformed request"):  # the kubeconfig's exec stanza, not the plugin
         return f": invalid exec configuration: {_plugin_text(reason, secrets)}"
