@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 from dynamic_helpers import crd
-from kubernetes import client as kclient
-from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from test_dynamic_memo_groups import _discoverer
 
 from restmapper import GroupDiscoveryError
 from restmapper.dynamic import SelfHealingDiscoverer, _ready
 from restmapper.dynamic._partial import SearchResults
-from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
+from restmapper.testing import FakeCluster
 
 MODES = ["legacy", "aggregated"]
 A, B = "a.example.com", "b.example.com"
@@ -70,15 +69,6 @@ def _cluster(mode: str) -> FakeCluster:
     cluster.add_crd(alpha)
     cluster.add_crd(crd(B, "Beta", short_names=("be",)))
     return cluster
-
-
-def _discoverer(cluster: FakeCluster) -> SelfHealingDiscoverer:
-    config = kclient.Configuration(host="https://kube.restmapper.test")
-    client = DynamicClient(kclient.ApiClient(config), discoverer=lambda c, f: SelfHealingDiscoverer(
-        c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=ManualClock(), max_stale=0))
-    found = client.resources
-    assert isinstance(found, SelfHealingDiscoverer)
-    return found
 
 
 def _outcome(resources: SelfHealingDiscoverer, method: str, kwargs: dict[str, Any]) -> Any:
