@@ -217,8 +217,7 @@ def test_exec_plugin_not_installed_is_named(tmp_path: Path, capsys: pytest.Captu
 def test_exec_plugin_failure_leaves_an_unconfigured_root_logger_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A program that configured no logging (the CLI): the loader's ``logging.error`` would call ``basicConfig``
-    (a stderr handler on the root logger for good) and print ``ERROR:root:...``; neither happens, and another
-    module's record still goes where Python sends it without a handler."""
+    (a stderr handler on the root logger for good) and print ``ERROR:root:...``; neither happens."""
     root = logging.getLogger()
     monkeypatch.setattr(root, "handlers", [])
     path = kubeconfig(tmp_path / "config", exec_config("no-such-plugin-zz"))
@@ -226,11 +225,107 @@ def test_exec_plugin_failure_leaves_an_unconfigured_root_logger_alone(
         RequestsTransport.from_kubeconfig(str(path))
     assert root.handlers == [] and root.filters == []
     assert capsys.readouterr() == ("", "")
-    from restmapper.transport.kubeconfig import _loader_failures
 
-    with _loader_failures() as failures:
-        logging.getLogger("elsewhere").error("a record of another module")
-    assert failures == [] and capsys.readouterr().err == "a record of another module\n"
+
+def logging_state() -> list[tuple[str, list[logging.Handler], list[Any], bool, int]]:
+    """Handlers, filters, propagation and level of the root logger and of every logger there is."""
+    loggers = [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(v, logging.Logger))]
+    return [(lg.name, list(lg.handlers), list(lg.filters), lg.propagate, lg.level) for lg in loggers]
+
+
+@pytest.mark.parametrize("case", ["token", "exit-code", "not-installed", "bad-output"])
+def test_loading_a_kubeconfig_never_changes_global_logging_state(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The rule: loading a kubeconfig never changes global logging state, not even for the length of the load.
+    Another thread's ``basicConfig`` made while the exec plugin runs (here: from inside the plugin call, a
+    thread joined before it returns) takes effect, and receives nothing of the load."""
+    from kubernetes.config.exec_provider import ExecProvider
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    seen: list[Any] = []
+    users = {"token": lambda: exec_user(tmp_path), "exit-code": lambda: failing_plugin(tmp_path, 3, "password=x\n"),
+             "not-installed": lambda: exec_config("no-such-plugin-zz"),
+             "bad-output": lambda: failing_plugin(tmp_path, 0, "", stdout="token-in-plain-text-0815")}
+    path = kubeconfig(tmp_path / "config", users[case]())
+    real_run = ExecProvider.run
+    configured = logging.StreamHandler(__import__("io").StringIO())
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(logging_state())
+        other = __import__("threading").Thread(target=logging.basicConfig, kwargs={"handlers": [configured]})
+        other.start()
+        other.join()
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(ExecProvider, "run", run)
+    before = logging_state()
+    if case == "token":
+        RequestsTransport.from_kubeconfig(str(path))
+    else:
+        with pytest.raises(ConfigError):
+            RequestsTransport.from_kubeconfig(str(path))
+    assert seen == [before]  # during the plugin call, before basicConfig
+    assert root.handlers == [configured], "the other thread's basicConfig was a no-op"
+    root.handlers = []
+    assert logging_state() == before
+    assert configured.stream.getvalue() == "" and capsys.readouterr() == ("", "")
+
+
+REFRESH_SCRIPT = """
+import datetime, json, pathlib, sys
+if pathlib.Path(sys.argv[1]).exists():
+    sys.stderr.write("password=hunter2 login expired\\n")
+    sys.exit(4)
+exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=int(sys.argv[2]))
+status = {"token": "refreshable-token-1", "expirationTimestamp": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status}))
+"""
+
+
+def refreshing_plugin(tmp_path: Path, expires_in: int) -> tuple[Path, Path]:
+    """A kubeconfig whose plugin gives a token expiring in ``expires_in`` s, and the file that makes it fail."""
+    script, failing = tmp_path / "refresh.py", tmp_path / "now-failing"
+    script.write_text(REFRESH_SCRIPT)
+    return kubeconfig(tmp_path / "config", exec_config(sys.executable, str(script), str(failing),
+                                                       str(expires_in))), failing
+
+
+def test_exec_plugin_failing_at_token_refresh_says_why(
+        mocked: responses.RequestsMock, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A long-running controller whose plugin starts failing once its token expired: each request fails as
+    client-go's do ("getting credentials: exec: executable x failed with exit code 4"), saying why, never with
+    the plugin's stderr, and nothing is logged (the loader would log the stderr on the root logger)."""
+    caplog.set_level(logging.DEBUG)
+    path, failing = refreshing_plugin(tmp_path, -60)
+    transport = RequestsTransport.from_kubeconfig(str(path))  # its token already expired
+    failing.touch()  # from now on the plugin fails
+    with pytest.raises(RestMapperError) as info:
+        transport.get("/api")
+    text = str(info.value)
+    assert "credential refresh failed" in text and 'exec credential plugin of user "dev-user"' in text, text
+    assert f'executable "{sys.executable}" failed with exit code 4' in text and "expired token" in text, text
+    assert "hunter2" not in text and "login expired" not in text, text
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert capsys.readouterr() == ("", "")
+    failing.unlink()  # the plugin works again: so do requests
+    transport.get("/api")
+    assert sent_auth(mocked) == "Bearer refreshable-token-1"
+
+
+def test_exec_plugin_failing_early_refresh_keeps_the_valid_token(
+        mocked: responses.RequestsMock, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The loader refreshes 5 minutes before expiry; a failure then keeps the token, still valid (client-go runs
+    the plugin only once its token expired), and is not logged."""
+    caplog.set_level(logging.DEBUG)
+    path, failing = refreshing_plugin(tmp_path, 240)
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    failing.touch()
+    transport.get("/api")
+    assert sent_auth(mocked) == "Bearer refreshable-token-1"
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_exec_plugin_exit_code_is_said_and_its_stderr_never_is(

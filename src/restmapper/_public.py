@@ -3,7 +3,8 @@
 Python words a bad call with the function's ``__qualname__``: ``mapper.resolve("deploy", namspace="x")`` said
 ``KubectlResolution.resolve() got an unexpected keyword argument``, naming an internal base the user never met.
 :func:`own_methods` gives the public class a copy of each such method (same code, globals, closure and defaults:
-``super()`` and behaviour are unchanged) whose ``__qualname__`` is ``PublicClass.method``.
+``super()`` and behaviour are unchanged) whose ``__qualname__`` is ``PublicClass.method`` and ``__module__`` the
+public class's, so that pickle (which looks a function up as ``module.qualname``) finds the copy itself.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ __all__ = ["own_methods"]
 _T = TypeVar("_T", bound=type)
 
 
-def _renamed(func: types.FunctionType, qualname: str) -> types.FunctionType:
+def _renamed(func: types.FunctionType, module: str, qualname: str) -> types.FunctionType:
     copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
     copy.__kwdefaults__ = func.__kwdefaults__
     copy.__dict__.update(func.__dict__)
     copy.__doc__ = func.__doc__
-    copy.__module__ = func.__module__
+    copy.__module__ = module  # pickle finds a function as ``module.qualname``: here, the copy itself
     copy.__annotations__ = func.__annotations__
     copy.__qualname__ = qualname
     return copy
@@ -29,7 +30,8 @@ def _renamed(func: types.FunctionType, qualname: str) -> types.FunctionType:
 
 def own_methods(cls: _T) -> _T:
     """Class decorator: copy onto ``cls`` each public method (plain, class or static) it inherits from a
-    restmapper class, renamed ``cls.__qualname__ + "." + name``, so ``TypeError`` for a bad call names ``cls``.
+    restmapper class, renamed ``cls.__qualname__ + "." + name``, so ``TypeError`` for a bad call names ``cls``;
+    its ``__module__`` is ``cls.__module__``, so it pickles by reference.
 
     Methods defined on ``cls`` itself, dunder and ``_private`` names, properties and methods of other packages'
     classes (``kubernetes``' ``DynamicClient``: their names are upstream's) are left as they are.
@@ -50,9 +52,10 @@ def own_methods(cls: _T) -> _T:
                 continue
             wrapped: Any
             if isinstance(attr, types.FunctionType):
-                wrapped = _renamed(attr, f"{cls.__qualname__}.{name}")
+                wrapped = _renamed(attr, cls.__module__, f"{cls.__qualname__}.{name}")
             elif isinstance(attr, (classmethod, staticmethod)) and isinstance(attr.__func__, types.FunctionType):
-                wrapped = type(attr)(_renamed(attr.__func__, f"{cls.__qualname__}.{name}"))
+                wrapped = type(attr)(_renamed(attr.__func__, cls.__module__,
+                                              f"{cls.__qualname__}.{name}"))
             else:
                 continue
             setattr(cls, name, wrapped)

@@ -72,7 +72,10 @@ class DiscoveryCache(FetchingState):
                 lifetime).
             max_stale: seconds an entry may still be served after a transient refresh failure.
             clock: a monotonic clock in seconds (inject one in tests).
-            retry_initial: first backoff (seconds) before a failed group or root document is fetched again.
+            retry_initial: first backoff (seconds) before a failed group or root document is fetched again;
+                doubled by each failed fetch (one per lookup; the transport's ``RetryPolicy`` retries within it).
+                A miss revalidation (at most one per ``miss_refresh_interval``) reads failing group versions
+                again whatever their backoff.
             retry_max: cap (seconds) of that exponential backoff.
 
         Raises:

@@ -256,9 +256,11 @@ class FetchingState(CacheState):
             for slot in self._roots.values():
                 if slot is not None:
                     listed.update((g.name, g) for g in slot.root.groups)
+            # Not those this very lookup read: it has the server's word on them, an answer or a failure. Read again,
+            # a failing version cost two requests per lookup and doubled its backoff twice (2 s, 8 s, 32 s).
             legacy_loaded = [
                 listed[e.name] for e in self._entries.values()
-                if (names is None or e.name in names) and e.name in listed
+                if (names is None or e.name in names) and e.name in listed and not self.lookup.fetched(e)
                 and (slot := self._roots[root_of(e.name).path]) is not None and slot.root.resources is None
             ]
         if legacy_loaded:

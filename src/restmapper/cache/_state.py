@@ -336,6 +336,20 @@ class CacheState:
                 self._entries.drop(name)
                 self._backoff.pop(name, None)  # an unlisted group's retry would keep every lookup on the slow path
                 self.generation += 1
+        self._let_go_unlisted_locked(names, doc)
+
+    def _let_go_unlisted_locked(self, listed: Collection[str], doc: RootDoc) -> None:
+        """Forget what is kept of groups root document ``doc`` (just read) does not list, ``listed`` being those it
+        does: their entries dropped by an invalidation (``_evicted``), 404 marks (``_gone``) and unserved versions.
+
+        Kept for an outage, an evicted entry was let go only when its group was installed again: a group removed
+        from the cluster kept it for good (memory never released, one per group ever removed). The server said the
+        group is gone: should it come back, what it serves then is read, never its pre-removal content.
+        """
+        for name in [n for n in (*self._evicted, *self._gone, *self._unserved) if n not in listed and doc.lists(n)]:
+            self._evicted.pop(name, None)
+            self._gone.discard(name)
+            self._unserved.pop(name, None)
 
     def _forget_unlisted_locked(self, root: RootDiscovery, doc: RootDoc) -> None:
         """Drop the entries of groups a legacy root document no longer lists, or lists with new versions."""
@@ -357,6 +371,7 @@ class CacheState:
         for gv in [gv for gv in self._absent if doc.lists(gv.group)
                    and (gv.group not in listed or gv.version not in listed[gv.group].versions)]:
             del self._absent[gv]  # no longer listed: nothing to remember about it
+        self._let_go_unlisted_locked(listed, doc)
 
     def _evict_locked(self, name: str | None) -> int:
         """Drop the entry of group ``name`` (None: every entry), keeping it as an earlier answer; returns how many."""

@@ -8,14 +8,15 @@ projected service-account tokens) and turns its failures into one-line :class:`C
 
 from __future__ import annotations
 
-import contextlib
+import datetime
 import json
 import logging
 import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import types
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +165,10 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     Raises:
         ConfigError: no file, unknown context, invalid content, or an exec plugin that yields no credential: the
             message says why as kubectl does (executable not found, with its ``installHint``; ``failed with exit
-            code N``, with its stderr on one line, cut and redacted; what is wrong in its output). The loader's
-            own log records of that failure are taken in, not logged.
+            code N``, never with its stderr; what is wrong in its output). The loader's own log records of that
+            failure are taken in, not logged: loading never changes global logging state (root logger, handlers).
+            A plugin failing at a later token refresh, once its token expired, raises ``ConfigError`` from the
+            Configuration's ``refresh_api_key_hook`` (the transport's ``credential refresh failed``).
     """
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
@@ -174,20 +177,22 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     selection = _Selection(paths, context)
     cfg = k8s_client.Configuration()
     where = f"{', '.join(map(str, paths))} (context \"{selection.context_name}\")"
-    with _loader_failures() as failures:  # also around the refresh hook api_key_of may run
-        try:
-            k8s_config.load_kube_config(config_file=os.pathsep.join(map(str, paths)),
-                                        context=selection.context_name, client_configuration=cfg,
-                                        persist_config=False)  # type: ignore[no-untyped-call]
-        except k8s_config.ConfigException as exc:
-            raise ConfigError(f"invalid kubeconfig {where}: {_first_line(str(exc))}") from None
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise ConfigError(f"invalid kubeconfig {where}: {type(exc).__name__}") from None
-        no_credential = "exec" in selection.user and not api_key_of(cfg) and not getattr(cfg, "cert_file", None)
-    if no_credential:
-        exec_config = selection.user["exec"] if isinstance(selection.user["exec"], dict) else {}
-        raise ConfigError(f'exec credential plugin of user "{selection.user_name}"'
-                          f"{_plugin_failure(exec_config, failures)}")
+    try:
+        loader = _quiet_loader(os.pathsep.join(map(str, paths)), selection.context_name)
+        loader.load_and_set(cfg)
+    except k8s_config.ConfigException as exc:
+        raise ConfigError(f"invalid kubeconfig {where}: {_first_line(str(exc))}") from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"invalid kubeconfig {where}: {type(exc).__name__}") from None
+    exec_config = selection.user.get("exec")
+    if exec_config is not None:
+        exec_config = exec_config if isinstance(exec_config, dict) else {}
+        subject = f'exec credential plugin of user "{selection.user_name}"'
+        if not loader.__dict__.get("token") and not getattr(cfg, "cert_file", None):
+            raise ConfigError(subject + _plugin_failure(exec_config, loader.plugin_log.failures))
+        hook = getattr(cfg, "refresh_api_key_hook", None)
+        if hook is not None:
+            cfg.refresh_api_key_hook = _refresh_hook(hook, loader, subject, exec_config)  # type: ignore[assignment]
     extra: dict[str, Any] = {"identity_material": selection.identity_material(), "context": selection.context_name,
                              "namespace": selection.namespace, "location": os.pathsep.join(map(str, paths))}
     token_file = selection.token_file()
@@ -196,58 +201,78 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     return cfg, extra
 
 
-class _LoaderFailures(logging.Filter):
-    """Takes, from the root logger, the records the ``kubernetes`` loader logs in this thread.
-
-    Its ``_load_from_exec_plugin`` catches every plugin failure and only ``logging.error``s it on the root logger
-    (``[Errno 2] No such file or directory: 'x'``, ``exec: process returned 3. <stderr>``): those records are the
-    failure, said once by the :class:`ConfigError`, and never reach a handler (the plugin's stderr may hold a
-    credential). Records of other threads and other modules pass.
+class _PluginLog:
+    """Stands for the ``logging`` module in the ``kubernetes`` loader's ``_load_from_exec_plugin``, which catches
+    every plugin failure and only ``logging.error``s it on the root logger (``[Errno 2] No such file or directory:
+    'x'``, ``exec: process returned 3. <stderr>``): those calls are kept here as the failure, said once by a
+    :class:`ConfigError`, and never logged (the plugin's stderr may hold a credential). Nothing global is touched:
+    the root logger, its handlers and other threads' logging are as they were (``basicConfig`` elsewhere works).
     """
 
     def __init__(self) -> None:
-        super().__init__()
-        self._thread = threading.get_ident()
+        self._lock = threading.Lock()
         self.failures: list[tuple[str, BaseException | None]] = []
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.thread != self._thread or record.module != "kube_config":
-            return True
-        message = record.getMessage()
+    def error(self, msg: object, *args: object, **_: object) -> None:
+        message = str(msg) % args if args else str(msg)
         # Logged as ``logging.error(str(e))`` inside ``except Exception as e``: the exception being handled.
         handled = sys.exc_info()[1]
-        self.failures.append((message, handled if handled is not None and str(handled) == message else None))
-        return False
+        with self._lock:
+            self.failures.append((message, handled if handled is not None and str(handled) == message else None))
+
+    warning = exception = critical = error
+
+    def __getattr__(self, name: str) -> Any:  # anything else the method may use (levels, getLogger)
+        return getattr(logging, name)
 
 
-class _Keeper(logging.Handler):
-    """Present on the root logger during the load, so that ``logging.error`` does not call ``basicConfig`` (which
-    would add a stderr handler to the root logger for good); what reaches it goes where Python's logging sends
-    a record when there is no handler (``logging.lastResort``) if the root logger had none."""
+def _quiet_loader(config_file: str, context: str) -> Any:
+    """A ``KubeConfigLoader`` as ``load_kube_config(config_file, context, persist_config=False)`` builds it, whose
+    exec-plugin step (at the load and at every token refresh) logs into its ``plugin_log`` (:class:`_PluginLog`):
+    the upstream method's own code, run with ``logging`` bound to that log instead of the module."""
+    from kubernetes.config import ConfigException, kube_config
 
-    def __init__(self, alone: bool) -> None:
-        super().__init__()
-        self._alone = alone
+    merged = kube_config.KubeConfigMerger(config_file)  # type: ignore[no-untyped-call]
+    if merged.config is None:
+        raise ConfigException("Invalid kube-config file. No configuration found.")
+    loader: Any = kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
+        config_dict=merged.config, config_base_path=None, active_context=context)
+    upstream = kube_config.KubeConfigLoader._load_from_exec_plugin
+    log = _PluginLog()
+    quiet = types.FunctionType(upstream.__code__, {**upstream.__globals__, "logging": log}, upstream.__name__,
+                               upstream.__defaults__, upstream.__closure__)
+    loader.plugin_log = log
+    loader._load_from_exec_plugin = types.MethodType(quiet, loader)
+    return loader
 
-    def emit(self, record: logging.LogRecord) -> None:
-        last = logging.lastResort
-        if self._alone and last is not None and record.levelno >= last.level:
-            last.handle(record)
+
+def _refresh_hook(upstream: Callable[[Any], None], loader: Any, subject: str,
+                  exec_config: Mapping[str, Any]) -> Callable[[Any], None]:
+    """The Configuration's refresh hook, saying why when the plugin fails once its token expired.
+
+    Upstream refreshes 5 minutes before expiry and, when the plugin fails, keeps the token it has; client-go runs
+    the plugin once the token expired and fails the request ("getting credentials: exec: executable x failed with
+    exit code 1"). Here: a failure before expiry keeps the still-valid token, as both do; after expiry it raises
+    :class:`ConfigError`, worded as at the load (never with the plugin's stderr), which the transport turns into
+    the request's ``credential refresh failed`` error instead of a request sent with an expired token (a 401 that
+    does not say why).
+    """
+    lock = threading.Lock()
+
+    def refresh(cfg: Any) -> None:
+        with lock:  # one plugin run at a time; the failures it logs are its own
+            seen = len(loader.plugin_log.failures)
+            upstream(cfg)
+            failures = loader.plugin_log.failures[seen:]
+            expiry = loader.__dict__.get("expiry")
+        if failures and (not isinstance(expiry, datetime.datetime) or expiry <= _now()):
+            raise ConfigError(f"{subject}, refreshing an expired token{_plugin_failure(exec_config, failures)}")
+
+    return refresh
 
 
-@contextlib.contextmanager
-def _loader_failures() -> Iterator[list[tuple[str, BaseException | None]]]:
-    """For the block: the ``(message, exception or None)`` of each record the loader logs (see
-    :class:`_LoaderFailures`); the root logger is as it was afterwards."""
-    root = logging.getLogger()
-    taker, keeper = _LoaderFailures(), _Keeper(alone=not root.handlers)
-    root.addFilter(taker)
-    root.addHandler(keeper)
-    try:
-        yield taker.failures
-    finally:
-        root.removeHandler(keeper)
-        root.removeFilter(taker)
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
 
 
 _PROCESS_RETURNED = re.compile(r"exec: process returned (-?\d+)(?:\. (.*))?", re.DOTALL)
