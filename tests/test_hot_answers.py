@@ -275,3 +275,26 @@ def test_promotions_that_cannot_hold_are_refused() -> None:
     assert hot.stretch.until == 5.0
     hot.promote("answers", "i", "u", epoch, 50.0, 6.0, 3, 3)  # the stretch is over at 5.0: a new one starts
     assert hot.stretch.answers == {"i": "u"} and hot.stretch.until == 50.0
+
+
+def test_cached_lookups_for_event_loops_never_return_a_held_answer_after_a_change() -> None:
+    """``cached_rest_mapping`` / ``cached_resolve`` (what AsyncRESTMapper and the object cache answer inline) read
+    the held answers too, under the same rules: after an invalidation they answer None until asked again."""
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    widget = GroupKind("a.example.com", "Widget")
+    for _ in range(ASKS):
+        mapper.rest_mapping(widget)
+        mapper.resolve("wd")
+    assert mapper.cached_rest_mapping(widget) == mapper.rest_mapping(widget)
+    assert mapper.cached_resolve("wd") == mapper.resolve("wd")
+    assert mapper.cached_rest_mapping(widget).namespaced  # type: ignore[union-attr]
+    _rescope(cluster)
+    mapper.invalidate_group("a.example.com")
+    assert mapper.cached_rest_mapping(widget) is None
+    assert mapper.cached_resolve("wd") is None
+    for _ in range(ASKS):
+        assert not mapper.rest_mapping(widget).namespaced
+        assert not mapper.resolve("wd").namespaced
+    assert mapper.cached_rest_mapping(widget) == mapper.rest_mapping(widget)
+    assert mapper.cached_resolve("wd") == mapper.resolve("wd")
