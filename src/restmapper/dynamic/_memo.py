@@ -39,6 +39,9 @@ def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
 
     A call without a keyword of :data:`LISTED` has the same key as ``(*kwargs, *kwargs.values())`` (the warm
     path builds it so) unless another keyword was given a list (then that key is unhashable: no hit)."""
+    if len(kwargs) == 1:  # ``get(short_names=[...])``: no comprehension (a call of its own) on the warm path
+        for name, value in kwargs.items():
+            return (name, (_LIST, *value)) if value.__class__ is list else (name, value)
     return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
 
 

@@ -36,6 +36,7 @@ from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgume
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
 from restmapper.mapper._groups import Memo
+from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error
@@ -124,6 +125,8 @@ class SelfHealingDiscoverer:
         self._seen: dict[str, GroupEntry] = {}
         self._get_memo = Memo(MEMO_LIMIT)
         self._search_memo = Memo(MEMO_LIMIT)
+        self._get_hot = HotAnswers(MEMO_LIMIT)
+        self._search_hot = HotAnswers(MEMO_LIMIT)
         self._generic_list = generic_list(client, self._flavour)
         self._version: dict[str, Any] | None = None
         self._cache_file = cache_file
@@ -199,6 +202,8 @@ class SelfHealingDiscoverer:
             self._version = None
         self._get_memo = Memo(MEMO_LIMIT)
         self._search_memo = Memo(MEMO_LIMIT)
+        self._get_hot = HotAnswers(MEMO_LIMIT)
+        self._search_hot = HotAnswers(MEMO_LIMIT)
 
     def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
         """Return upstream's nested ``{prefix: {group: {version: ResourceGroup}}}`` view of every group.
@@ -261,17 +266,29 @@ class SelfHealingDiscoverer:
                 core only, read or not); or an unreadable group version ranking above the first result
                 (upstream's callers take ``results[0]``). Also when the root documents could not be read.
         """
-        # The warm path of ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
+        # The answers held while nothing changed (``restmapper.mapper._hot``), then the warm path of
+        # ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully). Each call gets a new
+        # list (the caller may change it).
         groups = self._indexed
-        if self.cache.generation == groups.generation:
-            try:
-                found = self._search_memo.get(
-                    (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs))
-            except TypeError:  # an unhashable value: never memoized
-                found = None
-            if (found is not None and found.checked == Cell.epoch and self._clock() < found.valid_until
-                    and not (found.anywhere and groups.reload_pending)):
-                answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
+        generation = self.cache.generation
+        hot = self._search_hot.stretch
+        try:
+            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
+                held = hot.answers.get(key)
+                if held is not None:
+                    answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
+                    answer += held
+                    return answer
+            found = self._search_memo.get(key) if generation == groups.generation else None
+        except TypeError:  # an unhashable value: never memoized
+            found = None
+        if found is not None and found.checked == Cell.epoch:
+            now = self._clock()
+            if now < found.valid_until and not (found.anywhere and groups.reload_pending):
+                self._search_hot.promote("answers", key, found.value, found.checked, found.valid_until, now,
+                                         self.cache.generation, groups.generation)
+                answer = _new_list(SearchResults)
                 answer += found.value
                 return answer
         return self._search(kwargs)
@@ -317,16 +334,25 @@ class SelfHealingDiscoverer:
                 be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
-        # The warm path of ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
+        # The answers held while nothing changed (``restmapper.mapper._hot``), then the warm path of
+        # ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
         groups = self._indexed
-        if self.cache.generation == groups.generation:
-            try:
-                found = self._get_memo.get(
-                    (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs))
-            except TypeError:  # an unhashable value: never memoized
-                found = None
-            if (found is not None and found.error is None and found.checked == Cell.epoch
-                    and self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+        generation = self.cache.generation
+        hot = self._get_hot.stretch
+        try:
+            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
+                held = hot.answers.get(key)
+                if held is not None:
+                    return held  # type: ignore[no-any-return]
+            found = self._get_memo.get(key) if generation == groups.generation else None
+        except TypeError:  # an unhashable value: never memoized
+            found = None
+        if found is not None and found.error is None and found.checked == Cell.epoch:
+            now = self._clock()
+            if now < found.valid_until and not (found.anywhere and groups.reload_pending):
+                self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until, now,
+                                      self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
         return self._get_answer(kwargs)
 

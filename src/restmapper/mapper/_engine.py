@@ -29,6 +29,7 @@ from restmapper.mapper._groups import (
     Remembered,
     picked_by,
 )
+from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper
@@ -86,6 +87,7 @@ class AnswerEngine(DirectPaths):
     cache: CacheSource
     _clock: Callable[[], float]
     _memo: Memo
+    _hot: HotAnswers
     _groups: IndexedGroups
 
     def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]],
@@ -131,10 +133,17 @@ class AnswerEngine(DirectPaths):
         ``(method, group, version, resource)``, whose shape is checked before either (only checked questions are
         memoized, so a memoized one needs no check): a malformed one raises InvalidArgumentError.
         """
-        # The warm path of :meth:`_fresh_memo`, inlined: a fresh answer in one dictionary read and its checks, a
-        # first-time question on with that one read; anything else is for :meth:`_fresh_memo` to settle.
+        # The answers held while nothing changed (:mod:`._hot`), then the warm path of :meth:`_fresh_memo`,
+        # inlined: a fresh answer in one dictionary read and its checks, a first-time question on with that one
+        # read; anything else is for :meth:`_fresh_memo` to settle.
+        hot = self._hot.stretch
+        generation = self.cache.generation
+        if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
+            found = hot.answers.get(key)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         groups = self._groups
-        if self.cache.generation == groups.generation:
+        if generation == groups.generation:
             memo = self._memo.get(key)
             if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
                                      or not (memo.checked == Cell.epoch or memo.current())):
@@ -146,6 +155,8 @@ class AnswerEngine(DirectPaths):
                 if isinstance(memo.error, MappingError) and is_no_match(memo.error):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
+            self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock(),
+                              self.cache.generation, groups.generation)
             return memo.value  # type: ignore[no-any-return]
         if resource_key and (key[1] not in SERVABLE_GROUPS or key[2] not in SERVABLE_VERSIONS):
             require_question_shape(key[0], key[1], (key[2],), gvr=True)  # a name not checked before

@@ -443,6 +443,7 @@ class IndexedGroups:
             until = self.cache.ensure_all()
         except BaseException:
             self.reload_pending = True
+            Cell.move_epoch()  # answers from any group held while nothing changed must see the reload due
             raise
         with self._lock:
             self._catch_up_locked()

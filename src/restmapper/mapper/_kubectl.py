@@ -63,11 +63,21 @@ class KubectlResolution(AnswerEngine):
         Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
+        # The answers held while nothing changed (:mod:`._hot`, keyed by the argument alone), then the warm path
+        # of :meth:`_fresh_memo`, inlined (as in ``rest_mapping``): a hit returns here; a first-time question goes
+        # on with one dictionary read; anything else is for :meth:`_fresh_memo` to settle.
+        hot = self._hot.stretch
+        generation = self.cache.generation
+        if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
+            try:
+                found = hot.resolved.get(arg)
+            except TypeError:  # unhashable: refused below
+                found = None
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         key = ("resolve", arg, False)
-        # The warm path of :meth:`_fresh_memo`, inlined (as in ``rest_mapping``): a hit returns here; a first-time
-        # question goes on with one dictionary read; anything else is for :meth:`_fresh_memo` to settle.
         groups = self._groups
-        if self.cache.generation == groups.generation:
+        if generation == groups.generation:
             memo = self._memo.get(key)
             if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
                                      or not (memo.checked == Cell.epoch or memo.current())):
@@ -75,7 +85,11 @@ class KubectlResolution(AnswerEngine):
         else:
             memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
-            return memo.value.mappings[0]  # type: ignore[no-any-return]
+            mapping = memo.value.mappings[0]  # :attr:`ResolveResult.mapping`
+            if arg.__class__ is str:
+                self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock(),
+                                  self.cache.generation, groups.generation)
+            return mapping  # type: ignore[no-any-return]
         try:
             result = self._resolve_unmemoized(key, arg, False, memo)  # the memo was just read: once is enough
         except NoResourceMatchError:
@@ -203,8 +217,16 @@ class KubectlResolution(AnswerEngine):
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
-        require_str("expand_category", name, "a category name")
         key = ("expand_category", name)
+        hot = self._hot.stretch  # the answers held while nothing changed (:mod:`._hot`): only checked names
+        if hot.epoch == Cell.epoch and hot.generation == self.cache.generation and self._clock() < hot.until:
+            try:
+                found = hot.answers.get(key)
+            except TypeError:  # unhashable: refused below
+                found = None
+            if found is not None:
+                return list(found)
+        require_str("expand_category", name, "a category name")
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))

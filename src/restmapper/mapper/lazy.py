@@ -33,6 +33,7 @@ from restmapper.mapper._args import (
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
 from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Remembered, by_name
+from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._kubectl import KubectlResolution
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
@@ -134,6 +135,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
                             f"not {type(discovery).__name__}{hint}")
         self._clock = self.cache.clock
         self._memo = Memo(_MEMO_LIMIT)
+        self._hot = HotAnswers(_MEMO_LIMIT)
         self._groups = IndexedGroups(self.cache)
 
     @classmethod
@@ -311,15 +313,24 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if group_kind.__class__ is not GroupKind:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         key = ("rest_mapping", group_kind.group, group_kind.kind, *versions)  # flat: one tuple to compare
-        # The warm path of :meth:`_fresh_memo`, inlined: this is the hottest call of a controller. Versions are
-        # checked after it: only checked questions are memoized, so an unchecked one cannot hit.
-        if self.cache.generation == self._groups.generation:
-            try:
-                memo = self._memo.get(key)
-            except TypeError:  # an unhashable version: worded below
-                memo = None
-            if memo is not None and memo.error is None and self._clock() < memo.valid_until and (
-                    memo.checked == Cell.epoch or memo.current()):
+        # The hottest call of a controller. First the answers held while nothing changed (:mod:`._hot`), then the
+        # warm path of :meth:`_fresh_memo`, inlined. Versions are checked after both: only checked questions are
+        # memoized, so an unchecked one cannot hit.
+        hot = self._hot.stretch
+        generation = self.cache.generation
+        try:
+            if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
+                found = hot.answers.get(key)
+                if found is not None:
+                    return found  # type: ignore[no-any-return]
+            memo = self._memo.get(key) if generation == self._groups.generation else None
+        except TypeError:  # an unhashable version: worded below
+            memo = None
+        if memo is not None and memo.error is None:
+            now = self._clock()
+            if now < memo.valid_until and (memo.checked == Cell.epoch or memo.current()):
+                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, now,
+                                  self.cache.generation, self._groups.generation)
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
@@ -340,6 +351,15 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
+        hot = self._hot.stretch  # the answers held while nothing changed (:mod:`._hot`): only checked questions
+        if (group_kind.__class__ is GroupKind and hot.epoch == Cell.epoch
+                and hot.generation == self.cache.generation and self._clock() < hot.until):
+            try:
+                found = hot.answers.get(("rest_mapping", group_kind.group, group_kind.kind, *versions))
+            except TypeError:  # an unhashable version: worded below
+                found = None
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
         memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, *versions), io=False)
         if memo is None or memo.error is not None:
@@ -352,6 +372,14 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         Never does I/O or waits.
         """
+        hot = self._hot.stretch  # as :meth:`resolve`: only checked arguments, never one with warnings
+        if hot.epoch == Cell.epoch and hot.generation == self.cache.generation and self._clock() < hot.until:
+            try:
+                found = hot.resolved.get(arg)
+            except TypeError:  # unhashable: no answer
+                found = None
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         memo = self._fresh_memo(("resolve", arg, False), io=False)
         if memo is None or memo.error is not None or memo.value.warnings:
             return None

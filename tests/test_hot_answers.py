@@ -1,0 +1,300 @@
+"""The answers held while nothing changed (``restmapper.mapper._hot``): a layer in front of the memo.
+
+The rule it must keep: it changes no answer and no validity rule. A held answer is returned only while no cell moved
+(:attr:`Cell.epoch`), the cache's generation did not move and the clock is before the earliest deadline of what is
+held; errors and answers with warnings are never held; a stretch holds at most ``limit`` answers per table. Each
+question below is asked several times (the second hit holds it), then the world changes in one of the ways that
+must end it, and the next answer must be the one a fresh client gives.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from model_helpers import make_dropin
+
+from restmapper import GroupKind, GroupVersionResource
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import DiscoveryError, NoResourceMatchError
+from restmapper.mapper import LazyRESTMapper
+from restmapper.mapper._groups import Memo
+from restmapper.mapper._hot import HotAnswers
+from restmapper.mapper.merged import Cell
+from restmapper.testing import FakeCluster, InProcessTransport, ManualClock, crd_manifest
+
+GVR = GroupVersionResource
+ASKS = 4  # the second hit holds an answer: later ones come from the layer
+
+MAPPER_QUESTIONS: dict[str, Callable[[LazyRESTMapper], Any]] = {
+    "rest_mapping(GK, v)": lambda m: m.rest_mapping(GroupKind("a.example.com", "Widget"), "v1"),
+    "rest_mapping(GK)": lambda m: m.rest_mapping(GroupKind("a.example.com", "Widget")),
+    "resolve(kind)": lambda m: m.resolve("Widget"),
+    "resolve(plural)": lambda m: m.resolve("widgets"),
+    "resolve(short)": lambda m: m.resolve("wd"),
+    "resolve(plural.group)": lambda m: m.resolve("widgets.a.example.com"),
+    "resolve(plural.v.group)": lambda m: m.resolve("widgets.v1.a.example.com"),
+    "resource_for": lambda m: m.resource_for(GVR("", "", "widgets")),
+    "kind_for": lambda m: m.kind_for(GVR("a.example.com", "", "widgets")),
+    "kinds_for": lambda m: m.kinds_for(GVR("", "", "widget")),
+    "expand_category": lambda m: m.expand_category("stuff"),
+}
+DROPIN_QUESTIONS: dict[str, Callable[[Any], Any]] = {
+    "get(api_version, kind)": lambda d: d.get(api_version="a.example.com/v1", kind="Widget"),
+    "get(kind)": lambda d: d.get(kind="Widget"),
+    "get(short_names)": lambda d: d.get(short_names=["wd"]),
+    "search(kind)": lambda d: d.search(kind="Widget"),
+}
+
+
+def _cluster(scope: str = "Namespaced", versions: tuple[str, ...] = ("v1",)) -> FakeCluster:
+    cluster = FakeCluster.embedded()
+    cluster.add_crd(crd_manifest("a.example.com", "Widget", versions=versions, scope=scope, short_names=("wd",),
+                                 categories=("stuff",)))
+    cluster.add_crd(crd_manifest("b.example.com", "Gizmo", short_names=("gz",), categories=("stuff",)))
+    return cluster
+
+
+def _mapper(cluster: FakeCluster, clock: Callable[[], float], **options: Any) -> LazyRESTMapper:
+    return LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock, **options)
+
+
+def _rescope(cluster: FakeCluster) -> None:
+    """Widget deleted and recreated cluster-scoped, with a second version preferred (``spec.scope`` is immutable),
+    out of the category ``stuff``."""
+    cluster.remove_crd("widgets.a.example.com")
+    cluster.add_crd(crd_manifest("a.example.com", "Widget", versions=("v2", "v1"), scope="Cluster",
+                                 short_names=("wd",), categories=("other",)))
+
+
+def _answer(ask: Callable[[Any], Any], client: Any) -> Any:
+    got = ask(client)
+    if isinstance(got, list):
+        return [repr(x) if not hasattr(x, "namespaced") else (repr(x), x.namespaced) for x in got]
+    namespaced = getattr(got, "namespaced", None)
+    return (repr(got), namespaced)
+
+
+def _dropin_answer(ask: Callable[[Any], Any], client: Any) -> Any:
+    got = ask(client)
+    items = got if isinstance(got, list) else [got]
+    return [(r.group, r.api_version, r.kind, r.name, r.namespaced) for r in items]
+
+
+@pytest.mark.parametrize("tell", ["invalidate_group", "ttl", "report_not_found"])
+@pytest.mark.parametrize("question", sorted(MAPPER_QUESTIONS))
+def test_a_held_answer_ends_with_the_change_that_ends_its_memo(question: str, tell: str) -> None:
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock, ttl=30)
+    ask = MAPPER_QUESTIONS[question]
+    before = [_answer(ask, mapper) for _ in range(ASKS)]
+    assert before == [before[0]] * ASKS
+    _rescope(cluster)
+    if tell == "invalidate_group":
+        mapper.invalidate_group("a.example.com")
+    elif tell == "report_not_found":
+        from restmapper.model import GroupVersion
+        mapper.report_not_found(GroupVersion("a.example.com", "v1"))
+    else:
+        assert _answer(ask, mapper) == before[0]  # untold and within the TTL: the held answer is still right
+        clock.advance(31)
+    fresh = _answer(ask, _mapper(cluster, clock))
+    assert fresh != before[0]  # the change is visible to this question
+    assert [_answer(ask, mapper) for _ in range(ASKS)] == [fresh] * ASKS
+
+
+@pytest.mark.parametrize("question", sorted(DROPIN_QUESTIONS))
+def test_a_held_dropin_answer_ends_with_an_invalidation_or_the_ttl(question: str) -> None:
+    cluster, clock = _cluster(), ManualClock()
+    dropin = make_dropin(cluster, clock, ttl=30)
+    ask = DROPIN_QUESTIONS[question]
+    before = [_dropin_answer(ask, dropin) for _ in range(ASKS)]
+    assert before == [before[0]] * ASKS
+    _rescope(cluster)
+    dropin.mapper.invalidate_group("a.example.com")
+    fresh = _dropin_answer(ask, make_dropin(cluster, clock))
+    assert fresh != before[0]
+    assert [_dropin_answer(ask, dropin) for _ in range(ASKS)] == [fresh] * ASKS
+    _rescope(cluster)  # recreated once more (same content): untold, then the TTL ends it
+    clock.advance(31)
+    assert [_dropin_answer(ask, dropin) for _ in range(ASKS)] == [fresh] * ASKS
+
+
+def test_held_answers_skip_the_memo_until_a_cell_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layer is what answers warm questions: after the second hit, no memo read until something changed."""
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    for _ in range(3):  # the first round loads every group (cells move): the third holds every answer
+        for ask in MAPPER_QUESTIONS.values():
+            ask(mapper)
+    reads = [0]
+    real_get = Memo.get
+
+    def counting(self: Memo, key: Any) -> Any:
+        reads[0] += 1
+        return real_get(self, key)
+
+    monkeypatch.setattr(Memo, "get", counting)
+    for ask in MAPPER_QUESTIONS.values():
+        ask(mapper)
+    assert reads[0] == 0
+    Cell.move_epoch()  # nothing changed, but the stretch is over: each answer is checked once, none recomputed
+    for ask in MAPPER_QUESTIONS.values():
+        ask(mapper)
+    assert 0 < reads[0] <= len(MAPPER_QUESTIONS)
+    reads[0] = 0
+    for ask in MAPPER_QUESTIONS.values():
+        ask(mapper)
+    assert reads[0] == 0
+
+
+def test_an_answer_about_another_group_survives_a_refresh_unrecomputed() -> None:
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    gizmo = GroupKind("b.example.com", "Gizmo")
+    first = mapper.rest_mapping(gizmo)
+    assert mapper.rest_mapping(gizmo) is first
+    requests = len(cluster.requests)
+    mapper.invalidate_group("a.example.com")
+    assert mapper.rest_mapping(gizmo) is first  # the same object: from the memo, not computed again
+    assert mapper.rest_mapping(gizmo) is first
+    assert len(cluster.requests) == requests  # and group a was not refetched for it
+
+
+def test_answers_with_warnings_are_never_held() -> None:
+    """A short name claimed by two groups warns on every call (kubectl warns each time)."""
+    cluster, clock = _cluster(), ManualClock()
+    cluster.add_crd(crd_manifest("c.example.com", "Wodget", short_names=("wd",)))
+    mapper = _mapper(cluster, clock)
+    for _ in range(ASKS):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mapper.resolve("wd")
+        assert [w for w in caught if "wd" in str(w.message)], "the conflict warning is emitted on every call"
+
+
+def test_errors_are_never_held() -> None:
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock, miss_refresh_interval=1.0)
+    for _ in range(ASKS):
+        with pytest.raises(NoResourceMatchError):
+            mapper.resolve("sprockets")
+    cluster.add_crd(crd_manifest("c.example.com", "Sprocket"))
+    clock.advance(1.1)
+    assert mapper.resolve("sprockets").resource.group == "c.example.com"
+
+
+def test_a_failed_reload_ends_the_stretch_of_answers_from_any_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an invalidation, an answer that may come from any group waits for every group to load again. While the
+    reload runs it is not due (another thread's hit may be answered and held meanwhile); when the reload fails it is
+    due again, and an answer held meanwhile must not be returned in its place."""
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    for _ in range(ASKS):
+        assert mapper.resolve("gz").resource.group == "b.example.com"
+    mapper.invalidate_group("a.example.com")
+    real = mapper.cache.ensure_all
+    calls = [0]
+
+    def failing_reload() -> float:
+        calls[0] += 1
+        if calls[0] == 1:  # another thread asks while this reload runs (nothing is due for it): held
+            for _ in range(2):
+                assert mapper.resolve("gz").resource.group == "b.example.com"
+        raise DiscoveryError("/apis: 503 Service Unavailable")
+
+    monkeypatch.setattr(mapper.cache, "ensure_all", failing_reload)
+    with pytest.raises(DiscoveryError):
+        mapper.resolve("gz")
+    with pytest.raises(DiscoveryError):  # the reload is due again: not the answer held during the first one
+        mapper.resolve("gz")
+    assert calls[0] == 2
+    monkeypatch.setattr(mapper.cache, "ensure_all", real)
+    assert mapper.resolve("gz").resource.group == "b.example.com"
+
+
+def test_a_search_answer_is_a_new_list_each_time() -> None:
+    cluster, clock = _cluster(), ManualClock()
+    dropin = make_dropin(cluster, clock)
+    for _ in range(ASKS):
+        got = dropin.search(kind="Widget")
+        assert len(got) == 1
+        got.clear()
+
+
+def test_the_layer_holds_at_most_limit_answers_per_table() -> None:
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    mapper._hot = HotAnswers(2)
+    names = ["Widget", "Gizmo", "widgets", "gizmos", "wd", "gz"]
+    expected = [(n, mapper.resolve(n)) for n in names]
+    for _ in range(ASKS):
+        assert [(n, mapper.resolve(n)) for n in names] == expected
+    assert len(mapper._hot.stretch.resolved) == 2
+
+
+# --- the layer alone ----------------------------------------------------------------------------------------------
+
+_PROMOTION = st.tuples(st.integers(0, 5), st.floats(0, 100), st.floats(0, 100), st.booleans())
+
+
+@given(st.lists(_PROMOTION, max_size=30))
+def test_a_stretch_never_outlives_an_answer_it_holds(promotions: list[tuple[int, float, float, bool]]) -> None:
+    """Whatever the order of promotions, a stretch's deadline is never later than the deadline of any answer it
+    holds, and it never takes an answer already past its deadline or found current at another epoch."""
+    hot = HotAnswers(100)
+    deadlines: dict[int, dict[int, float]] = {}  # id(stretch) -> key -> deadline of the answer held
+    for i, (key, valid_until, now, move) in enumerate(promotions):
+        checked = Cell.epoch
+        if move:
+            Cell.move_epoch()  # a cell moved between the hit's check and its promotion
+        hot.promote("answers", key, i, checked, valid_until, now, 7, 7)
+        stretch = hot.stretch
+        if stretch.answers.get(key) == i:
+            assert not move and now < valid_until and stretch.epoch == checked
+            deadlines.setdefault(id(stretch), {})[key] = valid_until
+        held = deadlines.get(id(stretch), {})
+        assert all(stretch.until <= held[k] for k in stretch.answers)
+
+
+def test_promotions_that_cannot_hold_are_refused() -> None:
+    hot = HotAnswers(10)
+    epoch = Cell.epoch
+    hot.promote("answers", "k", "v", epoch - 1, 10.0, 0.0, 3, 3)  # found current at an epoch gone since
+    hot.promote("answers", "k", "v", epoch, 10.0, 0.0, 4, 3)  # the cache has changes the indexes lack
+    hot.promote("answers", "k", "v", epoch, 10.0, 10.0, 3, 3)  # already at its deadline
+    hot.promote("answers", "k", None, epoch, 10.0, 0.0, 3, 3)  # None is never held
+    assert "k" not in hot.stretch.answers
+    hot.promote("answers", "k", "v", epoch, 10.0, 0.0, 3, 3)
+    assert hot.stretch.answers == {"k": "v"} and hot.stretch.until == 10.0
+    hot.promote("answers", "j", "w", epoch, 5.0, 1.0, 3, 3)
+    assert hot.stretch.until == 5.0
+    hot.promote("answers", "i", "u", epoch, 50.0, 6.0, 3, 3)  # the stretch is over at 5.0: a new one starts
+    assert hot.stretch.answers == {"i": "u"} and hot.stretch.until == 50.0
+
+
+def test_cached_lookups_for_event_loops_never_return_a_held_answer_after_a_change() -> None:
+    """``cached_rest_mapping`` / ``cached_resolve`` (what AsyncRESTMapper and the object cache answer inline) read
+    the held answers too, under the same rules: after an invalidation they answer None until asked again."""
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    widget = GroupKind("a.example.com", "Widget")
+    for _ in range(ASKS):
+        mapper.rest_mapping(widget)
+        mapper.resolve("wd")
+    assert mapper.cached_rest_mapping(widget) == mapper.rest_mapping(widget)
+    assert mapper.cached_resolve("wd") == mapper.resolve("wd")
+    assert mapper.cached_rest_mapping(widget).namespaced  # type: ignore[union-attr]
+    _rescope(cluster)
+    mapper.invalidate_group("a.example.com")
+    assert mapper.cached_rest_mapping(widget) is None
+    assert mapper.cached_resolve("wd") is None
+    for _ in range(ASKS):
+        assert not mapper.rest_mapping(widget).namespaced
+        assert not mapper.resolve("wd").namespaced
+    assert mapper.cached_rest_mapping(widget) == mapper.rest_mapping(widget)
+    assert mapper.cached_resolve("wd") == mapper.resolve("wd")
