@@ -24,6 +24,7 @@ answer it holds.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from restmapper.mapper.merged import Cell
@@ -72,6 +73,18 @@ class HotAnswers:
         self.stretch = _OVER
         self.limit = limit
         self._lock = threading.Lock()
+
+    def held(self, table: str, key: Any, generation: int, clock: Callable[[], float]) -> Any:
+        """The answer held for ``key`` in ``table`` (``"answers"`` or ``"resolved"``) if the stretch is current for
+        the cache ``generation`` at ``clock()``, else None (also for an unhashable key). The hottest readers
+        (``rest_mapping``, ``resolve``, ``_answer``, the drop-in's ``get``/``search``) inline this check."""
+        stretch = self.stretch
+        if stretch.epoch == Cell.epoch and stretch.generation == generation and clock() < stretch.until:
+            try:
+                return getattr(stretch, table).get(key)
+            except TypeError:  # unhashable: never held
+                return None
+        return None
 
     def promote(self, table: str, key: Any, value: Any, checked: int, valid_until: float, now: float,
                 generation: int, applied: int) -> None:

@@ -218,14 +218,9 @@ class KubectlResolution(AnswerEngine):
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
         key = ("expand_category", name)
-        hot = self._hot.stretch  # the answers held while nothing changed (:mod:`._hot`): only checked names
-        if hot.epoch == Cell.epoch and hot.generation == self.cache.generation and self._clock() < hot.until:
-            try:
-                found = hot.answers.get(key)
-            except TypeError:  # unhashable: refused below
-                found = None
-            if found is not None:
-                return list(found)
+        found = self._hot.held("answers", key, self.cache.generation, self._clock)  # only checked names are held
+        if found is not None:
+            return list(found)
         require_str("expand_category", name, "a category name")
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),

@@ -351,13 +351,9 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
-        hot = self._hot.stretch  # the answers held while nothing changed (:mod:`._hot`): only checked questions
-        if (group_kind.__class__ is GroupKind and hot.epoch == Cell.epoch
-                and hot.generation == self.cache.generation and self._clock() < hot.until):
-            try:
-                found = hot.answers.get(("rest_mapping", group_kind.group, group_kind.kind, *versions))
-            except TypeError:  # an unhashable version: worded below
-                found = None
+        if group_kind.__class__ is GroupKind:  # the answers held while nothing changed: only checked questions
+            found = self._hot.held("answers", ("rest_mapping", group_kind.group, group_kind.kind, *versions),
+                                   self.cache.generation, self._clock)
             if found is not None:
                 return found  # type: ignore[no-any-return]
         group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
@@ -372,14 +368,9 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         Never does I/O or waits.
         """
-        hot = self._hot.stretch  # as :meth:`resolve`: only checked arguments, never one with warnings
-        if hot.epoch == Cell.epoch and hot.generation == self.cache.generation and self._clock() < hot.until:
-            try:
-                found = hot.resolved.get(arg)
-            except TypeError:  # unhashable: no answer
-                found = None
-            if found is not None:
-                return found  # type: ignore[no-any-return]
+        found = self._hot.held("resolved", arg, self.cache.generation, self._clock)  # never one with warnings
+        if found is not None:
+            return found  # type: ignore[no-any-return]
         memo = self._fresh_memo(("resolve", arg, False), io=False)
         if memo is None or memo.error is not None or memo.value.warnings:
             return None
