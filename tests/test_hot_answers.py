@@ -20,7 +20,7 @@ from model_helpers import make_dropin
 
 from restmapper import GroupKind, GroupVersionResource
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import DiscoveryError, NoResourceMatchError
+from restmapper.errors import DiscoveryError, NoKindMatchError, NoResourceMatchError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._groups import Memo
 from restmapper.mapper._hot import HotAnswers
@@ -252,7 +252,7 @@ def test_a_stretch_never_outlives_an_answer_it_holds(promotions: list[tuple[int,
         checked = Cell.epoch
         if move:
             Cell.move_epoch()  # a cell moved between the hit's check and its promotion
-        hot.promote("answers", key, i, checked, valid_until, now, 7, 7)
+        hot.promote("answers", key, i, checked, valid_until, lambda now=now: now, 7, 7)
         stretch = hot.stretch
         if stretch.answers.get(key) == i:
             assert not move and now < valid_until and stretch.epoch == checked
@@ -264,16 +264,16 @@ def test_a_stretch_never_outlives_an_answer_it_holds(promotions: list[tuple[int,
 def test_promotions_that_cannot_hold_are_refused() -> None:
     hot = HotAnswers(10)
     epoch = Cell.epoch
-    hot.promote("answers", "k", "v", epoch - 1, 10.0, 0.0, 3, 3)  # found current at an epoch gone since
-    hot.promote("answers", "k", "v", epoch, 10.0, 0.0, 4, 3)  # the cache has changes the indexes lack
-    hot.promote("answers", "k", "v", epoch, 10.0, 10.0, 3, 3)  # already at its deadline
-    hot.promote("answers", "k", None, epoch, 10.0, 0.0, 3, 3)  # None is never held
+    hot.promote("answers", "k", "v", epoch - 1, 10.0, lambda: 0.0, 3, 3)  # found current at an epoch gone since
+    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 0.0, 4, 3)  # the cache has changes the indexes lack
+    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 10.0, 3, 3)  # already at its deadline
+    hot.promote("answers", "k", None, epoch, 10.0, lambda: 0.0, 3, 3)  # None is never held
     assert "k" not in hot.stretch.answers
-    hot.promote("answers", "k", "v", epoch, 10.0, 0.0, 3, 3)
+    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 0.0, 3, 3)
     assert hot.stretch.answers == {"k": "v"} and hot.stretch.until == 10.0
-    hot.promote("answers", "j", "w", epoch, 5.0, 1.0, 3, 3)
+    hot.promote("answers", "j", "w", epoch, 5.0, lambda: 1.0, 3, 3)
     assert hot.stretch.until == 5.0
-    hot.promote("answers", "i", "u", epoch, 50.0, 6.0, 3, 3)  # the stretch is over at 5.0: a new one starts
+    hot.promote("answers", "i", "u", epoch, 50.0, lambda: 6.0, 3, 3)  # the stretch is over at 5.0: a new one starts
     assert hot.stretch.answers == {"i": "u"} and hot.stretch.until == 50.0
 
 
@@ -298,3 +298,160 @@ def test_cached_lookups_for_event_loops_never_return_a_held_answer_after_a_chang
         assert not mapper.resolve("wd").namespaced
     assert mapper.cached_rest_mapping(widget) == mapper.rest_mapping(widget)
     assert mapper.cached_resolve("wd") == mapper.resolve("wd")
+
+
+def test_a_reload_becoming_due_ends_the_stretch_even_for_a_group_without_a_cell(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review adv1 F1. A group the server lists but nobody loaded has no cell: invalidating it moves none, yet makes
+    a reload due before any answer from any group is reused (its content may claim the name). A hit answered just
+    before (no reload due) and promoted just after must not be held: later calls must reload and find the group
+    that claims ``gz`` first, as a client that was not warm does."""
+    cluster, clock = FakeCluster.embedded(mode="legacy"), ManualClock()
+    cluster.add_crd(crd_manifest("a.example.com", "Widget", short_names=("wd",)))
+    cluster.add_crd(crd_manifest("b.example.com", "Gizmo", short_names=("gz",)))
+    mapper = _mapper(cluster, clock, miss_refresh_interval=0)
+    for _ in range(ASKS):
+        assert mapper.resolve("gz").resource.group == "b.example.com"
+    cluster.add_crd(crd_manifest("ab.example.com", "Gadget", short_names=("gz",)))
+    with pytest.raises(NoKindMatchError):  # a miss about a named group: /apis read again, ab listed, not loaded
+        mapper.rest_mapping(GroupKind("zzz.example.com", "Nope"))
+    assert "ab.example.com" in mapper.cache.listing()
+    real = HotAnswers.promote
+
+    def watcher_first(self: HotAnswers, *args: Any) -> None:  # a CRD watcher runs between the hit and its promotion
+        monkeypatch.setattr(HotAnswers, "promote", real)
+        epoch = Cell.epoch
+        mapper.invalidate_group("ab.example.com")
+        mapper._groups.catch_up()
+        assert mapper._groups.reload_pending and Cell.epoch != epoch  # the rule: a reload becoming due moves it
+        real(self, *args)
+
+    monkeypatch.setattr(HotAnswers, "promote", watcher_first)
+    assert mapper.resolve("gz").resource.group == "b.example.com"  # answered before the invalidation: fine
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ab.example.com and b.example.com both claim gz: kubectl warns
+        got = [mapper.resolve("gz").resource.group for _ in range(ASKS)]
+        expected = _mapper(cluster, clock).resolve("gz").resource.group
+    assert expected == "ab.example.com"
+    assert got == [expected] * ASKS
+
+
+class _LikeStr:
+    """Not a str, but hashes and compares as one: a wrong-type argument a held answer's key would match."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return other == self.value
+
+
+def test_a_wrong_type_is_refused_warm_as_cold() -> None:
+    """Review adv1 F4: the held answers are read only for arguments of the types the memo path accepts."""
+    cluster, clock = _cluster(), ManualClock()
+    mapper = _mapper(cluster, clock)
+    widget = GroupKind("a.example.com", "Widget")
+    for _ in range(ASKS):
+        mapper.expand_category("stuff")
+        mapper.rest_mapping(widget, "v1")
+        mapper.cached_rest_mapping(widget, "v1")
+    with pytest.raises(TypeError):
+        mapper.expand_category(_LikeStr("stuff"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        mapper.cached_rest_mapping(widget, _LikeStr("v1"))  # type: ignore[arg-type]
+
+
+def test_a_promotion_reads_the_clock_itself() -> None:
+    """A caller's clock reading may be older than the promotion: the deadline is checked against the clock then."""
+    hot = HotAnswers(10)
+    readings = iter([10.0])
+    hot.promote("answers", "k", "v", Cell.epoch, 10.0, lambda: next(readings), 3, 3)
+    assert "k" not in hot.stretch.answers
+
+
+# --- differential: a warm client answers what the memo path alone answers ----------------------------------------
+
+_GROUPS = ("a.example.com", "b.example.com", "c.example.com")
+_DIFF_QUESTIONS: tuple[Callable[[LazyRESTMapper], Any], ...] = (
+    lambda m: m.rest_mapping(GroupKind("a.example.com", "Widget")),
+    lambda m: m.rest_mapping(GroupKind("a.example.com", "Widget"), "v1"),
+    lambda m: m.rest_mapping(GroupKind("b.example.com", "Gizmo")),
+    lambda m: m.cached_rest_mapping(GroupKind("a.example.com", "Widget")),
+    lambda m: m.resolve("widgets"),
+    lambda m: m.resolve("wd"),
+    lambda m: m.resolve("gz"),
+    lambda m: m.resolve("Widget"),
+    lambda m: m.cached_resolve("wd"),
+    lambda m: m.kind_for(GVR("", "", "widgets")),
+    lambda m: m.resource_for(GVR("", "", "gizmos")),
+    lambda m: m.kinds_for(GVR("", "", "widget")),
+    lambda m: m.expand_category("stuff"),
+    lambda m: m.resolve_all("stuff,wd"),
+)
+
+
+def _random_crd(rng: Any, group: str, kind: str) -> dict[str, Any]:
+    return crd_manifest(group, kind, versions=rng.choice([("v1",), ("v2", "v1"), ("v2",)]),
+                        scope=rng.choice(["Namespaced", "Cluster"]), short_names=(rng.choice(["wd", "gz", "xx"]),),
+                        categories=(rng.choice(["stuff", "other"]),))
+
+
+def _outcome(ask: Callable[[LazyRESTMapper], Any], mapper: LazyRESTMapper) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = ask(mapper)
+            value: Any = ([(repr(x), getattr(x, "namespaced", None)) for x in got] if isinstance(got, list)
+                          else (repr(got), getattr(got, "namespaced", None)))
+        except Exception as exc:  # the outcome is compared, whatever it is
+            value = ("error", type(exc).__name__, str(exc))
+    return value, sorted(str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_warm_mapper_answers_as_one_that_holds_nothing(seed: int) -> None:
+    """Random sequences over one cluster and clock: questions asked 1-3 times in batches, time passing past TTLs and
+    miss intervals, CRDs added, removed and rescoped, invalidations and 404 reports, 503 faults. A mapper with the
+    layer and one whose layer holds nothing (``HotAnswers(0)``) give the same outcomes, warnings included."""
+    import random
+
+    rng = random.Random(seed)
+    cluster, clock = FakeCluster.embedded(), ManualClock()
+    present: dict[tuple[str, str], str] = {}
+    for group in _GROUPS:
+        for kind in ("Widget", "Gizmo"):
+            if rng.random() < 0.5:
+                present[(group, kind)] = cluster.add_crd(_random_crd(rng, group, kind))
+    options = {"ttl": rng.choice([None, 0, 5, 30]), "miss_refresh_interval": rng.choice([0, 1, 5])}
+    warm, plain = _mapper(cluster, clock, **options), _mapper(cluster, clock, **options)
+    plain._hot = HotAnswers(0)
+    for step in range(80):
+        op = rng.random()
+        if op < 0.6:
+            batch = [q for q in rng.choices(_DIFF_QUESTIONS, k=rng.randint(1, 6)) for _ in range(rng.randint(1, 3))]
+            assert [_outcome(q, warm) for q in batch] == [_outcome(q, plain) for q in batch], f"step {step}"
+        elif op < 0.7:
+            clock.advance(rng.choice([0.5, 1, 3, 6, 31]))
+        elif op < 0.8:
+            group, kind = rng.choice(_GROUPS), rng.choice(["Widget", "Gizmo"])
+            if (group, kind) in present:
+                cluster.remove_crd(present.pop((group, kind)))
+            else:
+                present[(group, kind)] = cluster.add_crd(_random_crd(rng, group, kind))
+        elif op < 0.9:
+            group, how = rng.choice(_GROUPS), rng.random()
+            for mapper in (warm, plain):
+                if how < 0.4:
+                    mapper.invalidate_group(group)
+                elif how < 0.6:
+                    mapper.invalidate_all()
+                else:
+                    from restmapper.model import GroupVersion
+                    mapper.report_not_found(GroupVersion(group, "v1"))
+        elif rng.random() < 0.5:
+            cluster.clear_faults()
+        else:
+            cluster.inject(rng.choice(["/apis", "/apis/a.example.com*", "/apis/b.example.com*", "/api*"]), status=503)

@@ -286,8 +286,8 @@ class SelfHealingDiscoverer:
         if found is not None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._search_hot.promote("answers", key, found.value, found.checked, found.valid_until, now,
-                                         self.cache.generation, groups.generation)
+                self._search_hot.promote("answers", key, found.value, found.checked, found.valid_until,
+                                         self._clock, self.cache.generation, groups.generation)
                 answer = _new_list(SearchResults)
                 answer += found.value
                 return answer
@@ -351,8 +351,8 @@ class SelfHealingDiscoverer:
         if found is not None and found.error is None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until, now,
-                                      self.cache.generation, groups.generation)
+                self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until,
+                                      self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
         return self._get_answer(kwargs)
 

@@ -155,7 +155,7 @@ class AnswerEngine(DirectPaths):
                 if isinstance(memo.error, MappingError) and is_no_match(memo.error):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
-            self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock(),
+            self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
                               self.cache.generation, groups.generation)
             return memo.value  # type: ignore[no-any-return]
         if resource_key and (key[1] not in SERVABLE_GROUPS or key[2] not in SERVABLE_VERSIONS):

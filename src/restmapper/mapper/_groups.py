@@ -252,7 +252,7 @@ class IndexedGroups:
                 # unlisted groups may change.
                 self.index.listing_cell.bump()
             # Dropped or invalidated: its new content may claim any name; any-group answers reload it first.
-            self.reload_pending = self.reload_pending or self._complete or not known
+            self._reload_due_locked(self._complete or not known)
             return
         self._set_troubled_locked(name, bool(entry.failed or entry.stale))
         if self._complete:
@@ -260,6 +260,14 @@ class IndexedGroups:
         elif self.index.generation(name) != entry.generation:
             self.index.remove(name)  # rebuilt when a question needs it
             self.index.touch(name)
+
+    def _reload_due_locked(self, due: bool) -> None:
+        """Make a reload due when ``due``. Becoming due moves :attr:`Cell.epoch`: an answer from any group held while
+        nothing changed (:mod:`restmapper.mapper._hot`) was held while no reload was due, and a group dropped
+        without a cell (listed, never loaded) moves no cell of its own."""
+        if due and not self.reload_pending:
+            self.reload_pending = True
+            Cell.move_epoch()
 
     def _set_troubled_locked(self, name: str, troubled: bool) -> None:
         """Record whether group ``name`` has failed or stale-served versions; a change moves the troubled cell."""
@@ -442,8 +450,8 @@ class IndexedGroups:
         try:
             until = self.cache.ensure_all()
         except BaseException:
-            self.reload_pending = True
-            Cell.move_epoch()  # answers from any group held while nothing changed must see the reload due
+            with self._lock:
+                self._reload_due_locked(True)
             raise
         with self._lock:
             self._catch_up_locked()

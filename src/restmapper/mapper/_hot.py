@@ -86,8 +86,8 @@ class HotAnswers:
                 return None
         return None
 
-    def promote(self, table: str, key: Any, value: Any, checked: int, valid_until: float, now: float,
-                generation: int, applied: int) -> None:
+    def promote(self, table: str, key: Any, value: Any, checked: int, valid_until: float,
+                clock: Callable[[], float], generation: int, applied: int) -> None:
         """Hold ``value`` for ``key`` after a fresh memo hit (the memo's rules held just now).
 
         Args:
@@ -96,18 +96,21 @@ class HotAnswers:
             value: the answer the hit returned (None is never held).
             checked: the :attr:`Cell.epoch` the answer's cells were found current at (``Remembered.checked``).
             valid_until: the answer's deadline (clock seconds).
-            now: the clock reading the hit was checked at.
+            clock: the clock (read under the layer's lock: no reader of the stretch sees a deadline already past).
             generation: the cache's generation, read after the hit.
             applied: the generation the mapper's indexes were brought up to (the hit was checked against it).
 
         An answer found current at an epoch that has moved since, or while the cache has changes not applied, is
         not held (its next hit checks it again).
         """
-        if value is None or generation != applied or now >= valid_until:
+        if value is None or generation != applied:
             return
         with self._lock:
             if Cell.epoch != checked:
                 return  # a cell moved since the hit checked: the next hit checks again
+            now = clock()
+            if now >= valid_until:
+                return
             stretch = self.stretch
             if stretch.epoch != checked or stretch.generation != generation or now >= stretch.until:
                 stretch = self.stretch = Stretch(checked, generation)

@@ -87,7 +87,7 @@ class KubectlResolution(AnswerEngine):
         if memo is not None and memo.error is None and not memo.value.warnings:
             mapping = memo.value.mappings[0]  # :attr:`ResolveResult.mapping`
             if arg.__class__ is str:
-                self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock(),
+                self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, groups.generation)
             return mapping  # type: ignore[no-any-return]
         try:
@@ -217,11 +217,11 @@ class KubectlResolution(AnswerEngine):
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
+        require_str("expand_category", name, "a category name")  # before the held answers: a str that is not one
         key = ("expand_category", name)
-        found = self._hot.held("answers", key, self.cache.generation, self._clock)  # only checked names are held
+        found = self._hot.held("answers", key, self.cache.generation, self._clock)
         if found is not None:
             return list(found)
-        require_str("expand_category", name, "a category name")
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))

@@ -329,7 +329,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if memo is not None and memo.error is None:
             now = self._clock()
             if now < memo.valid_until and (memo.checked == Cell.epoch or memo.current()):
-                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, now,
+                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, self._groups.generation)
                 return memo.value  # type: ignore[no-any-return]
         if versions:
@@ -351,7 +351,9 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
-        if group_kind.__class__ is GroupKind:  # the answers held while nothing changed: only checked questions
+        # The answers held while nothing changed, for arguments of the right types only (an object that compares as
+        # a str is refused below, as by the memo path).
+        if group_kind.__class__ is GroupKind and all(v.__class__ is str for v in versions):
             found = self._hot.held("answers", ("rest_mapping", group_kind.group, group_kind.kind, *versions),
                                    self.cache.generation, self._clock)
             if found is not None:
