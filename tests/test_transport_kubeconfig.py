@@ -498,3 +498,58 @@ def test_configuration_hook_failure_is_a_scrubbed_transport_error(mocked: respon
         transport.get("/api")
     assert "Bearer <redacted>" in str(info.value)
     assert f"Bearer {TOKEN}" not in str(info.value)
+
+
+def test_exec_refresh_failure_after_expiry_fails_every_request_not_only_the_first(
+        mocked: responses.RequestsMock, tmp_path: Path) -> None:
+    """Review adv1 F2: upstream's ``_set_config`` installs its own refresh hook again on every run; ours must stay
+    (else the second request after expiry is sent with the expired token, silently)."""
+    path, failing = refreshing_plugin(tmp_path, -60)
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    failing.touch()
+    for _ in range(3):
+        with pytest.raises(RestMapperError, match="credential refresh failed"):
+            transport.get("/api")
+    assert len(mocked.calls) == 0, f"sent with the expired token: {sent_auth(mocked)}"
+
+
+def test_exec_refresh_failure_is_said_after_requests_ran_while_the_token_was_valid(
+        mocked: responses.RequestsMock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-running controller: requests succeed while the token is valid (each runs the refresh hook); hours
+    later the token expired and the plugin fails: the request fails saying why, and is not sent."""
+    import datetime
+
+    import kubernetes.config.kube_config as upstream
+
+    from restmapper.transport import kubeconfig as ours
+
+    path, failing = refreshing_plugin(tmp_path, 3600)
+    transport = RequestsTransport.from_kubeconfig(str(path))
+    for _ in range(2):
+        transport.get("/api")
+    assert sent_auth(mocked) == "Bearer refreshable-token-1"
+    failing.touch()
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=2)
+    monkeypatch.setattr(ours, "_now", lambda: later)
+    monkeypatch.setattr(upstream, "_is_expired", lambda expiry: True)  # two hours later, for upstream too
+    for _ in range(2):
+        with pytest.raises(RestMapperError, match="credential refresh failed"):
+            transport.get("/api")
+    assert len(mocked.calls) == 2, "a request was sent with the expired token"
+
+
+def test_a_kubernetes_client_user_of_our_configuration_sees_every_refresh_failure(tmp_path: Path) -> None:
+    """``kubernetes.client.ApiClient`` reads ``auth_settings()`` per request: each raises once the token expired and
+    the plugin fails, and what the failures said is not kept (the plugin's stderr may hold a credential)."""
+    from restmapper.transport.kubeconfig import load_kubeconfig
+
+    path, failing = refreshing_plugin(tmp_path, -60)
+    cfg, _ = load_kubeconfig(str(path))
+    failing.touch()
+    for _ in range(4):
+        with pytest.raises(RestMapperError, match="refreshing an expired token"):
+            cfg.auth_settings()
+    hook = cfg.refresh_api_key_hook
+    cells = [c.cell_contents for c in (hook.__closure__ or ())]  # type: ignore[union-attr]
+    logs = [c.plugin_log for c in cells if hasattr(c, "plugin_log")]
+    assert logs and all(log.failures == [] for log in logs)

@@ -189,7 +189,8 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
         exec_config = exec_config if isinstance(exec_config, dict) else {}
         subject = f'exec credential plugin of user "{selection.user_name}"'
         if not loader.__dict__.get("token") and not getattr(cfg, "cert_file", None):
-            raise ConfigError(subject + _plugin_failure(exec_config, loader.plugin_log.failures))
+            raise ConfigError(subject + _plugin_failure(exec_config, loader.plugin_log.take()))
+        loader.plugin_log.take()  # a failure already outlived by a credential is not kept
         hook = getattr(cfg, "refresh_api_key_hook", None)
         if hook is not None:
             cfg.refresh_api_key_hook = _refresh_hook(hook, loader, subject, exec_config)  # type: ignore[assignment]
@@ -221,6 +222,13 @@ class _PluginLog:
             self.failures.append((message, handled if handled is not None and str(handled) == message else None))
 
     warning = exception = critical = error
+
+    def take(self) -> list[tuple[str, BaseException | None]]:
+        """The failures logged since the last call, forgotten here (the plugin's stderr is kept no longer than the
+        refresh that reads it, and a plugin failing on every request holds no more than one run's records)."""
+        with self._lock:
+            taken, self.failures = self.failures, []
+        return taken
 
     def __getattr__(self, name: str) -> Any:  # anything else the method may use (levels, getLogger)
         return getattr(logging, name)
@@ -261,9 +269,13 @@ def _refresh_hook(upstream: Callable[[Any], None], loader: Any, subject: str,
 
     def refresh(cfg: Any) -> None:
         with lock:  # one plugin run at a time; the failures it logs are its own
-            seen = len(loader.plugin_log.failures)
-            upstream(cfg)
-            failures = loader.plugin_log.failures[seen:]
+            loader.plugin_log.take()
+            try:
+                upstream(cfg)
+            finally:
+                # Upstream's ``_set_config`` installs its own hook again on every run: this one stays in its place.
+                cfg.refresh_api_key_hook = refresh
+            failures = loader.plugin_log.take()
             expiry = loader.__dict__.get("expiry")
         if failures and (not isinstance(expiry, datetime.datetime) or expiry <= _now()):
             raise ConfigError(f"{subject}, refreshing an expired token{_plugin_failure(exec_config, failures)}")
