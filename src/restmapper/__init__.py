@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from restmapper._lazy import lazy_getattr
+from restmapper._lazy import lazy_dir, lazy_getattr
 from restmapper.errors import (
     AmbiguousKindError,
     AmbiguousResourceError,
@@ -75,6 +75,7 @@ _LAZY = {
     "wait_for": "restmapper.watch",
 }
 __getattr__ = lazy_getattr(globals(), __name__, _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)
 
 
 __all__ = [

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["lazy_getattr"]
+__all__ = ["lazy_dir", "lazy_getattr"]
 
 
 def lazy_getattr(namespace: MutableMapping[str, Any], package: str,
@@ -31,3 +31,16 @@ def lazy_getattr(namespace: MutableMapping[str, Any], package: str,
         return value
 
     return __getattr__
+
+
+def lazy_dir(namespace: Mapping[str, Any], table: Mapping[str, str]) -> Callable[[], list[str]]:
+    """Return a module ``__dir__`` (PEP 562) listing the public names, loaded or not, and the module's dunders
+    (``__version__``, ``__file__``): ``__all__`` when the module has one, else its public globals, plus ``table``'s
+    names (autocompletion offers what loads lazily, not the module's own imports such as ``logging``)."""
+
+    def __dir__() -> list[str]:
+        public = namespace.get("__all__")
+        names = set(public) if public is not None else {n for n in namespace if not n.startswith("_")}
+        return sorted(names | set(table) | {n for n in namespace if n.startswith("__") and n.endswith("__")})
+
+    return __dir__

@@ -203,7 +203,13 @@ class GroupVersionKind:
 
         Raises:
             InvalidArgumentError: when ``api_version`` has more than one ``/``.
+            TypeError: ``api_version`` or ``kind`` is not a str (a manifest without ``apiVersion`` read with
+                ``obj.get("apiVersion")`` gives None).
         """
+        for what, field_name, value in (("api_version", "apiVersion", api_version), ("kind", "kind", kind)):
+            if not isinstance(value, str):
+                raise TypeError(f"GroupVersionKind.from_api_version_and_kind() takes {what} as str, not "
+                                f"{type(value).__name__} (a manifest without {field_name}?)")
         gv = GroupVersion.parse(api_version)
         return cls(gv.group, gv.version, kind)
 

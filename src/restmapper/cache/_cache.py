@@ -79,12 +79,18 @@ class DiscoveryCache(FetchingState):
             retry_max: cap (seconds) of that exponential backoff.
 
         Raises:
+            TypeError: a ttl, interval or max_stale that is not a number of seconds (``ttl="5"``).
             ValueError: a negative ttl, interval or max_stale.
             InvalidArgumentError: a negative ``retry_initial`` or ``retry_max``.
         """
         for name, value in (("ttl", ttl), ("miss_refresh_interval", miss_refresh_interval),
                             ("max_stale", max_stale)):
-            if value is not None and value < 0:
+            if value is None and name == "ttl":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                allowed = "a number of seconds or None" if name == "ttl" else "a number of seconds"
+                raise TypeError(f"{name} must be {allowed}, not {type(value).__name__} {value!r}")
+            if value < 0:
                 raise ValueError(f"{name} must not be negative")
         timing = Timing(ttl, max_stale, miss_refresh_interval,
                         RetryPolicy(initial_backoff=retry_initial, max_backoff=retry_max, jitter=0.0))

@@ -81,10 +81,20 @@ def gvr_key(method: str, value: object) -> tuple[str, str, str, str]:
     return method, gvr.group, gvr.version, gvr.resource
 
 
+def _gv_hint(method: str, text: str) -> str:
+    """How to pass ``text`` as a GroupVersion: ``GroupVersion.parse`` for ``apps/v1`` or ``v1``; a dotted name
+    without a slash (``example.com``) is a group, which ``GroupVersion.parse`` would read as a version."""
+    if "/" in text or "." not in text:
+        return f"; pass GroupVersion.parse({text!r})"
+    if method.startswith("invalidate"):
+        return f"; {text!r} is a group: call invalidate_group({text!r}), or pass GroupVersion({text!r}, version)"
+    return f"; {text!r} is a group: pass GroupVersion({text!r}, version)"
+
+
 def require_gv(method: str, value: object) -> None:
     """Raise TypeError unless ``value`` is a GroupVersion."""
     if not isinstance(value, GroupVersion):
-        hint = f"; pass GroupVersion.parse({value!r})" if isinstance(value, str) else ""
+        hint = _gv_hint(method, value) if isinstance(value, str) else ""
         if isinstance(value, (GroupVersionResource, GroupVersionKind)):
             hint = (f"; pass its .group_version ({value.group_version!r}), e.g. "
                     f"{method}(mapping.resource.group_version)")

@@ -75,6 +75,8 @@ class KubectlResolution(AnswerEngine):
                 found = None
             if found is not None:
                 return found  # type: ignore[no-any-return]
+        if arg.__class__ is not str:
+            require_str("resolve", arg, "a resource type argument")  # before the memo: a list is unhashable
         key = ("resolve", arg, False)
         groups = self._groups
         if generation == groups.generation:

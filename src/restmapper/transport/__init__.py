@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from restmapper._lazy import lazy_getattr
+from restmapper._lazy import lazy_dir, lazy_getattr
 from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT
 from restmapper.transport._status import status_error
 from restmapper.transport.base import (
@@ -36,6 +36,7 @@ _LAZY = {
     "RequestsTransport": "restmapper.transport.requests_transport",
 }
 __getattr__ = lazy_getattr(globals(), __name__, _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)
 
 
 __all__ = [
