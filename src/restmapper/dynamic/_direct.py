@@ -1,0 +1,224 @@
+"""The drop-in's direct paths: first-time ``resources.get``/``search`` answers straight from ready groups (issue 10).
+
+A call the memo does not hold is answered here, without :func:`~restmapper.dynamic._query.parse`, a lookup scope
+or the generic matching of :mod:`restmapper.dynamic._query`, when it has one of the common shapes
+(``get(api_version="group/version", kind=...)``, ``get(kind=...)``, ``search(kind=...)``, ``get(name=...)``,
+``get(short_names=[...])``, ``search(name=...)``, ``search(short_names=...)``) and every group it may be answered
+from is *ready* (loaded, complete, healthy and fresh: the readiness of
+:meth:`~restmapper.mapper._groups.IndexedGroups.ready_entry` and
+:meth:`~restmapper.mapper._groups.IndexedGroups.ready_anywhere`, the same the mapper's own direct paths and
+:func:`~restmapper.dynamic._ready.ready_found` use). Each path reads the same cells in the same order as the
+generic path, gives the same object (the group's :class:`~restmapper.dynamic._index.GroupResources` hold one
+Resource object per resource and entry generation, shared by every answer) and memoizes it under the same key with
+the same dependencies, so invalidation, healing and TTL behave identically. Anything it cannot settle alone (no
+match, several matches, a group not ready, a ``...List`` kind, any other keyword or value) is None: the generic
+path answers and words it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes.dynamic.resource import Resource
+
+from restmapper.cache import GroupEntry
+from restmapper.dynamic._cachefile import Persister
+from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources
+from restmapper.dynamic._memo import Deps
+from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
+from restmapper.mapper._source import CacheSource
+from restmapper.mapper.merged import Cell, MergedIndex
+
+__all__ = ["DirectAnswers"]
+
+_Lookup = Callable[[MergedIndex, str, Deps], Any]
+_Found = tuple[list[Resource], float, Deps]
+"""The matches (in discovery order), until when (clock seconds) they hold, the cells read."""
+
+
+def _kind_of(kind: Any) -> str | None:
+    """The lowercased kind a direct path answers for (a non-empty str, not a wildcard nor a ``...List`` kind:
+    those also name their base kind and the generic ``List``), else None."""
+    if kind.__class__ is not str or not kind or kind == "*":
+        return None
+    lowered: str = kind.lower()
+    return None if lowered.endswith("list") else lowered
+
+
+class DirectAnswers:
+    """The direct paths of :class:`~restmapper.dynamic.discoverer.SelfHealingDiscoverer` (see the module doc)."""
+
+    cache: CacheSource
+    _indexed: IndexedGroups
+    _clock: Callable[[], float]
+    _groups: dict[str, GroupResources]  # the Resource objects of each group, built once per entry generation
+    _group: Callable[[GroupEntry], GroupResources]  # builds them (and keeps them in ``_groups``)
+    _get_memo: Memo
+    _search_memo: Memo
+    _flavour: Flavour
+    _persister: Persister | None
+    _maybe_write: Callable[[], None]  # writes the cache file when it is due
+
+    # --- entry points ---------------------------------------------------------------------------------------
+
+    def _direct_get(self, kwargs: dict[str, Any], key: Any) -> Resource | None:
+        """``get(**kwargs)`` answered and memoized under ``key`` (its memo key) when a direct path settles it;
+        else None (nothing recorded: the generic path answers)."""
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        size = len(kwargs)
+        if size == 2:
+            version = kwargs.get("api_version")
+            kind = _kind_of(kwargs.get("kind"))
+            if kind is None or version.__class__ is not str:
+                return None
+            group, slash, version = version.partition("/")
+            if not slash or not group or not version or "/" in version or version == "*":
+                return None  # no group named, or a mistake in the call: the generic path words it
+            return self._get_in_group(key, group, version, kind, epoch)
+        if size != 1:
+            return None
+        found = self._anywhere_of(kwargs)
+        if found is None:
+            return None
+        results, until, deps = found
+        if len(results) != 1:
+            # ``get``'s first tie-break among matches by name or short name drops the ResourceLists (each comes
+            # with its resource); anything further is the generic path's.
+            listing = self._flavour.resource_list
+            kept = [r for r in results if not isinstance(r, listing)]
+            if len(kept) != 1 or "kind" in kwargs:
+                return None
+            results = kept
+        result = results[0]
+        self._get_memo.put(key, _remembered(result, until, deps, epoch))
+        return result
+
+    def _direct_search(self, kwargs: dict[str, Any], key: Any) -> list[Resource] | None:
+        """``search(**kwargs)``'s matches, memoized under ``key``, when a direct path settles it; else None."""
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        if len(kwargs) != 1:
+            return None
+        found = self._anywhere_of(kwargs)
+        if found is None:
+            return None
+        results, until, deps = found
+        self._search_memo.put(key, _remembered(results, until, deps, epoch))
+        return results
+
+    # --- the paths ---------------------------------------------------------------------------------------------
+
+    def _get_in_group(self, key: Any, group: str, version: str, kind: str, epoch: int) -> Resource | None:
+        """``get(api_version="group/version", kind=...)``: the one object of that kind in that version of a ready
+        group (the generic path reads that group's cell alone, and so does this)."""
+        groups = self._indexed
+        if self.cache.generation != groups.generation:
+            groups.catch_up()
+        ready = groups.ready_entry(group, self._clock())
+        if ready is None:
+            return None
+        entry, until, cell, seen = ready
+        if entry.outdated:
+            return None
+        res = self._groups.get(group)  # a dict read is atomic: no lock
+        if res is None or res.generation != entry.generation:
+            res = self._group(entry)
+        one = res.by_version.get(version)
+        if one is None:
+            return None
+        objs = one.by_kind_lower.get(kind)
+        if objs is None or len(objs) != 1:
+            return None  # no match, or several: ``get``'s tie-breaks are the generic path's
+        result = objs[0]
+        if self._persister is not None:
+            self._maybe_write()
+        # As _memo.remember records an answer that read one cell.
+        self._get_memo.put(key, Remembered(result, None, until, (), False, epoch, cell, seen))
+        return result
+
+    def _anywhere_of(self, kwargs: dict[str, Any]) -> _Found | None:
+        """The matches of a one-keyword call naming no group (``kind``, ``name`` or ``short_names``)."""
+        for term, value in kwargs.items():
+            if term == "kind":
+                kind = _kind_of(value)
+                return None if kind is None else self._anywhere(MergedIndex.with_kind, value, "", kind, None)
+            if value.__class__ is str:
+                if not value:
+                    return None
+                if term == "name":
+                    return self._anywhere(MergedIndex.with_name, value, "n:", value.lower(), None)
+                if term == "short_names":
+                    lowered = value.lower()
+                    return self._anywhere(MergedIndex.with_short_name, lowered, "s:", lowered, lowered)
+            elif term == "short_names" and value.__class__ in (list, tuple) and value:
+                first = value[0]
+                if first.__class__ is not str or not first:
+                    return None
+                lowered = first.lower()
+                whole = [str(v).lower() for v in value]
+                return self._anywhere(MergedIndex.with_short_name, lowered, "s:", lowered, whole)
+        return None
+
+    def _anywhere(self, lookup: _Lookup, value: str, tag: str, lowered: str, names: str | list[str] | None
+                  ) -> _Found | None:
+        """The matches over core and the groups ``lookup(index, value)`` picks from the merged index, once every
+        group is ready: by lowercased kind (``tag`` empty), else by :func:`~restmapper.dynamic._index.trait_key`
+        ``tag + lowered`` filtered as :func:`~restmapper.dynamic._query.passes` filters (the name compared without
+        case, or ``names``: the short names, one asked (a str) or the whole list). None when a group is not ready,
+        nothing matches or an invalidation landed meanwhile."""
+        groups = self._indexed
+        cache = self.cache
+        invalidations = cache.invalidations
+        if cache.generation != groups.generation:
+            groups.catch_up()
+        deps: Deps = []  # after the marker of an answer from any group, (ANYWHERE, 0), as _memo.remember drops it
+        ready = groups.ready_anywhere(lookup, value, deps, self._clock(), entries=True)
+        if ready is None:
+            return None
+        entries, until = ready
+        held = self._groups
+        results: list[Resource] = []
+        trait = tag + lowered
+        for entry in entries:
+            if entry.failed or entry.outdated:
+                return None
+            res = held.get(entry.name)  # a dict read is atomic: no lock
+            if res is None or res.generation != entry.generation:
+                res = self._group(entry)
+            for vr in res.versions:
+                if not tag:
+                    objs = vr.by_kind_lower.get(lowered)
+                    if objs is not None:
+                        results += objs
+                    continue
+                for obj in vr.by_trait.get(trait, ()):
+                    base = obj.__dict__.get(BASE_RESOURCE, obj)  # a ResourceList is matched on its resource
+                    if _passes(base, names, lowered):
+                        results.append(obj)
+        if not results or cache.invalidations != invalidations:
+            return None
+        if self._persister is not None:
+            self._maybe_write()
+        return results, until, deps
+
+
+def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
+    """What :func:`~restmapper.dynamic._memo.remember` memoizes for an answer from any group that read ``deps``
+    (after the marker of such answers; each cell once, in the order read)."""
+    return Remembered(value, None, until, tuple(dict.fromkeys(deps)), True, epoch)
+
+
+def _passes(obj: Resource, names: str | list[str] | None, lowered: str) -> bool:
+    """:func:`~restmapper.dynamic._query.passes` for the one filter of a direct path: ``name`` (``names`` None:
+    compared without case with ``lowered``), else ``short_names`` (a str: one of them; a list: all of them, in
+    order, without case)."""
+    own = obj.__dict__
+    if names is None:
+        actual = own["name"] if "name" in own else getattr(obj, "name", None)
+        return isinstance(actual, str) and actual.lower() == lowered
+    actual = own["short_names"] if "short_names" in own else getattr(obj, "short_names", None)
+    if not isinstance(actual, list):
+        return False
+    if names.__class__ is str:
+        return names in [a.lower() for a in actual]
+    return [a.lower() for a in actual] == names
