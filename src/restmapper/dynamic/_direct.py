@@ -87,7 +87,7 @@ class DirectAnswers:
             # with its resource); anything further is the generic path's.
             listing = self._flavour.resource_list
             kept = [r for r in results if not isinstance(r, listing)]
-            if len(kept) != 1 or "kind" in kwargs:
+            if len(kept) != 1:  # (matches by kind hold no ResourceList: their kinds end in List)
                 return None
             results = kept
         result = results[0]
@@ -147,7 +147,7 @@ class DirectAnswers:
                     return None
                 if term == "name":
                     return self._anywhere(MergedIndex.with_name, value, "n:", value.lower(), None)
-                if term == "short_names":
+                if term == "short_names":  # one of them: every object claiming it (no filter to apply)
                     lowered = value.lower()
                     return self._anywhere(MergedIndex.with_short_name, lowered, "s:", lowered, lowered)
             elif term == "short_names" and value.__class__ in (list, tuple) and value:
@@ -164,8 +164,8 @@ class DirectAnswers:
         """The matches over core and the groups ``lookup(index, value)`` picks from the merged index, once every
         group is ready: by lowercased kind (``tag`` empty), else by :func:`~restmapper.dynamic._index.trait_key`
         ``tag + lowered`` filtered as :func:`~restmapper.dynamic._query.passes` filters (the name compared without
-        case, or ``names``: the short names, one asked (a str) or the whole list). None when a group is not ready,
-        nothing matches or an invalidation landed meanwhile."""
+        case; ``names``: the short names, one asked (a str: every object claiming it) or the whole list). None
+        when a group is not ready, nothing matches or an invalidation landed meanwhile."""
         groups = self._indexed
         cache = self.cache
         invalidations = cache.invalidations
@@ -191,7 +191,13 @@ class DirectAnswers:
                     if objs is not None:
                         results += objs
                     continue
-                for obj in vr.by_trait.get(trait, ()):
+                objs = vr.by_trait.get(trait)
+                if objs is None:
+                    continue
+                if isinstance(names, str):  # every object claiming the short name has it
+                    results += objs
+                    continue
+                for obj in objs:
                     base = obj.__dict__.get(BASE_RESOURCE, obj)  # a ResourceList is matched on its resource
                     if _passes(base, names, lowered):
                         results.append(obj)
@@ -208,17 +214,13 @@ def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
     return Remembered(value, None, until, tuple(dict.fromkeys(deps)), True, epoch)
 
 
-def _passes(obj: Resource, names: str | list[str] | None, lowered: str) -> bool:
+def _passes(obj: Resource, names: list[str] | None, lowered: str) -> bool:
     """:func:`~restmapper.dynamic._query.passes` for the one filter of a direct path: ``name`` (``names`` None:
-    compared without case with ``lowered``), else ``short_names`` (a str: one of them; a list: all of them, in
-    order, without case)."""
+    compared without case with ``lowered``), else ``short_names`` given as a list (all of them, in order,
+    without case)."""
     own = obj.__dict__
     if names is None:
         actual = own["name"] if "name" in own else getattr(obj, "name", None)
         return isinstance(actual, str) and actual.lower() == lowered
     actual = own["short_names"] if "short_names" in own else getattr(obj, "short_names", None)
-    if not isinstance(actual, list):
-        return False
-    if names.__class__ is str:
-        return names in [a.lower() for a in actual]
-    return [a.lower() for a in actual] == names
+    return isinstance(actual, list) and [a.lower() for a in actual] == names
