@@ -123,10 +123,7 @@ class DirectAnswers:
         res = self._groups.get(group)  # a dict read is atomic: no lock
         if res is None or res.generation != entry.generation:
             res = self._group(entry)
-        one = res.by_version.get(version)
-        if one is None:
-            return None
-        objs = one.by_kind_lower.get(kind)
+        objs = res.flat.get(f"{version}/{kind}")  # that version's by_kind_lower, in one table
         if objs is None or len(objs) != 1:
             return None  # no match, or several: ``get``'s tie-breaks are the generic path's
         result = objs[0]
@@ -178,29 +175,23 @@ class DirectAnswers:
         entries, until = ready
         held = self._groups
         results: list[Resource] = []
-        trait = tag + lowered
+        trait = (tag or "k:") + lowered  # a key of GroupResources.flat
         for entry in entries:
             if entry.failed or entry.outdated:
                 return None
             res = held.get(entry.name)  # a dict read is atomic: no lock
             if res is None or res.generation != entry.generation:
                 res = self._group(entry)
-            for vr in res.versions:
-                if not tag:
-                    objs = vr.by_kind_lower.get(lowered)
-                    if objs is not None:
-                        results += objs
-                    continue
-                objs = vr.by_trait.get(trait)
-                if objs is None:
-                    continue
-                if isinstance(names, str):  # every object claiming the short name has it
-                    results += objs
-                    continue
-                for obj in objs:
-                    base = obj.__dict__.get(BASE_RESOURCE, obj)  # a ResourceList is matched on its resource
-                    if _passes(base, names, lowered):
-                        results.append(obj)
+            objs = res.flat.get(trait)  # every version's by_kind_lower or by_trait, in version order
+            if objs is None:
+                continue
+            if not tag or isinstance(names, str):  # by kind, or one short name: every object under it matches
+                results += objs
+                continue
+            for obj in objs:
+                base = obj.__dict__.get(BASE_RESOURCE, obj)  # a ResourceList is matched on its resource
+                if _passes(base, names, lowered):
+                    results.append(obj)
         if not results or cache.invalidations != invalidations:
             return None
         if self._persister is not None:

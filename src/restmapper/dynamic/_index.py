@@ -97,7 +97,7 @@ def generic_list(client: Any, flavour: Flavour = KUBERNETES_DYNAMIC) -> Resource
     return flavour.resource_list(client)  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a first-time question reads one object less per version
 class VersionResources:
     """The resources of one group version as ``kubernetes.dynamic`` objects.
 
@@ -121,14 +121,21 @@ class VersionResources:
     all: tuple[Resource, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroupResources:
-    """The versions of one cached group, in priority order (preferred first), built for one entry generation."""
+    """The versions of one cached group, in priority order (preferred first), built for one entry generation.
+
+    ``flat`` holds the tables of :attr:`VersionResources.by_kind_lower` and :attr:`VersionResources.by_trait` in
+    one dictionary, for the drop-in's direct paths (a first-time question reads one table per group, not one per
+    version): ``"<version>/<kind lowercased>"`` -> the objects of that kind in that version; ``"k:<kind
+    lowercased>"`` and each ``by_trait`` key -> the objects under it in every version, in version priority order.
+    """
 
     name: str
     generation: int
     versions: tuple[VersionResources, ...]
     by_version: dict[str, VersionResources]
+    flat: dict[str, tuple[Resource, ...]]
 
 
 def _build_version(client: Any, resources: APIResourceList, preferred: bool, flavour: Flavour) -> VersionResources:
@@ -201,4 +208,21 @@ def build_group(client: Any, entry: GroupEntry, flavour: Flavour = KUBERNETES_DY
         ordered.remove(preferred)
         ordered.insert(0, preferred)
     versions = tuple(_build_version(client, entry.resources[gv], gv == preferred, flavour) for gv in ordered)
-    return GroupResources(entry.name, entry.generation, versions, {v.group_version.version: v for v in versions})
+    return GroupResources(entry.name, entry.generation, versions, {v.group_version.version: v for v in versions},
+                          _flat(versions))
+
+
+def _flat(versions: tuple[VersionResources, ...]) -> dict[str, tuple[Resource, ...]]:
+    """:attr:`GroupResources.flat` of ``versions`` (in priority order)."""
+    across: dict[str, list[Resource]] = {}
+    flat: dict[str, tuple[Resource, ...]] = {}
+    for v in versions:
+        version = v.group_version.version
+        for kind, objs in v.by_kind_lower.items():
+            flat[f"{version}/{kind}"] = tuple(objs)
+            across.setdefault(f"k:{kind}", []).extend(objs)
+        for key, objs in v.by_trait.items():
+            across.setdefault(key, []).extend(objs)
+    for key, objs in across.items():
+        flat[key] = tuple(objs)
+    return flat
