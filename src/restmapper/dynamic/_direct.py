@@ -28,6 +28,7 @@ from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources
 from restmapper.dynamic._memo import Deps
 from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
 from restmapper.mapper._source import CacheSource
+from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, MergedIndex
 
 __all__ = ["DirectAnswers"]
@@ -117,12 +118,12 @@ class DirectAnswers:
         ready = groups.ready_entry(group, self._clock())
         if ready is None:
             return None
-        entry, until, cell, seen = ready
-        if entry.outdated:
-            return None
-        res = self._groups.get(group)  # a dict read is atomic: no lock
-        if res is None or res.generation != entry.generation:
-            res = self._group(entry)
+        index, entry, until, cell, seen = ready
+        res = index.layer_memo  # kept with the index: built from its entry
+        if not isinstance(res, GroupResources):
+            res = self._keep(index, entry)
+            if res is None:
+                return None
         objs = res.flat.get(f"{version}/{kind}")  # that version's by_kind_lower, in one table
         if objs is None or len(objs) != 1:
             return None  # no match, or several: ``get``'s tie-breaks are the generic path's
@@ -132,6 +133,17 @@ class DirectAnswers:
         # As _memo.remember records an answer that read one cell.
         self._get_memo.put(key, Remembered(result, None, until, (), False, epoch, cell, seen))
         return result
+
+    def _keep(self, index: GroupIndex, entry: GroupEntry) -> GroupResources | None:
+        """The Resource objects of ``entry`` (the one ``index`` was built from), kept with the index for the next
+        question: the index lives as long as the entry's generation, and an entry's generation fixes its content
+        and whether it failed or is outdated. None for a failed or outdated entry (what it lacks proves nothing:
+        the generic path answers, as :func:`~restmapper.dynamic._ready.ready_found` leaves those to it)."""
+        if entry.failed or entry.outdated:
+            return None
+        res = self._group(entry)
+        index.layer_memo = res
+        return res
 
     def _anywhere_of(self, kwargs: dict[str, Any]) -> _Found | None:
         """The matches of a one-keyword call naming no group (``kind``, ``name`` or ``short_names``)."""
@@ -169,19 +181,22 @@ class DirectAnswers:
         if cache.generation != groups.generation:
             groups.catch_up()
         deps: Deps = []  # after the marker of an answer from any group, (ANYWHERE, 0), as _memo.remember drops it
-        ready = groups.ready_anywhere(lookup, value, deps, self._clock(), entries=True)
+        now = self._clock()
+        ready = groups.ready_anywhere(lookup, value, deps, now)
         if ready is None:
             return None
-        entries, until = ready
-        held = self._groups
+        indexes, until = ready
         results: list[Resource] = []
         trait = (tag or "k:") + lowered  # a key of GroupResources.flat
-        for entry in entries:
-            if entry.failed or entry.outdated:
-                return None
-            res = held.get(entry.name)  # a dict read is atomic: no lock
-            if res is None or res.generation != entry.generation:
-                res = self._group(entry)
+        for index in indexes:
+            res = index.layer_memo  # kept with the index: built from its entry
+            if not isinstance(res, GroupResources):
+                found = groups.ready_entry(index.name, now)
+                if found is None or found[0] is not index:
+                    return None  # replaced meanwhile
+                res = self._keep(index, found[1])
+                if res is None:
+                    return None
             objs = res.flat.get(trait)  # every version's by_kind_lower or by_trait, in version order
             if objs is None:
                 continue

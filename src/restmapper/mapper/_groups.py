@@ -350,9 +350,9 @@ class IndexedGroups:
             cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
 
-    def ready_entry(self, name: str, now: float) -> tuple[GroupEntry, float, Cell, int] | None:
-        """As :meth:`ready_one`, the group's cache entry instead of its index (for a layer that answers from
-        entries: the dynamic drop-in's direct paths)."""
+    def ready_entry(self, name: str, now: float) -> tuple[GroupIndex, GroupEntry, float, Cell, int] | None:
+        """As :meth:`ready_one`, with the cache entry the group's index was built from (for a layer that answers
+        from entries: the dynamic drop-in's direct paths)."""
         with self._lock:
             if self.cache.generation != self.generation:
                 return None
@@ -360,7 +360,7 @@ class IndexedGroups:
             if one is None or one[1] <= now:
                 return None
             cell = one[3]
-            return one[2], one[1], cell, cell.version
+            return one[0], one[2], one[1], cell, cell.version
 
     def note_read(self, entries: Iterable[GroupEntry], until: float) -> None:
         """Index ``entries`` a layer just read from the cache (valid until clock reading ``until``), so the next
