@@ -21,6 +21,7 @@ from dynamic_helpers import crd
 from test_dynamic_memo_groups import _discoverer
 
 from restmapper.dynamic import SelfHealingDiscoverer
+from restmapper.dynamic._memo import memo_key
 from restmapper.mapper._groups import Memo
 from restmapper.model import APIResource
 from restmapper.testing import FakeCluster
@@ -61,7 +62,7 @@ def _cluster(mode: str, manifests: list[dict[str, Any]]) -> FakeCluster:
         APIResource("processedtemplates", "processedtemplate", True, "Template", ("create",)),
         APIResource("templates", "template", True, "Template", ("get", "list"), short_names=("tpl",)),
         APIResource("things", "thing", True, "Thing", ("get",)),
-        APIResource("upperthings", "upperthing", True, "THING", ("get",), short_names=("tpl",))])
+        APIResource("upperthings", "upperthing", True, "THING", ("get",), short_names=("TPL", "Up"))])
     return cluster
 
 
@@ -165,6 +166,33 @@ def test_direct_answers_equal_the_generic_paths(mode: str, fixture_crds: list[di
     shapes = [("get", "api_version", "kind"), ("get", "kind", "api_version"), ("get", "kind"), ("get", "name"),
               ("get", "short_names"), ("search", "kind"), ("search", "name"), ("search", "short_names")]
     assert sorted(answered) == sorted(shapes) and min(answered.values()) > 40, answered
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_direct_paths_answer_their_shapes(mode: str) -> None:
+    """Each shape is answered by a direct path (not left to the generic path) when one object matches (search:
+    any), and an ambiguity is left to the generic path."""
+    resources = _discoverer(_cluster(mode, []))
+    _warm(resources)
+    cases: list[tuple[str, dict[str, Any], list[str] | None]] = [
+        ("get", {"api_version": f"{A}/v2", "kind": "alpha"}, [f"{A}/v2 alphas"]),
+        ("get", {"kind": "Beta"}, [f"{B}/v1 betas"]),
+        ("get", {"name": "OTHERALPHAS"}, [f"{B}/v1 otheralphas"]),
+        ("get", {"name": "betas"}, None),  # B's Beta and C's Gamma: ambiguous
+        ("get", {"short_names": ["tpl", "UP"]}, [f"{T}/v1 upperthings"]),  # the server's in upper case
+        ("get", {"short_names": ("be", "al")}, [f"{B}/v1 betas"]),
+        ("get", {"short_names": "Up"}, [f"{T}/v1 upperthings"]),
+        ("search", {"kind": "thing"}, [f"{T}/v1 things", f"{T}/v1 upperthings"]),
+        ("search", {"short_names": "al"}, [f"{A}/v2 alphas", f"{A}/v2 alphas", f"{A}/v1 alphas", f"{A}/v1 alphas",
+                                           f"{B}/v1 betas", f"{B}/v1 betas"]),  # each resource and its List
+    ]
+    for method, kwargs, answer in cases:
+        found = getattr(resources, f"_direct_{method}")(kwargs, memo_key(kwargs))
+        if answer is None:
+            assert found is None, kwargs
+            continue
+        assert found is not None, kwargs
+        assert [f"{r.group_version} {r.name}" for r in ([found] if method == "get" else found)] == answer, kwargs
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -9,8 +9,10 @@ from is *ready* (loaded, complete, healthy and fresh: the readiness of
 :meth:`~restmapper.mapper._groups.IndexedGroups.ready_anywhere`, the same the mapper's own direct paths and
 :func:`~restmapper.dynamic._ready.ready_found` use). Each path reads the same cells in the same order as the
 generic path, gives the same object (the group's :class:`~restmapper.dynamic._index.GroupResources` hold one
-Resource object per resource and entry generation, shared by every answer) and memoizes it under the same key with
-the same dependencies, so invalidation, healing and TTL behave identically. Anything it cannot settle alone (no
+Resource object per resource and entry generation, shared by every answer; the direct paths find them kept with the
+group's mapper index, :attr:`GroupIndex.layer_memo <restmapper.mapper.index.GroupIndex>`, and read one table of
+them, :attr:`~restmapper.dynamic._index.GroupResources.flat`) and memoizes it under the same key with the same
+dependencies, so invalidation, healing and TTL behave identically. Anything it cannot settle alone (no
 match, several matches, a group not ready, a ``...List`` kind, any other keyword or value) is None: the generic
 path answers and words it.
 """
@@ -24,7 +26,7 @@ from kubernetes.dynamic.resource import Resource
 
 from restmapper.cache import GroupEntry
 from restmapper.dynamic._cachefile import Persister
-from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources
+from restmapper.dynamic._index import Flavour, GroupResources
 from restmapper.dynamic._memo import Deps
 from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
 from restmapper.mapper._source import CacheSource
@@ -150,31 +152,27 @@ class DirectAnswers:
         for term, value in kwargs.items():
             if term == "kind":
                 kind = _kind_of(value)
-                return None if kind is None else self._anywhere(MergedIndex.with_kind, value, "", kind, None)
+                return None if kind is None else self._anywhere(MergedIndex.with_kind, value, "k:" + kind)
             if value.__class__ is str:
                 if not value:
                     return None
-                if term == "name":
-                    return self._anywhere(MergedIndex.with_name, value, "n:", value.lower(), None)
+                if term == "name":  # the objects whose plural it is
+                    return self._anywhere(MergedIndex.with_name, value, "N:" + value.lower())
                 if term == "short_names":  # one of them: every object claiming it (no filter to apply)
                     lowered = value.lower()
-                    return self._anywhere(MergedIndex.with_short_name, lowered, "s:", lowered, lowered)
+                    return self._anywhere(MergedIndex.with_short_name, lowered, "s:" + lowered)
             elif term == "short_names" and value.__class__ in (list, tuple) and value:
                 first = value[0]
                 if first.__class__ is not str or not first:
                     return None
-                lowered = first.lower()
-                whole = [str(v).lower() for v in value]
-                return self._anywhere(MergedIndex.with_short_name, lowered, "s:", lowered, whole)
+                whole = ("S", *[str(v).lower() for v in value])  # the objects with exactly these short names
+                return self._anywhere(MergedIndex.with_short_name, first.lower(), whole)
         return None
 
-    def _anywhere(self, lookup: _Lookup, value: str, tag: str, lowered: str, names: str | list[str] | None
-                  ) -> _Found | None:
-        """The matches over core and the groups ``lookup(index, value)`` picks from the merged index, once every
-        group is ready: by lowercased kind (``tag`` empty), else by :func:`~restmapper.dynamic._index.trait_key`
-        ``tag + lowered`` filtered as :func:`~restmapper.dynamic._query.passes` filters (the name compared without
-        case; ``names``: the short names, one asked (a str: every object claiming it) or the whole list). None
-        when a group is not ready, nothing matches or an invalidation landed meanwhile."""
+    def _anywhere(self, lookup: _Lookup, value: str, key: str | tuple[str, ...]) -> _Found | None:
+        """The objects under ``key`` in :attr:`~restmapper.dynamic._index.GroupResources.flat` of core and the
+        groups ``lookup(index, value)`` picks from the merged index, once every group is ready. None when a group
+        is not ready, nothing matches or an invalidation landed meanwhile."""
         groups = self._indexed
         cache = self.cache
         invalidations = cache.invalidations
@@ -187,7 +185,6 @@ class DirectAnswers:
             return None
         indexes, until = ready
         results: list[Resource] = []
-        trait = (tag or "k:") + lowered  # a key of GroupResources.flat
         for index in indexes:
             res = index.layer_memo  # kept with the index: built from its entry
             if not isinstance(res, GroupResources):
@@ -197,16 +194,9 @@ class DirectAnswers:
                 res = self._keep(index, found[1])
                 if res is None:
                     return None
-            objs = res.flat.get(trait)  # every version's by_kind_lower or by_trait, in version order
-            if objs is None:
-                continue
-            if not tag or isinstance(names, str):  # by kind, or one short name: every object under it matches
+            objs = res.flat.get(key)  # every version's matches, in version order
+            if objs is not None:
                 results += objs
-                continue
-            for obj in objs:
-                base = obj.__dict__.get(BASE_RESOURCE, obj)  # a ResourceList is matched on its resource
-                if _passes(base, names, lowered):
-                    results.append(obj)
         if not results or cache.invalidations != invalidations:
             return None
         if self._persister is not None:
@@ -218,15 +208,3 @@ def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
     """What :func:`~restmapper.dynamic._memo.remember` memoizes for an answer from any group that read ``deps``
     (after the marker of such answers; each cell once, in the order read)."""
     return Remembered(value, None, until, tuple(dict.fromkeys(deps)), True, epoch)
-
-
-def _passes(obj: Resource, names: list[str] | None, lowered: str) -> bool:
-    """:func:`~restmapper.dynamic._query.passes` for the one filter of a direct path: ``name`` (``names`` None:
-    compared without case with ``lowered``), else ``short_names`` given as a list (all of them, in order,
-    without case)."""
-    own = obj.__dict__
-    if names is None:
-        actual = own["name"] if "name" in own else getattr(obj, "name", None)
-        return isinstance(actual, str) and actual.lower() == lowered
-    actual = own["short_names"] if "short_names" in own else getattr(obj, "short_names", None)
-    return isinstance(actual, list) and [a.lower() for a in actual] == names

@@ -6,7 +6,9 @@ through our :class:`~restmapper.mapper.LazyRESTMapper` cache (TTL, 404 eviction,
 failure isolation, thread safety) over the DynamicClient's own ``ApiClient``. Answers are memoized while none
 of the groups (and merged-index names) they read changed (:mod:`restmapper.dynamic._memo`), so warm lookups are
 one dict hit and refreshing one group recomputes only the answers that read it. Matching a call against the
-groups' Resource objects is :mod:`restmapper.dynamic._query`.
+groups' Resource objects is :mod:`restmapper.dynamic._query`; a first-time call of a common shape over groups the
+mapper holds ready is answered straight from them by :mod:`restmapper.dynamic._direct` (the same answer, memoized
+the same way).
 """
 
 from __future__ import annotations
