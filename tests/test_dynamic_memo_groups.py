@@ -8,6 +8,7 @@ depends on every group's health (a group that became unreadable refuses it, DESI
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -59,15 +60,20 @@ def _discoverer(cluster: FakeCluster) -> SelfHealingDiscoverer:
 
 
 def _count_computations(resources: SelfHealingDiscoverer) -> list[int]:
-    """Count, from now on, the answers the drop-in computes (not served from its memo)."""
+    """Count, from now on, the answers the drop-in computes (not served from its memo): by the full lookup, or
+    straight from ready groups by a direct path (``_direct``; None there is no answer: the full lookup follows)."""
     computed = [0]
-    lookup = resources._lookup
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        computed[0] += 1
-        return lookup(*args, **kwargs)
+    def counted(method: Callable[..., Any], answered: Callable[[Any], bool]) -> Callable[..., Any]:
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            found = method(*args, **kwargs)
+            computed[0] += answered(found)
+            return found
+        return counting
 
-    resources._lookup = counting  # type: ignore[method-assign]
+    resources._lookup = counted(resources._lookup, lambda found: True)  # type: ignore[method-assign]
+    for name in ("_direct_get", "_direct_search"):
+        setattr(resources, name, counted(getattr(resources, name), lambda found: found is not None))
     return computed
 
 

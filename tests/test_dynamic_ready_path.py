@@ -16,6 +16,7 @@ from test_dynamic_memo_groups import _discoverer
 
 from restmapper import GroupDiscoveryError
 from restmapper.dynamic import SelfHealingDiscoverer, _ready
+from restmapper.dynamic._direct import DirectAnswers
 from restmapper.dynamic._partial import SearchResults
 from restmapper.testing import FakeCluster
 
@@ -92,7 +93,8 @@ def _warm(resources: SelfHealingDiscoverer) -> None:
 
 @pytest.fixture
 def full_only(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Make ``ready_found`` decline within the block: every question takes the full lookup."""
+    """Make ``ready_found`` and the direct paths (``_direct``) decline within the block: every question takes the
+    full lookup."""
 
     class Switch:
         on = False
@@ -103,6 +105,10 @@ def full_only(monkeypatch: pytest.MonkeyPatch) -> Any:
         return None if Switch.on else original(*args, **kwargs)
 
     monkeypatch.setattr("restmapper.dynamic.discoverer.ready_found", switched)
+    for name in ("_direct_get", "_direct_search"):
+        direct = getattr(DirectAnswers, name)
+        monkeypatch.setattr(DirectAnswers, name, lambda self, kwargs, key, direct=direct: (
+            None if Switch.on else direct(self, kwargs, key)))
     return Switch
 
 

@@ -6,7 +6,9 @@ through our :class:`~restmapper.mapper.LazyRESTMapper` cache (TTL, 404 eviction,
 failure isolation, thread safety) over the DynamicClient's own ``ApiClient``. Answers are memoized while none
 of the groups (and merged-index names) they read changed (:mod:`restmapper.dynamic._memo`), so warm lookups are
 one dict hit and refreshing one group recomputes only the answers that read it. Matching a call against the
-groups' Resource objects is :mod:`restmapper.dynamic._query`.
+groups' Resource objects is :mod:`restmapper.dynamic._query`; a first-time call of a common shape over groups the
+mapper holds ready is answered straight from them by :mod:`restmapper.dynamic._direct` (the same answer, memoized
+the same way).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from restmapper.cache._replay import Replays, replay_mark
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
+from restmapper.dynamic._direct import DirectAnswers
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
 from restmapper.dynamic._memo import LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
@@ -63,7 +66,7 @@ class _Miss(Exception):
         self.error, self.until, self.confirmed_at = error, until, confirmed_at
 
 
-class SelfHealingDiscoverer:
+class SelfHealingDiscoverer(DirectAnswers):
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
     Construct it the way ``DynamicClient`` does (``discoverer(dynamic_client, cache_file)``). Differences from
@@ -297,6 +300,12 @@ class SelfHealingDiscoverer:
         key, memo = recall(self._remembered, self._search_memo, kwargs)
         if memo is not None:
             return SearchResults(memo.value)
+        if key is not None:  # straight from ready groups when a direct path settles it (_direct)
+            direct = self._direct_search(kwargs, key)
+            if direct is not None:
+                answer = _new_list(SearchResults)  # as a memo hit makes it: complete, ``failed`` reads empty
+                answer += direct
+                return answer
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -364,6 +373,10 @@ class SelfHealingDiscoverer:
             if memo.error is not None:
                 raise memo.error.with_traceback(None)
             return memo.value  # type: ignore[no-any-return]
+        if key is not None:  # straight from ready groups when a direct path settles it (_direct)
+            direct = self._direct_get(kwargs, key)
+            if direct is not None:
+                return direct
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)

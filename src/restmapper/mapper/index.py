@@ -277,6 +277,7 @@ class GroupIndex:
         "category_members",
         "group",
         "kind_first",
+        "layer_memo",
         "name",
         "name_first",
         "names",
@@ -296,6 +297,9 @@ class GroupIndex:
         """
         self.name = group.name
         self.group = group
+        # One object a layer above derives from the group entry this index was built from and keeps with it (the
+        # dynamic drop-in's Resource objects; the mapper never reads it).
+        self.layer_memo: object = None
         version_indexes: list[VersionIndex] = []
         short_names: dict[str, list[str]] = {}
         categories: dict[str, list[str]] = {}
