@@ -166,3 +166,16 @@ def test_a_handler_removed_during_a_batch_is_not_called_again() -> None:
     d.broadcast_entries([obj("a"), obj("b")])
     _drain(d, done)
     assert seen == ["a"]
+
+
+def test_listed_objects_without_identity_are_skipped_with_their_reason(caplog: pytest.LogCaptureFixture) -> None:
+    store = ObjectStore()
+    good = obj("a")
+    bad: list[Any] = ["text", {"metadata": {}}, {"metadata": {"name": "b", "namespace": 3}},
+                      {"metadata": {"name": "c", "uid": 7}}, {"kind": "X"}]
+    with caplog.at_level("WARNING", logger="restmapper.store"):
+        assert store.replace([bad[0], good, *bad[1:]]) == [("ADDED", None, good)]
+    assert len(store) == 1
+    reasons = [r.getMessage() for r in caplog.records]
+    assert len(reasons) == 5 and all(m.startswith("ignoring a listed object: ") for m in reasons)
+    assert "metadata.name" in reasons[1] and "must be strings" in reasons[2]

@@ -325,22 +325,25 @@ class ObjectStore:
         order_ns: list[str] = []
         order_names: list[str] = []
         for obj in objs:
+            # identity() inlined (no tuple an object); anything it would refuse goes to it for the reason.
             meta = obj.get("metadata") if isinstance(obj, dict) else None
             if isinstance(meta, dict):
                 name, ns, uid = meta.get("name"), meta.get("namespace") or "", meta.get("uid")
-                if isinstance(name, str) and name and isinstance(ns, str) and (uid is None or isinstance(uid, str)):
-                    names = fresh.get(ns)
-                    if names is None:
-                        names = fresh[ns] = {}
-                    if name not in names:
-                        order_ns.append(ns)
-                        order_names.append(name)
-                    names[name] = obj
+            else:
+                name = ns = uid = None
+            if not (isinstance(name, str) and name and isinstance(ns, str) and (uid is None or isinstance(uid, str))):
+                try:
+                    ns, name, _, _ = identity(obj)
+                except InvalidArgumentError as exc:
+                    _log.warning("ignoring a listed object: %s", exc)
                     continue
-            try:
-                identity(obj)  # the precise reason
-            except InvalidArgumentError as exc:
-                _log.warning("ignoring a listed object: %s", exc)
+            names = fresh.get(ns)
+            if names is None:
+                names = fresh[ns] = {}
+            if name not in names:
+                order_ns.append(ns)
+                order_names.append(name)
+            names[name] = obj
         changes: list[Entry] = []
         with self.lock:
             by_ns = self._by_ns
