@@ -26,6 +26,7 @@ OnUpdate = Callable[[dict[str, Any], dict[str, Any]], Any]
 OnDelete = Callable[[dict[str, Any]], Any]
 
 _STOP = object()
+_BATCH = "BATCH"  # the change type of a queue item holding a list of entries (Entry: an object alone is an ADDED)
 
 
 class HandlerHandle:
@@ -68,6 +69,10 @@ class Dispatcher:
         self.handlers: tuple[HandlerHandle, ...] = ()
         self.seq = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Changes queued in batches beyond one a batch (written by the queueing side only) and those of them
+        # delivered or dropped (by the dispatch thread only): single writers, so the backlog needs no lock.
+        self._batched = 0
+        self._batched_done = 0
         self._count = count
         self._resync = resync
         self._resync_snapshot = resync_snapshot
@@ -78,7 +83,7 @@ class Dispatcher:
     @property
     def backlog(self) -> int:
         """Queued changes not yet delivered (approximate)."""
-        return self._queue.qsize()
+        return max(0, self._queue.qsize() + self._batched - self._batched_done)
 
     def broadcast(self, change_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         """Queue a change for every handler registered now (informer's lock held)."""
@@ -86,11 +91,23 @@ class Dispatcher:
         if self.handlers:  # a handler registered later starts after this sequence number: nobody would get it
             self._queue.put((self.seq, None, change_type, old, new))
 
+    def broadcast_entries(self, entries: list[Any]) -> None:
+        """Queue the changes ``entries`` (``Entry``: an object alone is its ADDED, else ``(type, old, new)``), in
+        order, for every handler registered now, as one queue item (informer's lock held)."""
+        first = self.seq + 1
+        self.seq += len(entries)
+        if self.handlers and entries:
+            self._put_batch(first, None, entries)
+
+    def _put_batch(self, seq: int, target: HandlerHandle | None, entries: list[Any]) -> None:
+        self._batched += len(entries) - 1
+        self._queue.put((seq, target, _BATCH, entries, None))
+
     def add(self, handle: HandlerHandle, existing: list[dict[str, Any]]) -> None:
         """Register ``handle`` and queue synthetic adds of ``existing`` for it alone (informer's lock held)."""
         self.handlers = (*self.handlers, handle)
-        for obj in existing:
-            self._queue.put((0, handle, "ADDED", None, obj))
+        if existing:
+            self._put_batch(0, handle, existing)
 
     def remove(self, handle: HandlerHandle) -> bool:
         """Unregister ``handle`` (informer's lock held); True when it was registered."""
@@ -122,7 +139,10 @@ class Dispatcher:
                 continue
             if item is _STOP:
                 return
-            self._deliver(item)
+            if item[2] is _BATCH:
+                self._deliver_batch(item[0], item[1], item[3])
+            else:
+                self._deliver(item)
 
     def _resync_now(self) -> None:
         # client-go's resync: every handler gets on_update(obj, obj) for every held object. It is numbered after
@@ -135,6 +155,17 @@ class Dispatcher:
         self._count("resyncs")
         for obj in objects:
             self._deliver((seq + 1, None, "MODIFIED", obj, obj))
+
+    def _deliver_batch(self, seq: int, target: HandlerHandle | None, entries: list[Any]) -> None:
+        # Every change of a batch was queued at once: a handler registered after it (since > seq) gets none.
+        try:
+            for entry in entries:
+                if type(entry) is tuple:
+                    self._deliver((seq, target, *entry))
+                else:
+                    self._deliver((seq, target, "ADDED", None, entry))
+        finally:
+            self._batched_done += len(entries) - 1
 
     def _deliver(self, item: Item) -> None:
         seq, target, change_type, old, new = item

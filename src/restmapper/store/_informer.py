@@ -26,7 +26,7 @@ from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
 from restmapper.store._errors import CacheSyncTimeoutError, InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees
+from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing
 from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.store._waits import ReadYourWrites
@@ -468,7 +468,7 @@ class Informer(ReadYourWrites):
             self._mapping = None
             if self._mismatch:
                 self._mismatch = 0
-            self._queue(self._store.replace([]))
+            self._dispatcher.broadcast_entries(self._store.replace_entries([]))
             self._changed()
         self._reflector.reset()
         if first:
@@ -506,13 +506,20 @@ class Informer(ReadYourWrites):
     # --- ReflectorSink ---------------------------------------------------------------------------------------------
 
     def reflector_replace(self, items: builtins.list[Any], resource_version: str) -> None:
-        objs = [o for o in map(self._transformed, items) if o is not None]
+        # The mapping is written by this (the reflector's) thread only: the pure check of every item needs no lock.
+        mapping = self._mapping
+        bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced)
+               if mapping is not None else None)
+        if self._transform is None:
+            objs = [o for o in items if isinstance(o, dict)]
+        else:
+            objs = [o for o in map(self._transformed, items) if o is not None]
         with self._cond:
             if self._state in ("stopped", "not_served"):
                 return
-            if any(self._disagrees(o) for o in items):
+            if bad is not None and self._disagrees(bad):
                 return
-            self._queue(self._store.replace(objs))
+            self._dispatcher.broadcast_entries(self._store.replace_entries(objs))
             self._observed_rv = resource_version
             self._readable = next(_READABLE)
             if self._mismatch:

@@ -25,14 +25,19 @@ from typing import Any, Literal
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersionKind
 
-__all__ = ["Change", "IndexFunc", "ObjectStore", "disagrees", "identity", "newer_resource_version", "reached",
-           "resource_version_int"]
+__all__ = ["Change", "Entry", "IndexFunc", "ObjectStore", "disagrees", "first_disagreeing", "identity",
+           "newer_resource_version", "reached", "resource_version_int"]
 
 _log = logging.getLogger("restmapper.store")
 
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
 Change = tuple[ChangeType, "dict[str, Any] | None", "dict[str, Any] | None"]
 """``(type, old, new)``: ``("ADDED", None, new)``, ``("MODIFIED", old, new)``, ``("DELETED", old, None)``."""
+
+Entry = dict[str, Any] | Change
+"""A change as :meth:`ObjectStore.replace_entries` returns it: an object alone is its ``ADDED`` (a relist into an
+empty store is then just the list of objects: no tuple an object to keep alive until the handlers ran), anything
+else a :data:`Change`."""
 
 IndexFunc = Callable[[Mapping[str, Any]], Iterable[str]]
 """An indexer: the index values of an object (client-go ``IndexFunc``), e.g. ``lambda o: [o["spec"]["nodeName"]]``."""
@@ -79,12 +84,27 @@ def disagrees(obj: object, kind: GroupVersionKind, namespaced: bool) -> bool:
     """True when the server's object ``obj`` (raw) is not a ``kind`` of that scope: it has (or lacks) a namespace
     the scope does not, or an ``apiVersion``/``kind`` that is not ``kind``'s (absent ones agree: built-in types
     list their items without them)."""
-    if not isinstance(obj, dict):
-        return False
-    meta, api_version, got = obj.get("metadata"), obj.get("apiVersion"), obj.get("kind")
-    if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
-        return True
-    return api_version not in (None, kind.api_version) or got not in (None, kind.kind)
+    return first_disagreeing((obj,), kind, namespaced) is not None
+
+
+def first_disagreeing(objs: Iterable[object], kind: GroupVersionKind, namespaced: bool) -> object | None:
+    """The first of ``objs`` (raw) for which :func:`disagrees` holds, or None: one pass over a list page, the
+    expected ``apiVersion`` computed once (not once an object)."""
+    api_version = f"{kind.group}/{kind.version}" if kind.group else kind.version  # GroupVersion.__str__
+    kind_name = kind.kind
+    for obj in objs:
+        if not isinstance(obj, dict):
+            continue
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
+            return obj
+        got = obj.get("apiVersion")
+        if got is not None and got != api_version:
+            return obj
+        got = obj.get("kind")
+        if got is not None and got != kind_name:
+            return obj
+    return None
 
 
 def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
@@ -246,24 +266,34 @@ class ObjectStore:
             InvalidArgumentError: ``obj`` has no usable identity (see :func:`identity`); nothing changes.
         """
         ns, name, uid, meta = identity(obj)
+        changes: list[Entry] = []
         with self.lock:
-            old = self.get(ns, name)
-            if old is None:
-                self._put(ns, name, obj, None)
-                return [("ADDED", None, obj)]
-            old_meta = old["metadata"]
-            old_uid = old_meta.get("uid")
-            if uid is not None and old_uid is not None and uid != old_uid:
-                self._pop(ns, name)
-                self._put(ns, name, obj, None)
-                return [("DELETED", old, None), ("ADDED", None, obj)]
-            if _older(meta, old_meta):
-                self.stale_drops += 1
-                return []
-            self._put(ns, name, obj, old)
-            if old_meta.get("resourceVersion") == meta.get("resourceVersion"):
-                return []
-            return [("MODIFIED", old, obj)]
+            self._upsert(ns, name, uid, meta, obj, changes)
+        return [_change(e) for e in changes]
+
+    def _upsert(self, ns: str, name: str, uid: str | None, meta: Mapping[str, Any], obj: dict[str, Any],
+                out: list[Entry]) -> None:
+        # Lock held; the identity is obj's (validated). Appends the changes made to ``out`` (an ADDED as obj alone).
+        objects = self._by_ns.get(ns)
+        old = objects.get(name) if objects is not None else None
+        if old is None:
+            self._put(ns, name, obj, None)
+            out.append(obj)
+            return
+        old_meta = old["metadata"]
+        old_uid = old_meta.get("uid")
+        if uid is not None and old_uid is not None and uid != old_uid:
+            self._pop(ns, name)
+            self._put(ns, name, obj, None)
+            out.append(("DELETED", old, None))
+            out.append(obj)
+            return
+        if _older(meta, old_meta):
+            self.stale_drops += 1
+            return
+        self._put(ns, name, obj, old)
+        if old_meta.get("resourceVersion") != meta.get("resourceVersion"):
+            out.append(("MODIFIED", old, obj))
 
     def delete(self, obj: dict[str, Any]) -> list[Change]:
         """Apply a DELETED event and return the changes made (the event's object is the final state).
@@ -285,21 +315,55 @@ class ObjectStore:
     def replace(self, objs: Iterable[dict[str, Any]]) -> list[Change]:
         """Make the store hold exactly ``objs`` (a relist) and return the changes: deletes for held objects that
         are absent first, then adds and updates as :meth:`upsert`. Objects without identity are skipped."""
-        fresh: dict[tuple[str, str], dict[str, Any]] = {}
+        return [_change(e) for e in self.replace_entries(objs)]
+
+    def replace_entries(self, objs: Iterable[dict[str, Any]]) -> list[Entry]:
+        """:meth:`replace`, its changes as :data:`Entry` (an ``ADDED`` is the object alone)."""
+        # Staged per namespace, in list order (a key listed twice: its first place, its last object), with no
+        # tuple an object: a relist must not add a container an object to what the garbage collector walks.
+        fresh: dict[str, dict[str, dict[str, Any]]] = {}
+        order_ns: list[str] = []
+        order_names: list[str] = []
         for obj in objs:
-            try:
-                ns, name, _, _ = identity(obj)
-            except InvalidArgumentError as exc:
-                _log.warning("ignoring a listed object: %s", exc)
-                continue
-            fresh[(ns, name)] = obj
-        changes: list[Change] = []
+            # identity() inlined (no tuple an object); anything it would refuse goes to it for the reason.
+            meta = obj.get("metadata") if isinstance(obj, dict) else None
+            if isinstance(meta, dict):
+                name, ns, uid = meta.get("name"), meta.get("namespace") or "", meta.get("uid")
+            else:
+                name = ns = uid = None
+            if not (isinstance(name, str) and name and isinstance(ns, str) and (uid is None or isinstance(uid, str))):
+                try:
+                    ns, name, _, _ = identity(obj)
+                except InvalidArgumentError as exc:
+                    _log.warning("ignoring a listed object: %s", exc)
+                    continue
+            names = fresh.get(ns)
+            if names is None:
+                names = fresh[ns] = {}
+            if name not in names:
+                order_ns.append(ns)
+                order_names.append(name)
+            names[name] = obj
+        changes: list[Entry] = []
         with self.lock:
-            for ns in list(self._by_ns):
-                for name in list(self._by_ns.get(ns, ())):
-                    if (ns, name) not in fresh:
-                        old = self._pop(ns, name)
-                        changes.append(("DELETED", old, None))
-            for obj in fresh.values():
-                changes.extend(self.upsert(obj))
+            by_ns = self._by_ns
+            if not by_ns and not self._indexers:
+                # Into an empty store (the first list): every object is an ADDED; no lookups of what is held.
+                # The staged dicts become the store's (same keys, order and objects as putting them one by one).
+                by_ns.update(fresh)
+                self._size = len(order_names)
+                return [fresh[ns][name] for ns, name in zip(order_ns, order_names, strict=True)]
+            for ns in list(by_ns):
+                kept = fresh.get(ns)
+                for name in list(by_ns.get(ns, ())):
+                    if kept is None or name not in kept:
+                        changes.append(("DELETED", self._pop(ns, name), None))
+            for ns, name in zip(order_ns, order_names, strict=True):
+                obj = fresh[ns][name]
+                meta = obj["metadata"]
+                self._upsert(ns, name, meta.get("uid") or None, meta, obj, changes)
         return changes
+
+
+def _change(entry: Entry) -> Change:
+    return entry if isinstance(entry, tuple) else ("ADDED", None, entry)
