@@ -143,11 +143,14 @@ class AnswerEngine(DirectPaths):
             if found is not None:
                 return found  # type: ignore[no-any-return]
         groups = self._groups
+        settled = False  # found current in an earlier call at this epoch: then held from now on (:mod:`._hot`)
         if generation == groups.generation:
             memo = self._memo.get(key)
-            if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
-                                     or not (memo.checked == Cell.epoch or memo.current())):
-                memo = self._fresh_memo(key)
+            if memo is not None:
+                settled = memo.checked == Cell.epoch
+                if ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
+                        or not (settled or memo.current())):
+                    memo, settled = self._fresh_memo(key), False
         else:
             memo = self._fresh_memo(key)
         if memo is not None:
@@ -155,8 +158,9 @@ class AnswerEngine(DirectPaths):
                 if isinstance(memo.error, MappingError) and is_no_match(memo.error):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
-            self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
-                              self.cache.generation, groups.generation)
+            if settled:  # the first hit after a change only checks (a refresh leaves memory cold: no allocation)
+                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
+                                  self.cache.generation, groups.generation)
             return memo.value  # type: ignore[no-any-return]
         if resource_key and (key[1] not in SERVABLE_GROUPS or key[2] not in SERVABLE_VERSIONS):
             require_question_shape(key[0], key[1], (key[2],), gvr=True)  # a name not checked before

@@ -11,8 +11,10 @@ its float and its value's own fields before the value is returned.
 before the earliest ``valid_until`` of the answers it holds. Those three checks read a few hot objects and are the
 same for every question, so a hit touches the key and one dictionary slot. When a stretch ends, the next hit of
 each question goes through the memo, which checks that answer's own cells (an answer about group B survives a
-refresh of group A: nothing is computed again) and starts it in the new stretch. So the layer changes no answer
-and no validity rule; it only skips re-checking answers while nothing at all changed.
+refresh of group A: nothing is computed again); the hit after that, finding it checked at the current epoch,
+holds it in the new stretch (the first question after a change runs on memory the change left cold: it allocates
+nothing here). So the layer changes no answer and no validity rule; it only skips re-checking answers while
+nothing at all changed.
 
 Only answers (never errors, never answers with warnings to emit) are held, at most ``limit`` per stretch: a
 larger working set keeps the first ``limit`` questions hot and answers the rest through the memo (no clear-all

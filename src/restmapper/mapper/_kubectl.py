@@ -79,16 +79,19 @@ class KubectlResolution(AnswerEngine):
             require_str("resolve", arg, "a resource type argument")  # before the memo: a list is unhashable
         key = ("resolve", arg, False)
         groups = self._groups
+        settled = False  # found current in an earlier call at this epoch: then held from now on (:mod:`._hot`)
         if generation == groups.generation:
             memo = self._memo.get(key)
-            if memo is not None and ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
-                                     or not (memo.checked == Cell.epoch or memo.current())):
-                memo = self._fresh_memo(key)
+            if memo is not None:
+                settled = memo.checked == Cell.epoch
+                if ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
+                        or not (settled or memo.current())):
+                    memo, settled = self._fresh_memo(key), False
         else:
             memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not memo.value.warnings:
             mapping = memo.value.mappings[0]  # :attr:`ResolveResult.mapping`
-            if arg.__class__ is str:
+            if settled and arg.__class__ is str:  # the first hit after a change only checks, as in _answer
                 self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, groups.generation)
             return mapping  # type: ignore[no-any-return]

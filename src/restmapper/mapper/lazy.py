@@ -326,11 +326,12 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
             memo = self._memo.get(key) if generation == self._groups.generation else None
         except TypeError:  # an unhashable version: worded below
             memo = None
-        if memo is not None and memo.error is None:
-            now = self._clock()
-            if now < memo.valid_until and (memo.checked == Cell.epoch or memo.current()):
+        if memo is not None and memo.error is None and self._clock() < memo.valid_until:
+            if memo.checked == Cell.epoch:  # found current in an earlier call at this epoch: held from now on
                 self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, self._groups.generation)
+                return memo.value  # type: ignore[no-any-return]
+            if memo.current():  # the first hit since a change (a refresh elsewhere) only checks it
                 return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
