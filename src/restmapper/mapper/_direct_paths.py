@@ -116,9 +116,16 @@ class DirectPaths:
         one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
         pattern), else over core and the groups serving the name once every group is ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        if resource.version == "__internal":
-            return None
         group, name = resource.group, resource.resource
+        if not group and not resource.version:  # precomputed (:meth:`IndexedGroups.answer_of`): one read
+            found = self._groups.answer_of(name, self._clock())
+            if found is not None and found[2] is not None:
+                mapping = found[2].mapping_memo  # built with the index
+                value = pick(mapping if mapping is not None else entry_mapping(found[2]))
+                self._memo.put(key, Remembered(value, None, found[3], found[5], True, epoch, found[0], found[4]))
+                return value
+        elif resource.version == "__internal":
+            return None
         lowered = name.lower()
         if group:
             groups = self._groups
@@ -151,6 +158,13 @@ class DirectPaths:
         if "." in arg:
             return self._direct_dotted(key, arg)
         groups = self._groups
+        known = groups.answer_of(arg, self._clock())  # precomputed (:meth:`IndexedGroups.answer_of`): one read
+        if known is not None and known[1] is not None:
+            result = known[1].resolved_memo
+            if not isinstance(result, ResolveResult):
+                result = _result(known[1], ())
+            self._memo.put(key, Remembered(result, None, known[3], known[5], True, epoch, known[0], known[4]))
+            return result
         core = groups.index.index("")
         now = self._clock()
         # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
@@ -214,6 +228,11 @@ class DirectPaths:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        found = self._groups.answer_of(name, self._clock(), True)  # precomputed: one read
+        if found is not None and found[0].members is not None:
+            members = found[0].members
+            self._memo.put(key, Remembered(members, None, found[3], found[5], True, epoch, found[0], found[4]))
+            return members
         candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None
