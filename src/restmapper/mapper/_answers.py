@@ -109,7 +109,7 @@ class AnswerTable:
                 names.update(k.lower() for k in _keys(index))
                 categories.update(index.categories)
         for name in names:
-            self._compute(name, merged, ready)
+            self._compute(name, merged, ready, True)  # every name is an indexed group's
         for name in categories:
             self._compute_category(name, merged, ready)
 
@@ -140,11 +140,11 @@ class AnswerTable:
         for name in categories:
             self._compute_category(name, merged, ready)
 
-    def _compute(self, name: str, merged: MergedIndex, ready: Ready) -> None:
+    def _compute(self, name: str, merged: MergedIndex, ready: Ready, claimed: bool = False) -> None:
         resolved = hit = None
         until = _INF
         core = ready.get("")
-        if core is not None and _claimed(name, merged):
+        if core is not None and (claimed or _claimed(name, merged)):
             resolved, until = _resolved(name, core[0], ready, merged)
             hit, hit_until = _hit(name, core[0], ready, merged)
             until = min(until, hit_until)

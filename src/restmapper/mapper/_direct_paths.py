@@ -9,7 +9,10 @@ the same cells, and memoizes it as :meth:`~restmapper.mapper._engine.AnswerEngin
 (a miss, an ambiguity, a group not ready, a group matched by prefix) is None: the full path answers and words it.
 Each path touches only the groups of the question's candidates and, in each, one entry of a flat table
 (:attr:`GroupIndex.kind_first <restmapper.mapper.index.GroupIndex>` or ``name_first``); the mapping and
-``resolve``'s answer of a resource are built once and shared (kept on its entry).
+``resolve``'s answer of a resource are built once and shared (kept on its entry). A question that names no group
+(``resolve(name)`` without dots, ``resource_for``/``kind_for`` of a bare name, ``expand_category``) is first
+looked up in the precomputed answers (:mod:`restmapper.mapper._answers`, :meth:`IndexedGroups.answer_of`): one
+read, and the memoized answer depends on that answer's cell alone (and the troubled cell).
 """
 
 from __future__ import annotations
@@ -208,6 +211,19 @@ class DirectPaths:
                 return None  # groups matched by prefix take part: the full path reads them
         if version and second.startswith(first):
             return None  # the second reading's group would match the first's by prefix
+        # The usual arguments read one listed group: ``plural.group``, and ``plural.version.group`` whose
+        # ``version.group`` is no group (then the answer also depends on the listing, read first).
+        listing = merged.listing_cell
+        seen = listing.version
+        if not version or (not merged.listed(second) and merged.index(second) is None and merged.listed(first)):
+            one = groups.ready_one(first if version else second, self._clock()) if merged.listed(
+                first if version else second) else None
+            if one is not None:
+                found = dotted_mapping(resource, version, one[0] if version else None, None if version else one[0])
+                if found is None:
+                    return None
+                deps: Dependencies = ((one[2], one[3]), (listing, seen)) if version else ((one[2], one[3]),)
+                return self._remember(key, _result(*found), epoch, one[1], deps)
         read: list[tuple[Cell, int]] = []
         ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
         if ready is None:
