@@ -1,6 +1,6 @@
 """The precomputed no-group answers (:class:`restmapper.mapper._answers.AnswerTable`) equal the full path's.
 
-Every name a no-group question may use (plurals, singulars, short names, kinds as given, lower- and upper-cased,
+Every name a no-group question may use (plurals, singulars, short names, kinds as given, lower-cased and capitalised,
 categories) of the testing kit's builtin cluster, the shared CRD fixtures and CRDs whose names collide with other
 groups' is asked through ``resolve``, ``resource_for``, ``kind_for`` and ``expand_category`` of a mapper whose
 groups are all ready, and compared with kubectl's reading over a static snapshot of the whole cluster: first, then
@@ -11,12 +11,15 @@ did not touch is not recomputed, every other one equals the new snapshot's.
 
 from __future__ import annotations
 
+import copy
+import functools
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from restmapper import GroupVersionResource, RestMapperError
 from restmapper.discovery import DiscoveryClient
@@ -42,10 +45,18 @@ def _crd(group: str, kind: str, versions: tuple[str, ...], short: tuple[str, ...
                                   for i, v in enumerate(versions)]}}
 
 
+@functools.cache
+def _fixture_crds(fixtures: str) -> tuple[dict[str, Any], ...]:
+    """Every CRD manifest of the shared fixtures, parsed once (with the C loader when there is one)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(doc for path in sorted(Path(fixtures, "crds").rglob("*.yaml"))
+                 for doc in yaml.load_all(path.read_text(), Loader=loader) if doc)
+
+
 def _cluster(fixtures: Path, mode: str) -> FakeCluster:
     cluster = FakeCluster(builtin=True, mode=mode)
-    for path in sorted((fixtures / "crds").rglob("*.yaml")):
-        cluster.add_crds(path.read_text())
+    for manifest in _fixture_crds(str(fixtures)):
+        cluster.add_crd(copy.deepcopy(manifest))
     # Names that collide with other groups' (kinds, plurals, short names, a kind spelled as another's singular).
     cluster.add_crd(_crd("a.example.com", "Alpha", ("v1beta1", "v1", "v2alpha1"), ("al",)))
     cluster.add_crd(_crd("b.example.com", "Alpha", ("v1",), ("al",)))
@@ -77,10 +88,19 @@ def _names(static: StaticRESTMapper) -> tuple[list[str], list[str]]:
     categories: set[str] = set()
     for index in static.indexes:
         for key in (*index.names, *index.short_names, *index.kind_first):
-            names.update((key, key.lower(), key.upper(), key[:1].upper() + key[1:]))
+            names.update((key, key.lower(), key[:1].upper() + key[1:]))
         categories.update(index.categories)
     categories.update(c.upper() for c in list(categories))
+    for index in static.indexes:  # dotted forms (the direct path, not the table) of the groups that change
+        if index.name in _CHANGING:
+            for key in (*index.names, *index.short_names, *index.kind_first):
+                names.update(f"{key}.{suffix}" for suffix in (index.name, *(f"{v}.{index.name}"
+                                                                             for v in index.versions)))
     return sorted(names), sorted(categories | {"nothing"})
+
+
+_CHANGING = {"a.example.com", "b.example.com", "aa.example.com", "zz.example.com", "c.example.com",
+             "cert-manager.io", "apps"}
 
 
 def _outcome(ask: Any, *args: Any) -> Any:
