@@ -245,8 +245,8 @@ class DirectPaths:
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
         found = self._groups.answer_of(name, self._clock(), True)  # precomputed: one read
-        if found is not None and found[0].members is not None:
-            members = found[0].members
+        members = None if found is None else found[0].members
+        if found is not None and members is not None and found[0].version == found[4]:  # not changed since read
             self._memo.put(key, Remembered(members, None, found[3], found[5], True, epoch, found[0], found[4]))
             return members
         candidates = self._candidates(False, MergedIndex.with_category, name)
