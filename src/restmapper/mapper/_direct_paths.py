@@ -211,19 +211,27 @@ class DirectPaths:
                 return None  # groups matched by prefix take part: the full path reads them
         if version and second.startswith(first):
             return None  # the second reading's group would match the first's by prefix
-        # The usual arguments read one listed group: ``plural.group``, and ``plural.version.group`` whose
-        # ``version.group`` is no group (then the answer also depends on the listing, read first).
+        # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
+        # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
+        # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
         listing = merged.listing_cell
         seen = listing.version
-        if not version or (not merged.listed(second) and merged.index(second) is None and merged.listed(first)):
-            one = groups.ready_one(first if version else second, self._clock()) if merged.listed(
-                first if version else second) else None
-            if one is not None:
-                found = dotted_mapping(resource, version, one[0] if version else None, None if version else one[0])
-                if found is None:
-                    return None
-                deps: Dependencies = ((one[2], one[3]), (listing, seen)) if version else ((one[2], one[3]),)
-                return self._remember(key, _result(*found), epoch, one[1], deps)
+        if not version:
+            one_name: str | None = second if merged.listed(second) else None
+        elif merged.listed(second):
+            one_name = None if merged.listed(first) or merged.index(first) is not None else second
+        elif merged.listed(first) and merged.index(second) is None:
+            one_name = first
+        else:
+            one_name = None
+        one = None if one_name is None else groups.ready_one(one_name, self._clock())
+        if one is not None:
+            found = dotted_mapping(resource, version, one[0] if version and one_name == first else None,
+                                   one[0] if one_name == second else None)
+            if found is None:
+                return None
+            deps: Dependencies = ((one[2], one[3]), (listing, seen)) if version else ((one[2], one[3]),)
+            return self._remember(key, _result(*found), epoch, one[1], deps)
         read: list[tuple[Cell, int]] = []
         ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
         if ready is None:
