@@ -251,7 +251,10 @@ class IndexedGroups:
         old = self.index.index(name)
         self._apply_entry_locked(name, entry)
         if self._complete:  # the names it had and has: its answers may change (or it is no longer ready)
-            self.answers.touch((old, self.index.index(name)), self.index, self._ready)
+            new = self.index.index(name)
+            ready = self._ready.get(name)  # made ready again: :meth:`_indexes_locked` recomputed the new names
+            self.answers.touch((None if old is new else old, None if ready is not None and ready[0] is new else new),
+                               self.index, self._ready)
 
     def _apply_entry_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
