@@ -9,7 +9,10 @@ the same cells, and memoizes it as :meth:`~restmapper.mapper._engine.AnswerEngin
 (a miss, an ambiguity, a group not ready, a group matched by prefix) is None: the full path answers and words it.
 Each path touches only the groups of the question's candidates and, in each, one entry of a flat table
 (:attr:`GroupIndex.kind_first <restmapper.mapper.index.GroupIndex>` or ``name_first``); the mapping and
-``resolve``'s answer of a resource are built once and shared (kept on its entry).
+``resolve``'s answer of a resource are built once and shared (kept on its entry). A question that names no group
+(``resolve(name)`` without dots, ``resource_for``/``kind_for`` of a bare name, ``expand_category``) is first
+looked up in the precomputed answers (:mod:`restmapper.mapper._answers`, :meth:`IndexedGroups.answer_of`): one
+read, and the memoized answer depends on that answer's cell alone (and the troubled cell).
 """
 
 from __future__ import annotations
@@ -116,9 +119,16 @@ class DirectPaths:
         one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
         pattern), else over core and the groups serving the name once every group is ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        if resource.version == "__internal":
-            return None
         group, name = resource.group, resource.resource
+        if not group and not resource.version:  # precomputed (:meth:`IndexedGroups.answer_of`): one read
+            found = self._groups.answer_of(name, self._clock())
+            if found is not None and found[2] is not None:
+                mapping = found[2].mapping_memo  # built with the index
+                value = pick(mapping if mapping is not None else entry_mapping(found[2]))
+                self._memo.put(key, Remembered(value, None, found[3], found[5], True, epoch, found[0], found[4]))
+                return value
+        elif resource.version == "__internal":
+            return None
         lowered = name.lower()
         if group:
             groups = self._groups
@@ -151,6 +161,13 @@ class DirectPaths:
         if "." in arg:
             return self._direct_dotted(key, arg)
         groups = self._groups
+        known = groups.answer_of(arg, self._clock())  # precomputed (:meth:`IndexedGroups.answer_of`): one read
+        if known is not None and known[1] is not None:
+            result = known[1].resolved_memo
+            if not isinstance(result, ResolveResult):
+                result = _result(known[1], ())
+            self._memo.put(key, Remembered(result, None, known[3], known[5], True, epoch, known[0], known[4]))
+            return result
         core = groups.index.index("")
         now = self._clock()
         # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
@@ -194,6 +211,27 @@ class DirectPaths:
                 return None  # groups matched by prefix take part: the full path reads them
         if version and second.startswith(first):
             return None  # the second reading's group would match the first's by prefix
+        # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
+        # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
+        # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
+        listing = merged.listing_cell
+        seen = listing.version
+        if not version:
+            one_name: str | None = second if merged.listed(second) else None
+        elif merged.listed(second):
+            one_name = None if merged.listed(first) or merged.index(first) is not None else second
+        elif merged.listed(first) and merged.index(second) is None:
+            one_name = first
+        else:
+            one_name = None
+        one = None if one_name is None else groups.ready_one(one_name, self._clock())
+        if one is not None:
+            found = dotted_mapping(resource, version, one[0] if version and one_name == first else None,
+                                   one[0] if one_name == second else None)
+            if found is None:
+                return None
+            deps: Dependencies = ((one[2], one[3]), (listing, seen)) if version else ((one[2], one[3]),)
+            return self._remember(key, _result(*found), epoch, one[1], deps)
         read: list[tuple[Cell, int]] = []
         ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
         if ready is None:
@@ -214,6 +252,11 @@ class DirectPaths:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        found = self._groups.answer_of(name, self._clock(), True)  # precomputed: one read
+        members = None if found is None else found[0].members
+        if found is not None and members is not None and found[0].version == found[4]:  # not changed since read
+            self._memo.put(key, Remembered(members, None, found[3], found[5], True, epoch, found[0], found[4]))
+            return members
         candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None

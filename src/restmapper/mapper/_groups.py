@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from restmapper.cache import GroupEntry, GroupView
-from restmapper.mapper.index import GroupIndex
+from restmapper.mapper._answers import Answer, AnswerTable
+from restmapper.mapper.index import GroupIndex, ResourceEntry
 from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import parse_resource_arg
@@ -192,6 +193,7 @@ class IndexedGroups:
         # reads it, because a troubled group may outrank the answer (or hold a name a no-match denies) without
         # serving any key the answer read.
         self.troubled_cell = Cell()
+        self._troubled_read: Dependencies = ((self.troubled_cell, 0),)  # the troubled cell as it is now
         # A group was dropped or invalidated since every group was last loaded: before an answer that may come
         # from any group is reused, every group is loaded again (:meth:`reload`), so its new names are indexed.
         self.reload_pending = False
@@ -203,6 +205,8 @@ class IndexedGroups:
         # group or new listing resets it.
         self._all_until = -_INF
         self._drops = 0  # groups dropped so far: an ``until`` read before a drop is void
+        # No-group answers worked out per name, kept once every group is indexed (:mod:`._answers`).
+        self.answers = AnswerTable()
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -225,10 +229,14 @@ class IndexedGroups:
 
     def _set_listing_locked(self, listing: Sequence[str]) -> None:
         before = self.index.listing_cell.version
+        old = self.index.ranks
         self.index.set_listing(listing)
         if self.index.listing_cell.version != before:
             # A newly listed group may not be loaded yet: the next :meth:`candidates` (or :meth:`reload`) checks.
             self._all_until = -_INF
+            kept = [n for n in listing if n in old]
+            if self._complete and kept != sorted(kept, key=old.__getitem__):  # groups changed priority
+                self.answers.rebuild(self.index, self._ready)
 
     def _not_all_loaded_locked(self) -> None:
         self._all_until = -_INF
@@ -240,6 +248,15 @@ class IndexedGroups:
             self._all_until = until
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
+        old = self.index.index(name)
+        self._apply_entry_locked(name, entry)
+        if self._complete:  # the names it had and has: its answers may change (or it is no longer ready)
+            new = self.index.index(name)
+            ready = self._ready.get(name)  # made ready again: :meth:`_indexes_locked` recomputed the new names
+            self.answers.touch((None if old is new else old, None if ready is not None and ready[0] is new else new),
+                               self.index, self._ready)
+
+    def _apply_entry_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
         if entry is None:
             self._not_all_loaded_locked()
@@ -278,6 +295,7 @@ class IndexedGroups:
         else:
             self._troubled.discard(name)
         self.troubled_cell.bump()
+        self._troubled_read = ((self.troubled_cell, self.troubled_cell.version),)
 
     def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float,
                         deps: list[tuple[Cell, int]] | None = None) -> list[GroupIndex]:
@@ -300,8 +318,28 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
+                before = self._ready.get(e.name)
                 self._ready[e.name] = (index, until, e, self.index.cell(e.name))
+                if self._complete and (before is None or before[0] is not index or before[1] != until):
+                    self.answers.touch((None if before is None else before[0], index), self.index, self._ready)
         return out
+
+    def answer_of(self, name: str, now: float, category: bool = False
+                  ) -> tuple[Answer, ResourceEntry | None, ResourceEntry | None, float, int, Dependencies] | None:
+        """The precomputed answers about ``name`` (:class:`~restmapper.mapper._answers.AnswerTable`; a category's
+        with ``category``) when every group is loaded, fresh and healthy at clock reading ``now``, core is
+        ready and every change is applied, as :meth:`ready_anywhere` requires: ``(cell, resolved, hit, until,
+        the cell's version, the troubled cell as read)``, read together; else None (the usual path answers)."""
+        with self._lock:
+            if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
+                    or self.cache.generation != self.generation):
+                return None
+            found = (self.answers.categories if category else self.answers.answers).get(name)
+            core = self._ready.get("")
+            if found is None or core is None or core[1] <= now or found.until <= now:
+                return None
+            until = min(found.until, core[1], self._all_until)
+            return found, found.resolved, found.hit, until, found.version, self._troubled_read
 
     def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
               ) -> tuple[list[GroupIndex], float] | None:
@@ -521,6 +559,7 @@ class IndexedGroups:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
                 self._complete = True
+                self.answers.rebuild(self.index, self._ready)
             deps.append((troubled, troubled.version))
             return {"", *pick(self.index, deps), *self._troubled}, until
 

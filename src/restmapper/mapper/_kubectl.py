@@ -183,8 +183,8 @@ class KubectlResolution(AnswerEngine):
                 raise checked_reading(exc, arg, method, self._quiet_resolve,
                                       served=self.cache.served_versions) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        since = replay_mark()
         result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
+        since = replay_mark()  # a direct answer has no failures: only the full path's are judged
         if result is None:
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:

@@ -345,6 +345,16 @@ class MergedIndex:
         """Groups serving ``kind`` (compared lowercased)."""
         return self._lookup(self._kinds, kind.lower(), deps)
 
+    def holders(self, lowered: str) -> set[str]:
+        """Groups with a plural, singular, short name or kind whose lower-case form is ``lowered`` (every group
+        whose names a question spelled in any case may read)."""
+        out: set[str] = set()
+        for table in (self._names, self._short, self._kinds):
+            bucket = table.get(lowered)
+            if bucket is not None:
+                out.update(bucket.groups)
+        return out
+
     def listed(self, name: str) -> bool:
         """True when the server lists group ``name``."""
         return name in self._listed
