@@ -22,7 +22,7 @@ from test_dynamic_memo_groups import _discoverer
 
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.dynamic._memo import memo_key
-from restmapper.mapper._groups import Memo
+from restmapper.mapper._memo import Memo
 from restmapper.model import APIResource
 from restmapper.testing import FakeCluster
 

@@ -22,8 +22,8 @@ from restmapper import GroupKind, GroupVersionResource
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import DiscoveryError, NoKindMatchError, NoResourceMatchError
 from restmapper.mapper import LazyRESTMapper
-from restmapper.mapper._groups import Memo
 from restmapper.mapper._hot import HotAnswers
+from restmapper.mapper._memo import Memo
 from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock, crd_manifest

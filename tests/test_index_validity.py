@@ -10,7 +10,7 @@ import pytest
 from restmapper import GroupKind, GroupVersionResource, NoKindMatchError, NoResourceMatchError, RestMapperError
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
-from restmapper.mapper._groups import Remembered
+from restmapper.mapper._memo import Remembered
 from restmapper.mapper.merged import Cell
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy

@@ -28,7 +28,8 @@ from restmapper.cache import GroupEntry
 from restmapper.dynamic._cachefile import Persister
 from restmapper.dynamic._index import Flavour, GroupResources
 from restmapper.dynamic._memo import Deps
-from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
+from restmapper.mapper._groups import IndexedGroups
+from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, MergedIndex

@@ -14,13 +14,14 @@ from typing import Any
 
 from restmapper.cache import GroupEntry
 from restmapper.mapper import LazyRESTMapper
-from restmapper.mapper._groups import ANYWHERE, Memo, Remembered
+from restmapper.mapper._groups import ANYWHERE
+from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper.merged import Cell
 
 __all__ = ["LISTED", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
 
 MEMO_LIMIT = 1 << 14
-"""Answers per memo generation (:class:`~restmapper.mapper._groups.Memo`: no clear-all cliff)."""
+"""Answers per memo generation (:class:`~restmapper.mapper._memo.Memo`: no clear-all cliff)."""
 
 Deps = list[tuple[Cell, int]]
 """The cells an answer read so far, each with the version it saw."""

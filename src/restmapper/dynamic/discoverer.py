@@ -38,8 +38,8 @@ from restmapper.dynamic._ready import any_unsure, ready_found
 from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgumentError, remembered_suffix
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
-from restmapper.mapper._groups import Memo
 from restmapper.mapper._hot import HotAnswers
+from restmapper.mapper._memo import Memo
 from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.transport import ApiClientTransport, scrub_with, status_error

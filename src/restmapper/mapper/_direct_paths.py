@@ -21,7 +21,8 @@ from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
-from restmapper.mapper._groups import IndexedGroups, Memo, Remembered
+from restmapper.mapper._groups import IndexedGroups
+from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.index import GroupIndex, ResourceEntry, entry_mapping
 from restmapper.mapper.merged import Cell, Dependencies, MergedIndex

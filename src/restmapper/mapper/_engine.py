@@ -19,17 +19,9 @@ from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError
 from restmapper.mapper._args import SERVABLE_GROUPS, SERVABLE_VERSIONS, require_question_shape
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
 from restmapper.mapper._direct_paths import DirectPaths
-from restmapper.mapper._groups import (
-    ANYWHERE,
-    OUTDATED,
-    IndexedGroups,
-    Memo,
-    Picker,
-    Prefixed,
-    Remembered,
-    picked_by,
-)
+from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Picker, Prefixed, picked_by
 from restmapper.mapper._hot import HotAnswers
+from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.static import StaticRESTMapper

@@ -1,6 +1,6 @@
 """Final answers of warm questions, in front of the memo: :class:`HotAnswers` (issue 10, warm lookups).
 
-A memo hit (:class:`~restmapper.mapper._groups.Remembered`) is checked on every call: the clock against its
+A memo hit (:class:`~restmapper.mapper._memo.Remembered`) is checked on every call: the clock against its
 ``valid_until``, its epoch, whether it may come from any group while a reload is due. On a working set of
 thousands of questions each object a hit touches costs a cache miss, and the checks touch the remembered answer,
 its float and its value's own fields before the value is returned.

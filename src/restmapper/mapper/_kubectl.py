@@ -16,7 +16,8 @@ from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question
-from restmapper.mapper._groups import Remembered, by_arg
+from restmapper.mapper._groups import by_arg
+from restmapper.mapper._memo import Remembered
 from restmapper.mapper._typed import checked_reading
 from restmapper.mapper.merged import Cell
 from restmapper.mapper.resolve import (

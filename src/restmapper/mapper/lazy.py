@@ -32,9 +32,10 @@ from restmapper.mapper._args import (
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
-from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Memo, Picker, Remembered, by_name
+from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Picker, by_name
 from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._kubectl import KubectlResolution
+from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
 from restmapper.mapper.wait import ChangeNotifier, wait_for_mapping
