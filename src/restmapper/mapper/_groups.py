@@ -156,6 +156,11 @@ class IndexedGroups:
             kept = [n for n in listing if n in old]
             if self._complete and kept != sorted(kept, key=old.__getitem__):  # groups changed priority
                 self.answers.rebuild(self.index, self._ready)
+            elif self._complete:
+                # A group indexed while unlisted ranked last when its names were worked out; listed now (or no
+                # longer listed), it may rank first: its names are worked out again (review adv2 F1).
+                moved = (set(listing) ^ set(old)) - {""}
+                self.answers.touch([self.index.index(n) for n in moved], self.index, self._ready)
 
     def _not_all_loaded_locked(self) -> None:
         self._all_until = -_INF
