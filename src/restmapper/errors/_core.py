@@ -524,9 +524,12 @@ def is_ambiguous(exc: BaseException) -> bool:
 
 
 class PartialDiscoveryWarning(UserWarning):
-    """A list answer (a category such as ``all``) may be incomplete: some group versions could not be read.
+    """An answer given while some group versions in scope could not be read: a list answer (a category such as
+    ``all``) may be incomplete, or an argument resolved by a short name or a kind (not a real name) may be beaten
+    by a resource of that real name in one of them (``resolve("po")`` while an aggregated API is down).
 
-    kubectl prints the same situation as a warning and goes on with what it found.
+    kubectl prints the same situation as a warning and goes on with what it found. To refuse such answers, turn
+    the warning into an error: ``warnings.simplefilter("error", PartialDiscoveryWarning)``.
     """
 
 

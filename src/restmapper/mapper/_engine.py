@@ -43,6 +43,11 @@ class Question(Generic[T]):
         core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
         versions: versions the caller required: failures of other versions cannot change the answer.
         answered_at: the group version a single answer came from; None for list answers.
+        weaker: for a single answer, whether it was reached by a reading weaker than a real name (a short name, a
+            kind reading), which any unsure group version in scope may beat whatever its rank (rule 5 of
+            :mod:`~restmapper.mapper._certainty`). Called with the answer and the entries it was computed from,
+            only when some group version in scope is unsure. Such an answer is given through ``partial`` (the
+            unsure versions attached) when nothing ranking above it failed, else it is an error.
         partial: for list answers that may be partial, attach the failures to the value instead of raising.
         pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
         load: the versions the answer can come from (legacy discovery fetches only those): None for all, ``()``
@@ -55,6 +60,7 @@ class Question(Generic[T]):
     core_first: Callable[[StaticRESTMapper], T | None] | None = None
     versions: tuple[str, ...] = ()
     answered_at: Callable[[T], GroupVersion | None] | None = None
+    weaker: Callable[[T, tuple[GroupEntry, ...]], bool] | None = None
     partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
     pick: Picker | None = None
     load: tuple[str, ...] | None = None
@@ -338,6 +344,11 @@ class AnswerEngine(DirectPaths):
         answer = q.answered_at(value) if q.answered_at is not None else None
         if answer is not None:
             doubt = outranking(entries, answer, q.versions)
+            wider = unsure(entries, q.versions) if q.weaker is not None else None
+            if wider and q.weaker is not None and q.weaker(value, entries):  # rule 5: any group may beat it
+                if not doubt and q.partial is not None:
+                    return q.partial(value, wider)  # answered with the failures attached (and warned)
+                doubt = {**doubt, **wider}
         else:
             doubt = unsure(entries, q.versions)
             if doubt and q.partial is not None:

@@ -12,9 +12,11 @@ import dataclasses
 import warnings
 from collections.abc import Callable
 
+from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
+from restmapper.mapper._certainty import real_names
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import by_arg
 from restmapper.mapper._memo import Remembered
@@ -26,10 +28,11 @@ from restmapper.mapper.resolve import (
     ResolveResult,
     partial_message,
     resolve,
+    unsure_reading_message,
 )
 from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
 from restmapper.mapper.static import StaticRESTMapper
-from restmapper.model import GroupResource, GroupVersion, GroupVersionKind, RESTMapping
+from restmapper.model import GroupResource, GroupVersion, GroupVersionKind, RESTMapping, parse_resource_arg
 
 __all__ = ["KubectlResolution"]
 
@@ -90,7 +93,7 @@ class KubectlResolution(AnswerEngine):
                     memo, settled = self._fresh_memo(key), False
         else:
             memo = self._fresh_memo(key)
-        if memo is not None and memo.error is None and not memo.value.warnings:
+        if memo is not None and memo.error is None and not (memo.value.warnings or memo.value.failed):
             mapping = memo.value.mappings[0]  # :attr:`ResolveResult.mapping`
             if settled and arg.__class__ is str:  # the first hit after a change only checks, as in _answer
                 self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
@@ -150,7 +153,7 @@ class KubectlResolution(AnswerEngine):
         for arg in elements:
             key = ("resolve", arg, True)
             memo = self._fresh_memo(key)
-            if memo is not None and memo.error is None and not memo.value.warnings:
+            if memo is not None and memo.error is None and not (memo.value.warnings or memo.value.failed):
                 result: ResolveResult = memo.value
             else:
                 result = self._resolve_unmemoized(key, key[1], True, memo)
@@ -163,7 +166,7 @@ class KubectlResolution(AnswerEngine):
         """The answer of :meth:`resolve` (:meth:`resolve_all` for one argument with ``expand_categories``)."""
         key = ("resolve", arg, expand_categories)
         memo = self._fresh_memo(key)
-        if memo is not None and memo.error is None and not memo.value.warnings:
+        if memo is not None and memo.error is None and not (memo.value.warnings or memo.value.failed):
             return memo.value  # type: ignore[no-any-return]
         return self._resolve_unmemoized(key, arg, expand_categories, memo)
 
@@ -191,12 +194,23 @@ class KubectlResolution(AnswerEngine):
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
         if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
-            warnings.warn(partial_message(f'category "{arg}"', Replays(self._clock, since).failures(result.failed)),
-                          PartialDiscoveryWarning, stacklevel=3)
+            failed = Replays(self._clock, since).failures(result.failed)
+            text = (partial_message(f'category "{arg}"', failed) if result.category is not None
+                    else unsure_reading_message(arg, result.mappings[0], failed))
+            warnings.warn(text, PartialDiscoveryWarning, stacklevel=3)
         return result
 
     def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
         lowered = arg.lower()
+
+        def weaker(r: ResolveResult, entries: tuple[GroupEntry, ...]) -> bool:
+            """Whether ``r`` was reached by a short name or a kind, not a real name (rule 5 of
+            :mod:`~restmapper.mapper._certainty`: such an answer loses to any group's real name)."""
+            if r.category is not None:
+                return False
+            gvr, gr = parse_resource_arg(arg)
+            readings = {gr.resource.lower()} | ({gvr.resource.lower()} if gvr is not None else set())
+            return not readings.intersection(real_names(entries, r.mappings[0].resource))
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
             return resolve(arg, m, expand_categories=expand_categories)
@@ -212,8 +226,12 @@ class KubectlResolution(AnswerEngine):
         return lambda: Question(
             lambda: f'resource type "{arg}"', lambda io: self._groups_for_arg(arg, io), compute, core_first,
             answered_at=lambda r: None if r.category is not None else r.mapping.group_version_kind.group_version,
-            # Only a category answer is a list that may be partial.
-            partial=(lambda r, failed: dataclasses.replace(r, failed=failed)) if expand_categories else None,
+            weaker=weaker,
+            # A category answer is a list that may be partial; a single answer reached by a short name or kind
+            # reading while a group version that could hold a real name is unreadable is given with those
+            # failures attached (and warned), as kubectl answers and warns (DESIGN 8.4: a broken aggregated API
+            # does not break lookups that name other groups' resources).
+            partial=lambda r, failed: dataclasses.replace(r, failed=failed),
             pick=by_arg(arg, expand_categories=expand_categories))
 
     def expand_category(self, name: str) -> list[GroupResource]:

@@ -63,6 +63,7 @@ __all__ = [
     "mapping_for",
     "partial_message",
     "resolve",
+    "unsure_reading_message",
 ]
 
 
@@ -71,6 +72,18 @@ def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) ->
     """``category "all" may be incomplete: unable to retrieve the complete list of server APIs: <gv>: <err>``."""
     parts = ", ".join(f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0])))
     return f"{asked} may be incomplete: unable to retrieve the complete list of server APIs: {parts}"
+
+
+def unsure_reading_message(arg: str, mapping: RESTMapping, failed: Mapping[GroupVersion, BaseException]) -> str:
+    """The warning for an answer reached by a short name or kind while group versions that may serve a resource
+    by that real name (which would win, whatever their rank) could not be read: ``resource type "po" resolved to
+    "pods", not by a real name: ...; ask for "pods" to be sure``."""
+    gvr = mapping.resource
+    real = f"{gvr.resource}.{gvr.group}" if gvr.group else gvr.resource
+    parts = ", ".join(f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0])))
+    return (f'resource type "{arg}" resolved to "{real}", not by a real name: a group version that could not be '
+            f"read may serve a resource named so, which would win (unable to retrieve the complete list of server "
+            f'APIs: {parts}); ask for "{real}" to be sure')
 
 
 _T = TypeVar("_T")
@@ -108,7 +121,10 @@ class ResolveResult:
             for a category.
         warnings: short-name conflict messages (for :class:`~restmapper.mapper.shortcut.ShortNameConflictWarning`).
         category: the category name when the argument was expanded as a category, else None.
-        failed: for a category, group versions that could not be read (members may be missing), with causes.
+        failed: group versions that could not be read, with causes: for a category, members may be missing; for
+            an answer reached by a short name or a kind (not a real name), one of them may serve a resource by
+            that real name, which kubectl would pick instead (the answer is given, as kubectl does, with a
+            :class:`~restmapper.errors.PartialDiscoveryWarning`). Empty when every group version in scope was read.
     """
 
     mappings: tuple[RESTMapping, ...]
