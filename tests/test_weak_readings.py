@@ -183,3 +183,17 @@ def test_a_short_name_outranked_by_an_unreadable_group_is_still_an_error() -> No
     with pytest.raises(GroupDiscoveryError) as caught:
         _mapper(cluster).resolve("wd")
     assert GroupVersion("a.example.com", "v1") in caught.value.failed
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_inline_reads_never_hand_out_a_warned_answer_silently(mode: str) -> None:
+    """``cached_resolve`` (what ``AsyncRESTMapper`` and the object cache answer inline) offers only answers with
+    nothing to warn: a warned one is left to ``resolve``, which warns."""
+    cluster = _cluster(mode)
+    cluster.set_stale("x.example.com/v1")
+    mapper = _mapper(cluster)
+    with pytest.warns(PartialDiscoveryWarning):
+        mapper.resolve("po")
+    assert mapper.cached_resolve("po") is None
+    _quiet(lambda: mapper.resolve("pods"))
+    assert mapper.cached_resolve("pods") is not None and mapper.cached_resolve("pods").resource == PODS

@@ -368,7 +368,8 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         return mapping
 
     def cached_resolve(self, arg: str) -> RESTMapping | None:
-        """Return :meth:`resolve`'s answer if a fresh one is memoized (and has no warning to emit), else None.
+        """Return :meth:`resolve`'s answer if a fresh one is memoized (and has no warning to emit: no short-name
+        conflict, no unreadable group version that could beat it), else None.
 
         Never does I/O or waits.
         """
@@ -376,7 +377,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if found is not None:
             return found  # type: ignore[no-any-return]
         memo = self._fresh_memo(("resolve", arg, False), io=False)
-        if memo is None or memo.error is not None or memo.value.warnings:
+        if memo is None or memo.error is not None or memo.value.warnings or memo.value.failed:
             return None
         mapping: RESTMapping = memo.value.mapping
         return mapping
