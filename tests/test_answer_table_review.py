@@ -4,6 +4,7 @@ must answer as a fresh mapper over the same cluster."""
 from __future__ import annotations
 
 import random
+import re
 import warnings
 from typing import Any
 
@@ -43,7 +44,8 @@ def _outcome(ask: Any, *args: Any) -> Any:
             answer = ask(*args)
         except (RestMapperError, ValueError) as exc:
             return ("error", type(exc).__name__)
-    return answer, tuple(sorted(str(w.message) for w in caught))
+    # A replayed failure says how old it is and when it is retried: the warm mapper's backoff may have grown.
+    return answer, tuple(sorted(re.sub(r" \(failed [^)]*\)", "", str(w.message)) for w in caught))
 
 
 def _ask(mapper: LazyRESTMapper, q: tuple[str, str]) -> Any:
@@ -160,10 +162,17 @@ def _run(seed: int, mode: str, steps: int, how: str) -> None:
         order = list(qs)
         rng.shuffle(order)
         wrong = []
+        # A group served from an earlier answer after a failed refresh (since a TTL expiry, this step or an earlier
+        # one, within max_stale): the warm mapper may answer from it where a fresh one cannot read it.
+        served_stale = world.stale_somewhere() and (tell == "ttl" or any(
+            e is not None and e.stale for e in map(warm.cache.entry, sorted(world.agg))))
         for q in order:
             got, want = _ask(warm, q), _ask(fresh, q)
-            stale = tell == "ttl" and world.stale_somewhere()  # stale-on-error: the stale group's names may warn
-            if stale and (want[0] == "error" or got[0] == want[0]):
+            stale = served_stale  # stale-on-error: the stale group's names may warn
+            # A fresh mapper's answer given unsure (a short name while the stale group is unreadable: it warns)
+            # may differ from the warm mapper's stale-served one: both are what the design allows.
+            unsure = want[0] != "error" and any("could not be read" in w for w in want[1])
+            if stale and (want[0] == "error" or got[0] == want[0] or unsure):
                 continue
             if got != want:
                 wrong.append((q, got, want))  # (stale-on-error, DESIGN 5.2: a cached answer may outlive its TTL)

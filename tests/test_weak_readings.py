@@ -98,7 +98,15 @@ def test_a_real_name_answer_ranking_above_every_unreadable_version_is_given_with
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert mapper.resolve(arg).resource.group == group
-            assert not mapper.resolve_all(arg).partial
+        # resolve_all tries a category first (kubectl's ReplaceAliases): the unreadable version may declare one
+        # named so, which would win over any resource. (A dotted argument is looked up in its groups only.)
+        if "." in arg:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert not mapper.resolve_all(arg).partial
+        else:
+            with pytest.warns(PartialDiscoveryWarning):
+                assert mapper.resolve_all(arg).partial
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from restmapper.cache._fetching import FetchingState
 from restmapper.cache._freshness import Action, Timing
@@ -352,14 +352,24 @@ class DiscoveryCache(FetchingState):
                 if b is not None and b.error is not None:
                     documents[doc.path] = b.error
                     failed.update(doc.failed_versions(b.error))
-            for name, entry in self._entries.items():
-                if names is None or name in names:
+            if names is None:
+                entries: Iterable[GroupEntry | None] = self._entries.values()
+            else:  # a few names, among many groups
+                entries = (self._entries.get(name) for name in names)
+            for entry in entries:
+                if entry is not None:
                     failed.update(entry.stale)
                     failed.update(entry.failed)
         if not failed and not documents:
             return None
         group = next(iter(failed)).group if failed else ""
         return GroupDiscoveryError(group, failed, documents=documents)
+
+    def documents_failing(self) -> bool:
+        """Whether a root document's last refresh failed (so what it lists may be out of date). Reads only the
+        cache; two dictionary reads."""
+        with self._lock:
+            return any((b := self._backoff.get(doc.path)) is not None and b.error is not None for doc in ROOTS)
 
     def miss_confirmed_at(self, names: Collection[str] | None = None) -> float | None:
         """When the server last confirmed what a no-match over ``names`` (None: every group) read.

@@ -17,11 +17,14 @@ The rules, applied by :class:`~restmapper.mapper.lazy.LazyRESTMapper` to every a
    answer over groups chosen from the merged index) is computed again, at most :data:`RACE_ATTEMPTS` times, then
    a :class:`~restmapper.errors.GroupDiscoveryError` is raised (:func:`raced`). Named groups are read as
    snapshots, so a match among them stands.
-5. A weaker reading loses to a stronger one of any group, whatever its rank: in kubectl's resolution a real name
-   (plural or singular) of any group beats a short name, and a resource reading beats a kind reading. So an answer
-   reached by a short name or a kind reading is given only when *no* group version in scope is unsure (any of them
-   may serve the real name); otherwise a :class:`~restmapper.errors.GroupDiscoveryError` names them, with a hint
-   asking the question by the answer's real name, which they cannot block (:func:`real_names`).
+5. A weaker reading loses to a stronger one of any group, whatever its rank: in kubectl's resolution a category
+   (``resolve_all``) comes first, then each resource reading (a real name of any group in scope before a short
+   name; for a group that only prefixes listed ones, a prefixed group's short name before a real name), then the
+   kinds. An answer by a later step claims the earlier ones found nothing: a no-match over their scope, which
+   rule 1 lets stand only when that scope was read whole. Otherwise the answer is given as kubectl gives it, with
+   the unread versions attached and a :class:`~restmapper.errors.PartialDiscoveryWarning` (when rule 2 has nothing
+   against it), else it is a :class:`~restmapper.errors.GroupDiscoveryError`
+   (:func:`restmapper.mapper.resolve.preempted` gives the scope).
 """
 
 from __future__ import annotations
@@ -30,11 +33,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from restmapper.cache import GroupEntry
 from restmapper.errors import DiscoveryError, GroupDiscoveryError
-from restmapper.mapper.index import unsafe_guess_kind_to_resource
 from restmapper.model import GroupKind, GroupVersion, GroupVersionResource
 
-__all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outranking", "raced", "real_names",
-           "unsure", "with_question"]
+__all__ = ["RACE_ATTEMPTS", "asked_kind", "asked_resource", "in_scope", "outranking", "raced", "unsure",
+           "with_question"]
 
 CORE_V1 = GroupVersion("", "v1")
 
@@ -143,20 +145,6 @@ def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Se
 
     mine = key(answer, is_failure=False)
     return {gv: err for gv, err in {**outdated, **failed}.items() if key(gv, is_failure=True) < mine}
-
-
-def real_names(entries: Iterable[GroupEntry], resource: GroupVersionResource) -> tuple[str, ...]:
-    """The real names ``resource`` goes by in ``entries`` (its plural, and its singular: discovery's, else the
-    lowercased kind, as the indexes guess it): an argument equal to one of them reached it by a real-name reading
-    (rule 5); anything else (a short name, a kind) by a weaker one. Just the plural when ``entries`` lack it."""
-    for entry in entries:
-        if entry.name != resource.group:
-            continue
-        rlist = entry.resources.get(resource.group_version)
-        for res in rlist.resources if rlist is not None else ():
-            if res.name == resource.resource:
-                return res.name, res.singular_name or unsafe_guess_kind_to_resource(res.kind)[1]
-    return (resource.resource,)
 
 
 def with_question(exc: GroupDiscoveryError, asked: str, *, partial: object = None,

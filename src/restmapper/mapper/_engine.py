@@ -43,11 +43,12 @@ class Question(Generic[T]):
         core_first: an answer from core alone when that is final (core ``v1`` matches first), else None.
         versions: versions the caller required: failures of other versions cannot change the answer.
         answered_at: the group version a single answer came from; None for list answers.
-        weaker: for a single answer, whether it was reached by a reading weaker than a real name (a short name, a
-            kind reading), which any unsure group version in scope may beat whatever its rank (rule 5 of
-            :mod:`~restmapper.mapper._certainty`). Called with the answer and the entries it was computed from,
-            only when some group version in scope is unsure. Such an answer is given through ``partial`` (the
-            unsure versions attached) when nothing ranking above it failed, else it is an error.
+        weaker: for a single answer, the groups a stronger reading searched before the one that gave it (kubectl
+            tries a real name before a short name, a resource before a kind: rule 5 of
+            :mod:`~restmapper.mapper._certainty`): None for every group, empty when none was stronger. Called with
+            the answer, the snapshot and the entries it was computed from, only when something may be unsure.
+            Those groups must have been read whole (as for a no-match); if not, the answer is given through
+            ``partial`` (the failures attached) when nothing ranking above it failed, else it is an error.
         partial: for list answers that may be partial, attach the failures to the value instead of raising.
         pick: when ``names`` gives None, chooses from the merged index the groups that could answer.
         load: the versions the answer can come from (legacy discovery fetches only those): None for all, ``()``
@@ -60,7 +61,7 @@ class Question(Generic[T]):
     core_first: Callable[[StaticRESTMapper], T | None] | None = None
     versions: tuple[str, ...] = ()
     answered_at: Callable[[T], GroupVersion | None] | None = None
-    weaker: Callable[[T, tuple[GroupEntry, ...]], bool] | None = None
+    weaker: Callable[[T, StaticRESTMapper, tuple[GroupEntry, ...]], Collection[str] | None] | None = None
     partial: Callable[[T, dict[GroupVersion, BaseException]], T] | None = None
     pick: Picker | None = None
     load: tuple[str, ...] | None = None
@@ -176,6 +177,8 @@ class AnswerEngine(DirectPaths):
         unconfirmed = False
         try:
             value, until = self._compute(q, deps)
+            if q.partial is not None and getattr(value, "failed", None):
+                until = self._clock()  # given with failures: remembered for no time, as their error would be
         except MappingError as exc:
             error, until = exc, self._clock() + self.cache.miss_refresh_interval
         except _Unconfirmed as exc:  # a no-match as of the last revalidation: kept only until its interval ends
@@ -273,7 +276,7 @@ class AnswerEngine(DirectPaths):
                 static, entries, until = self._groups.scoped({""}, deps)
                 found = q.core_first(static)
                 if found is not None:
-                    return self._certain(q, found, entries), until
+                    return self._certain(q, found, static, entries), until
             wanted = q.names(True)
             if q.load == () and wanted is not None:
                 answered = self._preferred_first(q, wanted, deps)
@@ -287,7 +290,7 @@ class AnswerEngine(DirectPaths):
                     wanted = q.names(True)
                 static, entries, until = self._static(wanted, q.pick, deps, q.load or None)
                 try:
-                    return self._certain(q, q.compute(static), entries), until
+                    return self._certain(q, q.compute(static), static, entries), until
                 except MappingError as exc:
                     if not is_no_match(exc):
                         raise
@@ -333,22 +336,30 @@ class AnswerEngine(DirectPaths):
         """The answer from the groups' preferred versions alone, when it is there (client-go ranks it first)."""
         static, entries, until = self._groups.scoped(names, deps, ())
         try:
-            return self._certain(q, q.compute(static), entries), until
+            return self._certain(q, q.compute(static), static, entries), until
         except (MappingError, GroupDiscoveryError) as exc:
             if isinstance(exc, MappingError) and not is_no_match(exc):
                 raise
             return None  # not in the preferred version (or it could not be read): read the whole group
 
-    def _certain(self, q: Question[T], value: T, entries: tuple[GroupEntry, ...]) -> T:
-        """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError."""
+    def _certain(self, q: Question[T], value: T, static: StaticRESTMapper, entries: tuple[GroupEntry, ...]) -> T:
+        """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError (or,
+        for an answer a stronger reading could have pre-empted, ``q.partial`` of it with those failures)."""
         answer = q.answered_at(value) if q.answered_at is not None else None
         if answer is not None:
             doubt = outranking(entries, answer, q.versions)
-            wider = unsure(entries, q.versions) if q.weaker is not None else None
-            if wider and q.weaker is not None and q.weaker(value, entries):  # rule 5: any group may beat it
-                if not doubt and q.partial is not None:
-                    return q.partial(value, wider)  # answered with the failures attached (and warned)
-                doubt = {**doubt, **wider}
+            if q.weaker is not None and (any(e.failed or e.stale or e.outdated for e in entries)
+                                         or self.cache.documents_failing()):
+                # Rule 5: an answer by a weaker reading claims the stronger ones found nothing, a no-match over
+                # their scope, which only a whole reading confirms (as rule 1: failed, stale or unread root).
+                scope = q.weaker(value, static, entries)
+                pre = self.cache.unconfirmed(scope) if scope is None or scope else None
+                if pre is not None:
+                    failed = in_scope(pre.failed, q.versions)
+                    if failed and not pre.documents and not doubt and q.partial is not None:
+                        return q.partial(value, failed)  # answered with the failures attached (and warned)
+                    if failed or pre.documents:
+                        raise with_question(pre, q.asked(), failed={**doubt, **failed})
         else:
             doubt = unsure(entries, q.versions)
             if doubt and q.partial is not None:

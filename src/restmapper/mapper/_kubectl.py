@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
-from restmapper.mapper._certainty import real_names
 from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import by_arg
 from restmapper.mapper._memo import Remembered
@@ -27,12 +26,13 @@ from restmapper.mapper.resolve import (
     ResolvedMappings,
     ResolveResult,
     partial_message,
+    preempted,
     resolve,
     unsure_reading_message,
 )
 from restmapper.mapper.shortcut import ShortNameConflictWarning, expand_category
 from restmapper.mapper.static import StaticRESTMapper
-from restmapper.model import GroupResource, GroupVersion, GroupVersionKind, RESTMapping, parse_resource_arg
+from restmapper.model import GroupResource, GroupVersion, GroupVersionKind, RESTMapping
 
 __all__ = ["KubectlResolution"]
 
@@ -203,14 +203,11 @@ class KubectlResolution(AnswerEngine):
     def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
         lowered = arg.lower()
 
-        def weaker(r: ResolveResult, entries: tuple[GroupEntry, ...]) -> bool:
-            """Whether ``r`` was reached by a short name or a kind, not a real name (rule 5 of
-            :mod:`~restmapper.mapper._certainty`: such an answer loses to any group's real name)."""
-            if r.category is not None:
-                return False
-            gvr, gr = parse_resource_arg(arg)
-            readings = {gr.resource.lower()} | ({gvr.resource.lower()} if gvr is not None else set())
-            return not readings.intersection(real_names(entries, r.mappings[0].resource))
+        def weaker(r: ResolveResult, m: StaticRESTMapper, entries: tuple[GroupEntry, ...]) -> Collection[str] | None:
+            """The groups a stronger reading than the one that gave ``r`` searched (rule 5 of
+            :mod:`~restmapper.mapper._certainty`)."""
+            return preempted(arg, m, {e.name for e in entries}, categories=expand_categories,
+                             category=r.category is not None)
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
             return resolve(arg, m, expand_categories=expand_categories)

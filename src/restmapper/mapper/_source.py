@@ -33,6 +33,10 @@ class Healing(Protocol):
         """Ask the server again (rate-limited) because a lookup over ``names`` found nothing; True if changed."""
         ...
 
+    def documents_failing(self) -> bool:
+        """Whether a root document's last refresh failed, so what it lists may be out of date (no I/O)."""
+        ...
+
     def miss_confirmed_at(self, names: Collection[str] | None = None) -> float | None:
         """When the server last confirmed what a no-match over ``names`` read (clock seconds); None when the
         current lookup asked it (no I/O)."""

@@ -27,7 +27,7 @@ serve them too), misses, and categories. Resolve those against all groups.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -62,7 +62,10 @@ __all__ = [
     "kind_for_expanded",
     "mapping_for",
     "partial_message",
+    "preempted",
+    "reached_mapping",
     "resolve",
+    "resource_readings",
     "unsure_reading_message",
 ]
 
@@ -173,14 +176,35 @@ def mapping_for(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[
 
     Mirrors kubectl (cli-runtime) ``resource.Builder.mappingFor`` over client-go's shortcut expander.
     """
-    if not arg:
-        raise InvalidArgumentError("a resource or kind must be given")
+    mapping, warnings, _reading, _expanded = reached_mapping(arg, mapper)
+    return mapping, warnings
+
+
+def resource_readings(arg: str) -> list[GroupVersionResource]:
+    """The resource readings of a ``kubectl get`` argument, in the order kubectl tries them: ``a.b.c`` as
+    resource ``a`` version ``b`` group ``c``, then every argument as resource and group (``a`` / ``b.c``)."""
     full_gvr, group_resource = parse_resource_arg(arg)
-    warnings: list[str] = []
-    ambiguity: AmbiguousResourceError | None = None
     readings = [full_gvr] if full_gvr is not None else []
     readings.append(group_resource.with_version(""))
-    for reading in readings:
+    return readings
+
+
+def reached_mapping(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[str, ...], int, bool]:
+    """:func:`mapping_for`, with how the answer was reached: ``(mapping, warnings, reading, expanded)``.
+
+    ``reading`` is the index in :func:`resource_readings` of the reading that answered, or their count for a
+    kind reading; ``expanded``: that resource reading answered through a short name (client-go's shortcut
+    expander changed it), not a real name.
+
+    Raises:
+        As :func:`mapping_for`.
+    """
+    if not arg:
+        raise InvalidArgumentError("a resource or kind must be given")
+    warnings: list[str] = []
+    ambiguity: AmbiguousResourceError | None = None
+    readings = resource_readings(arg)
+    for index, reading in enumerate(readings):
         expanded, found = expand_resource_shortcut(reading, mapper.indexes)
         warnings.extend(w for w in found if w not in warnings)
         try:
@@ -191,16 +215,18 @@ def mapping_for(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[
         except (MappingError, InvalidArgumentError):
             # kubectl ignores a failed reading and tries the next one.
             continue
-        return mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings)
+        return (mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings), index,
+                expanded != reading)
 
+    kinds = len(readings)
     full_gvk, group_kind = parse_kind_arg(arg)
     if full_gvk is not None:
         try:
-            return mapper.rest_mapping(full_gvk.group_kind, full_gvk.version), tuple(warnings)
+            return mapper.rest_mapping(full_gvk.group_kind, full_gvk.version), tuple(warnings), kinds, False
         except (MappingError, InvalidArgumentError):
             pass
     try:
-        return mapper.rest_mapping(group_kind), tuple(warnings)
+        return mapper.rest_mapping(group_kind), tuple(warnings), kinds, False
     except AmbiguousKindError:
         raise
     except RestMapperError as exc:
@@ -208,7 +234,47 @@ def mapping_for(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[
             raise
         if ambiguity is not None:
             raise ambiguity from exc
-        raise ResourceTypeNotFoundError(arg, group_resource) from exc
+        raise ResourceTypeNotFoundError(arg, parse_resource_arg(arg)[1]) from exc
+
+
+def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *, categories: bool,
+              category: bool) -> Collection[str] | None:
+    """The groups whose unread content could have answered ``arg`` by a stronger reading than the one that did
+    (rule 5 of :mod:`restmapper.mapper._certainty`): None for every group, empty when nothing was stronger.
+
+    kubectl's order: a category (``resolve_all``), then each resource reading of :func:`resource_readings` (for a
+    reading without a group or with a listed one: a real name, then a short name; with a group that only
+    prefixes listed ones: a short name of a prefixed group first, then a real name), then the kind readings. An
+    answer pre-empts every earlier step, whose scope (the groups it searched) must then have been read whole.
+
+    Args:
+        arg: the argument.
+        mapper: the snapshot the answer came from.
+        listed: the group names of that snapshot (a reading's group is listed, or prefixes some of them).
+        categories: the argument was first tried as a category (``resolve_all``).
+        category: the answer is a category's members.
+    """
+    if category:
+        return frozenset()
+    scopes: list[Collection[str] | None] = [None] if categories else []
+    try:
+        _mapping, _warnings, reached, expanded = reached_mapping(arg, mapper)
+    except RestMapperError:
+        return None  # cannot tell how it was reached: every group may matter
+    for index, reading in enumerate(resource_readings(arg)[:reached + 1]):
+        group = reading.group
+        if not group:
+            scope: Collection[str] | None = None
+        elif group in listed:
+            scope = {group}
+        else:  # a prefix: the prefixed groups, and the name itself (a group listed later)
+            scope = {group, *(name for name in listed if name.startswith(group))}
+        prefix_first = bool(group) and group not in listed
+        if index < reached or expanded != prefix_first:  # an earlier reading, or an earlier step of this one
+            scopes.append(scope)
+    if any(scope is None for scope in scopes):
+        return None
+    return frozenset(name for scope in scopes if scope is not None for name in scope)
 
 
 def resolve(arg: str, mapper: StaticRESTMapper, *, expand_categories: bool = True) -> ResolveResult:

@@ -269,8 +269,11 @@ class ObjectCache(ConfigConstructors):
             if len(self._hot) >= _HOT_LIMIT:
                 self._hot = {}
             # Strings hash fast (cached); a frozen dataclass hashes in ~0.5 us, so other kinds are keyed by id() and
-            # the entry keeps the object itself (checked with `is`, and alive while memoized).
-            self._hot[kind if isinstance(kind, str) else id(kind)] = (kind, generation, informer)
+            # the entry keeps the object itself (checked with `is`, and alive while memoized). A string resolved
+            # with something to warn (a short name an unreadable group may beat) is resolved again on each call,
+            # as the mapper warns each time: only a quiet resolution is held.
+            if not isinstance(kind, str) or self.mapper.cached_resolve(kind) is not None:
+                self._hot[kind if isinstance(kind, str) else id(kind)] = (kind, generation, informer)
         if fresh:
             informer._start()
         return informer
