@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from restmapper.cli._api_resources import OUTPUT_FORMATS, SORT_FIELDS
+from restmapper.cli._choices import OUTPUT_FORMATS, SORT_FIELDS
 from restmapper.errors import RestMapperError
 
 if TYPE_CHECKING:
