@@ -1,5 +1,6 @@
-"""The command line starts fast: ``--help`` loads no discovery, mapper or HTTP stack, ``--embedded`` no HTTP stack,
-and no command loads another command's code (``resolve`` loads no ``api-resources`` code, no watch streaming).
+"""The command line starts fast: ``--help`` loads no discovery, mapper or HTTP stack (nor the errors and model
+types), ``--embedded`` no HTTP stack, and no command loads another command's code (``resolve`` loads no
+``api-resources`` code, no watch streaming).
 
 Each case runs in a fresh interpreter, since this process has long imported everything.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from restmapper.testing import FakeCluster
 
 _HEAVY = ("requests", "urllib3", "kubernetes", "restmapper.discovery", "restmapper.mapper", "restmapper.cache",
-          "restmapper.cli._api_resources", "restmapper.transport._stream")
+          "restmapper.cli._api_resources", "restmapper.transport._stream", "restmapper.errors", "restmapper.model")
 
 
 def _loaded_after(args: list[str]) -> list[str]:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from restmapper.cli._choices import OUTPUT_FORMATS, SORT_FIELDS
-from restmapper.errors import RestMapperError
 
 if TYPE_CHECKING:
     from restmapper.discovery import DiscoveryClient
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["Session", "build_parser", "cli_retry", "run"]
 
 # Start-up time matters on the command line (kubectl answers --help in ~0.07 s): the discovery, mapper and HTTP
-# layers are imported by the commands that use them, not by `restmapper --help`.
+# layers, the errors and the model types are imported by the commands that use them, not by `restmapper --help`.
 
 
 def cli_retry() -> RetryPolicy:
@@ -247,6 +246,8 @@ def run(argv: Sequence[str] | None = None, *, session: Session | None = None, st
     if args.command is None:
         out.write(parser.format_help())
         return 0
+    from restmapper.errors import RestMapperError  # every command loads it; parsing and --help do not need it
+
     try:
         if args.command == "serve":
             from restmapper.cli._serve import serve_forever
