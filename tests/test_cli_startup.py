@@ -53,3 +53,14 @@ def test_embedded_resolve_loads_no_http_stack() -> None:
     loaded = _loaded_after(["resolve", "--embedded", "deploy"])
     assert "restmapper.mapper" in loaded  # it did resolve
     assert not {"requests", "urllib3", "kubernetes"} & set(loaded)
+
+
+def test_package_root_still_reaches_errors_and_model_after_a_bare_import() -> None:
+    code = ("import sys, restmapper\n"
+            "assert 'restmapper.model' not in sys.modules\n"
+            "assert restmapper.model.GroupVersion('apps', 'v1') == restmapper.GroupVersion('apps', 'v1')\n"
+            "assert restmapper.errors.ConfigError is restmapper.ConfigError\n"
+            "assert {'GroupVersion', 'ConfigError'} <= set(dir(restmapper))\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

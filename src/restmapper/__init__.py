@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from restmapper._lazy import lazy_dir, lazy_getattr
 
@@ -103,7 +104,17 @@ _LAZY = {
     "is_not_found": "restmapper.store",
     "wait_for": "restmapper.watch",
 }
-__getattr__ = lazy_getattr(globals(), __name__, _LAZY)
+_lazy_attribute = lazy_getattr(globals(), __name__, _LAZY)
+_EAGER_BEFORE = frozenset({"errors", "model"})
+"""Submodules ``import restmapper`` used to load: ``restmapper.model.GroupVersion`` after ``import restmapper`` alone
+still works (loaded on that first use)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EAGER_BEFORE:
+        return importlib.import_module(f"{__name__}.{name}")
+    return _lazy_attribute(name)
+
 __dir__ = lazy_dir(globals(), _LAZY)
 
 
