@@ -103,7 +103,7 @@ def _bytecode_note() -> str:
     """Whether the timed processes load restmapper from cached bytecode or compile its source on every run.
 
     With ``PYTHONDONTWRITEBYTECODE`` set and no ``__pycache__`` (an editable install that was never byte-compiled)
-    every run compiles restmapper's source (~640 kB on the kubeconfig path), which an installed wheel (pip
+    every run compiles restmapper's source (some 600 kB on the kubeconfig path), which an installed wheel (pip
     byte-compiles at install) and kubectl never pay: said in the note, so that figures taken either way are compared
     as what they are.
     """
