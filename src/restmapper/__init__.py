@@ -2,42 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from restmapper._lazy import lazy_dir, lazy_getattr
-from restmapper.errors import (
-    AmbiguousKindError,
-    AmbiguousResourceError,
-    APIStatusError,
-    ConfigError,
-    DiscoveryError,
-    GroupDiscoveryError,
-    InvalidArgumentError,
-    MalformedDiscoveryError,
-    MappingError,
-    NoKindMatchError,
-    NoResourceMatchError,
-    ResponseTooLargeError,
-    RestMapperError,
-    TransportError,
-    WaitTimeoutError,
-    is_ambiguous,
-    is_no_match,
-)
-from restmapper.model import (
-    APIGroup,
-    APIResource,
-    APIResourceList,
-    GroupKind,
-    GroupResource,
-    GroupVersion,
-    GroupVersionKind,
-    GroupVersionResource,
-    RESTMapping,
-    Scope,
-    VersionInfo,
-)
 
 # A library adds no handler of its own but a NullHandler (Python logging HOWTO, "Configuring Logging for a
 # Library"): applications decide where our records go, and none is printed as "No handlers could be found".
@@ -47,19 +16,80 @@ if TYPE_CHECKING:
     from restmapper.aio import AsyncRESTMapper
     from restmapper.cache import DiscoveryCache
     from restmapper.discovery import DiscoveryClient
+    from restmapper.errors import (
+        AmbiguousKindError,
+        AmbiguousResourceError,
+        APIStatusError,
+        ConfigError,
+        DiscoveryError,
+        GroupDiscoveryError,
+        InvalidArgumentError,
+        MalformedDiscoveryError,
+        MappingError,
+        NoKindMatchError,
+        NoResourceMatchError,
+        ResponseTooLargeError,
+        RestMapperError,
+        TransportError,
+        WaitTimeoutError,
+        is_ambiguous,
+        is_no_match,
+    )
     from restmapper.mapper import (
         LazyRESTMapper,
         PartialDiscoveryWarning,
         ShortNameConflictWarning,
         StaticRESTMapper,
     )
+    from restmapper.model import (
+        APIGroup,
+        APIResource,
+        APIResourceList,
+        GroupKind,
+        GroupResource,
+        GroupVersion,
+        GroupVersionKind,
+        GroupVersionResource,
+        RESTMapping,
+        Scope,
+        VersionInfo,
+    )
     from restmapper.store import GenerationCache, ObjectCache, ObjectNotFoundError, is_not_found
     from restmapper.watch import Watcher, wait_for
 
 __version__ = "0.1.0.dev0"
 
-# Heavier layers (requests, kubernetes) load on first use, so `import restmapper` stays cheap.
+# Every layer loads on first use, the errors and the model types too, so `import restmapper` stays cheap (it is
+# the parent of every module: `restmapper --help` pays for whatever it loads).
 _LAZY = {
+    "AmbiguousKindError": "restmapper.errors",
+    "AmbiguousResourceError": "restmapper.errors",
+    "APIStatusError": "restmapper.errors",
+    "ConfigError": "restmapper.errors",
+    "DiscoveryError": "restmapper.errors",
+    "GroupDiscoveryError": "restmapper.errors",
+    "InvalidArgumentError": "restmapper.errors",
+    "MalformedDiscoveryError": "restmapper.errors",
+    "MappingError": "restmapper.errors",
+    "NoKindMatchError": "restmapper.errors",
+    "NoResourceMatchError": "restmapper.errors",
+    "ResponseTooLargeError": "restmapper.errors",
+    "RestMapperError": "restmapper.errors",
+    "TransportError": "restmapper.errors",
+    "WaitTimeoutError": "restmapper.errors",
+    "is_ambiguous": "restmapper.errors",
+    "is_no_match": "restmapper.errors",
+    "APIGroup": "restmapper.model",
+    "APIResource": "restmapper.model",
+    "APIResourceList": "restmapper.model",
+    "GroupKind": "restmapper.model",
+    "GroupResource": "restmapper.model",
+    "GroupVersion": "restmapper.model",
+    "GroupVersionKind": "restmapper.model",
+    "GroupVersionResource": "restmapper.model",
+    "RESTMapping": "restmapper.model",
+    "Scope": "restmapper.model",
+    "VersionInfo": "restmapper.model",
     "AsyncRESTMapper": "restmapper.aio",
     "DiscoveryCache": "restmapper.cache",
     "DiscoveryClient": "restmapper.discovery",
@@ -74,7 +104,17 @@ _LAZY = {
     "is_not_found": "restmapper.store",
     "wait_for": "restmapper.watch",
 }
-__getattr__ = lazy_getattr(globals(), __name__, _LAZY)
+_lazy_attribute = lazy_getattr(globals(), __name__, _LAZY)
+_EAGER_BEFORE = frozenset({"errors", "model"})
+"""Submodules ``import restmapper`` used to load: ``restmapper.model.GroupVersion`` after ``import restmapper`` alone
+still works (loaded on that first use)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EAGER_BEFORE:
+        return importlib.import_module(f"{__name__}.{name}")
+    return _lazy_attribute(name)
+
 __dir__ = lazy_dir(globals(), _LAZY)
 
 

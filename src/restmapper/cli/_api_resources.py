@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from restmapper.cli._choices import OUTPUT_FORMATS, SORT_FIELDS
 from restmapper.errors import APIStatusError, DiscoveryError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupResource, GroupVersion
 
@@ -24,12 +25,6 @@ __all__ = [
     "render",
     "sort_rows",
 ]
-
-OUTPUT_FORMATS = ("wide", "name", "json")
-"""Values of ``-o``: kubectl's ``wide`` and ``name``, plus ``json`` (kubectl 1.32 has no json here)."""
-
-SORT_FIELDS = ("name", "kind")
-"""Values of ``--sort-by`` (as kubectl)."""
 
 HEADERS = ("NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND")
 WIDE_HEADERS = (*HEADERS, "VERBS", "CATEGORIES")

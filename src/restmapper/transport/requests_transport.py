@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import requests
@@ -29,11 +29,13 @@ from restmapper.transport._deadline import (
     translated,
 )
 from restmapper.transport._redact import SecretBook, strip_userinfo
-from restmapper.transport._stream import LineStream
 from restmapper.transport.base import DEFAULT_MAX_BODY_BYTES, Response
 from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.kubeconfig import ConfigError, configuration_options
 from restmapper.transport.retry import RetryPolicy, run_with_retry
+
+if TYPE_CHECKING:
+    from restmapper.transport._stream import LineStream
 
 __all__ = ["DEFAULT_USER_AGENT", "RequestsTransport"]
 
@@ -210,6 +212,8 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
 def _requests_stream(response: requests.Response, path: str, limit: int, scrub: Callable[[str], str],
                      read_deadline: float | None) -> LineStream:
     """A streaming answer over a requests.Response."""
+    from restmapper.transport._stream import LineStream  # watches only: not loaded for plain GETs
+
     return LineStream(
         status=response.status_code, headers=dict(response.headers), path=path, limit=limit,
         chunks=lambda size: response.iter_content(chunk_size=size),
