@@ -15,6 +15,17 @@ them, :attr:`~restmapper.dynamic._index.GroupResources.flat`) and memoizes it un
 dependencies, so invalidation, healing and TTL behave identically. Anything it cannot settle alone (no
 match, several matches, a group not ready, a ``...List`` kind, any other keyword or value) is None: the generic
 path answers and words it.
+
+*Ready answers* make a first-time question one dictionary read: what a direct path memoizes for each question it
+takes is worked out ahead, keyed by the question's shape (the lowered kind, name or short names, or the group
+version and lowered kind: :func:`_shape`), when every group is first ready (by the lookup that made it so) and
+again for a group whose Resource objects are rebuilt (its entry changed), each by the direct path itself. A
+question about it then memoizes that very answer (:class:`~restmapper.mapper._memo.Remembered`, with the cells it
+read) if it still holds, checked exactly as a memo hit is (every change applied, none of its cells moved, in
+time, no reload due for an answer from any group): refreshing group A leaves the ready answers that read only
+group B in use, and one that no longer holds is worked out again by the direct path (and kept for the next
+spelling of the question). They change no answer, no error and no validity rule: a ready answer is what the
+direct path would memoize at that moment.
 """
 
 from __future__ import annotations
@@ -39,6 +50,13 @@ __all__ = ["DirectAnswers"]
 _Lookup = Callable[[MergedIndex, str, Deps], Any]
 _Found = tuple[list[Resource], float, Deps]
 """The matches (in discovery order), until when (clock seconds) they hold, the cells read."""
+_Shape = tuple[Any, "_Lookup | None", Any, Any]
+"""A direct-path question: its key in the ready answers (:attr:`DirectAnswers._get_table`), the merged-index
+lookup choosing its groups (None: a question about one group version), what to look up (the value, or
+``(group, version, kind lowered)``) and its key in :attr:`~restmapper.dynamic._index.GroupResources.flat`."""
+
+TABLE_LIMIT = 1 << 16
+"""Ready answers kept per table (:attr:`DirectAnswers._get_table`); beyond it questions take the direct paths."""
 
 
 def _kind_of(kind: Any) -> str | None:
@@ -48,6 +66,58 @@ def _kind_of(kind: Any) -> str | None:
         return None
     lowered: str = kind.lower()
     return None if lowered.endswith("list") else lowered
+
+
+def _shape(kwargs: dict[str, Any]) -> _Shape | None:
+    """The direct-path shape of a call (see :data:`_Shape`), or None when no direct path takes it."""
+    size = len(kwargs)
+    if size == 2:
+        api_version = kwargs.get("api_version")
+        kind = _kind_of(kwargs.get("kind"))
+        if kind is None or api_version.__class__ is not str:
+            return None
+        group, slash, version = api_version.partition("/")
+        if not slash or not group or not version or "/" in version or version == "*":
+            return None  # no group named, or a mistake in the call: the generic path words it
+        return (api_version, kind), None, (group, version, kind), None
+    if size != 1:
+        return None
+    for term, value in kwargs.items():
+        if term == "kind":
+            kind = _kind_of(value)
+            return None if kind is None else ("k:" + kind, MergedIndex.with_kind, value, "k:" + kind)
+        if value.__class__ is str:
+            if not value:
+                return None
+            if term == "name":  # the objects whose plural it is (another spelling reads other cells)
+                return "N:" + value, MergedIndex.with_name, value, "N:" + value.lower()
+            if term == "short_names":  # one of them: every object claiming it (no filter to apply)
+                lowered = value.lower()
+                return "s:" + lowered, MergedIndex.with_short_name, lowered, "s:" + lowered
+        elif term == "short_names" and value.__class__ in (list, tuple) and value:
+            first = value[0]
+            if first.__class__ is not str or not first:
+                return None
+            whole = ("S", *[str(v).lower() for v in value])  # the objects with exactly these short names
+            return whole, MergedIndex.with_short_name, first.lower(), whole
+    return None
+
+
+def _shape_of_key(key: str | tuple[str, ...]) -> tuple[_Lookup, str] | None:
+    """The lookup and value of the questions naming no group whose answers are under ``key`` of
+    :attr:`~restmapper.dynamic._index.GroupResources.flat` (None for the other keys: no direct path reads them)."""
+    if key.__class__ is tuple:
+        return (MergedIndex.with_short_name, key[1]) if len(key) > 1 and key[1] else None
+    tag, value = key[:2], key[2:]
+    if not value:
+        return None
+    if tag == "k:":
+        return None if _kind_of(value) is None else (MergedIndex.with_kind, value)
+    if tag == "N:":
+        return MergedIndex.with_name, value  # lowered: the question spelled so reads the same cells
+    if tag == "s:":
+        return MergedIndex.with_short_name, value
+    return None
 
 
 class DirectAnswers:
@@ -63,6 +133,20 @@ class DirectAnswers:
     _flavour: Flavour
     _persister: Persister | None
     _maybe_write: Callable[[], None]  # writes the cache file when it is due
+    # Ready answers (see the module doc): a direct-path question's shape key -> what its memo would hold.
+    _get_table: dict[Any, Remembered]
+    _search_table: dict[Any, Remembered]
+    _table_due: bool  # every ready group's answers are to be worked out (first time, or after invalidate_cache)
+    _table_pending: set[str]  # groups whose Resource objects were built since: their answers are to be worked out
+    _filling: bool
+
+    def _reset_table(self) -> None:
+        """Forget every ready answer; work them out again once every group is ready."""
+        self._get_table = {}
+        self._search_table = {}
+        self._table_due = True
+        self._table_pending = set()
+        self._filling = False
 
     # --- entry points ---------------------------------------------------------------------------------------
 
@@ -70,19 +154,123 @@ class DirectAnswers:
         """``get(**kwargs)`` answered and memoized under ``key`` (its memo key) when a direct path settles it;
         else None (nothing recorded: the generic path answers)."""
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
-        size = len(kwargs)
-        if size == 2:
-            version = kwargs.get("api_version")
-            kind = _kind_of(kwargs.get("kind"))
-            if kind is None or version.__class__ is not str:
-                return None
-            group, slash, version = version.partition("/")
-            if not slash or not group or not version or "/" in version or version == "*":
-                return None  # no group named, or a mistake in the call: the generic path words it
-            return self._get_in_group(key, group, version, kind, epoch)
-        if size != 1:
+        shape = _shape(kwargs)
+        if shape is None:
             return None
-        found = self._anywhere_of(kwargs)
+        at, lookup, value, flat = shape
+        held = self._get_table.get(at)
+        if held is not None and self._holds(held):
+            self._get_memo.put(key, held)  # the very answer a direct path would memoize now
+            if self._persister is not None:
+                self._maybe_write()
+            return held.value  # type: ignore[no-any-return]
+        if lookup is None:
+            remembered = self._in_group(*value, epoch)
+        else:
+            remembered = self._get_of(self._anywhere(lookup, value, flat), epoch)
+        if remembered is None:
+            return None
+        _keep_in(self._get_table, at, remembered)
+        self._get_memo.put(key, remembered)
+        self._fill_table()
+        return remembered.value  # type: ignore[no-any-return]
+
+    def _direct_search(self, kwargs: dict[str, Any], key: Any) -> list[Resource] | None:
+        """``search(**kwargs)``'s matches, memoized under ``key``, when a direct path settles it; else None."""
+        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
+        if len(kwargs) != 1:
+            return None
+        shape = _shape(kwargs)
+        if shape is None:
+            return None
+        at, lookup, value, flat = shape
+        held = self._search_table.get(at)
+        if held is not None and self._holds(held):
+            self._search_memo.put(key, held)
+            if self._persister is not None:
+                self._maybe_write()
+            return held.value  # type: ignore[no-any-return]
+        found = self._anywhere(lookup, value, flat)  # type: ignore[arg-type]  # one keyword: never None
+        if found is None:
+            return None
+        results, until, deps = found
+        remembered = _remembered(results, until, deps, epoch)
+        _keep_in(self._search_table, at, remembered)
+        self._search_memo.put(key, remembered)
+        self._fill_table()
+        return results
+
+    def _holds(self, held: Remembered) -> bool:
+        """True when a ready answer is still current, as a memo hit is checked (every change applied, none of
+        its cells moved, in time, and for an answer from any group no reload due); then it is what a direct path
+        would work out now (it read the same cells, and they have not moved)."""
+        groups = self._indexed
+        if self.cache.generation != groups.generation:
+            return False  # changes not applied yet: the direct path catches up
+        if held.checked != Cell.epoch and not held.current():
+            return False
+        return self._clock() < held.valid_until and not (held.anywhere and groups.reload_pending)
+
+    # --- the ready answers -------------------------------------------------------------------------------------
+
+    def _fill_table(self) -> None:
+        """Work out the ready answers that are due: every built group's once every group is ready (the first
+        time), and those of each group built since (its entry changed). Cheap when nothing is due."""
+        if not (self._table_pending or self._table_due) or self._filling:
+            return
+        self._filling = True  # a build while filling is queued, not filled within (no recursion)
+        try:
+            if self._table_due:
+                if self._indexed.ready_anywhere(MergedIndex.with_kind, "", [], self._clock()) is None:
+                    return  # not every group is ready yet: a later lookup fills
+                self._table_due = False
+                self._table_pending.clear()
+                done: set[Any] = set()
+                for res in list(self._groups.values()):
+                    self._fill_group(res, done)
+            pending = self._table_pending
+            while pending:
+                res = self._groups.get(pending.pop())
+                if res is not None:
+                    self._fill_group(res, set())
+        finally:
+            self._filling = False
+
+    def _fill_group(self, res: GroupResources, done: set[Any]) -> None:
+        """The ready answers of every direct-path question about a name of ``res`` (the keys in ``done`` aside,
+        and added to it): each worked out by the direct paths themselves, as the question would be now."""
+        get_table, search_table = self._get_table, self._search_table
+        for key in res.flat:
+            if key in done:
+                continue
+            done.add(key)
+            if len(get_table) >= TABLE_LIMIT:
+                return
+            if key.__class__ is str and key[1:2] != ":":  # "<version>/<kind lowered>"
+                version, _, kind = key.partition("/")  # type: ignore[union-attr]
+                if res.name and _kind_of(kind) is not None:
+                    remembered = self._in_group(res.name, version, kind, Cell.epoch)
+                    if remembered is not None:
+                        get_table[(f"{res.name}/{version}", kind)] = remembered
+                continue
+            shape = _shape_of_key(key)
+            if shape is None:
+                continue
+            epoch = Cell.epoch
+            found = self._anywhere(shape[0], shape[1], key)
+            if found is None:
+                continue
+            results, until, deps = found
+            search_table[key] = _remembered(results, until, deps, epoch)
+            one = self._get_of(found, epoch)
+            if one is not None:
+                get_table[key] = one
+
+    # --- the paths ---------------------------------------------------------------------------------------------
+
+    def _get_of(self, found: _Found | None, epoch: int) -> Remembered | None:
+        """What ``get`` memoizes for the matches of a question naming no group, or None when ``get``'s tie-breaks
+        are the generic path's."""
         if found is None:
             return None
         results, until, deps = found
@@ -94,27 +282,11 @@ class DirectAnswers:
             if len(kept) != 1:  # (matches by kind hold no ResourceList: their kinds end in List)
                 return None
             results = kept
-        result = results[0]
-        self._get_memo.put(key, _remembered(result, until, deps, epoch))
-        return result
+        return _remembered(results[0], until, deps, epoch)
 
-    def _direct_search(self, kwargs: dict[str, Any], key: Any) -> list[Resource] | None:
-        """``search(**kwargs)``'s matches, memoized under ``key``, when a direct path settles it; else None."""
-        epoch = Cell.epoch  # before any cell is read (see _memo.remember)
-        if len(kwargs) != 1:
-            return None
-        found = self._anywhere_of(kwargs)
-        if found is None:
-            return None
-        results, until, deps = found
-        self._search_memo.put(key, _remembered(results, until, deps, epoch))
-        return results
-
-    # --- the paths ---------------------------------------------------------------------------------------------
-
-    def _get_in_group(self, key: Any, group: str, version: str, kind: str, epoch: int) -> Resource | None:
+    def _in_group(self, group: str, version: str, kind: str, epoch: int) -> Remembered | None:
         """``get(api_version="group/version", kind=...)``: the one object of that kind in that version of a ready
-        group (the generic path reads that group's cell alone, and so does this)."""
+        group (the generic path reads that group's cell alone, and so does this), as memoized."""
         groups = self._indexed
         if self.cache.generation != groups.generation:
             groups.catch_up()
@@ -130,12 +302,10 @@ class DirectAnswers:
         objs = res.flat.get(f"{version}/{kind}")  # that version's by_kind_lower, in one table
         if objs is None or len(objs) != 1:
             return None  # no match, or several: ``get``'s tie-breaks are the generic path's
-        result = objs[0]
         if self._persister is not None:
             self._maybe_write()
         # As _memo.remember records an answer that read one cell.
-        self._get_memo.put(key, Remembered(result, None, until, (), False, epoch, cell, seen))
-        return result
+        return Remembered(objs[0], None, until, (), False, epoch, cell, seen)
 
     def _keep(self, index: GroupIndex, entry: GroupEntry) -> GroupResources | None:
         """The Resource objects of ``entry`` (the one ``index`` was built from), kept with the index for the next
@@ -147,28 +317,6 @@ class DirectAnswers:
         res = self._group(entry)
         index.layer_memo = res
         return res
-
-    def _anywhere_of(self, kwargs: dict[str, Any]) -> _Found | None:
-        """The matches of a one-keyword call naming no group (``kind``, ``name`` or ``short_names``)."""
-        for term, value in kwargs.items():
-            if term == "kind":
-                kind = _kind_of(value)
-                return None if kind is None else self._anywhere(MergedIndex.with_kind, value, "k:" + kind)
-            if value.__class__ is str:
-                if not value:
-                    return None
-                if term == "name":  # the objects whose plural it is
-                    return self._anywhere(MergedIndex.with_name, value, "N:" + value.lower())
-                if term == "short_names":  # one of them: every object claiming it (no filter to apply)
-                    lowered = value.lower()
-                    return self._anywhere(MergedIndex.with_short_name, lowered, "s:" + lowered)
-            elif term == "short_names" and value.__class__ in (list, tuple) and value:
-                first = value[0]
-                if first.__class__ is not str or not first:
-                    return None
-                whole = ("S", *[str(v).lower() for v in value])  # the objects with exactly these short names
-                return self._anywhere(MergedIndex.with_short_name, first.lower(), whole)
-        return None
 
     def _anywhere(self, lookup: _Lookup, value: str, key: str | tuple[str, ...]) -> _Found | None:
         """The objects under ``key`` in :attr:`~restmapper.dynamic._index.GroupResources.flat` of core and the
@@ -209,3 +357,9 @@ def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
     """What :func:`~restmapper.dynamic._memo.remember` memoizes for an answer from any group that read ``deps``
     (after the marker of such answers; each cell once, in the order read)."""
     return Remembered(value, None, until, tuple(dict.fromkeys(deps)), True, epoch)
+
+
+def _keep_in(table: dict[Any, Remembered], key: Any, remembered: Remembered) -> None:
+    """Keep a ready answer worked out by a direct path (replacing one that no longer holds), within the limit."""
+    if len(table) < TABLE_LIMIT or key in table:
+        table[key] = remembered

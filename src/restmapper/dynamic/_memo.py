@@ -36,13 +36,14 @@ LISTED = frozenset({"short_names", "categories", "verbs"})
 def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """The memo key of a call's keywords: flat, the names then the values (one tuple to hash and compare, its
     items compared by identity for the caller's own strings), a list value as a tagged tuple
-    (``short_names=["deploy"]`` is memoized too; a tuple value with the same items is another question).
+    (``short_names=["deploy"]`` is memoized too; a tuple value with the same items is another question); the one
+    list of a call with one keyword as its tag then its items, in the key itself.
 
     A call without a keyword of :data:`LISTED` has the same key as ``(*kwargs, *kwargs.values())`` (the warm
     path builds it so) unless another keyword was given a list (then that key is unhashable: no hit)."""
     if len(kwargs) == 1:  # ``get(short_names=[...])``: no comprehension (a call of its own) on the warm path
-        for name, value in kwargs.items():
-            return (name, (_LIST, *value)) if value.__class__ is list else (name, value)
+        for name, value in kwargs.items():  # flat: one tuple to hash and compare
+            return (name, _LIST, *value) if value.__class__ is list else (name, value)
     return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
 
 

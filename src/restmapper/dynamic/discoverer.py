@@ -130,6 +130,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._search_memo = Memo(MEMO_LIMIT)
         self._get_hot = HotAnswers(MEMO_LIMIT)
         self._search_hot = HotAnswers(MEMO_LIMIT)
+        self._reset_table()
         self._generic_list = generic_list(client, self._flavour)
         self._version: dict[str, Any] | None = None
         self._cache_file = cache_file
@@ -207,6 +208,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._search_memo = Memo(MEMO_LIMIT)
         self._get_hot = HotAnswers(MEMO_LIMIT)
         self._search_hot = HotAnswers(MEMO_LIMIT)
+        self._reset_table()
 
     def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
         """Return upstream's nested ``{prefix: {group: {version: ResourceGroup}}}`` view of every group.
@@ -275,36 +277,49 @@ class SelfHealingDiscoverer(DirectAnswers):
         groups = self._indexed
         generation = self.cache.generation
         hot = self._search_hot.stretch
+        missing = False
         try:
             key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
                     answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
-                    answer += held
+                    answer.extend(held)
                     return answer
-            found = self._search_memo.get(key) if generation == groups.generation else None
+            if generation == groups.generation:
+                found = self._search_memo.get(key)
+                missing = found is None
+            else:
+                found = None
         except TypeError:  # an unhashable value: never memoized
             found = None
         if found is not None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._search_hot.promote("answers", key, found.value, found.checked, found.valid_until,
+                # Held as a tuple: a hit copies it without reading a list object first.
+                self._search_hot.promote("answers", key, tuple(found.value), found.checked, found.valid_until,
                                          self._clock, self.cache.generation, groups.generation)
                 answer = _new_list(SearchResults)
-                answer += found.value
+                answer.extend(found.value)
                 return answer
+        if missing:  # nothing memoized (as recall would find): the ready answers, the direct paths, or the rest
+            return self._search(kwargs, key)
         return self._search(kwargs)
 
-    def _search(self, kwargs: dict[str, Any]) -> list[Resource]:
-        key, memo = recall(self._remembered, self._search_memo, kwargs)
-        if memo is not None:
-            return SearchResults(memo.value)
+    def _search(self, kwargs: dict[str, Any], unmemoized: Any = None) -> list[Resource]:
+        """``search``'s answer past its warm path; ``unmemoized``: the memo key, when the memo was just found to
+        hold nothing for it (no need to ask it again)."""
+        if unmemoized is None:
+            key, memo = recall(self._remembered, self._search_memo, kwargs)
+            if memo is not None:
+                return SearchResults(memo.value)
+        else:
+            key = unmemoized
         if key is not None:  # straight from ready groups when a direct path settles it (_direct)
             direct = self._direct_search(kwargs, key)
             if direct is not None:
                 answer = _new_list(SearchResults)  # as a memo hit makes it: complete, ``failed`` reads empty
-                answer += direct
+                answer.extend(direct)
                 return answer
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
@@ -348,13 +363,18 @@ class SelfHealingDiscoverer(DirectAnswers):
         groups = self._indexed
         generation = self.cache.generation
         hot = self._get_hot.stretch
+        missing = False
         try:
             key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
                     return held  # type: ignore[no-any-return]
-            found = self._get_memo.get(key) if generation == groups.generation else None
+            if generation == groups.generation:
+                found = self._get_memo.get(key)
+                missing = found is None
+            else:
+                found = None
         except TypeError:  # an unhashable value: never memoized
             found = None
         if found is not None and found.error is None and found.checked == Cell.epoch:
@@ -363,16 +383,23 @@ class SelfHealingDiscoverer(DirectAnswers):
                 self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until,
                                       self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
+        if missing:  # nothing memoized (as recall would find): the ready answers, the direct paths, or the rest
+            return self._get_answer(kwargs, key)
         return self._get_answer(kwargs)
 
-    def _get_answer(self, kwargs: dict[str, Any]) -> Resource:
-        key, memo = recall(self._remembered, self._get_memo, kwargs)
-        if memo is not None:
-            if isinstance(memo.error, _Miss):
-                raise self._remembered_miss(memo.error, memo.valid_until)
-            if memo.error is not None:
-                raise memo.error.with_traceback(None)
-            return memo.value  # type: ignore[no-any-return]
+    def _get_answer(self, kwargs: dict[str, Any], unmemoized: Any = None) -> Resource:
+        """``get``'s answer past its warm path; ``unmemoized``: the memo key, when the memo was just found to hold
+        nothing for it (no need to ask it again)."""
+        if unmemoized is None:
+            key, memo = recall(self._remembered, self._get_memo, kwargs)
+            if memo is not None:
+                if isinstance(memo.error, _Miss):
+                    raise self._remembered_miss(memo.error, memo.valid_until)
+                if memo.error is not None:
+                    raise memo.error.with_traceback(None)
+                return memo.value  # type: ignore[no-any-return]
+        else:
+            key = unmemoized
         if key is not None:  # straight from ready groups when a direct path settles it (_direct)
             direct = self._direct_get(kwargs, key)
             if direct is not None:
@@ -452,6 +479,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         if ready is not None:  # every group it may come from is ready: nothing to ask the cache
             if self._persister is not None:
                 self._maybe_write()
+            self._fill_table()  # the ready answers due (_direct), now that groups were read
             return ready[0], ready[1], {}, ready[2], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
@@ -461,6 +489,7 @@ class SelfHealingDiscoverer(DirectAnswers):
             epoch = self.cache.invalidations
             found = self._lookup_once(names, q, deps)
             if self.cache.invalidations == epoch or not (names is None or not found[0]):
+                self._fill_table()
                 return found
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
@@ -550,6 +579,8 @@ class SelfHealingDiscoverer(DirectAnswers):
         with self._lock:
             self._groups[entry.name] = built
             self._seen[entry.name] = entry
+        if not self._table_due:
+            self._table_pending.add(entry.name)  # its ready answers are worked out after this lookup
         return built
 
     # --- the optional cache file -----------------------------------------------------------------------------------
