@@ -17,15 +17,16 @@ match, several matches, a group not ready, a ``...List`` kind, any other keyword
 path answers and words it.
 
 *Ready answers* make a first-time question one dictionary read: what a direct path memoizes for each question it
-takes is worked out ahead, keyed by the question's shape (the lowered kind, name or short names, or the group
-version and lowered kind: :func:`_shape`), when every group is first ready (by the lookup that made it so) and
+takes is worked out ahead, under the question's memo key as the server spells its names (the kind, the plural,
+the short names, the group version and kind), when every group is first ready (by the lookup that made it so) and
 again for a group whose Resource objects are rebuilt (its entry changed), each by the direct path itself. A
-question about it then memoizes that very answer (:class:`~restmapper.mapper._memo.Remembered`, with the cells it
-read) if it still holds, checked exactly as a memo hit is (every change applied, none of its cells moved, in
-time, no reload due for an answer from any group): refreshing group A leaves the ready answers that read only
-group B in use, and one that no longer holds is worked out again by the direct path (and kept for the next
-spelling of the question). They change no answer, no error and no validity rule: a ready answer is what the
-direct path would memoize at that moment.
+question with that memo key then memoizes that very answer (:class:`~restmapper.mapper._memo.Remembered`, with
+the cells it read) if it still holds, checked exactly as a memo hit is (every change applied, none of its cells
+moved, in time, no reload due for an answer from any group: the discoverer's ``get``/``search``): refreshing
+group A leaves the ready answers that read only group B in use, and one that no longer holds is worked out again
+by the direct path (which keeps it as the ready answer, as it keeps any answer it works out, up to
+:data:`TABLE_LIMIT`). They change no answer, no error and no validity rule:
+a ready answer is what the direct path would memoize at that moment. Other spellings take the direct paths.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from kubernetes.dynamic.resource import Resource
 
 from restmapper.cache import GroupEntry
 from restmapper.dynamic._cachefile import Persister
-from restmapper.dynamic._index import Flavour, GroupResources
-from restmapper.dynamic._memo import Deps
+from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources
+from restmapper.dynamic._memo import Deps, memo_key
 from restmapper.mapper._groups import IndexedGroups
 from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
@@ -50,10 +51,10 @@ __all__ = ["DirectAnswers"]
 _Lookup = Callable[[MergedIndex, str, Deps], Any]
 _Found = tuple[list[Resource], float, Deps]
 """The matches (in discovery order), until when (clock seconds) they hold, the cells read."""
-_Shape = tuple[Any, "_Lookup | None", Any, Any]
-"""A direct-path question: its key in the ready answers (:attr:`DirectAnswers._get_table`), the merged-index
-lookup choosing its groups (None: a question about one group version), what to look up (the value, or
-``(group, version, kind lowered)``) and its key in :attr:`~restmapper.dynamic._index.GroupResources.flat`."""
+_Shape = tuple["_Lookup | None", Any, Any]
+"""A direct-path question: the merged-index lookup choosing its groups (None: a question about one group
+version), what to look up (the value, or ``(group, version, kind lowered)``) and its key in
+:attr:`~restmapper.dynamic._index.GroupResources.flat`."""
 
 TABLE_LIMIT = 1 << 16
 """Ready answers kept per table (:attr:`DirectAnswers._get_table`); beyond it questions take the direct paths."""
@@ -79,27 +80,27 @@ def _shape(kwargs: dict[str, Any]) -> _Shape | None:
         group, slash, version = api_version.partition("/")
         if not slash or not group or not version or "/" in version or version == "*":
             return None  # no group named, or a mistake in the call: the generic path words it
-        return (api_version, kind), None, (group, version, kind), None
+        return None, (group, version, kind), None
     if size != 1:
         return None
     for term, value in kwargs.items():
         if term == "kind":
             kind = _kind_of(value)
-            return None if kind is None else ("k:" + kind, MergedIndex.with_kind, value, "k:" + kind)
+            return None if kind is None else (MergedIndex.with_kind, value, "k:" + kind)
         if value.__class__ is str:
             if not value:
                 return None
-            if term == "name":  # the objects whose plural it is (another spelling reads other cells)
-                return "N:" + value, MergedIndex.with_name, value, "N:" + value.lower()
+            if term == "name":  # the objects whose plural it is
+                return MergedIndex.with_name, value, "N:" + value.lower()
             if term == "short_names":  # one of them: every object claiming it (no filter to apply)
                 lowered = value.lower()
-                return "s:" + lowered, MergedIndex.with_short_name, lowered, "s:" + lowered
+                return MergedIndex.with_short_name, lowered, "s:" + lowered
         elif term == "short_names" and value.__class__ in (list, tuple) and value:
             first = value[0]
             if first.__class__ is not str or not first:
                 return None
             whole = ("S", *[str(v).lower() for v in value])  # the objects with exactly these short names
-            return whole, MergedIndex.with_short_name, first.lower(), whole
+            return MergedIndex.with_short_name, first.lower(), whole
     return None
 
 
@@ -157,21 +158,16 @@ class DirectAnswers:
         shape = _shape(kwargs)
         if shape is None:
             return None
-        at, lookup, value, flat = shape
-        held = self._get_table.get(at)
-        if held is not None and self._holds(held):
-            self._get_memo.put(key, held)  # the very answer a direct path would memoize now
-            if self._persister is not None:
-                self._maybe_write()
-            return held.value  # type: ignore[no-any-return]
+        lookup, value, flat = shape
         if lookup is None:
             remembered = self._in_group(*value, epoch)
         else:
             remembered = self._get_of(self._anywhere(lookup, value, flat), epoch)
         if remembered is None:
             return None
-        _keep_in(self._get_table, at, remembered)
         self._get_memo.put(key, remembered)
+        if len(self._get_table) < TABLE_LIMIT or key in self._get_table:
+            self._get_table[key] = remembered  # the ready answer from now on (also of a group ready late)
         self._fill_table()
         return remembered.value  # type: ignore[no-any-return]
 
@@ -183,33 +179,17 @@ class DirectAnswers:
         shape = _shape(kwargs)
         if shape is None:
             return None
-        at, lookup, value, flat = shape
-        held = self._search_table.get(at)
-        if held is not None and self._holds(held):
-            self._search_memo.put(key, held)
-            if self._persister is not None:
-                self._maybe_write()
-            return held.value  # type: ignore[no-any-return]
+        lookup, value, flat = shape
         found = self._anywhere(lookup, value, flat)  # type: ignore[arg-type]  # one keyword: never None
         if found is None:
             return None
         results, until, deps = found
         remembered = _remembered(results, until, deps, epoch)
-        _keep_in(self._search_table, at, remembered)
         self._search_memo.put(key, remembered)
+        if len(self._search_table) < TABLE_LIMIT or key in self._search_table:
+            self._search_table[key] = remembered
         self._fill_table()
         return results
-
-    def _holds(self, held: Remembered) -> bool:
-        """True when a ready answer is still current, as a memo hit is checked (every change applied, none of
-        its cells moved, in time, and for an answer from any group no reload due); then it is what a direct path
-        would work out now (it read the same cells, and they have not moved)."""
-        groups = self._indexed
-        if self.cache.generation != groups.generation:
-            return False  # changes not applied yet: the direct path catches up
-        if held.checked != Cell.epoch and not held.current():
-            return False
-        return self._clock() < held.valid_until and not (held.anywhere and groups.reload_pending)
 
     # --- the ready answers -------------------------------------------------------------------------------------
 
@@ -237,21 +217,24 @@ class DirectAnswers:
             self._filling = False
 
     def _fill_group(self, res: GroupResources, done: set[Any]) -> None:
-        """The ready answers of every direct-path question about a name of ``res`` (the keys in ``done`` aside,
-        and added to it): each worked out by the direct paths themselves, as the question would be now."""
+        """The ready answers of the direct-path questions about the names of ``res`` (its keys of
+        :attr:`~restmapper.dynamic._index.GroupResources.flat` in ``done`` aside, and added to it), each worked
+        out by the direct path itself as the question would be now, under the memo key of each spelling the
+        server uses (another spelling is the direct path's)."""
         get_table, search_table = self._get_table, self._search_table
         for key in res.flat:
             if key in done:
                 continue
             done.add(key)
-            if len(get_table) >= TABLE_LIMIT:
+            if len(get_table) >= TABLE_LIMIT or len(search_table) >= TABLE_LIMIT:
                 return
             if key.__class__ is str and key[1:2] != ":":  # "<version>/<kind lowered>"
                 version, _, kind = key.partition("/")  # type: ignore[union-attr]
                 if res.name and _kind_of(kind) is not None:
                     remembered = self._in_group(res.name, version, kind, Cell.epoch)
                     if remembered is not None:
-                        get_table[(f"{res.name}/{version}", kind)] = remembered
+                        api_version = f"{res.name}/{version}"
+                        get_table[memo_key({"api_version": api_version, "kind": remembered.value.kind})] = remembered
                 continue
             shape = _shape_of_key(key)
             if shape is None:
@@ -260,11 +243,12 @@ class DirectAnswers:
             found = self._anywhere(shape[0], shape[1], key)
             if found is None:
                 continue
-            results, until, deps = found
-            search_table[key] = _remembered(results, until, deps, epoch)
+            searched = _remembered(found[0], found[1], found[2], epoch)
             one = self._get_of(found, epoch)
-            if one is not None:
-                get_table[key] = one
+            for alias in _spellings(key, found[0]):
+                search_table[alias] = searched
+                if one is not None:
+                    get_table[alias] = one
 
     # --- the paths ---------------------------------------------------------------------------------------------
 
@@ -359,7 +343,28 @@ def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
     return Remembered(value, None, until, tuple(dict.fromkeys(deps)), True, epoch)
 
 
-def _keep_in(table: dict[Any, Remembered], key: Any, remembered: Remembered) -> None:
-    """Keep a ready answer worked out by a direct path (replacing one that no longer holds), within the limit."""
-    if len(table) < TABLE_LIMIT or key in table:
-        table[key] = remembered
+def _spellings(key: str | tuple[str, ...], results: list[Resource]) -> list[Any]:
+    """The memo keys of the questions naming no group whose answer is under ``key`` of
+    :attr:`~restmapper.dynamic._index.GroupResources.flat` (found as ``results``), as the server spells them: the
+    kinds, the plural (lower case: another spelling reads other cells), the short names of the objects found
+    (a ResourceList's are its resource's). Each reads the same cells as ``key``'s lookup (kinds and short names
+    are looked up lowered)."""
+    tag = "S" if key.__class__ is tuple else key[:2]
+    if tag == "N:":
+        return [memo_key({"name": key[2:]})]
+    out: dict[Any, None] = {}
+    for obj in results:
+        attrs = obj.__dict__.get(BASE_RESOURCE, obj).__dict__
+        if tag == "k:":
+            out[memo_key({"kind": obj.kind})] = None
+            continue
+        short = attrs.get("short_names")
+        if not isinstance(short, list):
+            continue
+        if tag == "S":
+            if tuple(str(s).lower() for s in short) == key[1:]:
+                out[memo_key({"short_names": list(short)})] = None
+        else:
+            out.update((memo_key({"short_names": s}), None) for s in short
+                       if isinstance(s, str) and s.lower() == key[2:])
+    return list(out)

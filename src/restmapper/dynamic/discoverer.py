@@ -302,7 +302,16 @@ class SelfHealingDiscoverer(DirectAnswers):
                 answer = _new_list(SearchResults)
                 answer.extend(found.value)
                 return answer
-        if missing:  # nothing memoized (as recall would find): the ready answers, the direct paths, or the rest
+        if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it
+            found = self._search_table.get(key)
+            if found is not None and (found.checked == Cell.epoch or found.current()) and (
+                    self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+                self._search_memo.put(key, found)
+                if self._persister is not None:
+                    self._maybe_write()
+                answer = _new_list(SearchResults)
+                answer.extend(found.value)
+                return answer
             return self._search(kwargs, key)
         return self._search(kwargs)
 
@@ -321,6 +330,12 @@ class SelfHealingDiscoverer(DirectAnswers):
                 answer = _new_list(SearchResults)  # as a memo hit makes it: complete, ``failed`` reads empty
                 answer.extend(direct)
                 return answer
+        try:
+            return self._search_generic(kwargs, key)
+        finally:
+            self._fill_table()  # the ready answers due (_direct), now that groups were read
+
+    def _search_generic(self, kwargs: dict[str, Any], key: Any) -> list[Resource]:
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -383,7 +398,14 @@ class SelfHealingDiscoverer(DirectAnswers):
                 self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until,
                                       self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
-        if missing:  # nothing memoized (as recall would find): the ready answers, the direct paths, or the rest
+        if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it
+            found = self._get_table.get(key)
+            if found is not None and (found.checked == Cell.epoch or found.current()) and (
+                    self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+                self._get_memo.put(key, found)
+                if self._persister is not None:
+                    self._maybe_write()
+                return found.value  # type: ignore[no-any-return]
             return self._get_answer(kwargs, key)
         return self._get_answer(kwargs)
 
@@ -404,6 +426,12 @@ class SelfHealingDiscoverer(DirectAnswers):
             direct = self._direct_get(kwargs, key)
             if direct is not None:
                 return direct
+        try:
+            return self._get_generic(kwargs, key)
+        finally:
+            self._fill_table()  # the ready answers due (_direct), now that groups were read
+
+    def _get_generic(self, kwargs: dict[str, Any], key: Any) -> Resource:
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -479,7 +507,6 @@ class SelfHealingDiscoverer(DirectAnswers):
         if ready is not None:  # every group it may come from is ready: nothing to ask the cache
             if self._persister is not None:
                 self._maybe_write()
-            self._fill_table()  # the ready answers due (_direct), now that groups were read
             return ready[0], ready[1], {}, ready[2], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
@@ -489,7 +516,6 @@ class SelfHealingDiscoverer(DirectAnswers):
             epoch = self.cache.invalidations
             found = self._lookup_once(names, q, deps)
             if self.cache.invalidations == epoch or not (names is None or not found[0]):
-                self._fill_table()
                 return found
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
