@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from dynamic_helpers import crd
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
-from test_dynamic_memo_groups import A, B, MODES, _ask, _cluster, _discoverer
+from test_dynamic_memo_groups import MODES, A, B, _ask, _cluster, _discoverer
 
 from restmapper import GroupDiscoveryError
 from restmapper.dynamic import SelfHealingDiscoverer
+from restmapper.dynamic._memo import memo_key
 
 FIRST_TIME_ABOUT_A: list[tuple[str, dict[str, Any]]] = [
     ("get", {"api_version": f"{A}/v1", "kind": "Alpha"}),
@@ -176,3 +177,15 @@ def test_a_ready_answer_no_longer_held_is_not_used(mode: str) -> None:
 
     resources.invalidate_cache()
     assert resources._table_due and not resources._get_table and not resources._search_table
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_list_of_short_names_is_memoized_under_its_memo_key(mode: str) -> None:
+    """The warm path builds the key of ``get(short_names=[...])`` itself: the memo's key (a tuple of the same
+    names is another question, with the same answer)."""
+    resources = _ready(_cluster(mode))
+    listed = resources.get(short_names=["al"])
+    assert resources._get_memo.get(memo_key({"short_names": ["al"]})).value is listed  # type: ignore[union-attr]
+    assert memo_key({"short_names": ["al"]}) != memo_key({"short_names": ("al",)})
+    assert resources.get(short_names=("al",)) is listed is resources.get(short_names=["al"])
+    assert resources._get_hot.stretch.answers.get(memo_key({"short_names": ["al"]})) is listed

@@ -107,7 +107,7 @@ def _shape(kwargs: dict[str, Any]) -> _Shape | None:
 def _shape_of_key(key: str | tuple[str, ...]) -> tuple[_Lookup, str] | None:
     """The lookup and value of the questions naming no group whose answers are under ``key`` of
     :attr:`~restmapper.dynamic._index.GroupResources.flat` (None for the other keys: no direct path reads them)."""
-    if key.__class__ is tuple:
+    if isinstance(key, tuple):
         return (MergedIndex.with_short_name, key[1]) if len(key) > 1 and key[1] else None
     tag, value = key[:2], key[2:]
     if not value:
@@ -160,7 +160,8 @@ class DirectAnswers:
             return None
         lookup, value, flat = shape
         if lookup is None:
-            remembered = self._in_group(*value, epoch)
+            group, version, kind = value
+            remembered = self._in_group(group, version, kind, epoch)
         else:
             remembered = self._get_of(self._anywhere(lookup, value, flat), epoch)
         if remembered is None:
@@ -210,9 +211,9 @@ class DirectAnswers:
                     self._fill_group(res, done)
             pending = self._table_pending
             while pending:
-                res = self._groups.get(pending.pop())
-                if res is not None:
-                    self._fill_group(res, set())
+                built = self._groups.get(pending.pop())
+                if built is not None:
+                    self._fill_group(built, set())
         finally:
             self._filling = False
 
@@ -228,8 +229,8 @@ class DirectAnswers:
             done.add(key)
             if len(get_table) >= TABLE_LIMIT or len(search_table) >= TABLE_LIMIT:
                 return
-            if key.__class__ is str and key[1:2] != ":":  # "<version>/<kind lowered>"
-                version, _, kind = key.partition("/")  # type: ignore[union-attr]
+            if isinstance(key, str) and key[1:2] != ":":  # "<version>/<kind lowered>"
+                version, _, kind = key.partition("/")
                 if res.name and _kind_of(kind) is not None:
                     remembered = self._in_group(res.name, version, kind, Cell.epoch)
                     if remembered is not None:

@@ -18,7 +18,7 @@ from restmapper.mapper._groups import ANYWHERE
 from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper.merged import Cell
 
-__all__ = ["LISTED", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
+__all__ = ["LISTED", "LIST_TAG", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
 
 MEMO_LIMIT = 1 << 14
 """Answers per memo generation (:class:`~restmapper.mapper._memo.Memo`: no clear-all cliff)."""
@@ -26,7 +26,8 @@ MEMO_LIMIT = 1 << 14
 Deps = list[tuple[Cell, int]]
 """The cells an answer read so far, each with the version it saw."""
 
-_LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
+LIST_TAG = object()
+"""Tags a list value in a memo key (a tuple value with the same items is another question)."""
 
 
 LISTED = frozenset({"short_names", "categories", "verbs"})
@@ -43,8 +44,8 @@ def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
     path builds it so) unless another keyword was given a list (then that key is unhashable: no hit)."""
     if len(kwargs) == 1:  # ``get(short_names=[...])``: no comprehension (a call of its own) on the warm path
         for name, value in kwargs.items():  # flat: one tuple to hash and compare
-            return (name, _LIST, *value) if value.__class__ is list else (name, value)
-    return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
+            return (name, LIST_TAG, *value) if value.__class__ is list else (name, value)
+    return (*kwargs, *[(LIST_TAG, *v) if v.__class__ is list else v for v in kwargs.values()])
 
 
 def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwargs: dict[str, Any]

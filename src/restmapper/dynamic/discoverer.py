@@ -30,8 +30,8 @@ from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._direct import DirectAnswers
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
-from restmapper.dynamic._memo import LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
-from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic._memo import LIST_TAG, LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
+from restmapper.dynamic._notfound import observe_requests_of
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
 from restmapper.dynamic._ready import any_unsure, ready_found
@@ -66,7 +66,7 @@ class _Miss(Exception):
         self.error, self.until, self.confirmed_at = error, until, confirmed_at
 
 
-class SelfHealingDiscoverer(DirectAnswers):
+class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
     Construct it the way ``DynamicClient`` does (``discoverer(dynamic_client, cache_file)``). Differences from
@@ -140,28 +140,11 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._persister = (_cachefile.Persister(cache_file, self._server, cache_file_lock_timeout,
                                                 on_skip=self._write_again) if cache_file is not None else None)
         if observe_requests and callable(getattr(client, "request", None)):
-            self._observe(client)
+            observe_requests_of(client, self.mapper)
         if cache_file is not None:
             self._snapshot = _cachefile.read_snapshot(cache_file, self._server)
             if self._snapshot is not None and isinstance(self._snapshot.get("version"), dict):
                 self._version = self._snapshot["version"]
-
-    def _observe(self, client: Any) -> None:
-        original = client.request
-        mapper = self.mapper
-
-        def request(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(method, path, *args, **kwargs)
-            except Exception as exc:
-                if is_resource_type_not_found(exc, path):
-                    gv = group_version_of_path(path)
-                    if gv is not None:
-                        log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
-                        mapper.cache.report_not_found_limited(gv)
-                raise
-
-        client.request = request
 
     # --- upstream surface ------------------------------------------------------------------------------------
 
@@ -279,7 +262,12 @@ class SelfHealingDiscoverer(DirectAnswers):
         hot = self._search_hot.stretch
         missing = False
         try:
-            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if LISTED.isdisjoint(kwargs):
+                key = (*kwargs, *kwargs.values())
+            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
+                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            else:
+                key = memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
@@ -380,7 +368,12 @@ class SelfHealingDiscoverer(DirectAnswers):
         hot = self._get_hot.stretch
         missing = False
         try:
-            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if LISTED.isdisjoint(kwargs):
+                key = (*kwargs, *kwargs.values())
+            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
+                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            else:
+                key = memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
@@ -608,42 +601,3 @@ class SelfHealingDiscoverer(DirectAnswers):
         if not self._table_due:
             self._table_pending.add(entry.name)  # its ready answers are worked out after this lookup
         return built
-
-    # --- the optional cache file -----------------------------------------------------------------------------------
-
-    def _snapshot_entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
-        doc = self._snapshot
-        if doc is None:
-            return None
-        try:
-            return _cachefile.snapshot_entries(doc, names)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            log.warning("ignoring a cache file of an unexpected shape: %s", self._cache_file)
-            self._snapshot = None
-            return None
-
-    def flush_cache_file(self, timeout: float | None = 10.0) -> bool:
-        """Wait until what was discovered so far has been written to the cache file (or skipped, and logged).
-
-        Args:
-            timeout: seconds to wait at most; None waits as long as the write takes (bounded by the lock wait).
-
-        Returns:
-            True when no write is pending (also without a cache file); False when ``timeout`` passed first.
-        """
-        return True if self._persister is None else self._persister.flush(timeout)
-
-    def _write_again(self) -> None:
-        with self._lock:
-            self._written_generation = -1  # a skipped write is retried by the next lookup
-
-    def _maybe_write(self) -> None:
-        if self._persister is None:
-            return
-        generation = self.cache.generation
-        with self._lock:
-            if generation == self._written_generation:
-                return
-            self._written_generation = generation
-            doc = _cachefile.snapshot_doc(self._server, self._version, self._seen.values())
-        self._persister.submit(doc)
