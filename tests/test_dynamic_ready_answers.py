@@ -189,3 +189,17 @@ def test_a_list_of_short_names_is_memoized_under_its_memo_key(mode: str) -> None
     assert memo_key({"short_names": ["al"]}) != memo_key({"short_names": ("al",)})
     assert resources.get(short_names=("al",)) is listed is resources.get(short_names=["al"])
     assert resources._get_hot.stretch.answers.get(memo_key({"short_names": ["al"]})) is listed
+
+
+def test_ready_answers_are_kept_under_the_memo_keys_of_their_questions() -> None:
+    """The tables are filled with keys built directly: each is :func:`memo_key` of the question it answers."""
+    resources = _ready(_cluster("aggregated"))
+    wanted = {memo_key(kw) for _, kw in FIRST_TIME_ABOUT_A + FIRST_TIME_ABOUT_B}
+    assert wanted <= set(resources._get_table) | set(resources._search_table)
+    for key in resources._get_table:
+        names, values = key[:len(key) // 2], key[len(key) // 2:]
+        if key[0] == "short_names" and len(key) > 2:
+            kwargs: dict[str, Any] = {"short_names": list(key[2:])}
+        else:
+            kwargs = dict(zip(names, values, strict=True))
+        assert memo_key(kwargs) == key

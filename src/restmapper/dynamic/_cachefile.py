@@ -284,17 +284,6 @@ class CacheFileUser:
             self._snapshot = None
             return None
 
-    def flush_cache_file(self, timeout: float | None = 10.0) -> bool:
-        """Wait until what was discovered so far has been written to the cache file (or skipped, and logged).
-
-        Args:
-            timeout: seconds to wait at most; None waits as long as the write takes (bounded by the lock wait).
-
-        Returns:
-            True when no write is pending (also without a cache file); False when ``timeout`` passed first.
-        """
-        return True if self._persister is None else self._persister.flush(timeout)
-
     def _write_again(self) -> None:
         with self._lock:
             self._written_generation = -1  # a skipped write is retried by the next lookup

@@ -39,7 +39,7 @@ from kubernetes.dynamic.resource import Resource
 from restmapper.cache import GroupEntry
 from restmapper.dynamic._cachefile import Persister
 from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources
-from restmapper.dynamic._memo import Deps, memo_key
+from restmapper.dynamic._memo import LIST_TAG, Deps
 from restmapper.mapper._groups import IndexedGroups
 from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
@@ -234,8 +234,8 @@ class DirectAnswers:
                 if res.name and _kind_of(kind) is not None:
                     remembered = self._in_group(res.name, version, kind, Cell.epoch)
                     if remembered is not None:
-                        api_version = f"{res.name}/{version}"
-                        get_table[memo_key({"api_version": api_version, "kind": remembered.value.kind})] = remembered
+                        # The memo key of get(api_version=..., kind=...) (memo_key's, built directly).
+                        get_table[("api_version", "kind", f"{res.name}/{version}", remembered.value.kind)] = remembered
                 continue
             shape = _shape_of_key(key)
             if shape is None:
@@ -246,6 +246,8 @@ class DirectAnswers:
                 continue
             searched = _remembered(found[0], found[1], found[2], epoch)
             one = self._get_of(found, epoch)
+            if one is not None:
+                one.deps = searched.deps  # the same cells: one tuple
             for alias in _spellings(key, found[0]):
                 search_table[alias] = searched
                 if one is not None:
@@ -345,27 +347,34 @@ def _remembered(value: Any, until: float, deps: Deps, epoch: int) -> Remembered:
 
 
 def _spellings(key: str | tuple[str, ...], results: list[Resource]) -> list[Any]:
-    """The memo keys of the questions naming no group whose answer is under ``key`` of
-    :attr:`~restmapper.dynamic._index.GroupResources.flat` (found as ``results``), as the server spells them: the
-    kinds, the plural (lower case: another spelling reads other cells), the short names of the objects found
-    (a ResourceList's are its resource's). Each reads the same cells as ``key``'s lookup (kinds and short names
-    are looked up lowered)."""
-    tag = "S" if key.__class__ is tuple else key[:2]
+    """The memo keys (:func:`~restmapper.dynamic._memo.memo_key`, built directly) of the questions naming no group
+    whose answer is under ``key`` of :attr:`~restmapper.dynamic._index.GroupResources.flat` (found as
+    ``results``), as the server spells them: the kinds, the plural (lower case: another spelling reads other
+    cells), the short names of the objects found (a ResourceList's are its resource's). Each reads the same cells
+    as ``key``'s lookup (kinds and short names are looked up lowered)."""
+    whole: tuple[str, ...] = ()
+    lowered = ""
+    if isinstance(key, tuple):
+        tag, whole = "S", key[1:]
+    else:
+        tag, lowered = key[:2], key[2:]
     if tag == "N:":
-        return [memo_key({"name": key[2:]})]
+        return [("name", lowered)]
     out: dict[Any, None] = {}
     for obj in results:
         attrs = obj.__dict__.get(BASE_RESOURCE, obj).__dict__
         if tag == "k:":
-            out[memo_key({"kind": obj.kind})] = None
+            out[("kind", obj.kind)] = None
             continue
         short = attrs.get("short_names")
-        if not isinstance(short, list):
+        if short.__class__ is not list:
             continue
         if tag == "S":
-            if tuple(str(s).lower() for s in short) == key[1:]:
-                out[memo_key({"short_names": list(short)})] = None
+            if tuple(str(s).lower() for s in short) == whole:
+                listed = ("short_names", LIST_TAG, *short)
+                out[listed] = None
         else:
-            out.update((memo_key({"short_names": s}), None) for s in short
-                       if isinstance(s, str) and s.lower() == key[2:])
+            for s in short:
+                if s.__class__ is str and s.lower() == lowered:
+                    out[("short_names", s)] = None
     return list(out)

@@ -318,12 +318,6 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
                 answer = _new_list(SearchResults)  # as a memo hit makes it: complete, ``failed`` reads empty
                 answer.extend(direct)
                 return answer
-        try:
-            return self._search_generic(kwargs, key)
-        finally:
-            self._fill_table()  # the ready answers due (_direct), now that groups were read
-
-    def _search_generic(self, kwargs: dict[str, Any], key: Any) -> list[Resource]:
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -419,12 +413,6 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
             direct = self._direct_get(kwargs, key)
             if direct is not None:
                 return direct
-        try:
-            return self._get_generic(kwargs, key)
-        finally:
-            self._fill_table()  # the ready answers due (_direct), now that groups were read
-
-    def _get_generic(self, kwargs: dict[str, Any], key: Any) -> Resource:
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -500,6 +488,7 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         if ready is not None:  # every group it may come from is ready: nothing to ask the cache
             if self._persister is not None:
                 self._maybe_write()
+            self._fill_table()  # the ready answers due (_direct), now that groups were read
             return ready[0], ready[1], {}, ready[2], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
@@ -509,6 +498,7 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
             epoch = self.cache.invalidations
             found = self._lookup_once(names, q, deps)
             if self.cache.invalidations == epoch or not (names is None or not found[0]):
+                self._fill_table()
                 return found
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
@@ -601,3 +591,14 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         if not self._table_due:
             self._table_pending.add(entry.name)  # its ready answers are worked out after this lookup
         return built
+
+    def flush_cache_file(self, timeout: float | None = 10.0) -> bool:
+        """Wait until what was discovered so far has been written to the cache file (or skipped, and logged).
+
+        Args:
+            timeout: seconds to wait at most; None waits as long as the write takes (bounded by the lock wait).
+
+        Returns:
+            True when no write is pending (also without a cache file); False when ``timeout`` passed first.
+        """
+        return True if self._persister is None else self._persister.flush(timeout)
