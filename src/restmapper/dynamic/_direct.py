@@ -134,7 +134,7 @@ class DirectAnswers:
     _flavour: Flavour
     _persister: Persister | None
     _maybe_write: Callable[[], None]  # writes the cache file when it is due
-    # Ready answers (see the module doc): a direct-path question's shape key -> what its memo would hold.
+    # Ready answers (see the module doc): a question's memo key -> what a direct path would memoize for it.
     _get_table: dict[Any, Remembered]
     _search_table: dict[Any, Remembered]
     _table_due: bool  # every ready group's answers are to be worked out (first time, or after invalidate_cache)
