@@ -108,12 +108,27 @@ def _memo_of(memo: Memo, key: Any) -> Any:
             found.anywhere, found.checked)
 
 
+class _NoTable(dict[Any, Any]):
+    """Ready answers switched off: holds nothing, keeps nothing."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+
 def _ask(resources: SelfHealingDiscoverer, method: str, kwargs: dict[str, Any], direct: bool) -> Any:
-    """The outcome of one call on fresh memos, with or without the direct paths: the answer (the objects
-    themselves) or the error, and what the memo holds for it afterwards."""
+    """The outcome of one call on fresh memos, with or without the direct paths (and their ready answers): the
+    answer (the objects themselves) or the error, and what the memo holds for it afterwards."""
     resources._get_memo, resources._search_memo = Memo(16), Memo(16)
+    tables = resources._get_table, resources._search_table
     if not direct:
         resources._direct_get = resources._direct_search = lambda *a: None  # type: ignore[method-assign]
+        resources._get_table, resources._search_table = _NoTable(), _NoTable()
     try:
         try:
             answer: Any = getattr(resources, method)(**kwargs)
@@ -123,6 +138,7 @@ def _ask(resources: SelfHealingDiscoverer, method: str, kwargs: dict[str, Any], 
     finally:
         if not direct:
             del resources._direct_get, resources._direct_search
+            resources._get_table, resources._search_table = tables
     memos = [(_memo_of(m, k)) for m in (resources._get_memo, resources._search_memo)
              for k in list(m._young)]
     return outcome, memos

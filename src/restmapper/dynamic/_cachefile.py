@@ -26,8 +26,8 @@ import filelock
 from restmapper.cache import GroupEntry
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "Persister", "merge_snapshot", "read_snapshot", "snapshot_doc",
-           "snapshot_entries", "write_snapshot"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "CacheFileUser", "Persister", "merge_snapshot", "read_snapshot",
+           "snapshot_doc", "snapshot_entries", "write_snapshot"]
 
 DEFAULT_LOCK_TIMEOUT = 5.0
 """Seconds a write waits for the cache file's lock before it is skipped."""
@@ -257,3 +257,44 @@ class Persister:
                     self.skipped += 1
             if not ok and self._on_skip is not None:
                 self._on_skip()
+
+
+class CacheFileUser:
+    """The optional cache file of :class:`~restmapper.dynamic.discoverer.SelfHealingDiscoverer`: the snapshot read
+    at construction (answers when discovery fails), the background writes of what was discovered since."""
+
+    cache: Any  # the discoverer's DiscoveryCache (its ``generation``)
+    _lock: threading.Lock  # guards ``_written_generation`` (and the discoverer's state the snapshot is made of)
+    _snapshot: dict[str, Any] | None
+    _cache_file: str | None
+    _persister: Persister | None
+    _server: str
+    _version: dict[str, Any] | None
+    _seen: dict[str, GroupEntry]
+    _written_generation: int
+
+    def _snapshot_entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
+        doc = self._snapshot
+        if doc is None:
+            return None
+        try:
+            return snapshot_entries(doc, names)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            log.warning("ignoring a cache file of an unexpected shape: %s", self._cache_file)
+            self._snapshot = None
+            return None
+
+    def _write_again(self) -> None:
+        with self._lock:
+            self._written_generation = -1  # a skipped write is retried by the next lookup
+
+    def _maybe_write(self) -> None:
+        if self._persister is None:
+            return
+        generation = self.cache.generation
+        with self._lock:
+            if generation == self._written_generation:
+                return
+            self._written_generation = generation
+            doc = snapshot_doc(self._server, self._version, self._seen.values())
+        self._persister.submit(doc)

@@ -18,7 +18,7 @@ from restmapper.mapper._groups import ANYWHERE
 from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper.merged import Cell
 
-__all__ = ["LISTED", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
+__all__ = ["LISTED", "LIST_TAG", "MEMO_LIMIT", "Deps", "depend_on_read", "memo_key", "recall", "remember"]
 
 MEMO_LIMIT = 1 << 14
 """Answers per memo generation (:class:`~restmapper.mapper._memo.Memo`: no clear-all cliff)."""
@@ -26,7 +26,8 @@ MEMO_LIMIT = 1 << 14
 Deps = list[tuple[Cell, int]]
 """The cells an answer read so far, each with the version it saw."""
 
-_LIST = object()  # tags a list value in a memo key (a tuple value with the same items is another question)
+LIST_TAG = object()
+"""Tags a list value in a memo key (a tuple value with the same items is another question)."""
 
 
 LISTED = frozenset({"short_names", "categories", "verbs"})
@@ -36,14 +37,15 @@ LISTED = frozenset({"short_names", "categories", "verbs"})
 def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """The memo key of a call's keywords: flat, the names then the values (one tuple to hash and compare, its
     items compared by identity for the caller's own strings), a list value as a tagged tuple
-    (``short_names=["deploy"]`` is memoized too; a tuple value with the same items is another question).
+    (``short_names=["deploy"]`` is memoized too; a tuple value with the same items is another question); the one
+    list of a call with one keyword as its tag then its items, in the key itself.
 
     A call without a keyword of :data:`LISTED` has the same key as ``(*kwargs, *kwargs.values())`` (the warm
     path builds it so) unless another keyword was given a list (then that key is unhashable: no hit)."""
     if len(kwargs) == 1:  # ``get(short_names=[...])``: no comprehension (a call of its own) on the warm path
-        for name, value in kwargs.items():
-            return (name, (_LIST, *value)) if value.__class__ is list else (name, value)
-    return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
+        for name, value in kwargs.items():  # flat: one tuple to hash and compare
+            return (name, LIST_TAG, *value) if value.__class__ is list else (name, value)
+    return (*kwargs, *[(LIST_TAG, *v) if v.__class__ is list else v for v in kwargs.values()])
 
 
 def recall(remembered: Callable[[Memo, Any], Remembered | None], memo: Memo, kwargs: dict[str, Any]

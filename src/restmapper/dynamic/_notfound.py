@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import json
+import logging
+from typing import Any
 
 from restmapper.model import GroupVersion
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
-__all__ = ["addresses_subresource", "group_version_of_path", "is_resource_type_not_found"]
+__all__ = ["addresses_subresource", "group_version_of_path", "is_resource_type_not_found", "observe_requests_of"]
+
+log = logging.getLogger("restmapper.dynamic")
+
+
+def observe_requests_of(client: Any, mapper: Any) -> None:
+    """Wrap ``client.request`` (on that instance only) so that a request answering 404 for its resource *type*
+    evicts that group from ``mapper.cache`` (the discoverer's ``LazyRESTMapper``; its cache's
+    ``report_not_found_limited``): the next lookup sees the new mapping (a CRD version removed, a CRD recreated)
+    instead of the cached one. The error is raised as before."""
+    original = client.request
+
+    def request(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(method, path, *args, **kwargs)
+        except Exception as exc:
+            if is_resource_type_not_found(exc, path):
+                gv = group_version_of_path(path)
+                if gv is not None:
+                    log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
+                    mapper.cache.report_not_found_limited(gv)
+            raise
+
+    client.request = request
 
 
 def is_resource_type_not_found(exc: BaseException, path: str | None = None) -> bool:

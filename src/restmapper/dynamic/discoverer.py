@@ -30,8 +30,8 @@ from restmapper.dynamic import _cachefile
 from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._direct import DirectAnswers
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
-from restmapper.dynamic._memo import LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
-from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic._memo import LIST_TAG, LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
+from restmapper.dynamic._notfound import observe_requests_of
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
 from restmapper.dynamic._ready import any_unsure, ready_found
@@ -66,7 +66,7 @@ class _Miss(Exception):
         self.error, self.until, self.confirmed_at = error, until, confirmed_at
 
 
-class SelfHealingDiscoverer(DirectAnswers):
+class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
     Construct it the way ``DynamicClient`` does (``discoverer(dynamic_client, cache_file)``). Differences from
@@ -130,6 +130,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._search_memo = Memo(MEMO_LIMIT)
         self._get_hot = HotAnswers(MEMO_LIMIT)
         self._search_hot = HotAnswers(MEMO_LIMIT)
+        self._reset_table()
         self._generic_list = generic_list(client, self._flavour)
         self._version: dict[str, Any] | None = None
         self._cache_file = cache_file
@@ -139,28 +140,11 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._persister = (_cachefile.Persister(cache_file, self._server, cache_file_lock_timeout,
                                                 on_skip=self._write_again) if cache_file is not None else None)
         if observe_requests and callable(getattr(client, "request", None)):
-            self._observe(client)
+            observe_requests_of(client, self.mapper)
         if cache_file is not None:
             self._snapshot = _cachefile.read_snapshot(cache_file, self._server)
             if self._snapshot is not None and isinstance(self._snapshot.get("version"), dict):
                 self._version = self._snapshot["version"]
-
-    def _observe(self, client: Any) -> None:
-        original = client.request
-        mapper = self.mapper
-
-        def request(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(method, path, *args, **kwargs)
-            except Exception as exc:
-                if is_resource_type_not_found(exc, path):
-                    gv = group_version_of_path(path)
-                    if gv is not None:
-                        log.info("%s %s: resource type not found; evicting group %r", method.upper(), path, gv.group)
-                        mapper.cache.report_not_found_limited(gv)
-                raise
-
-        client.request = request
 
     # --- upstream surface ------------------------------------------------------------------------------------
 
@@ -207,6 +191,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         self._search_memo = Memo(MEMO_LIMIT)
         self._get_hot = HotAnswers(MEMO_LIMIT)
         self._search_hot = HotAnswers(MEMO_LIMIT)
+        self._reset_table()
 
     def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
         """Return upstream's nested ``{prefix: {group: {version: ResourceGroup}}}`` view of every group.
@@ -275,36 +260,63 @@ class SelfHealingDiscoverer(DirectAnswers):
         groups = self._indexed
         generation = self.cache.generation
         hot = self._search_hot.stretch
+        missing = False
         try:
-            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if LISTED.isdisjoint(kwargs):
+                key = (*kwargs, *kwargs.values())
+            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
+                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            else:
+                key = memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
                     answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
-                    answer += held
+                    answer.extend(held)
                     return answer
-            found = self._search_memo.get(key) if generation == groups.generation else None
+            if generation == groups.generation:
+                found = self._search_memo.get(key)
+                missing = found is None
+            else:
+                found = None
         except TypeError:  # an unhashable value: never memoized
             found = None
         if found is not None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._search_hot.promote("answers", key, found.value, found.checked, found.valid_until,
+                # Held as a tuple: a hit copies it without reading a list object first.
+                self._search_hot.promote("answers", key, tuple(found.value), found.checked, found.valid_until,
                                          self._clock, self.cache.generation, groups.generation)
                 answer = _new_list(SearchResults)
-                answer += found.value
+                answer.extend(found.value)
                 return answer
+        if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it
+            found = self._search_table.get(key)
+            if found is not None and (found.checked == Cell.epoch or found.current()) and (
+                    self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+                self._search_memo.put(key, found)
+                if self._persister is not None:
+                    self._maybe_write()
+                answer = _new_list(SearchResults)
+                answer.extend(found.value)
+                return answer
+            return self._search(kwargs, key)
         return self._search(kwargs)
 
-    def _search(self, kwargs: dict[str, Any]) -> list[Resource]:
-        key, memo = recall(self._remembered, self._search_memo, kwargs)
-        if memo is not None:
-            return SearchResults(memo.value)
+    def _search(self, kwargs: dict[str, Any], unmemoized: Any = None) -> list[Resource]:
+        """``search``'s answer past its warm path; ``unmemoized``: the memo key, when the memo was just found to
+        hold nothing for it (no need to ask it again)."""
+        if unmemoized is None:
+            key, memo = recall(self._remembered, self._search_memo, kwargs)
+            if memo is not None:
+                return SearchResults(memo.value)
+        else:
+            key = unmemoized
         if key is not None:  # straight from ready groups when a direct path settles it (_direct)
             direct = self._direct_search(kwargs, key)
             if direct is not None:
                 answer = _new_list(SearchResults)  # as a memo hit makes it: complete, ``failed`` reads empty
-                answer += direct
+                answer.extend(direct)
                 return answer
         epoch = Cell.epoch  # before any cell is read (see _memo.remember)
         since = replay_mark()  # failures recorded before this point are replays (they say so)
@@ -348,13 +360,23 @@ class SelfHealingDiscoverer(DirectAnswers):
         groups = self._indexed
         generation = self.cache.generation
         hot = self._get_hot.stretch
+        missing = False
         try:
-            key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+            if LISTED.isdisjoint(kwargs):
+                key = (*kwargs, *kwargs.values())
+            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
+                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            else:
+                key = memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
                     return held  # type: ignore[no-any-return]
-            found = self._get_memo.get(key) if generation == groups.generation else None
+            if generation == groups.generation:
+                found = self._get_memo.get(key)
+                missing = found is None
+            else:
+                found = None
         except TypeError:  # an unhashable value: never memoized
             found = None
         if found is not None and found.error is None and found.checked == Cell.epoch:
@@ -363,16 +385,30 @@ class SelfHealingDiscoverer(DirectAnswers):
                 self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until,
                                       self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
+        if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it
+            found = self._get_table.get(key)
+            if found is not None and (found.checked == Cell.epoch or found.current()) and (
+                    self._clock() < found.valid_until and not (found.anywhere and groups.reload_pending)):
+                self._get_memo.put(key, found)
+                if self._persister is not None:
+                    self._maybe_write()
+                return found.value  # type: ignore[no-any-return]
+            return self._get_answer(kwargs, key)
         return self._get_answer(kwargs)
 
-    def _get_answer(self, kwargs: dict[str, Any]) -> Resource:
-        key, memo = recall(self._remembered, self._get_memo, kwargs)
-        if memo is not None:
-            if isinstance(memo.error, _Miss):
-                raise self._remembered_miss(memo.error, memo.valid_until)
-            if memo.error is not None:
-                raise memo.error.with_traceback(None)
-            return memo.value  # type: ignore[no-any-return]
+    def _get_answer(self, kwargs: dict[str, Any], unmemoized: Any = None) -> Resource:
+        """``get``'s answer past its warm path; ``unmemoized``: the memo key, when the memo was just found to hold
+        nothing for it (no need to ask it again)."""
+        if unmemoized is None:
+            key, memo = recall(self._remembered, self._get_memo, kwargs)
+            if memo is not None:
+                if isinstance(memo.error, _Miss):
+                    raise self._remembered_miss(memo.error, memo.valid_until)
+                if memo.error is not None:
+                    raise memo.error.with_traceback(None)
+                return memo.value  # type: ignore[no-any-return]
+        else:
+            key = unmemoized
         if key is not None:  # straight from ready groups when a direct path settles it (_direct)
             direct = self._direct_get(kwargs, key)
             if direct is not None:
@@ -452,6 +488,7 @@ class SelfHealingDiscoverer(DirectAnswers):
         if ready is not None:  # every group it may come from is ready: nothing to ask the cache
             if self._persister is not None:
                 self._maybe_write()
+            self._fill_table()  # the ready answers due (_direct), now that groups were read
             return ready[0], ready[1], {}, ready[2], None
         # As the mapper's rule: when an invalidation lands during the lookup, a group dropped meanwhile was not
         # read; groups chosen from the merged index (no group named) may lack it even for a match.
@@ -461,6 +498,7 @@ class SelfHealingDiscoverer(DirectAnswers):
             epoch = self.cache.invalidations
             found = self._lookup_once(names, q, deps)
             if self.cache.invalidations == epoch or not (names is None or not found[0]):
+                self._fill_table()
                 return found
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
@@ -550,20 +588,9 @@ class SelfHealingDiscoverer(DirectAnswers):
         with self._lock:
             self._groups[entry.name] = built
             self._seen[entry.name] = entry
+        if not self._table_due:
+            self._table_pending.add(entry.name)  # its ready answers are worked out after this lookup
         return built
-
-    # --- the optional cache file -----------------------------------------------------------------------------------
-
-    def _snapshot_entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
-        doc = self._snapshot
-        if doc is None:
-            return None
-        try:
-            return _cachefile.snapshot_entries(doc, names)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            log.warning("ignoring a cache file of an unexpected shape: %s", self._cache_file)
-            self._snapshot = None
-            return None
 
     def flush_cache_file(self, timeout: float | None = 10.0) -> bool:
         """Wait until what was discovered so far has been written to the cache file (or skipped, and logged).
@@ -575,18 +602,3 @@ class SelfHealingDiscoverer(DirectAnswers):
             True when no write is pending (also without a cache file); False when ``timeout`` passed first.
         """
         return True if self._persister is None else self._persister.flush(timeout)
-
-    def _write_again(self) -> None:
-        with self._lock:
-            self._written_generation = -1  # a skipped write is retried by the next lookup
-
-    def _maybe_write(self) -> None:
-        if self._persister is None:
-            return
-        generation = self.cache.generation
-        with self._lock:
-            if generation == self._written_generation:
-                return
-            self._written_generation = generation
-            doc = _cachefile.snapshot_doc(self._server, self._version, self._seen.values())
-        self._persister.submit(doc)
