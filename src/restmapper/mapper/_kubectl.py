@@ -184,9 +184,15 @@ class KubectlResolution(AnswerEngine):
                 raise checked_reading(exc, arg, method, self._quiet_resolve,
                                       served=self.cache.served_versions) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
-        since = replay_mark()  # a direct answer has no failures: only the full path's are judged
+        if memo is not None or expand_categories:
+            result = None
+        elif "." in arg:
+            result = self._direct_dotted(key, arg)
+        else:
+            result = self._direct_resolve(key, arg)
+        since = 0  # a direct answer has no failures: only the full path's are judged
         if result is None:
+            since = replay_mark()
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
@@ -223,11 +229,38 @@ class KubectlResolution(AnswerEngine):
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
-        require_str("expand_category", name, "a category name")  # before the held answers: a str that is not one
+        # The answers held while nothing changed (:mod:`._hot`, in their own table keyed by the name), then the
+        # warm path of :meth:`_fresh_memo`, inlined (as in :meth:`resolve`); anything else is for :meth:`_answer`.
+        # Only an exact str reads the held answers (an object equal to a name held is refused below, as before).
+        if name.__class__ is not str:
+            require_str("expand_category", name, "a category name")
+        hot = self._hot.stretch
+        generation = self.cache.generation
+        if (name.__class__ is str and hot.epoch == Cell.epoch and hot.generation == generation
+                and self._clock() < hot.until):
+            held = hot.categories.get(name)
+            if held is not None:
+                return list(held)
         key = ("expand_category", name)
-        found = self._hot.held("answers", key, self.cache.generation, self._clock)
-        if found is not None:
-            return list(found)
+        groups = self._groups
+        tried = False
+        if generation == groups.generation:
+            memo = self._memo.get(key)
+            if memo is None:  # a first-time question: straight from the indexes when they can tell
+                found = self._direct_category(key, name)
+                if found is not None:
+                    return list(found)
+                tried = True
+            elif (memo.error is None and not (memo.anywhere and groups.reload_pending)
+                  and self._clock() < memo.valid_until):
+                if memo.checked == Cell.epoch:  # found current in an earlier call at this epoch: held from now on
+                    if name.__class__ is str:
+                        self._hot.promote("categories", name, memo.value, memo.checked, memo.valid_until,
+                                          self._clock, self.cache.generation, groups.generation)
+                    return list(memo.value)
+                if memo.current():  # the first hit after a change only checks it
+                    return list(memo.value)
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
-            pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))
+            pick=lambda index, deps: index.with_category(name, deps)),
+            None if tried else lambda: self._direct_category(key, name)))
