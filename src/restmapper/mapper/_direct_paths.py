@@ -18,7 +18,7 @@ read, and the memoized answer depends on that answer's cell alone (and the troub
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
 from restmapper.mapper._groups import IndexedGroups
@@ -155,8 +155,7 @@ class DirectPaths:
                 seen = cell.version
             lowered = name.lower()
             if version:
-                vindex = one[0].version(version)
-                hits = () if vindex is None else vindex.match_resource(lowered)
+                hits = one[0].version_hits(version, lowered)
                 if len(hits) != 1:
                     return None  # none (the full path words it) or ambiguous for resource_for
                 hit: ResourceEntry | None = hits[0]
@@ -247,21 +246,33 @@ class DirectPaths:
         merged = groups.index
         listing = merged.listing_cell
         seen = listing.version  # before the listing is read: a listing read after it moved fails the check
-        second_listed = merged.listed(second)
-        if not second_listed and merged.with_prefix(second):
-            return None  # groups matched by prefix take part: the full path reads them
+        # A group named only by prefix takes part: the full path reads those groups. Asked in the order that costs
+        # least (each read is a cache miss on a large working set): a reading's group that is likely unlisted
+        # (``v1.example.com`` after a version-like first part, ``example.com`` after any other) is asked whether
+        # any group starts with it (one read, which also says it is not listed); a likely listed one, first
+        # whether it is listed.
+        versioned = version[:1] == "v" and version[1:2].isdigit()
+        if versioned and merged.prefix_free(second):
+            second_listed = False
+        else:
+            second_listed = merged.listed(second)
+            if not second_listed and merged.with_prefix(second):
+                return None
         # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
         # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
         # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
         if version:
-            first_listed = merged.listed(first)
-            if not first_listed and merged.with_prefix(first):
-                return None
+            if not versioned and merged.prefix_free(first):
+                first_listed = False
+            else:
+                first_listed = merged.listed(first)
+                if not first_listed and merged.with_prefix(first):
+                    return None
             if second.startswith(first):
                 return None  # the second reading's group would match the first's by prefix
             if second_listed:
-                one_name: str | None = None if first_listed or merged.index(first) is not None else second
-            elif first_listed and merged.index(second) is None:
+                one_name: str | None = None if first_listed or merged.indexed_unlisted(first) else second
+            elif first_listed and not merged.indexed_unlisted(second):
                 one_name = first
             else:
                 one_name = None
@@ -279,9 +290,15 @@ class DirectPaths:
             cell = one[3]  # a ready group's own cell
             cell_seen = cell.version
         index = one[0]
-        lowered = resource.lower()
-        entry: ResourceEntry | None
-        if lowered != resource or resource not in index.name_first:  # a short name, a kind, another spelling
+        entry: ResourceEntry | Literal[False] | None = False  # False: not settled by the usual readings below
+        if resource == resource.lower():  # a lower-case name, the usual argument (``Certificate``: a kind first)
+            if one_name == second:  # the group reading: :func:`~._direct.dotted_mapping`, written flat
+                named = index.name_first.get(resource)
+                if named is not None:
+                    entry = named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
+            else:  # the version reading: a resource of that name in that version settles it
+                entry = index.version_reading(version, resource)
+        if entry is False:  # a short name, a kind, another spelling, no resource of that name: every reading
             found = dotted_mapping(resource, version, index if one_name == first else None,
                                    index if one_name == second else None)
             if found is None:
@@ -290,17 +307,6 @@ class DirectPaths:
             if warnings:
                 return self._remember(key, _result(entry, warnings), epoch, one[1],
                                       ((cell, cell_seen), (listing, seen)) if version else ((cell, cell_seen),))
-        elif one_name == second:  # the group reading, a real name: :func:`~._direct.dotted_mapping`, written flat
-            first_entry = index.name_first[resource]
-            entry = first_entry[1] if isinstance(first_entry, tuple) else first_entry  # :func:`name_reading`
-        else:  # the version reading, a real name
-            vindex = index.version(version)
-            hits = () if vindex is None else vindex.match_resource(lowered)
-            if vindex is not None and len(hits) == 1:
-                entry = vindex.match_kind(hits[0].kind)
-            else:
-                found = dotted_mapping(resource, version, index, None)
-                entry = None if found is None else found[0]  # a real name: no short-name warnings
         if entry is None:
             return None
         result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)

@@ -96,8 +96,21 @@ class KubectlResolution(AnswerEngine):
                 self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, groups.generation)
             return mapping  # type: ignore[no-any-return]
+        if (memo is None and "." in arg and arg.__class__ is str and arg.isascii() and arg.isprintable()
+                and " " not in arg and "/" not in arg and "," not in arg):
+            # A first-time dotted argument of the usual form (the test of :meth:`_resolve_unmemoized`, which
+            # checks nothing more for it), straight from the indexes when they can tell with no warning to emit.
+            direct = self._direct_dotted(key, arg)
+            if direct is not None:
+                for text in direct.warnings:  # as :meth:`_resolve_unmemoized` warns (a direct answer has no failures)
+                    warnings.warn(text, ShortNameConflictWarning, stacklevel=2)
+                return direct.mappings[0]  # :attr:`ResolveResult.mapping`
+            tried = True
+        else:
+            tried = False
         try:
-            result = self._resolve_unmemoized(key, arg, False, memo)  # the memo was just read: once is enough
+            # The memo was just read: once is enough (and the direct path was tried when ``tried``).
+            result = self._resolve_unmemoized(key, arg, False, memo, tried)
         except NoResourceMatchError:
             if self._is_category(arg):
                 raise not_a_category(arg) from None
@@ -168,10 +181,10 @@ class KubectlResolution(AnswerEngine):
         return self._resolve_unmemoized(key, arg, expand_categories, memo)
 
     def _resolve_unmemoized(self, key: tuple[str, str, bool], arg: str, expand_categories: bool,
-                            memo: Remembered | None) -> ResolveResult:
+                            memo: Remembered | None, tried: bool = False) -> ResolveResult:
         """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
-        warnings point at their caller."""
+        warnings point at their caller. ``tried``: the direct path was tried already (and could not tell)."""
         # One test in C for the usual argument (printable ASCII without spaces, slashes or commas: nothing the
         # checks below refuse); anything else is checked and worded by them.
         if not (arg.__class__ is str and arg and arg.isascii() and arg.isprintable() and " " not in arg
@@ -184,7 +197,7 @@ class KubectlResolution(AnswerEngine):
                 raise checked_reading(exc, arg, method, self._quiet_resolve,
                                       served=self.cache.served_versions) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        if memo is not None or expand_categories:
+        if memo is not None or expand_categories or tried:
             result = None
         elif "." in arg:
             result = self._direct_dotted(key, arg)
