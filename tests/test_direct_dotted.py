@@ -344,3 +344,24 @@ def test_a_warm_category_is_held_by_name_copied_per_call_and_ends_with_a_change(
     cluster.add_crd(other)
     mapper.invalidate_group("b.example.com")
     assert {g.group for g in mapper.expand_category("things")} == {"a.example.com", "b.example.com"}
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_a_short_name_two_resources_of_the_group_claim_warns_at_the_caller_as_the_full_path(mode: str) -> None:
+    cluster = FakeCluster(builtin=True, mode=mode)
+    cluster.add_api_resources("a.example.com/v1", [
+        APIResource("widgets", "widget", True, "Widget", ("get",), ("wd",), ()),
+        APIResource("wodgets", "wodget", False, "Wodget", ("get",), ("wd",), ())])
+    warm = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=ManualClock())
+    warm.expand_category("all")
+    direct = _counting_direct(warm)
+    judge = _judge(cluster)
+    for arg in ("wd.a.example.com", "wd.v1.a.example.com"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = warm.resolve(arg)
+        assert [w.filename for w in caught] == [__file__], arg  # points at the caller, as the full path's
+        assert _outcome(warm.resolve, arg) == _outcome(judge.resolve, arg), arg  # memoized: warns again
+        assert caught and "wodgets" in str(caught[0].message)
+        assert got.resource.resource in ("widgets", "wodgets")
+    assert direct[0] >= 2
