@@ -311,7 +311,9 @@ class DirectPaths:
             return None
         result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
         if not isinstance(result, ResolveResult):
-            result = _result(entry, ())
+            mapping = entry.mapping_memo  # built with the index
+            result = _plain_result(mapping if mapping is not None else entry_mapping(entry))
+            _set(entry, "resolved_memo", result)  # idempotent: a racing build makes an equal answer
         # The group's cell held flat; with a version reading, the listing too (``version.group`` or ``group``
         # is no group: a listing naming it would change the answer).
         self._memo.put(key, Remembered(result, None, one[1], ((listing, seen),) if version else (), False, epoch,
