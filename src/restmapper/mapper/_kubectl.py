@@ -244,7 +244,7 @@ class KubectlResolution(AnswerEngine):
         """
         # The answers held while nothing changed (:mod:`._hot`, in their own table keyed by the name), then the
         # warm path of :meth:`_fresh_memo`, inlined (as in :meth:`resolve`); anything else is for :meth:`_answer`.
-        # Only an exact str reads the held answers (an object equal to a name held is refused below, as before).
+        # Only an exact str reads or enters the held answers (a str subclass goes the memo's way, as before).
         if name.__class__ is not str:
             require_str("expand_category", name, "a category name")
         hot = self._hot.stretch
