@@ -96,6 +96,12 @@ def test_prefix_free_and_indexed_unlisted_say_what_the_tables_say(seed: int) -> 
             assert merged.prefix_free(probe) == (not merged.with_prefix(probe)), (step, probe)
             assert merged.indexed_unlisted(probe) == (
                 merged.index(probe) is not None and not merged.listed(probe)), (step, probe)
+        for label in ["v1", "v2", "v1beta1", "a", "ab", "v", "vx", ""]:
+            under = any(n.startswith(label + ".") for n in merged.with_prefix(label + "."))
+            version_like = label[:1] == "v" and label[1:2].isdigit()
+            assert merged.under_no_group(label) == (version_like and not under), (step, label)
+            if merged.under_no_group(label):
+                assert all(merged.prefix_free(f"{label}.{rest}") for rest in ["a.example.com", "a", "x.y"])
 
 
 # --- the direct paths, against the full path, while the cluster changes -----------------------------------------

@@ -249,11 +249,11 @@ class DirectPaths:
         # A group named only by prefix takes part: the full path reads those groups. Asked in the order that costs
         # least (each read is a cache miss on a large working set): a reading's group that is likely unlisted
         # (``v1.example.com`` after a version-like first part, ``example.com`` after any other) is asked whether
-        # any group starts with it (one read, which also says it is not listed); a likely listed one, first
-        # whether it is listed.
+        # any group starts with it (one read, which also says it is not listed; none for ``v1.example.com`` when no
+        # group's name starts with ``v1.``); a likely listed one, first whether it is listed.
         versioned = version[:1] == "v" and version[1:2].isdigit()
-        if versioned and merged.prefix_free(second):
-            second_listed = False
+        if versioned and (merged.under_no_group(version) or merged.prefix_free(second)):
+            second_listed = False  # no listed group starts with ``version.`` (the usual), or with ``second``
         else:
             second_listed = merged.listed(second)
             if not second_listed and merged.with_prefix(second):

@@ -112,6 +112,13 @@ Dependencies = tuple[tuple[Cell, int], ...]
 
 _Table = dict[str, _Bucket]
 
+
+def _version_like(label: str) -> bool:
+    """Whether a group name's first label reads like a version (``v`` and a digit): see
+    :meth:`MergedIndex.under_no_group`."""
+    return label[:1] == "v" and label[1:2].isdigit()
+
+
 _ABSENT_SHARDS = 1024
 """Cells standing for keys no group serves (a bounded number, however many distinct misses are asked)."""
 _ABSENT_MASK = _ABSENT_SHARDS - 1  # a power of two
@@ -145,6 +152,7 @@ class MergedIndex:
         "_sorted",
         "_sorted_by_head",
         "_unlisted",
+        "_version_labels",
         "builds",
         "listing_cell",
     )
@@ -170,6 +178,9 @@ class MergedIndex:
         self._sorted_by_head: tuple[list[str], dict[str, list[str]]] | None = None
         # Indexed groups the listing does not name (nearly always none): :meth:`indexed_unlisted`.
         self._unlisted: set[str] = set()
+        # The version-like first labels of listed names (``v1`` of a group ``v1.example.com``; nearly always none):
+        # :meth:`under_no_group`.
+        self._version_labels: frozenset[str] = frozenset()
         self.builds = 0
 
     # --- maintenance ----------------------------------------------------------------------------------------
@@ -185,6 +196,8 @@ class MergedIndex:
         self._sorted = sorted(self._listed)
         self._sorted_by_head = None
         self._unlisted = {name for name in self._groups if name not in self._listed}
+        labels = (name.partition(".") for name in listing)
+        self._version_labels = frozenset(label for label, dot, _ in labels if dot and _version_like(label))
         self.listing_cell.bump()
 
     def generation(self, name: str) -> int | None:
@@ -389,6 +402,13 @@ class MergedIndex:
             if name:
                 out.append(name)
         return out
+
+    def under_no_group(self, label: str) -> bool:
+        """True when ``label`` looks like a version (``v1``, ``v2beta1``: what the second part of a
+        ``resource.version.group`` argument is) and no listed group's name starts with ``label.``, so no listed
+        group starts with ``label.group`` for any group (:meth:`prefix_free` of it), read from a set that is nearly
+        always empty; False when not known (any other label: ask :meth:`prefix_free`)."""
+        return label[:1] == "v" and label[1:2].isdigit() and label not in self._version_labels
 
     def prefix_free(self, prefix: str) -> bool:
         """True when no listed named group starts with ``prefix`` (so none is named ``prefix`` either): ``not
