@@ -18,7 +18,7 @@ read, and the memoized answer depends on that answer's cell alone (and the troub
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from restmapper.mapper._direct import dotted_mapping, plain_mapping, resource_hit
 from restmapper.mapper._groups import IndexedGroups
@@ -42,9 +42,24 @@ def _result(entry: ResourceEntry, warnings: tuple[str, ...]) -> ResolveResult:
         return ResolveResult((entry_mapping(entry),), warnings, None)
     found = entry.resolved_memo
     if not isinstance(found, ResolveResult):
-        found = ResolveResult((entry_mapping(entry),))
+        found = _plain_result(entry_mapping(entry))
         object.__setattr__(entry, "resolved_memo", found)  # idempotent: a racing build makes an equal answer
     return found
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _plain_result(mapping: RESTMapping) -> ResolveResult:
+    """``ResolveResult((mapping,))`` built without the frozen dataclass's ``__init__`` (a third of the cost of a
+    first-time dotted ``resolve`` building its answer): the same fields, a new empty ``failed`` of its own."""
+    result = _new(ResolveResult)
+    _set(result, "mappings", (mapping,))
+    _set(result, "warnings", ())
+    _set(result, "category", None)
+    _set(result, "failed", {})
+    return result
 
 
 _Candidates = tuple[list[GroupIndex], float, Dependencies, bool]
@@ -120,33 +135,56 @@ class DirectPaths:
         one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
         pattern), else over core and the groups serving the name once every group is ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        group, name = resource.group, resource.resource
-        if not group and not resource.version:  # precomputed (:meth:`IndexedGroups.answer_of`): one read
+        group, name, version = resource.group, resource.resource, resource.version
+        if group:
+            # A named, listed group: :meth:`IndexedGroups.ready_one` and :func:`~._direct.resource_hit` over it,
+            # written flat (the usual first-time ``resource_for``; each call and object costs on cold memory).
+            if version == "__internal":
+                return None
+            groups = self._groups
+            if not groups.index.listed(group):
+                return None  # matched by prefix: the full path reads those groups
+            now = self._clock()
+            with groups._lock:
+                if self.cache.generation != groups.generation:
+                    return None
+                one = groups._ready.get(group)
+                if one is None or one[1] <= now:
+                    return None
+                cell = one[3]  # a ready group's own cell: the answer's only dependency
+                seen = cell.version
+            lowered = name.lower()
+            if version:
+                hits = one[0].version_hits(version, lowered)
+                if len(hits) != 1:
+                    return None  # none (the full path words it) or ambiguous for resource_for
+                hit: ResourceEntry | None = hits[0]
+            else:
+                first = one[0].name_first.get(lowered)
+                hit = first[0] if isinstance(first, tuple) else first  # :func:`name_hit`, inlined
+            if hit is None:
+                return None
+            mapping = hit.mapping_memo  # built with the index
+            value = pick(mapping if mapping is not None else entry_mapping(hit))
+            self._memo.put(key, Remembered(value, None, one[1], (), False, epoch, cell, seen))
+            return value
+        if not version:  # precomputed (:meth:`IndexedGroups.answer_of`): one read
             found = self._groups.answer_of(name, self._clock())
             if found is not None and found[2] is not None:
                 mapping = found[2].mapping_memo  # built with the index
                 value = pick(mapping if mapping is not None else entry_mapping(found[2]))
                 self._memo.put(key, Remembered(value, None, found[3], found[5], True, epoch, found[0], found[4]))
                 return value
-        elif resource.version == "__internal":
+        elif version == "__internal":
             return None
         lowered = name.lower()
-        if group:
-            groups = self._groups
-            if not groups.index.listed(group):
-                return None  # matched by prefix: the full path reads those groups
-            ready = groups.ready_one(group, self._clock())
-            if ready is None:
-                return None
-            candidates: _Candidates | None = ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
-        else:
-            core = self._groups.index.index("")
-            v1 = core.version("v1") if core is not None and resource.version in ("", "v1") else None
-            candidates = self._candidates(v1 is not None and bool(v1.match_resource(lowered)),
-                                          MergedIndex.with_name, name)
+        core = self._groups.index.index("")
+        v1 = core.version("v1") if core is not None and version in ("", "v1") else None
+        candidates = self._candidates(v1 is not None and bool(v1.match_resource(lowered)),
+                                      MergedIndex.with_name, name)
         if candidates is None:
             return None
-        hit = resource_hit(lowered, resource.version, candidates[0])
+        hit = resource_hit(lowered, version, candidates[0])
         if hit is None:
             return None
         mapping = hit.mapping_memo  # built with the index
@@ -206,35 +244,88 @@ class DirectPaths:
             return None
         groups = self._groups
         merged = groups.index
-        named = (second, first) if version else (second,)
-        for group in named:
-            if not merged.listed(group) and merged.with_prefix(group):
-                return None  # groups matched by prefix take part: the full path reads them
-        if version and second.startswith(first):
-            return None  # the second reading's group would match the first's by prefix
+        listing = merged.listing_cell
+        seen = listing.version  # before the listing is read: a listing read after it moved fails the check
+        # A group named only by prefix takes part: the full path reads those groups. Asked in the order that costs
+        # least (each read is a cache miss on a large working set): a reading's group that is likely unlisted
+        # (``v1.example.com`` after a version-like first part, ``example.com`` after any other) is asked whether
+        # any group starts with it (one read, which also says it is not listed; none for ``v1.example.com`` when no
+        # group's name starts with ``v1.``); a likely listed one, first whether it is listed.
+        versioned = version[:1] == "v" and version[1:2].isdigit()
+        if versioned and (merged.under_no_group(version) or merged.prefix_free(second)):
+            second_listed = False  # no listed group starts with ``version.`` (the usual), or with ``second``
+        else:
+            second_listed = merged.listed(second)
+            if not second_listed and merged.with_prefix(second):
+                return None
         # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
         # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
         # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
-        listing = merged.listing_cell
-        seen = listing.version
-        if not version:
-            one_name: str | None = second if merged.listed(second) else None
-        elif merged.listed(second):
-            one_name = None if merged.listed(first) or merged.index(first) is not None else second
-        elif merged.listed(first) and merged.index(second) is None:
-            one_name = first
+        if version:
+            if not versioned and merged.prefix_free(first):
+                first_listed = False
+            else:
+                first_listed = merged.listed(first)
+                if not first_listed and merged.with_prefix(first):
+                    return None
+            if second.startswith(first):
+                return None  # the second reading's group would match the first's by prefix
+            if second_listed:
+                one_name: str | None = None if first_listed or merged.indexed_unlisted(first) else second
+            elif first_listed and not merged.indexed_unlisted(second):
+                one_name = first
+            else:
+                one_name = None
         else:
-            one_name = None
-        one = None if one_name is None else groups.ready_one(one_name, self._clock())
-        if one is not None:
-            found = dotted_mapping(resource, version, one[0] if version and one_name == first else None,
-                                   one[0] if one_name == second else None)
+            one_name = second if second_listed else None
+        if one_name is None:
+            return self._direct_dotted_groups(key, resource, version, second, first, epoch)
+        now = self._clock()
+        with groups._lock:  # :meth:`IndexedGroups.ready_one`, inlined (the usual first-time dotted ``resolve``)
+            if self.cache.generation != groups.generation:
+                return None
+            one = groups._ready.get(one_name)
+            if one is None or one[1] <= now:
+                return None  # not ready: :meth:`IndexedGroups.ready` over the named groups would say so too
+            cell = one[3]  # a ready group's own cell
+            cell_seen = cell.version
+        index = one[0]
+        entry: ResourceEntry | Literal[False] | None = False  # False: not settled by the usual readings below
+        if resource == resource.lower():  # a lower-case name, the usual argument (``Certificate``: a kind first)
+            if one_name == second:  # the group reading: :func:`~._direct.dotted_mapping`, written flat
+                named = index.name_first.get(resource)
+                if named is not None:
+                    entry = named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
+            else:  # the version reading: a resource of that name in that version settles it
+                entry = index.version_reading(version, resource)
+        if entry is False:  # a short name, a kind, another spelling, no resource of that name: every reading
+            found = dotted_mapping(resource, version, index if one_name == first else None,
+                                   index if one_name == second else None)
             if found is None:
                 return None
-            deps: Dependencies = ((one[2], one[3]), (listing, seen)) if version else ((one[2], one[3]),)
-            return self._remember(key, _result(*found), epoch, one[1], deps)
+            entry, warnings = found
+            if warnings:
+                return self._remember(key, _result(entry, warnings), epoch, one[1],
+                                      ((cell, cell_seen), (listing, seen)) if version else ((cell, cell_seen),))
+        if entry is None:
+            return None
+        result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
+        if not isinstance(result, ResolveResult):
+            mapping = entry.mapping_memo  # built with the index
+            result = _plain_result(mapping if mapping is not None else entry_mapping(entry))
+            _set(entry, "resolved_memo", result)  # idempotent: a racing build makes an equal answer
+        # The group's cell held flat; with a version reading, the listing too (``version.group`` or ``group``
+        # is no group: a listing naming it would change the answer).
+        self._memo.put(key, Remembered(result, None, one[1], ((listing, seen),) if version else (), False, epoch,
+                                       cell, cell_seen))
+        return result
+
+    def _direct_dotted_groups(self, key: tuple[Any, ...], resource: str, version: str, second: str, first: str,
+                              epoch: int) -> ResolveResult | None:
+        """:meth:`_direct_dotted` when both readings' groups may take part (or neither is listed)."""
+        named = (second, first) if version else (second,)
         read: list[tuple[Cell, int]] = []
-        ready = groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct` does
+        ready = self._groups.ready(named, read, self._clock())  # unlisted names are left out, as :meth:`_direct`
         if ready is None:
             return None
         indexes, until = ready

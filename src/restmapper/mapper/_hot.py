@@ -44,9 +44,10 @@ class Stretch:
         until: the earliest ``valid_until`` of the answers held (clock seconds).
         answers: question key -> value (the memo's key space; never None).
         resolved: ``resolve`` argument -> its RESTMapping.
+        categories: ``expand_category`` name -> its members (a tuple: the caller copies it into a new list).
     """
 
-    __slots__ = ("answers", "epoch", "generation", "resolved", "until")
+    __slots__ = ("answers", "categories", "epoch", "generation", "resolved", "until")
 
     def __init__(self, epoch: int, generation: int) -> None:
         self.epoch = epoch
@@ -54,6 +55,9 @@ class Stretch:
         self.until = float("inf")
         self.answers: dict[Any, Any] = {}
         self.resolved: dict[str, Any] = {}
+        # Its own small table, keyed by the name: a category hit reads no key tuple and no slot of the large
+        # ``answers`` table (on a working set of thousands of questions, each costs a cache miss).
+        self.categories: dict[str, Any] = {}
 
 
 _OVER = Stretch(-1, -1)
@@ -77,9 +81,10 @@ class HotAnswers:
         self._lock = threading.Lock()
 
     def held(self, table: str, key: Any, generation: int, clock: Callable[[], float]) -> Any:
-        """The answer held for ``key`` in ``table`` (``"answers"`` or ``"resolved"``) if the stretch is current for
-        the cache ``generation`` at ``clock()``, else None (also for an unhashable key). The hottest readers
-        (``rest_mapping``, ``resolve``, ``_answer``, the drop-in's ``get``/``search``) inline this check."""
+        """The answer held for ``key`` in ``table`` (``"answers"``, ``"resolved"`` or ``"categories"``) if the
+        stretch is current for the cache ``generation`` at ``clock()``, else None (also for an unhashable key). The
+        hottest readers (``rest_mapping``, ``resolve``, ``expand_category``, ``_answer``, the drop-in's
+        ``get``/``search``) inline this check."""
         stretch = self.stretch
         if stretch.epoch == Cell.epoch and stretch.generation == generation and clock() < stretch.until:
             try:
@@ -93,7 +98,7 @@ class HotAnswers:
         """Hold ``value`` for ``key`` after a fresh memo hit (the memo's rules held just now).
 
         Args:
-            table: ``"answers"`` or ``"resolved"`` (the dictionary of the stretch).
+            table: ``"answers"``, ``"resolved"`` or ``"categories"`` (the dictionary of the stretch).
             key: the question's key in that table.
             value: the answer the hit returned (None is never held).
             checked: the :attr:`Cell.epoch` the answer's cells were found current at (``Remembered.checked``).

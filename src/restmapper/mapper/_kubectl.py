@@ -99,8 +99,21 @@ class KubectlResolution(AnswerEngine):
                 self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
                                   self.cache.generation, groups.generation)
             return mapping  # type: ignore[no-any-return]
+        if (memo is None and "." in arg and arg.__class__ is str and arg.isascii() and arg.isprintable()
+                and " " not in arg and "/" not in arg and "," not in arg):
+            # A first-time dotted argument of the usual form (the test of :meth:`_resolve_unmemoized`, which
+            # checks nothing more for it), straight from the indexes when they can tell with no warning to emit.
+            direct = self._direct_dotted(key, arg)
+            if direct is not None:
+                for text in direct.warnings:  # as :meth:`_resolve_unmemoized` warns (a direct answer has no failures)
+                    warnings.warn(text, ShortNameConflictWarning, stacklevel=2)
+                return direct.mappings[0]  # :attr:`ResolveResult.mapping`
+            tried = True
+        else:
+            tried = False
         try:
-            result = self._resolve_unmemoized(key, arg, False, memo)  # the memo was just read: once is enough
+            # The memo was just read: once is enough (and the direct path was tried when ``tried``).
+            result = self._resolve_unmemoized(key, arg, False, memo, tried)
         except NoResourceMatchError:
             if self._is_category(arg):
                 raise not_a_category(arg) from None
@@ -171,10 +184,10 @@ class KubectlResolution(AnswerEngine):
         return self._resolve_unmemoized(key, arg, expand_categories, memo)
 
     def _resolve_unmemoized(self, key: tuple[str, str, bool], arg: str, expand_categories: bool,
-                            memo: Remembered | None) -> ResolveResult:
+                            memo: Remembered | None, tried: bool = False) -> ResolveResult:
         """``resolve(arg)`` (``resolve_all`` with ``expand_categories``) after the memo read for ``key`` gave
         ``memo`` (None, an error or an answer with warnings to emit): called straight from those two methods, so
-        warnings point at their caller."""
+        warnings point at their caller. ``tried``: the direct path was tried already (and could not tell)."""
         # One test in C for the usual argument (printable ASCII without spaces, slashes or commas: nothing the
         # checks below refuse); anything else is checked and worded by them.
         if not (arg.__class__ is str and arg and arg.isascii() and arg.isprintable() and " " not in arg
@@ -187,9 +200,15 @@ class KubectlResolution(AnswerEngine):
                 raise checked_reading(exc, arg, method, self._quiet_resolve,
                                       served=self.cache.served_versions) from None
         # Nothing remembered: straight from the indexes when they can tell (the memo was just read).
-        result = None if memo is not None or expand_categories else self._direct_resolve(key, arg)
-        since = replay_mark()  # a direct answer has no failures: only the full path's are judged
+        if memo is not None or expand_categories or tried:
+            result = None
+        elif "." in arg:
+            result = self._direct_dotted(key, arg)
+        else:
+            result = self._direct_resolve(key, arg)
+        since = 0  # a direct answer has no failures: only the full path's are judged
         if result is None:
+            since = replay_mark()
             result = self._answer(key, self._resolve_question(arg, expand_categories))
         for text in result.warnings:
             warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
@@ -238,11 +257,38 @@ class KubectlResolution(AnswerEngine):
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
-        require_str("expand_category", name, "a category name")  # before the held answers: a str that is not one
+        # The answers held while nothing changed (:mod:`._hot`, in their own table keyed by the name), then the
+        # warm path of :meth:`_fresh_memo`, inlined (as in :meth:`resolve`); anything else is for :meth:`_answer`.
+        # Only an exact str reads or enters the held answers (a str subclass goes the memo's way, as before).
+        if name.__class__ is not str:
+            require_str("expand_category", name, "a category name")
+        hot = self._hot.stretch
+        generation = self.cache.generation
+        if (name.__class__ is str and hot.epoch == Cell.epoch and hot.generation == generation
+                and self._clock() < hot.until):
+            held = hot.categories.get(name)
+            if held is not None:
+                return list(held)
         key = ("expand_category", name)
-        found = self._hot.held("answers", key, self.cache.generation, self._clock)
-        if found is not None:
-            return list(found)
+        groups = self._groups
+        tried = False
+        if generation == groups.generation:
+            memo = self._memo.get(key)
+            if memo is None:  # a first-time question: straight from the indexes when they can tell
+                found = self._direct_category(key, name)
+                if found is not None:
+                    return list(found)
+                tried = True
+            elif (memo.error is None and not (memo.anywhere and groups.reload_pending)
+                  and self._clock() < memo.valid_until):
+                if memo.checked == Cell.epoch:  # found current in an earlier call at this epoch: held from now on
+                    if name.__class__ is str:
+                        self._hot.promote("categories", name, memo.value, memo.checked, memo.valid_until,
+                                          self._clock, self.cache.generation, groups.generation)
+                    return list(memo.value)
+                if memo.current():  # the first hit after a change only checks it
+                    return list(memo.value)
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
-            pick=lambda index, deps: index.with_category(name, deps)), lambda: self._direct_category(key, name)))
+            pick=lambda index, deps: index.with_category(name, deps)),
+            None if tried else lambda: self._direct_category(key, name)))

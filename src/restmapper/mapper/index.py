@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from restmapper.model import (
     APIGroup,
@@ -161,7 +162,7 @@ class VersionIndex:
         entries: the top-level resources in discovery order (subresources are never mapped).
     """
 
-    __slots__ = ("_by_kind", "_by_name", "entries", "group_version")
+    __slots__ = ("_by_kind", "_by_name", "_own_kinds", "entries", "group_version")
 
     def __init__(self, group_version: GroupVersion, resources: tuple[APIResource, ...]) -> None:
         """Index the resources of one group version.
@@ -197,7 +198,11 @@ class VersionIndex:
         self.entries = tuple(entries)
         self._by_name = {k: tuple(v) for k, v in by_name.items()}
         # An exact kind beats another resource's lowercased alias of the same spelling.
-        self._by_kind = {**lower_kind, **exact_kind}
+        self._by_kind = by_kind = {**lower_kind, **exact_kind}
+        # Every resource is its own kind's home (no two share a kind, the usual version): a reading of one
+        # resource's name then selects that resource with no read of the kind table (see
+        # :meth:`GroupIndex.version_reading`).
+        self._own_kinds = all(by_kind.get(e.kind) is e for e in entries if e.kind)
 
     def match_resource(self, name: str) -> tuple[ResourceEntry, ...]:
         """Return the resources whose plural or singular name equals ``name`` (already lowercased), in order."""
@@ -359,6 +364,39 @@ class GroupIndex:
     def version(self, version: str) -> VersionIndex | None:
         """Return the index of ``version``, or None when the group does not serve it (or it was not loaded)."""
         return self._by_version.get(version)
+
+    def version_hits(self, version: str, name: str) -> tuple[ResourceEntry, ...]:
+        """The resources named ``name`` (lowercased; plural or singular) in ``version``, in order:
+        ``version(version).match_resource(name)`` in one call; ``()`` when the group does not serve ``version``."""
+        vindex = self._by_version.get(version)
+        return () if vindex is None else vindex._by_name.get(name, ())
+
+    def version_reading(self, version: str, name: str) -> ResourceEntry | Literal[False] | None:
+        """The resource kubectl's ``name.version.group`` reading selects here: the kind of the resources named
+        ``name`` (lowercased) in ``version``, then that kind's resource in ``version``.
+
+        Returns:
+            The resource; None when those resources differ in kind or their kind is not mapped there (the
+            reading is ambiguous or unanswerable); False when no resource of ``version`` has that name, or the
+            group does not serve ``version`` (the next reading is tried).
+
+        Mirrors ``KindFor(GroupVersionResource)`` then ``RESTMapping(GroupKind, version)`` of one group's
+        ``DefaultRESTMapper`` (``version(version).match_resource`` then ``match_kind``), in one call.
+        """
+        vindex = self._by_version.get(version)
+        if vindex is None:
+            return False
+        hits = vindex._by_name.get(name)
+        if not hits:
+            return False
+        head = hits[0]
+        if len(hits) == 1 and vindex._own_kinds:  # the usual resource: its own kind's home
+            return head if head.kind else None
+        kind = head.kind
+        for hit in hits:
+            if hit.kind != kind:
+                return None
+        return vindex._by_kind.get(kind)
 
     def kind_mapping(self, kind: str, versions: Sequence[str] = ()) -> RESTMapping | None:
         """The RESTMapping of ``kind`` (exact spelling or lowercase form) the group's priority selects.

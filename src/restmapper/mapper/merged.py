@@ -112,6 +112,13 @@ Dependencies = tuple[tuple[Cell, int], ...]
 
 _Table = dict[str, _Bucket]
 
+
+def _version_like(label: str) -> bool:
+    """Whether a group name's first label reads like a version (``v`` and a digit): see
+    :meth:`MergedIndex.under_no_group`."""
+    return label[:1] == "v" and label[1:2].isdigit()
+
+
 _ABSENT_SHARDS = 1024
 """Cells standing for keys no group serves (a bounded number, however many distinct misses are asked)."""
 _ABSENT_MASK = _ABSENT_SHARDS - 1  # a power of two
@@ -144,6 +151,8 @@ class MergedIndex:
         "_short",
         "_sorted",
         "_sorted_by_head",
+        "_unlisted",
+        "_version_labels",
         "builds",
         "listing_cell",
     )
@@ -167,6 +176,11 @@ class MergedIndex:
         # Built on the first prefix question, paired with the sorted list it was built from (a lookup about one
         # listed group never needs it: 0.2 MiB at 1,000 groups).
         self._sorted_by_head: tuple[list[str], dict[str, list[str]]] | None = None
+        # Indexed groups the listing does not name (nearly always none): :meth:`indexed_unlisted`.
+        self._unlisted: set[str] = set()
+        # The version-like first labels of listed names (``v1`` of a group ``v1.example.com``; nearly always none):
+        # :meth:`under_no_group`.
+        self._version_labels: frozenset[str] = frozenset()
         self.builds = 0
 
     # --- maintenance ----------------------------------------------------------------------------------------
@@ -181,6 +195,9 @@ class MergedIndex:
         self._position = {name: i for i, name in enumerate(listing)}
         self._sorted = sorted(self._listed)
         self._sorted_by_head = None
+        self._unlisted = {name for name in self._groups if name not in self._listed}
+        labels = (name.partition(".") for name in listing)
+        self._version_labels = frozenset(label for label, dot, _ in labels if dot and _version_like(label))
         self.listing_cell.bump()
 
     def generation(self, name: str) -> int | None:
@@ -204,6 +221,8 @@ class MergedIndex:
         if held is not None:
             self._unlink(name, held[1])
         self._groups[name] = (generation, index)
+        if name not in self._listed:
+            self._unlisted.add(name)
         self._link(name, index)
         self.cell(name).bump()
         return index
@@ -211,6 +230,7 @@ class MergedIndex:
     def remove(self, name: str) -> None:
         """Forget group ``name`` (evicted, or no longer listed)."""
         held = self._groups.pop(name, None)
+        self._unlisted.discard(name)
         if held is not None:
             self._unlink(name, held[1])
             self.cell(name).bump()
@@ -359,19 +379,18 @@ class MergedIndex:
         """True when the server lists group ``name``."""
         return name in self._listed
 
+    def indexed_unlisted(self, name: str) -> bool:
+        """True when group ``name`` is indexed but the listing does not name it: for a name known not to be
+        listed, ``index(name) is not None``, read from a set that is nearly always empty (no read of the table of
+        every group)."""
+        return name in self._unlisted
+
     def with_prefix(self, prefix: str) -> list[str]:
         """Listed named groups whose name starts with ``prefix`` (never core), in name order."""
         names = self._sorted
         if len(prefix) >= _HEAD:  # the usual case (``resource.group`` readings): no bisection over every name
-            held = self._sorted_by_head
-            if held is None or held[0] is not names:  # built from this very list (a new listing makes another)
-                by_head: dict[str, list[str]] = {}
-                for name in names:
-                    if len(name) >= _HEAD:
-                        by_head.setdefault(name[:_HEAD], []).append(name)
-                self._sorted_by_head = held = (names, by_head)
             out = []  # a loop, not a comprehension: no call for the usual head no group has
-            for name in held[1].get(prefix[:_HEAD], ()):
+            for name in self._by_head().get(prefix[:_HEAD], ()):
                 if name.startswith(prefix):
                     out.append(name)
             return out
@@ -383,6 +402,36 @@ class MergedIndex:
             if name:
                 out.append(name)
         return out
+
+    def under_no_group(self, label: str) -> bool:
+        """True when ``label`` looks like a version (``v1``, ``v2beta1``: what the second part of a
+        ``resource.version.group`` argument is) and no listed group's name starts with ``label.``, so no listed
+        group starts with ``label.group`` for any group (:meth:`prefix_free` of it), read from a set that is nearly
+        always empty; False when not known (any other label: ask :meth:`prefix_free`)."""
+        return label[:1] == "v" and label[1:2].isdigit() and label not in self._version_labels
+
+    def prefix_free(self, prefix: str) -> bool:
+        """True when no listed named group starts with ``prefix`` (so none is named ``prefix`` either): ``not
+        with_prefix(prefix)``, in one dictionary read for the usual ``prefix`` (a dotted argument's reading of a
+        group no server lists: ``v1.example.com`` in ``widgets.v1.example.com``)."""
+        if len(prefix) >= _HEAD:
+            held = self._sorted_by_head
+            by_head = held[1] if held is not None and held[0] is self._sorted else self._by_head()
+            candidates = by_head.get(prefix[:_HEAD])
+            return candidates is None or not any(name.startswith(prefix) for name in candidates)
+        return not self.with_prefix(prefix)
+
+    def _by_head(self) -> dict[str, list[str]]:
+        """Listed names by their first _HEAD characters (see ``_sorted_by_head``), built for the current listing."""
+        names = self._sorted
+        held = self._sorted_by_head
+        if held is None or held[0] is not names:  # built from this very list (a new listing makes another)
+            by_head: dict[str, list[str]] = {}
+            for name in names:
+                if len(name) >= _HEAD:
+                    by_head.setdefault(name[:_HEAD], []).append(name)
+            self._sorted_by_head = held = (names, by_head)
+        return held[1]
 
     @property
     def ranks(self) -> dict[str, int]:
