@@ -6,7 +6,7 @@ group (client-go's shortcut expander checks every resource list for a real name 
 resource reading beats a kind reading. So while any group version in scope cannot be read, a short-name or
 kind-reading answer may be wrong: that version may serve the real name. Such an answer is given as kubectl gives
 it (DESIGN 8.4: a broken aggregated API must not break lookups of other groups' resources), but never silently:
-with a :class:`PartialDiscoveryWarning` naming the unreadable versions and the real name to ask for, and with
+with a :class:`PartialDiscoveryWarning` naming the unreadable versions and the spelling to ask for, and with
 ``failed`` set where the answer has room for it (``resolve_all``). ``warnings.simplefilter("error", ...)`` turns
 it into a refusal. A real-name answer keeps the rank rule: only unreadable versions ranking above it count.
 """
@@ -62,7 +62,7 @@ def test_a_short_name_answer_is_warned_while_a_group_that_may_serve_that_real_na
         with pytest.warns(PartialDiscoveryWarning) as record:
             assert mapper.resolve("po").resource == PODS
         text = str(record[0].message)
-        assert 'resource type "po" resolved to "pods", not by a real name' in text
+        assert 'resource type "po" resolved to "pods", but a group version that could not be read may serve' in text
         assert "x.example.com/v1" in text and 'ask for "pods" to be sure' in text
     # Refused when asked to: the warning turned into an error, nothing remembered wrongly.
     with warnings.catch_warnings():
@@ -139,7 +139,7 @@ def test_a_kind_reading_answer_is_warned_while_a_version_that_may_serve_that_res
             mapper.resolve("Widget.y.example.com")
     else:
         assert by_name == gadgets
-        with pytest.warns(PartialDiscoveryWarning, match='ask for "gadgets.y.example.com"'):
+        with pytest.warns(PartialDiscoveryWarning, match='ask for "gadgets.v1.y.example.com" to be sure'):
             assert mapper.resolve("Widget.y.example.com").resource == gadgets
 
 

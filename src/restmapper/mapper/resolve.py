@@ -78,15 +78,18 @@ def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) ->
 
 
 def unsure_reading_message(arg: str, mapping: RESTMapping, failed: Mapping[GroupVersion, BaseException]) -> str:
-    """The warning for an answer reached by a short name or kind while group versions that may serve a resource
-    by that real name (which would win, whatever their rank) could not be read: ``resource type "po" resolved to
-    "pods", not by a real name: ...; ask for "pods" to be sure``."""
+    """The warning for an answer that a step kubectl tries first (a category, a real name before a short name, a
+    resource before a kind) could have pre-empted from group versions that could not be read: ``resource type "po"
+    resolved to "pods", but a group version that could not be read may serve what kubectl would pick for "po"
+    first (...); ask for "pods" to be sure``. The spelling to ask for is the plural for core (core ranks first)
+    and ``plural.version.group`` otherwise (the first reading kubectl tries)."""
     gvr = mapping.resource
+    sure = f"{gvr.resource}.{gvr.version}.{gvr.group}" if gvr.group else gvr.resource
     real = f"{gvr.resource}.{gvr.group}" if gvr.group else gvr.resource
     parts = ", ".join(f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0])))
-    return (f'resource type "{arg}" resolved to "{real}", not by a real name: a group version that could not be '
-            f"read may serve a resource named so, which would win (unable to retrieve the complete list of server "
-            f'APIs: {parts}); ask for "{real}" to be sure')
+    return (f'resource type "{arg}" resolved to "{real}", but a group version that could not be read may serve '
+            f'what kubectl would pick for "{arg}" first (unable to retrieve the complete list of server APIs: '
+            f'{parts}); ask for "{sure}" to be sure')
 
 
 _T = TypeVar("_T")
