@@ -9,10 +9,26 @@ public class's, so that pickle (which looks a function up as ``module.qualname``
 
 from __future__ import annotations
 
+import os
+import sys
 import types
 from typing import Any, TypeVar
 
-__all__ = ["own_methods"]
+__all__ = ["caller_stacklevel", "own_methods"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` for a :func:`warnings.warn` made by the function calling this one that names the first
+    frame outside restmapper: a warning points at the user's line whichever layer (the mapper, the object cache,
+    the drop-in) the call went through, and Python's once-per-location filter works per user call site."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 _T = TypeVar("_T", bound=type)
 

@@ -529,8 +529,16 @@ class PartialDiscoveryWarning(UserWarning):
     by a resource of that real name in one of them (``resolve("po")`` while an aggregated API is down).
 
     kubectl prints the same situation as a warning and goes on with what it found. To refuse such answers, turn
-    the warning into an error: ``warnings.simplefilter("error", PartialDiscoveryWarning)``.
+    the warning into an error: ``warnings.simplefilter("error", PartialDiscoveryWarning)``; the raised warning's
+    ``failed`` maps each unreadable group version to its cause (empty when emitted with a message only).
+
+    Attributes:
+        failed: group version -> the error that made it unreadable.
     """
+
+    def __init__(self, *args: object, failed: Mapping[GroupVersion, BaseException] | None = None) -> None:
+        super().__init__(*args)
+        self.failed: dict[GroupVersion, BaseException] = dict(failed or {})
 
 
 class ShortNameConflictWarning(UserWarning):

@@ -12,6 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Collection
 
+from restmapper._public import caller_stacklevel
 from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
@@ -210,13 +211,17 @@ class KubectlResolution(AnswerEngine):
         if result is None:
             since = replay_mark()
             result = self._answer(key, self._resolve_question(arg, expand_categories))
+        level = caller_stacklevel() if result.warnings or result.failed else 0  # the user's line, via any layer
         for text in result.warnings:
-            warnings.warn(text, ShortNameConflictWarning, stacklevel=3)
+            warnings.warn(text, ShortNameConflictWarning, stacklevel=level)
         if result.failed:  # failures answered again from the retry backoff say so, as in raised errors
             failed = Replays(self._clock, since).failures(result.failed)
-            text = (partial_message(f'category "{arg}"', failed) if result.category is not None
-                    else unsure_reading_message(arg, result.mappings[0], failed))
-            warnings.warn(text, PartialDiscoveryWarning, stacklevel=3)
+            if result.category is not None:
+                warnings.warn(partial_message(f'category "{arg}"', failed), PartialDiscoveryWarning,
+                              stacklevel=level)
+            else:  # told on every call while the versions stay unreadable: a text without ages, shown once
+                text = unsure_reading_message(arg, result.mappings[0], result.failed)
+                warnings.warn(PartialDiscoveryWarning(text, failed=failed), stacklevel=level)
         return result
 
     def _resolve_question(self, arg: str, expand_categories: bool) -> Callable[[], Question[ResolveResult]]:
@@ -225,8 +230,7 @@ class KubectlResolution(AnswerEngine):
         def weaker(r: ResolveResult, m: StaticRESTMapper, entries: tuple[GroupEntry, ...]) -> Collection[str] | None:
             """The groups a stronger reading than the one that gave ``r`` searched (rule 5 of
             :mod:`~restmapper.mapper._certainty`)."""
-            return preempted(arg, m, {e.name for e in entries}, categories=expand_categories,
-                             category=r.category is not None)
+            return preempted(arg, m, {e.name for e in entries}, category=r.category is not None)
 
         def compute(m: StaticRESTMapper) -> ResolveResult:
             return resolve(arg, m, expand_categories=expand_categories)

@@ -78,18 +78,18 @@ def partial_message(asked: str, failed: Mapping[GroupVersion, BaseException]) ->
 
 
 def unsure_reading_message(arg: str, mapping: RESTMapping, failed: Mapping[GroupVersion, BaseException]) -> str:
-    """The warning for an answer that a step kubectl tries first (a category, a real name before a short name, a
-    resource before a kind) could have pre-empted from group versions that could not be read: ``resource type "po"
-    resolved to "pods", but a group version that could not be read may serve what kubectl would pick for "po"
-    first (...); ask for "pods" to be sure``. The spelling to ask for is the plural for core (core ranks first)
-    and ``plural.version.group`` otherwise (the first reading kubectl tries)."""
+    """The warning for an answer that a step kubectl tries first (a real name before a short name, a resource
+    before a kind) could have pre-empted from group versions that could not be read: ``resource type "po" resolved
+    to "pods", but group versions that could not be read may serve what kubectl would pick for "po" first; ask for
+    "pods" to be sure (unreadable: x.example.com/v1: ...)``. The spelling to ask for is the plural for core (core
+    ranks first) and ``plural.version.group`` otherwise (the first reading kubectl tries). The text holds no
+    ages, so Python shows it once per call site however long the versions stay unreadable."""
     gvr = mapping.resource
     sure = f"{gvr.resource}.{gvr.version}.{gvr.group}" if gvr.group else gvr.resource
     real = f"{gvr.resource}.{gvr.group}" if gvr.group else gvr.resource
     parts = ", ".join(f"{gv}: {err}" for gv, err in sorted(failed.items(), key=lambda kv: str(kv[0])))
-    return (f'resource type "{arg}" resolved to "{real}", but a group version that could not be read may serve '
-            f'what kubectl would pick for "{arg}" first (unable to retrieve the complete list of server APIs: '
-            f'{parts}); ask for "{sure}" to be sure')
+    return (f'resource type "{arg}" resolved to "{real}", but group versions that could not be read may serve '
+            f'what kubectl would pick for "{arg}" first; ask for "{sure}" to be sure (unreadable: {parts})')
 
 
 _T = TypeVar("_T")
@@ -240,26 +240,28 @@ def reached_mapping(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tu
         raise ResourceTypeNotFoundError(arg, parse_resource_arg(arg)[1]) from exc
 
 
-def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *, categories: bool,
+def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
               category: bool) -> Collection[str] | None:
     """The groups whose unread content could have answered ``arg`` by a stronger reading than the one that did
     (rule 5 of :mod:`restmapper.mapper._certainty`): None for every group, empty when nothing was stronger.
 
-    kubectl's order: a category (``resolve_all``), then each resource reading of :func:`resource_readings` (for a
-    reading without a group or with a listed one: a real name, then a short name; with a group that only
-    prefixes listed ones: a short name of a prefixed group first, then a real name), then the kind readings. An
-    answer pre-empts every earlier step, whose scope (the groups it searched) must then have been read whole.
+    kubectl's order: each resource reading of :func:`resource_readings` (for a reading without a group or with a
+    listed one: a real name, then a short name; with a group that only prefixes listed ones: a short name of a
+    prefixed group first, then a real name), then the kind readings. An answer pre-empts every earlier step,
+    whose scope (the groups it searched) must then have been read whole. The category step ``resolve_all`` tries
+    before all of them is left out on purpose: a category an unreadable version might declare under the name of
+    a real resource would make every ``resolve_all("pods")`` unsure (and warn) whenever any API is down, with no
+    spelling that is certain for a core resource.
 
     Args:
         arg: the argument.
         mapper: the snapshot the answer came from.
         listed: the group names of that snapshot (a reading's group is listed, or prefixes some of them).
-        categories: the argument was first tried as a category (``resolve_all``).
         category: the answer is a category's members.
     """
     if category:
         return frozenset()
-    scopes: list[Collection[str] | None] = [None] if categories else []
+    scopes: list[Collection[str] | None] = []
     try:
         _mapping, _warnings, reached, expanded = reached_mapping(arg, mapper)
     except RestMapperError:

@@ -63,8 +63,9 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
         import responses
     except ModuleNotFoundError as exc:  # a test-only dependency
         raise ModuleNotFoundError(
-            "FakeCluster.mock() needs the 'responses' package: pip install 'kube-restmapper[testing]' "
-            "(or use FakeCluster.serve(), which needs nothing extra)", name="responses") from exc
+            "FakeCluster.mock() needs the 'responses' package: pip install 'kube-restmapper[testing]' (from a "
+            "checkout: pip install '.[testing]'; or use FakeCluster.serve(), which needs nothing extra)",
+            name="responses") from exc
 
     pattern = re.compile(re.escape(cluster.base_url) + r"(?:[/?#].*)?\Z")
 
