@@ -388,12 +388,15 @@ class AnswerEngine(DirectPaths):
             return None
         gvr, gr = parse_resource_arg(arg)
         names: set[str] = set()
+        prefixed = False
         for group in {gr.group} | ({gvr.group} if gvr is not None else set()):
             found = self._groups_for(group, io, several=gvr is not None)
             if found is None:
                 return None
+            prefixed = prefixed or isinstance(found, Prefixed)
             names.update(found)
-        return names
+        # Any reading chosen by prefix makes the answer depend on the listing (a group listed later may match).
+        return Prefixed(names) if prefixed else names
 
     @staticmethod
     def _core_first(resource: GroupVersionResource,
