@@ -193,15 +193,26 @@ class FetchingState(CacheState):
         groups share it, distinct batches run in parallel. The third item is a token naming the fetch (the same
         for every caller of one flight): its failures are counted once."""
 
-        def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError], object]:
+        def fetch_all() -> tuple[dict[GroupVersion, APIResourceList], dict[GroupVersion, RestMapperError], object,
+                                 int]:
+            started = self._invalidations
             res, errs = self.discovery.fetch_group_versions(gvs)
             with self._lock:
                 for gv in gvs:
                     self._stats.fetches[gv.path] += 1
                 self._stats.errors += len(errs)
-            return res, errs, object()  # names this fetch: its failures count once, however many callers share it
+            # object(): names this fetch (its failures count once, however many callers share it); started: the
+            # invalidations it began after.
+            return res, errs, object(), started
 
-        res, errs, fetch = self._flight.do(("gvs", tuple(gvs)), fetch_all)
+        epoch = self._invalidations
+        for _attempt in range(2):
+            res, errs, fetch, started = self._flight.do(("gvs", tuple(gvs)), fetch_all)
+            if started == epoch:
+                break
+            # Joined a fetch that began before an invalidation this caller saw (adv5 F2): its responses may
+            # predate what the caller was told, so ask once more (a new flight); a second race is left to the
+            # installer, which stores it as already expired.
         return dict(res), dict(errs), fetch
 
     def _install_legacy(self, groups: list[APIGroup], ok: dict[GroupVersion, APIResourceList],
