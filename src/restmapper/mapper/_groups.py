@@ -422,8 +422,12 @@ class IndexedGroups:
         return self.ready_anywhere(picked_by, pick, deps, now, entries=True)
 
     def reload(self) -> None:
-        """Load every group again after an invalidation (I/O when due), then index what changed."""
-        self.reload_pending = False
+        """Load every group again after an invalidation (I/O when due), then index what changed.
+
+        The reload stays due until it is done (adv5 F3): while its I/O runs, an answer that may come from any group
+        is not offered from the memo or the indexes (other callers reload too, sharing the fetches), so a name a
+        new group claims is never answered from the groups as they were before the invalidation.
+        """
         drops = self._drops
         try:
             until = self.cache.ensure_all()
@@ -434,6 +438,8 @@ class IndexedGroups:
         with self._lock:
             self._catch_up_locked()
             self._all_loaded_locked(until, drops)
+            if self._drops == drops:  # nothing dropped meanwhile: this reload saw every change
+                self.reload_pending = False
 
     def listed(self, *, fetch: bool = True, whole: bool = False) -> MergedIndex:
         """The merged index with the server's current group listing (fetching ``/apis`` when due; ``whole``: a
