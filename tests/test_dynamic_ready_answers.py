@@ -203,3 +203,31 @@ def test_ready_answers_are_kept_under_the_memo_keys_of_their_questions() -> None
         else:
             kwargs = dict(zip(names, values, strict=True))
         assert memo_key(kwargs) == key
+
+
+def test_crd_churn_neither_grows_the_tables_without_bound_nor_switches_them_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review adv4 F1: entries of groups removed or rebuilt since are no longer current; at the limit they are
+    dropped (not kept, keeping the deleted CRDs' objects alive), and a group created later still gets its ready
+    answers."""
+    import restmapper.dynamic._direct as direct
+
+    from restmapper.testing import FakeCluster
+
+    monkeypatch.setattr(direct, "TABLE_LIMIT", 200)
+    cluster = FakeCluster.embedded(mode="aggregated")
+    resources = _discoverer(cluster)
+    resources.search(kind="Namespace")
+    for i in range(120):
+        group = f"g{i}.example.com"
+        cluster.add_crd(crd(group, f"Kind{i}", short_names=(f"k{i}",)))
+        resources.mapper.invalidate_group(group)
+        assert resources.get(kind=f"Kind{i}").group == group
+        cluster.delete_crd(f"kind{i}s.{group}")
+        resources.mapper.invalidate_group(group)
+        resources.search(kind="Namespace")
+        assert len(resources._get_table) <= 200 and len(resources._search_table) <= 200
+    cluster.add_crd(crd("new.example.com", "Fresh", short_names=("fr",)))
+    resources.mapper.invalidate_group("new.example.com")
+    assert resources.get(kind="Fresh").group == "new.example.com"
+    assert memo_key({"kind": "Fresh"}) in resources._get_table

@@ -31,6 +31,7 @@ a ready answer is what the direct path would memoize at that moment. Other spell
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -139,7 +140,7 @@ class DirectAnswers:
     _search_table: dict[Any, Remembered]
     _table_due: bool  # every ready group's answers are to be worked out (first time, or after invalidate_cache)
     _table_pending: set[str]  # groups whose Resource objects were built since: their answers are to be worked out
-    _filling: bool
+    _filling: threading.Lock  # held by the one thread filling (others skip: a build while filling is queued)
 
     def _reset_table(self) -> None:
         """Forget every ready answer; work them out again once every group is ready."""
@@ -147,7 +148,22 @@ class DirectAnswers:
         self._search_table = {}
         self._table_due = True
         self._table_pending = set()
-        self._filling = False
+        if not hasattr(self, "_filling"):  # one lock for the object's life: a reset while filling keeps it
+            self._filling = threading.Lock()
+
+    def _room(self, table: dict[Any, Remembered]) -> bool:
+        """Whether ``table`` may take a new key. At :data:`TABLE_LIMIT` its entries no longer current (a group
+        rebuilt or removed since: CRD churn) are dropped first, and all of them when the live ones still fill half
+        of it (they are worked out again as questions come): a bound, never a table that stops taking new
+        groups (review adv4 F1)."""
+        if len(table) < TABLE_LIMIT:
+            return True
+        now = self._clock()
+        live = {k: r for k, r in table.items() if now < r.valid_until and r.current()}
+        table.clear()
+        if len(live) < TABLE_LIMIT // 2:
+            table.update(live)
+        return True
 
     # --- entry points ---------------------------------------------------------------------------------------
 
@@ -167,7 +183,7 @@ class DirectAnswers:
         if remembered is None:
             return None
         self._get_memo.put(key, remembered)
-        if len(self._get_table) < TABLE_LIMIT or key in self._get_table:
+        if key in self._get_table or self._room(self._get_table):
             self._get_table[key] = remembered  # the ready answer from now on (also of a group ready late)
         self._fill_table()
         return remembered.value  # type: ignore[no-any-return]
@@ -187,7 +203,7 @@ class DirectAnswers:
         results, until, deps = found
         remembered = _remembered(results, until, deps, epoch)
         self._search_memo.put(key, remembered)
-        if len(self._search_table) < TABLE_LIMIT or key in self._search_table:
+        if key in self._search_table or self._room(self._search_table):
             self._search_table[key] = remembered
         self._fill_table()
         return results
@@ -197,9 +213,11 @@ class DirectAnswers:
     def _fill_table(self) -> None:
         """Work out the ready answers that are due: every built group's once every group is ready (the first
         time), and those of each group built since (its entry changed). Cheap when nothing is due."""
-        if not (self._table_pending or self._table_due) or self._filling:
+        if not (self._table_pending or self._table_due):
             return
-        self._filling = True  # a build while filling is queued, not filled within (no recursion)
+        filling = self._filling
+        if not filling.acquire(blocking=False):  # another thread fills: a build meanwhile is queued for it
+            return
         try:
             if self._table_due:
                 if self._indexed.ready_anywhere(MergedIndex.with_kind, "", [], self._clock()) is None:
@@ -210,12 +228,16 @@ class DirectAnswers:
                 for res in list(self._groups.values()):
                     self._fill_group(res, done)
             pending = self._table_pending
-            while pending:
-                built = self._groups.get(pending.pop())
+            while True:
+                try:
+                    name = pending.pop()
+                except KeyError:  # emptied (also by a reset on another thread)
+                    break
+                built = self._groups.get(name)
                 if built is not None:
                     self._fill_group(built, set())
         finally:
-            self._filling = False
+            filling.release()
 
     def _fill_group(self, res: GroupResources, done: set[Any]) -> None:
         """The ready answers of the direct-path questions about the names of ``res`` (its keys of
@@ -227,7 +249,7 @@ class DirectAnswers:
             if key in done:
                 continue
             done.add(key)
-            if len(get_table) >= TABLE_LIMIT or len(search_table) >= TABLE_LIMIT:
+            if not (self._room(get_table) and self._room(search_table)):
                 return
             if isinstance(key, str) and key[1:2] != ":":  # "<version>/<kind lowered>"
                 version, _, kind = key.partition("/")
