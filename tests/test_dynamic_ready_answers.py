@@ -211,7 +211,6 @@ def test_crd_churn_neither_grows_the_tables_without_bound_nor_switches_them_off(
     dropped (not kept, keeping the deleted CRDs' objects alive), and a group created later still gets its ready
     answers."""
     import restmapper.dynamic._direct as direct
-
     from restmapper.testing import FakeCluster
 
     monkeypatch.setattr(direct, "TABLE_LIMIT", 200)
