@@ -42,6 +42,7 @@ class FetchingState(CacheState):
         :class:`GroupDiscoveryError` is raised.
         """
         path = doc.path
+        epoch = self._invalidations  # what this caller was told before it began
         now = self.clock()
         with self._lock:
             slot = self._roots[path]
@@ -62,7 +63,12 @@ class FetchingState(CacheState):
                 raise error_with_replays(replay, scope_note(self.lookup, now)) from error  # says so, unless this lookup
                 # fetched it (it reads the document again after a failure of its own)
         try:
-            return self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
+            fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
+            if fetched.expired and epoch == self._invalidations:
+                # Shared a fetch that raced with an invalidation this caller had seen before it began (review adv5
+                # F4): the document may predate what the caller was told, so read it once more (a new flight).
+                fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
+            return fetched
         except RestMapperError as exc:
             # The flight's leader recorded the failure (once per fetch); each caller only decides what to serve.
             self.lookup.mark(exc)  # this lookup's own failure, should it read the document again
