@@ -160,6 +160,9 @@ class _CachedDocument:
     digest: bytes  # SHA-256 of the body: enough to tell "unchanged" without keeping megabytes around
     format: wire.DocumentFormat
     parsed: Any
+    # RootDiscovery built with this document last, by (number of documents, not_modified): see _root_of.
+    built: dict[tuple[int, bool], tuple[tuple[_CachedDocument | None, ...], RootDiscovery]] = field(
+        default_factory=dict)
 
 
 @own_methods
@@ -351,7 +354,7 @@ class DiscoveryClient(ConfigConstructors):
                 ``v1`` with no resources): core always exists. Nothing is cached from it.
         """
         doc, same = self._fetch_document("/api", allow_404=False)
-        return self._root_from((doc,), same)
+        return self._root_of((doc,), same)
 
     @_releasing
     def fetch_named(self, *, listing: bool = False) -> RootDiscovery:
@@ -370,7 +373,7 @@ class DiscoveryClient(ConfigConstructors):
             MalformedDiscoveryError: the document could not be parsed (nothing is cached from it).
         """
         doc, same = self._fetch_document("/apis", allow_404=False, listing=listing)
-        return self._root_from((doc,), same)
+        return self._root_of((doc,), same)
 
     @_releasing
     def fetch_root(self) -> RootDiscovery:
@@ -391,7 +394,24 @@ class DiscoveryClient(ConfigConstructors):
         """
         api_doc, api_same = self._fetch_document("/api", allow_404=True)
         apis_doc, apis_same = self._fetch_document("/apis", allow_404=False)
-        return self._root_from((api_doc, apis_doc), api_same and apis_same)
+        return self._root_of((api_doc, apis_doc), api_same and apis_same)
+
+    def _root_of(self, docs: tuple[_CachedDocument | None, ...], not_modified: bool) -> RootDiscovery:
+        """:meth:`_root_from`, reusing the RootDiscovery built from these very documents: a revalidation that
+        finds them unchanged (304) builds no new group lists (thousands of GroupVersions on a large cluster), and
+        its callers can tell "the same document" by identity."""
+        last = docs[-1]
+        if last is None:  # never: only ``/api`` may be absent, and it is never last
+            return self._root_from(docs, not_modified)
+        key = (len(docs), not_modified)
+        held = last.built.get(key)  # a dictionary read and write: atomic, and an equal value either way
+        if held is not None and all(a is b for a, b in zip(held[0], docs[:-1], strict=True)):  # the others
+            return held[1]
+        root = self._root_from(docs, not_modified)
+        # Kept with the document, so it dies with it (one per key, never more); without ``last`` itself in it: no
+        # reference cycle keeps a replaced document's megabytes alive until the collector runs.
+        last.built[key] = (docs[:-1], root)
+        return root
 
     @staticmethod
     def _root_from(docs: tuple[_CachedDocument | None, ...], not_modified: bool) -> RootDiscovery:

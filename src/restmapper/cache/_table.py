@@ -23,7 +23,7 @@ from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 from restmapper.wire import GroupResourceLists, LazyResourceLists
 
-__all__ = ["EVERYTHING", "EntryTable", "GroupLists", "listed_groups", "same_resources"]
+__all__ = ["EVERYTHING", "EntryTable", "GroupLists", "listed_groups", "renewable", "same_resources"]
 
 _LOG_LIMIT = 1 << 16
 
@@ -242,6 +242,15 @@ class GroupLists(Mapping[GroupVersion, APIResourceList]):
 
     def __contains__(self, gv: object) -> bool:
         return gv in self._gvs
+
+
+def renewable(entry: GroupEntry, group: APIGroup, part: GroupResourceLists) -> bool:
+    """True when installing ``group`` from a document whose part for it is ``part`` would change nothing in
+    ``entry`` but its fetch time: the entry is healthy (nothing failed, stale, unread or outdated), lists the
+    same versions and reads that very part (the same parsed document: a 304, or one installed again)."""
+    resources = entry.resources
+    return (type(resources) is GroupLists and resources._lists is part and not entry.failed and not entry.stale
+            and not entry.unread and not entry.outdated and entry.group == group)
 
 
 def same_resources(a: Mapping[GroupVersion, APIResourceList], b: Mapping[GroupVersion, APIResourceList]) -> bool:
