@@ -188,7 +188,10 @@ def test_a_list_of_short_names_is_memoized_under_its_memo_key(mode: str) -> None
     assert resources._get_memo.get(memo_key({"short_names": ["al"]})).value is listed  # type: ignore[union-attr]
     assert memo_key({"short_names": ["al"]}) != memo_key({"short_names": ("al",)})
     assert resources.get(short_names=("al",)) is listed is resources.get(short_names=["al"])
-    assert resources._get_hot.stretch.answers.get(memo_key({"short_names": ["al"]})) is listed
+    # Held by the name alone (a list of one short name: its own table, no key tuple), never for a tuple of it.
+    hot = resources._get_hot.stretch
+    assert hot.short.get("al") is listed and memo_key({"short_names": ["al"]}) not in hot.answers
+    assert resources.get(short_names=["al"], kind="Alpha") is listed  # two keywords: the memo key, as before
 
 
 def test_ready_answers_are_kept_under_the_memo_keys_of_their_questions() -> None:

@@ -58,6 +58,10 @@ groups read (with their Resource objects), and, for no match, when the server co
 when this lookup did)."""
 
 
+_MANY = object()
+"""Not one short name (see :meth:`SelfHealingDiscoverer.get`)."""
+
+
 class _Miss(Exception):
     """A not-found answer of :meth:`SelfHealingDiscoverer.get`, with the clock reading until it may be reused and
     the one at which the server confirmed it (None: the lookup that raised it did)."""
@@ -262,12 +266,12 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         hot = self._search_hot.stretch
         missing = False
         try:
-            if LISTED.isdisjoint(kwargs):
-                key = (*kwargs, *kwargs.values())
-            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
-                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            if len(kwargs) == 1:  # memo_key's key, built inline (as in get)
+                (key,) = kwargs.items()
+                if key[1].__class__ is list:
+                    key = (key[0], LIST_TAG, *key[1])
             else:
-                key = memo_key(kwargs)
+                key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
             if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
                 held = hot.answers.get(key)
                 if held is not None:
@@ -361,16 +365,30 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         generation = self.cache.generation
         hot = self._get_hot.stretch
         missing = False
+        one: Any = _MANY  # the one short name of ``get(short_names=[name])``: held by the name alone
         try:
-            if LISTED.isdisjoint(kwargs):
-                key = (*kwargs, *kwargs.values())
-            elif len(kwargs) == 1 and (names := kwargs.get("short_names")).__class__ is list:
-                key = ("short_names", LIST_TAG, *names)  # memo_key's, without the call
+            live = hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until
+            # memo_key's key, built inline the cheapest way for the usual calls: one keyword (the (name, value)
+            # pair the dictionary hands out, or a list tagged), else the names then the values.
+            names = kwargs.get("short_names")
+            if names.__class__ is list and len(kwargs) == 1:
+                if len(names) == 1:
+                    # The commonest form, held in its own table by the name itself: a hit builds and compares
+                    # no key tuple (on a large working set, each object a hit touches costs a cache miss).
+                    one = names[0]
+                    if live and (held := hot.short.get(one)) is not None:
+                        return held  # type: ignore[no-any-return]
+                key = ("short_names", LIST_TAG, *names)
+                if live and one is _MANY and (held := hot.answers.get(key)) is not None:
+                    return held  # type: ignore[no-any-return]
             else:
-                key = memo_key(kwargs)
-            if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
-                held = hot.answers.get(key)
-                if held is not None:
+                if len(kwargs) == 1:
+                    (key,) = kwargs.items()
+                    if key[1].__class__ is list:
+                        key = (key[0], LIST_TAG, *key[1])
+                else:
+                    key = (*kwargs, *kwargs.values()) if LISTED.isdisjoint(kwargs) else memo_key(kwargs)
+                if live and (held := hot.answers.get(key)) is not None:
                     return held  # type: ignore[no-any-return]
             if generation == groups.generation:
                 found = self._get_memo.get(key)
@@ -382,7 +400,8 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         if found is not None and found.error is None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._get_hot.promote("answers", key, found.value, found.checked, found.valid_until,
+                self._get_hot.promote("answers" if one is _MANY else "short", key if one is _MANY else one,
+                                      found.value, found.checked, found.valid_until,
                                       self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
         if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it

@@ -47,7 +47,7 @@ class Stretch:
         categories: ``expand_category`` name -> its members (a tuple: the caller copies it into a new list).
     """
 
-    __slots__ = ("answers", "categories", "epoch", "generation", "resolved", "until")
+    __slots__ = ("answers", "categories", "epoch", "generation", "resolved", "short", "until")
 
     def __init__(self, epoch: int, generation: int) -> None:
         self.epoch = epoch
@@ -58,6 +58,8 @@ class Stretch:
         # Its own small table, keyed by the name: a category hit reads no key tuple and no slot of the large
         # ``answers`` table (on a working set of thousands of questions, each costs a cache miss).
         self.categories: dict[str, Any] = {}
+        # The drop-in's ``get(short_names=[name])`` -> its Resource, keyed by the name (no key tuple to compare).
+        self.short: dict[Any, Any] = {}
 
 
 _OVER = Stretch(-1, -1)
