@@ -60,6 +60,7 @@ def _builder(ns: argparse.Namespace, tmp: str) -> Callable[[], Any]:
                 k = g.kinds[0]
                 mapper.kind_for(GroupVersionResource(g.name, k.versions[0], k.plural))
             mapper.expand_category("all")
+            mapper.resolve("namespaces")  # a question naming no group: the table of such answers is built too
             return mapper
     elif ns.state == "one":
         def build() -> Any:

@@ -180,9 +180,9 @@ def test_first_time_answers_come_from_the_table_and_equal_kubectls(ready: tuple[
     static = _static(cluster)
     names, categories = _names(static)
     table = mapper._groups.answers
-    assert len(table.answers) > 300 and table.categories, "the table holds every group's names"
     anywhere = _counting(mapper._groups, "ready_anywhere")
     _compare(mapper, static, names, categories)
+    assert table.built and len(table.answers) > 300 and table.categories, "the table holds every group's names"
     # Every question the table answers skips the merged-index walk: only the others take it.
     answered = sum(1 for n in names if n in table.answers)
     assert anywhere[0] < 4 * len(names) + len(categories) - answered, (anywhere[0], answered)
@@ -269,3 +269,19 @@ def test_a_table_answer_is_never_given_while_a_group_is_not_ready(ready: tuple[F
         warnings.simplefilter("ignore")
         assert mapper.resolve("al").resource.group == "b.example.com"
     assert mapper._groups.answer_of("al", mapper._clock()) is not None
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_the_table_is_built_by_the_first_question_that_reads_it_never_by_a_lone_lookup(mode: str) -> None:
+    """A one-shot process (the command line's ``resolve deploy``) loads and indexes every group for its question and
+    never pays for the answers of every other name; the first no-group question after it builds the table, whose
+    answers then equal the usual path's."""
+    cluster = FakeCluster(builtin=True, mode=mode)
+    with cluster.mock():
+        mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url)))
+        assert mapper.resolve("deploy").resource == GroupVersionResource("apps", "v1", "deployments")
+        table = mapper._groups.answers
+        assert mapper._groups._complete and not table.built and not table.answers
+        assert mapper.resolve("svc").resource == GroupVersionResource("", "v1", "services")
+        assert table.built and "svc" in table.answers and "deploy" in table.answers
+        assert mapper.resolve("deploy") == mapper.resolve("deployments.apps")

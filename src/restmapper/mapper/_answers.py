@@ -5,8 +5,9 @@ category), the table holds the answer the direct paths (:mod:`restmapper.mapper.
 ``resolve(name)``, ``resource_for``/``kind_for`` of ``GroupVersionResource("", "", name)`` and
 ``expand_category(name)`` over the ready groups, so a first-time question about it is one dictionary read.
 
-It is kept by :class:`~restmapper.mapper._groups.IndexedGroups` under its lock, once every group is indexed
-(``_complete``), and recomputed only for the names of a group that changed: when a group's index or readiness
+It is kept by :class:`~restmapper.mapper._groups.IndexedGroups` under its lock once every group is indexed
+(``_complete``): built whole when first read (never by a process that asks one question), then recomputed only
+for the names of a group that changed: when a group's index or readiness
 changes (add, refresh, evict), the names it had and has are recomputed, with every spelling of them another group
 uses (``Certificate`` reads ``certificate``), over the candidates the merged index gives for each. Each answer
 is a :class:`~restmapper.mapper.merged.Cell` that moves when it changes: an answer memoized from it depends on
@@ -84,11 +85,14 @@ def _chosen(picked: Collection[str], core: GroupIndex, ready: Ready, merged: Mer
 class AnswerTable:
     """Name -> :class:`Answer` (see the module docstring). Not thread-safe: the owner's lock guards it."""
 
-    __slots__ = ("answers", "categories")
+    __slots__ = ("answers", "built", "categories")
 
     def __init__(self) -> None:
         self.answers: dict[str, Answer] = {}
         self.categories: dict[str, Answer] = {}
+        # False until :meth:`rebuild` computed every answer (the owner builds it when first read, not when every
+        # group was indexed: a one-shot lookup, as the command line's, never pays for answers it does not read).
+        self.built = False
 
     def clear(self) -> None:
         """Forget every answer (each moves: what was memoized from it is computed again)."""
@@ -97,9 +101,15 @@ class AnswerTable:
                 answer.bump()
             table.clear()
 
+    def discard(self) -> None:
+        """Forget every answer until the next :meth:`rebuild` (each moves; :meth:`touch` does nothing meanwhile)."""
+        self.clear()
+        self.built = False
+
     def rebuild(self, merged: MergedIndex, ready: Ready) -> None:
         """Compute every answer afresh from the indexed groups."""
         self.clear()
+        self.built = True
         names: set[str] = set()
         categories: set[str] = set()
         for group in merged.names:
@@ -115,7 +125,9 @@ class AnswerTable:
 
     def touch(self, indexes: Iterable[GroupIndex | None], merged: MergedIndex, ready: Ready) -> None:
         """Recompute the answers about the names of ``indexes`` (a group's index before and after a change), in
-        every spelling an indexed group uses."""
+        every spelling an indexed group uses (nothing while not :attr:`built`: the build reads them as they are)."""
+        if not self.built:
+            return
         own: set[str] = set()
         categories: set[str] = set()
         for index in indexes:

@@ -155,7 +155,7 @@ class IndexedGroups:
             self._all_until = -_INF
             kept = [n for n in listing if n in old]
             if self._complete and kept != sorted(kept, key=old.__getitem__):  # groups changed priority
-                self.answers.rebuild(self.index, self._ready)
+                self.answers.discard()  # built again when next read
             elif self._complete:
                 # A group indexed while unlisted ranked last when its names were worked out; listed now (or no
                 # longer listed), it may rank first: its names are worked out again (review adv2 F1).
@@ -258,6 +258,8 @@ class IndexedGroups:
             if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
                     or self.cache.generation != self.generation):
                 return None
+            if not self.answers.built:
+                self.answers.rebuild(self.index, self._ready)  # once, by the first question that reads it
             found = (self.answers.categories if category else self.answers.answers).get(name)
             core = self._ready.get("")
             if found is None or core is None or core[1] <= now or found.until <= now:
@@ -489,7 +491,7 @@ class IndexedGroups:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
                 self._complete = True
-                self.answers.rebuild(self.index, self._ready)
+                self.answers.discard()  # built when first read (:meth:`answer_of`)
             deps.append((troubled, troubled.version))
             return {"", *pick(self.index, deps), *self._troubled}, until
 
