@@ -138,10 +138,6 @@ def test_f4_prefix_short_name_answer_is_quiet_when_only_a_lower_ranked_prefix_gr
 # --- F5: a guessed singular is no real name for kubectl's guard -----------------------------------------------------
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.xfail(strict=True, reason="known fault older than rule 5: the shortcut guard (and the precomputed "
-                                        "answer table built on the same names) counts a guessed singular as a real "
-                                        "name, client-go compares discovery's singularName only; matters only for "
-                                        "servers that leave singularName empty")
 def test_f5_a_guessed_singular_loses_to_a_short_name(mode: str) -> None:
     cluster = FakeCluster(builtin=True, mode=mode)
     cluster.add_api_resources("a.example.com/v1", [_res("gadgets", "Gadget", "")], priority=100)  # no singularName

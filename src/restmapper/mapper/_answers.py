@@ -218,7 +218,7 @@ def _resolved(name: str, core: GroupIndex, ready: Ready, merged: MergedIndex) ->
     an argument without dots (None: the usual path answers)."""
     if "." in name:
         return None, _INF
-    if name.lower() in core.name_first:
+    if (low := name.lower()) in core.name_first and not (core.guessed and low in core.guessed):  # core wins
         indexes, until = [core], _INF
     else:
         found = _chosen(merged.with_name_or_short_name(name, []), core, ready, merged)

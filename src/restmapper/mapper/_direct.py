@@ -43,7 +43,7 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
     without a resource, the kind reading looks in core only (the argument names no group).
     """
     for index in indexes:
-        if arg in index.name_first:  # its keys are ``index.names``
+        if arg in index.name_first and not (index.guessed and arg in index.guessed):  # :meth:`GroupIndex.real_name`
             break
     else:
         targets: list[tuple[GroupIndex, str]] = []  # a loop, not a comprehension: no frame on this path
@@ -106,7 +106,7 @@ def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second
 def _reading_in(index: GroupIndex, resource: str, lowered: str, version: str) -> _Found | Literal[False] | None:
     """One resource reading in one group: the answer, None (the full lookup must answer), or False (no match:
     try the next reading)."""
-    if resource not in index.name_first:  # its keys are ``index.names``
+    if resource not in index.name_first or (index.guessed and resource in index.guessed):  # not a real name
         targets = index.short_names.get(resource, ())
         if targets:
             # Expanded to the group's first claimant (the version is dropped, as client-go's expander does).

@@ -211,7 +211,7 @@ class DirectPaths:
         now = self._clock()
         # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
         deps: Dependencies
-        if core is not None and arg.lower() in core.name_first:
+        if core is not None and (low := arg.lower()) in core.name_first and not (core.guessed and low in core.guessed):
             ready = groups.ready_one("", now)
             if ready is None:
                 return None
@@ -291,7 +291,9 @@ class DirectPaths:
             cell_seen = cell.version
         index = one[0]
         entry: ResourceEntry | Literal[False] | None = False  # False: not settled by the usual readings below
-        if resource == resource.lower():  # a lower-case name, the usual argument (``Certificate``: a kind first)
+        if resource == resource.lower() and not (index.guessed and resource in index.guessed):
+            # A lower-case real name, the usual argument (``Certificate``: a kind first; a guessed singular may
+            # lose to a short name of the group: every reading).
             if one_name == second:  # the group reading: :func:`~._direct.dotted_mapping`, written flat
                 named = index.name_first.get(resource)
                 if named is not None:

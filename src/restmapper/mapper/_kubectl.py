@@ -239,7 +239,7 @@ class KubectlResolution(AnswerEngine):
             core = m.group("")
             # A real core name wins by priority; a core *short* name may lose to another group's real name,
             # and a category may span groups.
-            if expand_categories or "." in arg or core is None or lowered not in core.names:
+            if expand_categories or "." in arg or core is None or not core.real_name(lowered):
                 return None
             return compute(m)
 

@@ -40,6 +40,9 @@ __all__ = [
 _UNPLURALIZED_SUFFIXES = ("endpoints", "securitycontextconstraints")
 
 
+_NONE_GUESSED: frozenset[str] = frozenset()
+
+
 def unsafe_guess_kind_to_resource(kind: str) -> tuple[str, str]:
     """Return the guessed ``(plural, singular)`` resource names of a kind.
 
@@ -259,8 +262,11 @@ class GroupIndex:
         versions: the versions that have a resource list, in the server's order.
         version_indexes: one :class:`VersionIndex` per entry of ``versions``.
         preferred_version: the server's preferred version when it has a resource list, else None.
-        names: every plural and singular name of the group's top-level resources (the shortcut guard), a
-            read-only set view.
+        names: every plural and singular name of the group's top-level resources, a read-only set view; a
+            singular guessed from a kind (the server left ``singularName`` empty) included, as client-go's
+            discovery mapper registers it.
+        guessed: the names in ``names`` that are only guessed singulars: no real name for the shortcut guard
+            (:meth:`real_name`), as client-go's expander compares ``name`` and ``singularName`` only.
         short_names: short name -> plurals claiming it, in discovery order (versions in server order).
         categories: category -> plurals in it, in discovery order.
         category_members: category -> the same as GroupResources of this group (built with the index: a
@@ -281,6 +287,7 @@ class GroupIndex:
         "categories",
         "category_members",
         "group",
+        "guessed",
         "kind_first",
         "layer_memo",
         "name",
@@ -308,6 +315,8 @@ class GroupIndex:
         version_indexes: list[VersionIndex] = []
         short_names: dict[str, list[str]] = {}
         categories: dict[str, list[str]] = {}
+        guessed: set[str] = set()  # singulars guessed from a kind (the server left singularName empty)
+        real: set[str] = set()  # plurals and the servers' singularNames
         for version in dict.fromkeys(group.versions):
             gv = GroupVersion(group.name, version)
             rlist = resources.get(gv)
@@ -316,6 +325,11 @@ class GroupIndex:
             vindex = VersionIndex(gv, rlist.resources)
             version_indexes.append(vindex)
             for entry in vindex.entries:
+                real.add(entry.plural)
+                if entry.api_resource.singular_name:
+                    real.add(entry.singular)
+                else:
+                    guessed.add(entry.singular)
                 for short in entry.api_resource.short_names:
                     _append_unique(short_names, short, entry.plural)
                 for category in entry.api_resource.categories:
@@ -352,9 +366,18 @@ class GroupIndex:
         # Every plural and singular name (a view of the table: the same keys).
         self.names: KeysView[str] = name_first.keys()
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
+        guessed.difference_update(real)
+        self.guessed: frozenset[str] = frozenset(guessed) if guessed else _NONE_GUESSED
         self.categories = {k: tuple(v) for k, v in categories.items()}
         name = self.name
         self.category_members = {k: tuple(GroupResource(name, plural) for plural in v) for k, v in categories.items()}
+
+    def real_name(self, name: str) -> bool:
+        """True when a resource of the group has ``name`` as its plural or as the server's singular name: what the
+        shortcut guard asks (a real name beats a short name); a singular guessed from a kind is none.
+
+        Mirrors the first step of client-go ``shortcutExpander.expandResourceShortcut``."""
+        return name in self.name_first and name not in self.guessed
 
     @classmethod
     def from_lists(cls, group: APIGroup, lists: list[APIResourceList] | tuple[APIResourceList, ...]) -> GroupIndex:

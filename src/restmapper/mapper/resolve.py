@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from restmapper.errors import (
     AmbiguousKindError,
@@ -179,7 +179,7 @@ def mapping_for(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[
 
     Mirrors kubectl (cli-runtime) ``resource.Builder.mappingFor`` over client-go's shortcut expander.
     """
-    mapping, warnings, _reading, _expanded = reached_mapping(arg, mapper)
+    mapping, warnings, _reading, _via = reached_mapping(arg, mapper)
     return mapping, warnings
 
 
@@ -192,12 +192,16 @@ def resource_readings(arg: str) -> list[GroupVersionResource]:
     return readings
 
 
-def reached_mapping(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tuple[str, ...], int, bool]:
-    """:func:`mapping_for`, with how the answer was reached: ``(mapping, warnings, reading, expanded)``.
+def reached_mapping(arg: str, mapper: StaticRESTMapper
+                    ) -> tuple[RESTMapping, tuple[str, ...], int, Literal["real", "short", "name"]]:
+    """:func:`mapping_for`, with how the answer was reached: ``(mapping, warnings, reading, via)``.
 
     ``reading`` is the index in :func:`resource_readings` of the reading that answered, or their count for a
-    kind reading; ``expanded``: that resource reading answered through a short name (client-go's shortcut
-    expander changed it), not a real name.
+    kind reading; ``via``, the step of that resource reading that answered: ``"short"`` through a short name
+    (client-go's shortcut expander changed it), ``"real"`` by a real name (a plural or the server's singular
+    name, in any case: the expander's guard), ``"name"`` by a name that is neither (a singular guessed from a kind, or a
+    group prefix's resource), which client-go's mapper matches after the expander found nothing. ``"real"``
+    for a kind reading.
 
     Raises:
         As :func:`mapping_for`.
@@ -218,18 +222,23 @@ def reached_mapping(arg: str, mapper: StaticRESTMapper) -> tuple[RESTMapping, tu
         except (MappingError, InvalidArgumentError):
             # kubectl ignores a failed reading and tries the next one.
             continue
-        return (mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings), index,
-                expanded != reading)
+        # Case aside (``Pod``): client-go's guard compares case-sensitively, but a short name is lower case (CRD
+        # validation), so a real name in another case counts as one (else ``Deployment`` would be unsure whenever
+        # any API is down).
+        low = reading.resource.lower()
+        via: Literal["real", "short", "name"] = "short" if expanded != reading else "real" if any(
+            i.real_name(low) for i in mapper.indexes if not reading.group or i.name == reading.group) else "name"
+        return mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings), index, via
 
     kinds = len(readings)
     full_gvk, group_kind = parse_kind_arg(arg)
     if full_gvk is not None:
         try:
-            return mapper.rest_mapping(full_gvk.group_kind, full_gvk.version), tuple(warnings), kinds, False
+            return mapper.rest_mapping(full_gvk.group_kind, full_gvk.version), tuple(warnings), kinds, "real"
         except (MappingError, InvalidArgumentError):
             pass
     try:
-        return mapper.rest_mapping(group_kind), tuple(warnings), kinds, False
+        return mapper.rest_mapping(group_kind), tuple(warnings), kinds, "real"
     except AmbiguousKindError:
         raise
     except RestMapperError as exc:
@@ -263,7 +272,7 @@ def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
         return frozenset()
     scopes: list[Collection[str] | None] = []
     try:
-        _mapping, _warnings, reached, expanded = reached_mapping(arg, mapper)
+        _mapping, _warnings, reached, via = reached_mapping(arg, mapper)
     except RestMapperError:
         return None  # cannot tell how it was reached: every group may matter
     for index, reading in enumerate(resource_readings(arg)[:reached + 1]):
@@ -274,8 +283,10 @@ def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
             scope = {group}
         else:  # a prefix: the prefixed groups, and the name itself (a group listed later)
             scope = {group, *(name for name in listed if name.startswith(group))}
-        prefix_first = bool(group) and group not in listed
-        if index < reached or expanded != prefix_first:  # an earlier reading, or an earlier step of this one
+        # The steps of this reading: a real name, then a short name, then any other name (a guessed singular);
+        # for a group that only prefixes listed ones, a prefixed group's short name first, then a name.
+        earlier = via != "short" if bool(group) and group not in listed else via != "real"
+        if index < reached or earlier:  # an earlier reading, or an earlier step of this one
             scopes.append(scope)
     if any(scope is None for scope in scopes):
         return None

@@ -48,8 +48,9 @@ def expand_resource_shortcut(
 
     Steps, in order:
 
-    1. If any resource (of ``resource.group`` when one is given) has the name as its plural or singular name,
-       return ``resource`` unchanged: real names beat short names.
+    1. If any resource (of ``resource.group`` when one is given) has the name as its plural or singular name
+       (the server's ``singularName``: a singular guessed from the kind is none), return ``resource``
+       unchanged: real names beat short names.
     2. Else the first resource (groups in the given order, versions in server order) whose short names contain
        the name wins; the result keeps its group and plural and **drops the version**. Every other
        GroupResource claiming it gives one warning.
@@ -72,7 +73,7 @@ def expand_resource_shortcut(
     indexes = _indexes(source)
     name, group = resource.resource, resource.group
     scoped = [i for i in indexes if i.name == group] if group else list(indexes)
-    if any(name in i.names for i in scoped):
+    if any(i.real_name(name) for i in scoped):
         return resource, []
     found: GroupResource | None = None
     warnings: list[str] = []
