@@ -135,3 +135,21 @@ def test_a_revalidation_that_finds_nothing_changed_reuses_the_root_discovery(set
     changed = client.fetch_named()
     assert not changed.not_modified and changed is not again
     assert any(g.name == "new.example.com" for g in changed.groups)
+
+
+def test_after_a_real_change_of_apis_unchanged_groups_are_renewed_on_the_next_304(setup: Any) -> None:
+    """Review adv6 F1: a new /apis document (one CRD added anywhere) kept each unchanged group's entry on its part
+    of the old document, so no later 304 renewed it: every revalidation rebuilt and compared every group again."""
+    cluster, clock, mapper, rebuilt = setup
+    before = {g: mapper.cache.entry(g) for g in GROUPS}
+    cluster.add_crd(crd("new.example.com", "Fresh"))
+    clock.now += 61
+    assert mapper.rest_mapping(GroupKind("new.example.com", "Fresh")).resource.resource == "freshs"
+    for g in GROUPS:  # read from the new document, the same content: the same generation, answers stand
+        entry, old = mapper.cache.entry(g), before[g]
+        assert entry is not None and old is not None and entry.generation == old.generation
+    for _ in range(2):
+        rebuilt.clear()
+        clock.now += 61  # nothing changed since: a 304
+        assert mapper.rest_mapping(GroupKind(GROUPS[3], "Widget3")).resource.resource == "widget3s"
+        assert [g for g in rebuilt if g in GROUPS] == []

@@ -19,7 +19,7 @@ from restmapper.cache._replay import stamp_failure
 from restmapper.cache._roots import CORE, NAMED, ROOTS, RootDoc, root_of
 from restmapper.cache._scope import LookupScope
 from restmapper.cache._source import DiscoverySource
-from restmapper.cache._table import EntryTable, renewable, same_resources
+from restmapper.cache._table import EntryTable, kept_resources, renewable, same_resources
 from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.errors import APIStatusError, GroupDiscoveryError, RestMapperError
@@ -414,7 +414,8 @@ class CacheState:
         if old is not None and old.group == group and same_resources(old.resources, resources) and (
                 set(old.failed) == set(failed)) and set(old.stale) == set(stale) and old.unread == unread and (
                 old.outdated == restored):
-            entry = GroupEntry(group, old.resources, failed, now, old.generation, stale, unread, restored)
+            entry = GroupEntry(group, kept_resources(old.resources, resources), failed, now, old.generation, stale,
+                               unread, restored)
         else:
             self.generation += 1
             entry = GroupEntry(group, resources, failed, now, self.generation, stale, unread, restored)

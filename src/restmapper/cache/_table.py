@@ -23,7 +23,7 @@ from restmapper.discovery import RootDiscovery
 from restmapper.model import APIGroup, APIResourceList, GroupVersion
 from restmapper.wire import GroupResourceLists, LazyResourceLists
 
-__all__ = ["EVERYTHING", "EntryTable", "GroupLists", "listed_groups", "renewable", "same_resources"]
+__all__ = ["EVERYTHING", "EntryTable", "GroupLists", "kept_resources", "listed_groups", "renewable", "same_resources"]
 
 _LOG_LIMIT = 1 << 16
 
@@ -251,6 +251,21 @@ def renewable(entry: GroupEntry, group: APIGroup, part: GroupResourceLists) -> b
     resources = entry.resources
     return (type(resources) is GroupLists and resources._lists is part and not entry.failed and not entry.stale
             and not entry.unread and not entry.outdated and entry.group == group)
+
+
+def kept_resources(old: Mapping[GroupVersion, APIResourceList], new: Mapping[GroupVersion, APIResourceList]
+                   ) -> Mapping[GroupVersion, APIResourceList]:
+    """The lists an entry keeps when ``new`` (just read) equals ``old`` (:func:`same_resources` said so).
+
+    Views of two aggregated documents: ``new``, so the entry reads the current document (a later 304 renews it:
+    :func:`renewable`; the old document's part is released), at no cost: the comparison moved any converted
+    version onto ``new``'s part. Anything else: ``old``, the objects the group's index was built from (reading
+    equal new ones would keep two copies alive).
+    """
+    if (isinstance(old, GroupLists) and isinstance(new, GroupLists) and isinstance(old._lists, GroupResourceLists)
+            and isinstance(new._lists, GroupResourceLists)):
+        return new
+    return old
 
 
 def same_resources(a: Mapping[GroupVersion, APIResourceList], b: Mapping[GroupVersion, APIResourceList]) -> bool:
