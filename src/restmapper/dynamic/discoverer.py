@@ -16,13 +16,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, KeysView
+from collections.abc import Callable, Collection
 from typing import Any
 
 from kubernetes.dynamic.resource import Resource
 
-from restmapper import wire
-from restmapper._redact import scrubbing
+from restmapper._public import own_methods
 from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.discovery import DiscoveryClient
@@ -35,6 +34,7 @@ from restmapper.dynamic._notfound import observe_requests_of
 from restmapper.dynamic._partial import SearchResults, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
 from restmapper.dynamic._ready import any_unsure, ready_found
+from restmapper.dynamic._surface import UpstreamSurface
 from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgumentError, remembered_suffix
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
@@ -42,7 +42,7 @@ from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._memo import Memo
 from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
-from restmapper.transport import ApiClientTransport, scrub_with, status_error
+from restmapper.transport import ApiClientTransport
 from restmapper.transport.base import Transport
 
 __all__ = ["FILTER_KEYWORDS", "SelfHealingDiscoverer"]
@@ -70,7 +70,8 @@ class _Miss(Exception):
         self.error, self.until, self.confirmed_at = error, until, confirmed_at
 
 
-class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
+@own_methods
+class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFileUser):
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
     Construct it the way ``DynamicClient`` does (``discoverer(dynamic_client, cache_file)``). Differences from
@@ -150,40 +151,7 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
             if self._snapshot is not None and isinstance(self._snapshot.get("version"), dict):
                 self._version = self._snapshot["version"]
 
-    # --- upstream surface ------------------------------------------------------------------------------------
-
-    @property
-    def version(self) -> dict[str, Any]:
-        """The server version as upstream returns it: ``{"kubernetes": <the /version document>}``.
-
-        Raises:
-            APIStatusError: ``/version`` answered an error status.
-            MalformedDiscoveryError: the answer is not a JSON object.
-            TransportError: no answer.
-        """
-        with self._lock:
-            if self._version is not None:
-                return {"kubernetes": dict(self._version)}
-        resp = self._transport.get("/version", {"Accept": "application/json"})
-        if resp.status != 200:
-            raise status_error(self._transport, "/version", resp.status, resp.body, resp.headers)
-        # The wire decoder bounds nesting and rejects NaN/Infinity; a raw json.loads would not.
-        with scrubbing(lambda text: scrub_with(self._transport, text)):
-            doc = wire.decode_json(resp.body, document="/version")
-        with self._lock:
-            self._version = doc
-            self._written_generation = -1  # the snapshot lacks the version: write it
-        self._maybe_write()
-        return {"kubernetes": dict(doc)}
-
-    @property
-    def api_groups(self) -> KeysView[str]:
-        """The names of the groups under ``/apis``, ``""`` first, as upstream's ``api_groups`` keys.
-
-        Raises:
-            DiscoveryError: ``/api`` or ``/apis`` could not be read.
-        """
-        return dict.fromkeys(["", *(n for n in self.cache.group_names() if n)]).keys()
+    # --- upstream surface (version, api_groups, parse_api_groups, iteration: restmapper.dynamic._surface) ------
 
     def invalidate_cache(self) -> None:
         """Forget everything discovered (the next lookup refetches, conditionally where the server allows)."""
@@ -196,42 +164,6 @@ class SelfHealingDiscoverer(DirectAnswers, _cachefile.CacheFileUser):
         self._get_hot = HotAnswers(MEMO_LIMIT)
         self._search_hot = HotAnswers(MEMO_LIMIT)
         self._reset_table()
-
-    def parse_api_groups(self, request_resources: bool = False, update: bool = False) -> dict[str, Any]:
-        """Return upstream's nested ``{prefix: {group: {version: ResourceGroup}}}`` view of every group.
-
-        Args:
-            request_resources: ignored: resources are always included (they come with the group listing on
-                aggregated servers; legacy servers are read one request per group version).
-            update: revalidate the listing first (the cache's TTL already bounds staleness).
-
-        Raises:
-            DiscoveryError: the root documents could not be read.
-        """
-        del request_resources
-        if update:
-            self.mapper.invalidate_all()
-        group_class = self._flavour.resource_group
-        generic = group_class(True, resources={"List": [self._generic_list]})
-        out: dict[str, Any] = {"api": {}, "apis": {"": {"v1": generic}}}
-        for entry, group in self._entries(None):
-            prefix = "api" if not entry.name else "apis"
-            out[prefix][entry.name] = {
-                v.group_version.version: group_class(v.preferred, resources=dict(v.by_kind))
-                for v in group.versions}
-        return out
-
-    def __iter__(self) -> Iterator[list[Resource]]:
-        """Yield, per group version (core first), one list per kind (upstream's iteration shape).
-
-        Raises:
-            DiscoveryError: the root documents could not be read.
-        """
-        for entry, group in self._entries(None):
-            for version in group.versions:
-                yield from (list(objs) for objs in version.by_kind.values())
-            if not entry.name:
-                yield [self._generic_list]
 
     def search(self, **kwargs: Any) -> list[Resource]:
         """Return every Resource matching the keywords (upstream's ``search``, with the fixes in the class doc).
