@@ -194,6 +194,26 @@ def test_a_list_of_short_names_is_memoized_under_its_memo_key(mode: str) -> None
     assert resources.get(short_names=["al"], kind="Alpha") is listed  # two keywords: the memo key, as before
 
 
+def test_get_by_api_version_and_kind_is_held_by_the_pair_in_either_order() -> None:
+    """``get(api_version=..., kind=...)`` of strings is held by ``(api_version, kind)``; the other order shares it;
+    other value types take the memo's key (and its answer or error), as a cold discoverer gives them."""
+    resources = _ready(_cluster("aggregated"))
+    found = [resources.get(api_version="a.example.com/v1", kind="Alpha") for _ in range(3)]
+    assert found[0] is found[1] is found[2]
+    assert resources._get_hot.stretch.gvk.get(("a.example.com/v1", "Alpha")) is found[0]
+    assert resources.get(kind="Alpha", api_version="a.example.com/v1") is found[0]
+    cold = _ready(_cluster("aggregated"))
+    for kwargs in ({"api_version": ["a.example.com/v1"], "kind": "Alpha"}, {"api_version": "a.example.com/v1",
+                                                                             "kind": ("Alpha",)}):
+        outcomes = []
+        for target in (resources, resources, cold):
+            try:
+                outcomes.append(target.get(**kwargs))
+            except Exception as exc:  # the same error either way
+                outcomes.append(type(exc))
+        assert outcomes[0] == outcomes[1] == outcomes[2], kwargs
+
+
 def test_ready_answers_are_kept_under_the_memo_keys_of_their_questions() -> None:
     """The tables are filled with keys built directly: each is :func:`memo_key` of the question it answers."""
     resources = _ready(_cluster("aggregated"))

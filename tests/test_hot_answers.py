@@ -46,6 +46,7 @@ MAPPER_QUESTIONS: dict[str, Callable[[LazyRESTMapper], Any]] = {
 }
 DROPIN_QUESTIONS: dict[str, Callable[[Any], Any]] = {
     "get(api_version, kind)": lambda d: d.get(api_version="a.example.com/v1", kind="Widget"),
+    "get(kind, api_version)": lambda d: d.get(kind="Widget", api_version="a.example.com/v1"),
     "get(kind)": lambda d: d.get(kind="Widget"),
     "get(short_names)": lambda d: d.get(short_names=["wd"]),
     "search(kind)": lambda d: d.search(kind="Widget"),

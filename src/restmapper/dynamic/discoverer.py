@@ -298,6 +298,7 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
         hot = self._get_hot.stretch
         missing = False
         one: Any = _MANY  # the one short name of ``get(short_names=[name])``: held by the name alone
+        pair: tuple[str, str] | None = None  # ``get(api_version=..., kind=...)``: held by the two strings
         try:
             live = hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until
             # memo_key's key, built inline the cheapest way for the usual calls: one keyword (the (name, value)
@@ -313,6 +314,14 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
                 key = ("short_names", LIST_TAG, *names)
                 if live and one is _MANY and (held := hot.answers.get(key)) is not None:
                     return held  # type: ignore[no-any-return]
+            elif len(kwargs) == 2 and (kind := kwargs.get("kind")).__class__ is str and (
+                    version := kwargs.get("api_version")).__class__ is str:
+                # The commonest call of all (a manifest's apiVersion and kind), in either order: held by the pair
+                # of strings in its own table (no key of four items to build, hash and compare).
+                pair = (version, kind)
+                if live and (held := hot.gvk.get(pair)) is not None:
+                    return held  # type: ignore[no-any-return]
+                key = (*kwargs, *kwargs.values())
             else:
                 if len(kwargs) == 1:
                     (key,) = kwargs.items()
@@ -332,8 +341,8 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
         if found is not None and found.error is None and found.checked == Cell.epoch:
             now = self._clock()
             if now < found.valid_until and not (found.anywhere and groups.reload_pending):
-                self._get_hot.promote("answers" if one is _MANY else "short", key if one is _MANY else one,
-                                      found.value, found.checked, found.valid_until,
+                table, held_key = ("short", one) if one is not _MANY else ("gvk", pair) if pair else ("answers", key)
+                self._get_hot.promote(table, held_key, found.value, found.checked, found.valid_until,
                                       self._clock, self.cache.generation, groups.generation)
                 return found.value  # type: ignore[no-any-return]
         if missing:  # nothing memoized (as recall would find): the ready answer (_direct), as a memo hit checks it

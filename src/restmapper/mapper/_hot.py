@@ -47,7 +47,7 @@ class Stretch:
         categories: ``expand_category`` name -> its members (a tuple: the caller copies it into a new list).
     """
 
-    __slots__ = ("answers", "categories", "epoch", "generation", "resolved", "short", "until")
+    __slots__ = ("answers", "categories", "epoch", "generation", "gvk", "resolved", "short", "until")
 
     def __init__(self, epoch: int, generation: int) -> None:
         self.epoch = epoch
@@ -60,6 +60,8 @@ class Stretch:
         self.categories: dict[str, Any] = {}
         # The drop-in's ``get(short_names=[name])`` -> its Resource, keyed by the name (no key tuple to compare).
         self.short: dict[Any, Any] = {}
+        # The drop-in's ``get(api_version=..., kind=...)`` (strings, either order) -> its Resource.
+        self.gvk: dict[tuple[str, str], Any] = {}
 
 
 _OVER = Stretch(-1, -1)
