@@ -442,3 +442,16 @@ def test_serve_cleans_up_when_sigterm_comes_right_after_the_banner(after: str) -
     kubeconfig = Path(next(s for s in seen if s.startswith("kubeconfig: "))[len("kubeconfig: "):].strip())
     assert not kubeconfig.exists() and not kubeconfig.parent.exists()
     assert seen[-1] == "stopped\n" and "Traceback" not in stderr
+
+
+def test_misses_confirmed_by_the_command_itself_read_alike_in_any_order() -> None:
+    """A no-match the command confirmed with an earlier argument is as fresh as the command: no ``(as of 0.0 s
+    ago; ...)`` on the second one (it depended on the arguments' order alone), in text and in ``-o json``."""
+    code, _, err = _run(["resolve", "--embedded", "xyzzy", "foo", "bar.example.com"])
+    assert code == 1
+    assert err.splitlines() == ['error: the server doesn\'t have a resource type "xyzzy"',
+                                'error: the server doesn\'t have a resource type "foo"',
+                                'error: the server doesn\'t have a resource type "bar"'], err
+    code, out, _ = _run(["resolve", "--embedded", "-o", "json", "foo", "xyzzy"])
+    assert [item["error"] for item in json.loads(out)] == [
+        'the server doesn\'t have a resource type "foo"', 'the server doesn\'t have a resource type "xyzzy"']

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match
+from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match, remembered_suffix
 from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
 from restmapper.mapper._args import api_version_parts, require_resource_type, require_resource_types
 from restmapper.mapper._typed import checked_reading
@@ -53,8 +53,20 @@ class Resolution:
                  **mark} for m in self.mappings]
 
 
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException | str) -> str:
     return " ".join(str(err).split()) or type(err).__name__
+
+
+def _unremembered(err: RestMapperError, mapper: LazyRESTMapper, started: float) -> str:
+    """The message of ``err``, without the age a remembered no-match carries (``(as of 0.0 s ago; misses are
+    cached for up to 1 s)``) when this command confirmed that miss itself (with an earlier argument): in one
+    command the answer is as fresh as the command, and the suffix would depend on the arguments' order alone (one
+    condition, two wordings in ``-o json``). kubectl words it so."""
+    age = getattr(err, "remembered_age", None)
+    text = str(err)
+    if isinstance(age, float) and age <= mapper.cache.clock() - started:
+        text = text.removesuffix(remembered_suffix(age, mapper.cache.miss_refresh_interval))
+    return text
 
 
 def reason_of(err: BaseException) -> str:
@@ -85,6 +97,7 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
     """
     out: list[Resolution] = []
     seen_warnings: dict[str, None] = {}
+    started = mapper.cache.clock()
     for arg in _pair_manifest_words(list(args)):
         refused = _refused_list(arg)
         if refused is not None:  # kubectl lists nothing for svc,,cm: the argument fails as a whole
@@ -98,7 +111,8 @@ def resolve_args(mapper: LazyRESTMapper, args: Iterable[str]) -> tuple[list[Reso
                     _require_resource_type(mapper, part)
                     mappings = mapper.resolve_all(part)
                 except RestMapperError as exc:
-                    out.append(Resolution(part, error=_one_line(exc), reason=reason_of(exc)))
+                    out.append(Resolution(part, error=_one_line(_unremembered(exc, mapper, started)),
+                                          reason=reason_of(exc)))
                     mappings = None
             for w in caught:
                 if issubclass(w.category, (ShortNameConflictWarning, PartialDiscoveryWarning)):
