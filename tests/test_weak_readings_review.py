@@ -1,5 +1,7 @@
 """Review adv3 of rule 5 (DESIGN 5.10, weaker readings): each test states the expected behaviour and failed on the
-first version of the rule (c20db80). F3 and F5 are conformance gaps older than the rule, kept as strict xfails.
+first version of the rule (c20db80). F3 and F5 were conformance gaps older than the rule (strict xfails until
+review adv7: the lazy paths now read the groups that extend a listed group, and a guessed singular is no real
+name).
 
 kubectl facts relied on (client-go restmapper/shortcut.go expandResourceShortcut, apimachinery DefaultRESTMapper):
 - the exact-name guard is restricted to the input group *exactly* and compares discovery's ``name`` and
@@ -107,10 +109,6 @@ def test_f2b_short_name_answer_is_not_silent_while_the_group_listing_is_served_s
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("arg", ["dc.apps", "deploymentconfigs.apps", "DeploymentConfig.apps"])
-@pytest.mark.xfail(strict=True, reason="kubectl answers apps.openshift.io here (client-go matches a group prefix per "
-                                        "group version); restmapper follows its documented rule (README, differences: "
-                                        "an exact group match wins over prefix matches across all groups). Kept strict "
-                                        "to mark the divergence from the oracle until that rule is revisited")
 def test_f3_an_existing_group_does_not_hide_groups_it_prefixes(mode: str, arg: str) -> None:
     cluster = FakeCluster(builtin=True, mode=mode)
     cluster.add_api_resources("apps.openshift.io/v1", [_res("deploymentconfigs", "DeploymentConfig",

@@ -261,6 +261,7 @@ class DirectPaths:
         # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
         # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
         # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
+        first_listed = False
         if version:
             if not versioned and merged.prefix_free(first):
                 first_listed = False
@@ -278,8 +279,13 @@ class DirectPaths:
                 one_name = None
         else:
             one_name = second if second_listed else None
+        # A listed group that other listed groups extend (``apps`` / ``apps.openshift.io``): unless the resource is
+        # a real name there, those groups take part (the expander's prefix step, ResourcesFor's prefix fallback):
+        # the full path reads them.
+        extended = (second_listed and len(merged.with_prefix(second)) > 1) or (
+            bool(version) and first_listed and len(merged.with_prefix(first)) > 1)
         if one_name is None:
-            return self._direct_dotted_groups(key, resource, version, second, first, epoch)
+            return None if extended else self._direct_dotted_groups(key, resource, version, second, first, epoch)
         now = self._clock()
         with groups._lock:  # :meth:`IndexedGroups.ready_one`, inlined (the usual first-time dotted ``resolve``)
             if self.cache.generation != groups.generation:
@@ -300,6 +306,8 @@ class DirectPaths:
                     entry = named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
             else:  # the version reading: a resource of that name in that version settles it
                 entry = index.version_reading(version, resource)
+        if entry is False and extended:
+            return None  # not a real name of the group: the groups extending it take part
         if entry is False:  # a short name, a kind, another spelling, no resource of that name: every reading
             found = dotted_mapping(resource, version, index if one_name == first else None,
                                    index if one_name == second else None)

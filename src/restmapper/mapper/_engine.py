@@ -383,7 +383,11 @@ class AnswerEngine(DirectPaths):
         # A non-empty group never matches core, even as a prefix.
         index = self._groups.listed(whole=several) if io else self._groups.index
         if index.listed(group):
-            return {group}
+            # With the groups that extend it (``apps.openshift.io`` for ``apps``): where the group itself has no
+            # match they take part (the shortcut expander's prefix step, ResourcesFor's prefix fallback); an exact
+            # hit still wins (:class:`~restmapper.mapper.static.StaticRESTMapper`).
+            extended = index.with_prefix(group)
+            return Prefixed(extended) if len(extended) > 1 else {group}
         return Prefixed(index.with_prefix(group) or (group,))
 
     def _groups_for_arg(self, arg: str, io: bool = True) -> Collection[str] | None:

@@ -222,12 +222,13 @@ def reached_mapping(arg: str, mapper: StaticRESTMapper
         except (MappingError, InvalidArgumentError):
             # kubectl ignores a failed reading and tries the next one.
             continue
-        # Case aside (``Pod``): client-go's guard compares case-sensitively, but a short name is lower case (CRD
-        # validation), so a real name in another case counts as one (else ``Deployment`` would be unsure whenever
-        # any API is down).
+        # Case aside: client-go's guard and short names compare case-sensitively, but a short name is lower case
+        # (CRD validation), so an argument typed in another case (``Pod``, ``Gadget``) can be no short name: no
+        # short-name step could have pre-empted it (else ``Deployment`` would be unsure whenever any API is down).
         low = reading.resource.lower()
-        via: Literal["real", "short", "name"] = "short" if expanded != reading else "real" if any(
-            i.real_name(low) for i in mapper.indexes if not reading.group or i.name == reading.group) else "name"
+        via: Literal["real", "short", "name"] = "short" if expanded != reading else "real" if (
+            reading.resource != low or any(i.real_name(low) for i in mapper.indexes
+                                           if not reading.group or i.name == reading.group)) else "name"
         return mapper.rest_mapping(gvk.group_kind, gvk.version), tuple(warnings), index, via
 
     kinds = len(readings)
@@ -279,9 +280,8 @@ def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
         group = reading.group
         if not group:
             scope: Collection[str] | None = None
-        elif group in listed:
-            scope = {group}
-        else:  # a prefix: the prefixed groups, and the name itself (a group listed later)
+        else:  # the group, and the groups extending it (they take part where it has no match; a prefix: a group
+            # listed later may be the name itself)
             scope = {group, *(name for name in listed if name.startswith(group))}
         # The steps of this reading: a real name, then a short name, then any other name (a guessed singular);
         # for a group that only prefixes listed ones, a prefixed group's short name first, then a name.
