@@ -306,9 +306,13 @@ class DirectPaths:
                     entry = named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
             else:  # the version reading: a resource of that name in that version settles it
                 entry = index.version_reading(version, resource)
-        if entry is False and extended:
-            return None  # not a real name of the group: the groups extending it take part
-        if entry is False:  # a short name, a kind, another spelling, no resource of that name: every reading
+        if entry is False and (extended or resource not in index.short_names):
+            # Neither a real name nor a short name of the group: groups extending it take part (the expander's
+            # prefix step, ResourcesFor's prefix fallback), and the listing applied here may predate one listed
+            # since (an invalidation of a new group): the full path reads a current listing.
+            return None
+        real = entry is not False  # else a short name of the group's: it depends on the listing no more than that
+        if entry is False:  # a short name of the group: every reading
             found = dotted_mapping(resource, version, index if one_name == first else None,
                                    index if one_name == second else None)
             if found is None:
@@ -316,7 +320,7 @@ class DirectPaths:
             entry, warnings = found
             if warnings:
                 return self._remember(key, _result(entry, warnings), epoch, one[1],
-                                      ((cell, cell_seen), (listing, seen)) if version else ((cell, cell_seen),))
+                                      ((cell, cell_seen), (listing, seen)))
         if entry is None:
             return None
         result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
@@ -326,8 +330,8 @@ class DirectPaths:
             _set(entry, "resolved_memo", result)  # idempotent: a racing build makes an equal answer
         # The group's cell held flat; with a version reading, the listing too (``version.group`` or ``group``
         # is no group: a listing naming it would change the answer).
-        self._memo.put(key, Remembered(result, None, one[1], ((listing, seen),) if version else (), False, epoch,
-                                       cell, cell_seen))
+        self._memo.put(key, Remembered(result, None, one[1], ((listing, seen),) if version or not real else (),
+                                       False, epoch, cell, cell_seen))
         return result
 
     def _direct_dotted_groups(self, key: tuple[Any, ...], resource: str, version: str, second: str, first: str,
@@ -345,6 +349,10 @@ class DirectPaths:
                 second_index = index
             elif version and index.name == first:
                 first_index = index
+        lowered = resource.lower()
+        if not any(i is not None and (i.real_name(lowered) or resource in i.short_names)
+                   for i in (first_index, second_index)):
+            return None  # settled by no name of the named groups: groups extending them take part (as above)
         found = dotted_mapping(resource, version, first_index, second_index)
         if found is None:
             return None

@@ -382,12 +382,11 @@ class AnswerEngine(DirectPaths):
             return None
         # A non-empty group never matches core, even as a prefix.
         index = self._groups.listed(whole=several) if io else self._groups.index
-        if index.listed(group):
-            # With the groups that extend it (``apps.openshift.io`` for ``apps``): where the group itself has no
-            # match they take part (the shortcut expander's prefix step, ResourcesFor's prefix fallback); an exact
-            # hit still wins (:class:`~restmapper.mapper.static.StaticRESTMapper`).
-            extended = index.with_prefix(group)
-            return Prefixed(extended) if len(extended) > 1 else {group}
+        # A listed group comes with the groups that extend it (``apps.openshift.io`` for ``apps``): where the group
+        # itself has no match they take part (the shortcut expander's prefix step, ResourcesFor's prefix
+        # fallback; an exact hit still wins, :class:`~restmapper.mapper.static.StaticRESTMapper`). By prefix even
+        # when none does yet: an answer the group does not settle (a miss, a guessed singular) depends on the
+        # listing. (The direct paths answer a real name of a ready group without this.)
         return Prefixed(index.with_prefix(group) or (group,))
 
     def _groups_for_arg(self, arg: str, io: bool = True) -> Collection[str] | None:

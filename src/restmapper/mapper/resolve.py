@@ -273,7 +273,7 @@ def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
         return frozenset()
     scopes: list[Collection[str] | None] = []
     try:
-        _mapping, _warnings, reached, via = reached_mapping(arg, mapper)
+        mapping, _warnings, reached, via = reached_mapping(arg, mapper)
     except RestMapperError:
         return None  # cannot tell how it was reached: every group may matter
     for index, reading in enumerate(resource_readings(arg)[:reached + 1]):
@@ -283,10 +283,18 @@ def preempted(arg: str, mapper: StaticRESTMapper, listed: Collection[str], *,
         else:  # the group, and the groups extending it (they take part where it has no match; a prefix: a group
             # listed later may be the name itself)
             scope = {group, *(name for name in listed if name.startswith(group))}
+        if index < reached:  # an earlier reading: all it searched
+            scopes.append(scope)
+            continue
         # The steps of this reading: a real name, then a short name, then any other name (a guessed singular);
-        # for a group that only prefixes listed ones, a prefixed group's short name first, then a name.
-        earlier = via != "short" if bool(group) and group not in listed else via != "real"
-        if index < reached or earlier:  # an earlier reading, or an earlier step of this one
+        # for a group that only prefixes listed ones, a prefixed group's short name first, then a name. A listed
+        # group's own short name comes before the groups extending it: only its own real names came first.
+        if bool(group) and group not in listed:
+            if via != "short":
+                scopes.append(scope)
+        elif via == "short" and mapping.resource.group == group:
+            scopes.append({group} if group else None)
+        elif via != "real":
             scopes.append(scope)
     if any(scope is None for scope in scopes):
         return None
