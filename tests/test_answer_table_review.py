@@ -14,10 +14,8 @@ from restmapper import GroupVersionResource, RestMapperError
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
 from restmapper.model import APIResource, GroupVersion
-from restmapper.testing import FakeCluster, ManualClock
+from restmapper.testing import FakeCluster, ManualClock, crd_manifest
 from restmapper.testing.transport import InProcessTransport
-
-_SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 
 NAMES = ["pods", "pod", "Pod", "po", "PO", "deploy", "deployments", "Deployment", "deployment", "events",
          "event", "Event", "ev", "all", "foos", "foo", "Foo", "fo", "FO", "bars", "bar", "Bar", "ba", "Baz",
@@ -29,12 +27,7 @@ AGG = ["x.example.com", "y.example.com"]
 
 def _crd(group: str, kind: str, short: tuple[str, ...], plural: str, singular: str, cats: tuple[str, ...],
          scope: str) -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": scope,
-                     "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": kind + "List",
-                               "shortNames": list(short), "categories": list(cats)},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": _SCHEMA}]}}
+    return crd_manifest(group, kind, plural=plural, singular=singular, short_names=short, categories=cats, scope=scope)
 
 
 def _outcome(ask: Any, *args: Any) -> Any:

@@ -22,10 +22,8 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import GroupIndex, LazyRESTMapper
 from restmapper.mapper.merged import MergedIndex
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
-from restmapper.testing import FakeCluster, ManualClock
+from restmapper.testing import FakeCluster, ManualClock, crd_manifest
 from restmapper.testing.transport import InProcessTransport
-
-_SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 
 # --- the index helpers, against what they stand for ------------------------------------------------------------
 
@@ -118,13 +116,8 @@ GVR_GROUPS = [*GROUPS, *AGG, "a.example", "nowhere.example.com"]
 
 def _crd(group: str, kind: str, versions: tuple[str, ...], plural: str, singular: str, short: tuple[str, ...],
          scope: str) -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": scope,
-                     "names": {"plural": plural, "singular": singular, "kind": kind, "listKind": kind + "List",
-                               "shortNames": list(short)},
-                     "versions": [{"name": v, "served": True, "storage": i == 0, "schema": _SCHEMA}
-                                  for i, v in enumerate(versions)]}}
+    return crd_manifest(group, kind, versions=versions, plural=plural, singular=singular, short_names=short,
+                        scope=scope)
 
 
 class _World:

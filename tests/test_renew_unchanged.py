@@ -17,37 +17,16 @@ from restmapper.cache import _state
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import GroupDiscoveryError
 from restmapper.mapper import LazyRESTMapper
-from restmapper.testing import FakeCluster
+from restmapper.testing import FakeCluster, ManualClock, crd_manifest
 from restmapper.transport import RequestsTransport, RetryPolicy
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def crd(group: str, kind: str, versions: tuple[str, ...] = ("v1",)) -> dict[str, Any]:
-    plural = kind.lower() + "s"
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
-                 "versions": [{"name": v, "served": True, "storage": i == 0,
-                               "schema": {"openAPIV3Schema": {"type": "object"}}} for i, v in enumerate(versions)]},
-    }
-
+crd = crd_manifest  # reviews of this file import it
 
 GROUPS = [f"g{i}.example.com" for i in range(20)]
 
 
-@pytest.fixture
-def setup(monkeypatch: pytest.MonkeyPatch) -> Any:
-    cluster = FakeCluster(crds=[crd(g, f"Widget{i}") for i, g in enumerate(GROUPS)])
-    clock = Clock()
+def count_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the groups whose entry is built from an aggregated document from now on, in order."""
     rebuilt: list[str] = []
     upstream = _state.aggregated_parts
 
@@ -56,6 +35,14 @@ def setup(monkeypatch: pytest.MonkeyPatch) -> Any:
         return upstream(root, g, stale)
 
     monkeypatch.setattr(_state, "aggregated_parts", counting)
+    return rebuilt
+
+
+@pytest.fixture
+def setup(monkeypatch: pytest.MonkeyPatch) -> Any:
+    cluster = FakeCluster(crds=[crd(g, f"Widget{i}") for i, g in enumerate(GROUPS)])
+    clock = ManualClock()
+    rebuilt = count_rebuilds(monkeypatch)
     with cluster.mock():
         mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url,
                                                                   retry=RetryPolicy(max_attempts=1))),
@@ -69,7 +56,7 @@ def test_a_304_renews_every_healthy_group_and_rebuilds_none(setup: Any) -> None:
     before = {g: mapper.cache.entry(g) for g in GROUPS}
     answers = {g: mapper.rest_mapping(GroupKind(g, f"Widget{i}")) for i, g in enumerate(GROUPS)}
     rebuilt.clear()
-    clock.now += 61  # every entry expired: the next lookup revalidates /api and /apis
+    clock.advance(61)  # every entry expired: the next lookup revalidates /api and /apis
     cluster.clear_requests()
     assert mapper.rest_mapping(GroupKind(GROUPS[3], "Widget3")) is answers[GROUPS[3]]
     assert mapper.stats.not_modified >= 1
@@ -78,7 +65,7 @@ def test_a_304_renews_every_healthy_group_and_rebuilds_none(setup: Any) -> None:
     for g in GROUPS:
         entry, old = mapper.cache.entry(g), before[g]
         assert entry is not None and old is not None
-        assert entry.fetched_at == clock.now  # renewed: fresh for another TTL
+        assert entry.fetched_at == clock()  # renewed: fresh for another TTL
         assert entry.generation == old.generation and entry.resources is old.resources
     cluster.clear_requests()
     for i, g in enumerate(GROUPS):  # answers memoized before the revalidation stand, with no request
@@ -99,7 +86,7 @@ def test_a_changed_document_is_read_for_every_group(setup: Any) -> None:
     cluster, clock, mapper, rebuilt = setup
     cluster.add_crd(crd(GROUPS[7], "Gadget"))  # same group, one more kind: a new /apis document
     rebuilt.clear()
-    clock.now += 61
+    clock.advance(61)
     assert mapper.rest_mapping(GroupKind(GROUPS[7], "Gadget")).resource.resource == "gadgets"
     assert set(GROUPS) <= set(rebuilt)  # a new document: every group read from it
     assert mapper.rest_mapping(GroupKind(GROUPS[6], "Widget6")).resource.resource == "widget6s"
@@ -108,7 +95,7 @@ def test_a_changed_document_is_read_for_every_group(setup: Any) -> None:
 def test_a_stale_version_is_never_renewed_as_healthy(setup: Any) -> None:
     cluster, clock, mapper, rebuilt = setup
     cluster.set_stale(f"{GROUPS[2]}/v1")
-    clock.now += 61
+    clock.advance(61)
     rebuilt.clear()
     with pytest.raises(GroupDiscoveryError):  # never a confident no-match over a stale version
         mapper.rest_mapping(GroupKind(GROUPS[2], "Nope"))
@@ -116,7 +103,7 @@ def test_a_stale_version_is_never_renewed_as_healthy(setup: Any) -> None:
     entry = mapper.cache.entry(GROUPS[2])
     assert entry is None or entry.failed or entry.stale
     cluster.set_stale(f"{GROUPS[2]}/v1", False)
-    clock.now += 61
+    clock.advance(61)
     rebuilt.clear()
     assert mapper.rest_mapping(GroupKind(GROUPS[2], "Widget2")).resource.resource == "widget2s"
     assert GROUPS[2] in rebuilt  # the document changed back: read again, never renewed from the failed entry
@@ -143,13 +130,13 @@ def test_after_a_real_change_of_apis_unchanged_groups_are_renewed_on_the_next_30
     cluster, clock, mapper, rebuilt = setup
     before = {g: mapper.cache.entry(g) for g in GROUPS}
     cluster.add_crd(crd("new.example.com", "Fresh"))
-    clock.now += 61
+    clock.advance(61)
     assert mapper.rest_mapping(GroupKind("new.example.com", "Fresh")).resource.resource == "freshs"
     for g in GROUPS:  # read from the new document, the same content: the same generation, answers stand
         entry, old = mapper.cache.entry(g), before[g]
         assert entry is not None and old is not None and entry.generation == old.generation
     for _ in range(2):
         rebuilt.clear()
-        clock.now += 61  # nothing changed since: a 304
+        clock.advance(61)  # nothing changed since: a 304
         assert mapper.rest_mapping(GroupKind(GROUPS[3], "Widget3")).resource.resource == "widget3s"
         assert [g for g in rebuilt if g in GROUPS] == []

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from dynamic_helpers import crd as dcrd
 from test_dynamic_memo_groups import MODES, A, _cluster, _discoverer
-from test_renew_unchanged import GROUPS, crd
+from test_renew_unchanged import GROUPS, count_rebuilds, crd
 
 from restmapper import GroupKind, GroupVersionResource
-from restmapper.cache import _state
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.errors import RestMapperError
@@ -71,14 +70,7 @@ def test_odd_dropin_arguments_answer_warm_as_cold(mode: str, method: str) -> Non
 def counted(monkeypatch: pytest.MonkeyPatch) -> Any:
     cluster = FakeCluster(crds=[crd(g, f"Widget{i}") for i, g in enumerate(GROUPS)])
     clock = ManualClock()
-    rebuilt: list[str] = []
-    upstream = _state.aggregated_parts
-
-    def counting(root: Any, g: Any, stale: Any) -> Any:
-        rebuilt.append(g.name)
-        return upstream(root, g, stale)
-
-    monkeypatch.setattr(_state, "aggregated_parts", counting)
+    rebuilt = count_rebuilds(monkeypatch)
     mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock, ttl=60)
     mapper.expand_category("all")
     return cluster, clock, mapper, rebuilt
@@ -262,10 +254,7 @@ def test_groups_first_read_one_by_one_are_renewed_on_a_304(monkeypatch: pytest.M
     (equal content), which never read the document's parts: no 304 renews them."""
     cluster = FakeCluster(crds=[crd(g, f"Widget{i}") for i, g in enumerate(GROUPS)])
     clock = ManualClock()
-    rebuilt: list[str] = []
-    upstream = _state.aggregated_parts
-    monkeypatch.setattr(_state, "aggregated_parts", lambda root, g, stale: rebuilt.append(g.name) or upstream(
-        root, g, stale))
+    rebuilt = count_rebuilds(monkeypatch)
     mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock, ttl=60)
     for i in range(5):
         assert mapper.rest_mapping(GroupKind(GROUPS[i], f"Widget{i}")).resource.resource == f"widget{i}s"

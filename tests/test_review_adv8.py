@@ -14,30 +14,17 @@ not move drops the age (F4: the CLI always starts with a fresh mapper).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
+from test_guessed_singular import KUBECTL, MODES, _mapper, _res, kubectl_paths
 
 from restmapper import GroupDiscoveryError, LazyRESTMapper, PartialDiscoveryWarning
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import ResourceTypeNotFoundError
-from restmapper.model import APIResource, GroupVersionResource
+from restmapper.model import GroupVersionResource
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
-
-MODES = ("legacy", "aggregated")
-KUBECTL = shutil.which("kubectl")
-
-
-def _res(name: str, kind: str, singular: str, short: tuple[str, ...] = ()) -> APIResource:
-    return APIResource(name, singular, True, kind, ("get", "list"), short)
-
-
-def _mapper(cluster: FakeCluster) -> LazyRESTMapper:
-    return LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)))
 
 
 def _cluster(mode: str, stale: bool) -> FakeCluster:
@@ -147,8 +134,10 @@ F5 = {  # kubectl's answers (ex.io.a.b ranks above ex.io.a)
 }
 
 
-DOCUMENTED = pytest.mark.xfail(strict=True, reason="static.py documents 'exact group across all groups first' as a "
-                                                  "deliberate difference; kubectl answers otherwise")
+DOCUMENTED = pytest.mark.xfail(strict=True, reason=(
+    "a deliberate difference (README 'Differences from upstream', mapper/static.py): kubectl ranks an exact group "
+    "and the groups extending it together per group version, so a higher-ranked extending group wins; restmapper "
+    "lets the exact group's resource win across all groups. Strict: passing would mean that rule changed"))
 
 
 @DOCUMENTED
@@ -193,24 +182,14 @@ def test_f5_resource_for_and_kind_for_of_a_group_resource(mode: str, warm: bool)
     assert mapper.kind_for(asked).group == "ex.io.a.b"
 
 
-def _paths(cluster: FakeCluster, arg: str, tmp: Path) -> list[str]:
-    assert KUBECTL is not None
-    with cluster.serve() as served:
-        proc = subprocess.run([KUBECTL, "get", arg, "-v=6", "--kubeconfig", str(served.kubeconfig_path),
-                               "--cache-dir", str(tmp / "cache")], capture_output=True, text=True, timeout=60,
-                              check=False)
-    return [urlsplit(line.split(" GET ", 1)[1].split()[0]).path for line in proc.stderr.splitlines()
-            if " GET " in line and "limit=500" in line]
-
-
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (it is the oracle here)")
 def test_kubectl_says(tmp_path: Path) -> None:
     for arg, want in F1.items():
         path = f"/apis/{want.group}/{want.version}/namespaces/default/{want.resource}"
-        assert _paths(_cluster("legacy", stale=True), arg, tmp_path) == [path], arg
+        assert kubectl_paths(_cluster("legacy", stale=True), arg, tmp_path) == [path], arg
     for arg, want in F5.items():
         path = f"/apis/{want.group}/{want.version}/namespaces/default/{want.resource}"
-        assert _paths(_chain("legacy"), arg, tmp_path) == [path], arg
+        assert kubectl_paths(_chain("legacy"), arg, tmp_path) == [path], arg
     for arg in ("dc.apps", "deploymentconfigs.apps"):  # F3's answer once apps.openshift.io is there
-        assert _paths(_cluster("legacy", stale=False), arg, tmp_path) == [
+        assert kubectl_paths(_cluster("legacy", stale=False), arg, tmp_path) == [
             "/apis/apps.openshift.io/v1/namespaces/default/deploymentconfigs"], arg
