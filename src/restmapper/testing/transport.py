@@ -1,7 +1,7 @@
 """An in-process :class:`~restmapper.transport.Transport` to a :class:`~restmapper.testing.FakeCluster`.
 
 In the spirit of httpx's ``MockTransport``: the whole "server" is a function call, so a test needs no socket, no
-thread and no ``responses``. Each GET is answered by ``FakeCluster.handle``, the entry point the loopback server
+thread and no ``responses``. Each request is answered by ``FakeCluster.handle``, the entry point the loopback server
 and the ``responses`` front end also use, so the answers are byte-for-byte what kubectl sees from
 ``restmapper serve``. The CLI's ``--embedded`` runs on it.
 """
@@ -48,11 +48,21 @@ class InProcessTransport:
         Raises:
             TransportError: the cluster simulated a connection reset (transient, as a real reset is).
         """
+        return self.request("GET", path, headers, params=params, timeout=timeout)
+
+    def request(self, method: str, path: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *,
+                params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """Return the cluster's answer to ``method path`` with ``body`` (a write; ``timeout`` is ignored).
+
+        Raises:
+            TransportError: the cluster simulated a connection reset (transient, as a real reset is).
+        """
         try:
-            status, reply_headers, body = self.cluster.handle("GET", path, dict(params or {}), dict(headers or {}))
+            status, reply_headers, data = self.cluster.handle(method, path, dict(params or {}), dict(headers or {}),
+                                                              body)
         except ConnectionResetError as exc:
-            raise TransportError(f"GET {path}: connection reset", path=path) from exc
-        return Response(status, reply_headers, body, path)
+            raise TransportError(f"{method} {path}: connection reset", path=path) from exc
+        return Response(status, reply_headers, data, path)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
                params: Mapping[str, str] | None = None, timeout: float | None = None) -> StreamResponse:

@@ -17,6 +17,7 @@ from restmapper.transport.base import (
     Response,
     StreamResponse,
     Transport,
+    WritingTransport,
     header,
     scrub_with,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "RetryPolicy",
     "StreamResponse",
     "Transport",
+    "WritingTransport",
     "header",
     "incluster_config",
     "parse_retry_after",

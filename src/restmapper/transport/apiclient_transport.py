@@ -133,8 +133,20 @@ class ApiClientTransport:
             ResponseTooLargeError: the body exceeded ``max_body_bytes``.
             InvalidArgumentError: ``path`` does not start with ``/``.
         """
+        return self.request("GET", path, headers, params=params, timeout=timeout)
+
+    def request(self, method: str, path: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *,
+                params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """Send ``method path`` with ``body`` (a write) through the ApiClient's pool; see
+        :meth:`~restmapper.transport.WritingTransport.request`. A GET is retried per :attr:`retry`, another method
+        only after a 429.
+
+        Raises:
+            TransportError, ResponseTooLargeError, InvalidArgumentError: as :meth:`get`.
+        """
         url = self._url(path, params)
-        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, timeout), path=path)
+        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, timeout, method, body),
+                              path=path, method=method)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
                params: Mapping[str, str] | None = None, timeout: float | None = None) -> LineStream:
@@ -154,7 +166,7 @@ class ApiClientTransport:
             InvalidArgumentError: ``path`` does not start with ``/``.
         """
         url = self._url(path, params)
-        response = self._send(path, url, headers, timeout)
+        response = self._send(path, url, headers, timeout, "GET", b"")
         _log.debug("GET %s (stream) -> %d", path, response.status)
         return _urllib3_stream(response, path, self.max_body_bytes, self._scrub, self.request_timeout)
 
@@ -227,7 +239,8 @@ class ApiClientTransport:
                 self._secrets.add(token)
         return out
 
-    def _send(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Any:
+    def _send(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None, method: str,
+              body: bytes) -> Any:
         request_headers: dict[str, str] = dict(self._api_client.default_headers)
         cookie = getattr(self._api_client, "cookie", None)
         if cookie:
@@ -238,19 +251,20 @@ class ApiClientTransport:
         connect, read = self._timeout
         try:
             return self._api_client.rest_client.pool_manager.request(
-                "GET", url, headers=request_headers, preload_content=False, retries=False,
+                method, url, headers=request_headers, body=body or None, preload_content=False, retries=False,
                 timeout=urllib3.Timeout(connect=connect, read=read if timeout is None else timeout))
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise _map_urllib3_error(exc, path, self._scrub) from None
 
-    def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None) -> Response:
+    def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None,
+                 method: str = "GET", body: bytes = b"") -> Response:
         with Deadline(self.request_timeout, path) as deadline, translated(deadline):
-            response = self._send(path, url, headers, timeout)
+            response = self._send(path, url, headers, timeout, method, body)
             try:
                 deadline.attach(getattr(getattr(response, "_connection", None), "sock", None))
                 response_headers = dict(response.headers)
                 check_content_length(response_headers, self.max_body_bytes, path)
-                body = read_capped(response.stream(_CHUNK, decode_content=True), self.max_body_bytes, path)
+                content = read_capped(response.stream(_CHUNK, decode_content=True), self.max_body_bytes, path)
                 deadline.check()
             except (ResponseTooLargeError, RequestTimeoutError):
                 # Dropping the connection stops the download; a half-read connection must not be reused.
@@ -260,5 +274,5 @@ class ApiClientTransport:
                 raise _map_urllib3_error(exc, path, self._scrub) from None
             finally:
                 response.release_conn()
-        _log.debug("GET %s -> %d (%d bytes)", path, response.status, len(body))
-        return Response(status=int(response.status), headers=response_headers, body=body, path=path)
+        _log.debug("%s %s -> %d (%d bytes)", method, path, response.status, len(content))
+        return Response(status=int(response.status), headers=response_headers, body=content, path=path)

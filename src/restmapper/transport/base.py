@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Response", "StreamResponse", "Transport", "header", "scrub_with"]
+__all__ = ["Response", "StreamResponse", "Transport", "WritingTransport", "header", "scrub_with"]
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 """Default response-size cap: 64 MiB."""
@@ -122,6 +122,36 @@ class Transport(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class WritingTransport(Transport, Protocol):
+    """A :class:`Transport` that also sends requests with a body (POST, PUT, PATCH, DELETE): what writes need.
+
+    A separate protocol so that a read-only transport (third-party, or a test's) stays a valid ``Transport``.
+    """
+
+    def request(self, method: str, path: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *,
+                params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """Send ``method path`` with ``body`` and return the whole answer, whatever its status.
+
+        Args:
+            method: the HTTP method, upper case (``POST``, ``PUT``, ``PATCH``, ``DELETE``; ``GET`` as :meth:`get`).
+            path: the request path (absolute).
+            headers: request headers (``Content-Type`` of the body, ``Accept``).
+            body: the request body, bytes.
+            params: query parameters.
+            timeout: read timeout in seconds overriding the transport default.
+
+        Returns:
+            The Response. A request other than GET is resent only after a 429 (the server did nothing with it),
+            never after a connection error, a timeout or a 5xx (it may have been applied).
+
+        Raises:
+            TransportError: no answer (connection error, timeout, TLS error).
+            ResponseTooLargeError: the answer exceeded the size cap.
+        """
         ...
 
 

@@ -445,8 +445,20 @@ class RequestsTransport:
             ResponseTooLargeError: the body exceeded ``max_body_bytes`` (declared or while reading).
             InvalidArgumentError: ``path`` does not start with ``/``.
         """
+        return self.request("GET", path, headers, params=params, timeout=timeout)
+
+    def request(self, method: str, path: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *,
+                params: Mapping[str, str] | None = None, timeout: float | None = None) -> Response:
+        """Send ``method path`` with ``body`` (a write) and return the whole answer; see
+        :meth:`~restmapper.transport.WritingTransport.request`. A GET is retried per :attr:`retry`, another method
+        only after a 429.
+
+        Raises:
+            TransportError, ResponseTooLargeError, InvalidArgumentError: as :meth:`get`.
+        """
         url = self._url(path)
-        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, params, timeout), path=path)
+        return run_with_retry(self.retry, lambda: self._attempt(path, url, headers, params, timeout, method, body),
+                              path=path, method=method)
 
     def stream(self, path: str, headers: Mapping[str, str] | None = None, *,
                params: Mapping[str, str] | None = None, timeout: float | None = None) -> LineStream:
@@ -468,7 +480,7 @@ class RequestsTransport:
         url = self._url(path)
         # The deadline covers opening the stream (status line and headers), not the long-lived body.
         with Deadline(self.request_timeout, path) as deadline, translated(deadline):
-            response = self._send(path, url, headers, params, timeout)
+            response = self._send(path, url, headers, params, timeout, "GET", b"")
             if deadline.expired:  # headers cut short by the deadline parse as a complete (empty) header block
                 response.close()
                 raise deadline.error()
@@ -572,25 +584,25 @@ class RequestsTransport:
         return out
 
     def _send(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
-              timeout: float | None) -> requests.Response:
+              timeout: float | None, method: str, body: bytes) -> requests.Response:
         request_headers = self._request_headers(path, headers)
         read_timeout = self._read_timeout if timeout is None else timeout
         try:
-            return self._session.get(url, headers=request_headers, params=dict(params) if params else None,
-                                     timeout=(self._connect_timeout, read_timeout), stream=True,
-                                     verify=self._verify, cert=self._cert, proxies=self._proxies)
+            return self._session.request(method, url, headers=request_headers, params=dict(params) if params else None,
+                                         data=body or None, timeout=(self._connect_timeout, read_timeout),
+                                         stream=True, verify=self._verify, cert=self._cert, proxies=self._proxies)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise map_requests_error(exc, path, self._secrets.scrub) from None
 
     def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
-                 timeout: float | None) -> Response:
+                 timeout: float | None, method: str = "GET", body: bytes = b"") -> Response:
         with Deadline(self.request_timeout, path) as deadline, translated(deadline):
-            response = self._send(path, url, headers, params, timeout)
+            response = self._send(path, url, headers, params, timeout, method, body)
             try:
                 # A session passed in by the caller has plain connections: the deadline learns the socket here.
                 deadline.attach(getattr(getattr(response.raw, "_connection", None), "sock", None))
                 check_content_length(response.headers, self.max_body_bytes, path)
-                body = read_capped(response.iter_content(chunk_size=_CHUNK), self.max_body_bytes, path)
+                content = read_capped(response.iter_content(chunk_size=_CHUNK), self.max_body_bytes, path)
                 # A server that closes instead of finishing a body without a length looks complete when the deadline
                 # shut the socket: the deadline decides.
                 deadline.check()
@@ -598,5 +610,5 @@ class RequestsTransport:
                 raise map_requests_error(exc, path, self._secrets.scrub) from None
             finally:
                 response.close()
-        _log.debug("GET %s -> %d (%d bytes)", path, response.status_code, len(body))
-        return Response(status=response.status_code, headers=dict(response.headers), body=body, path=path)
+        _log.debug("%s %s -> %d (%d bytes)", method, path, response.status_code, len(content))
+        return Response(status=response.status_code, headers=dict(response.headers), body=content, path=path)

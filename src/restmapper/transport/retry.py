@@ -27,6 +27,9 @@ DEFAULT_RETRY_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504})
 
 _log = logging.getLogger("restmapper.transport")
 
+_NOT_PROCESSED = frozenset({429})
+"""Statuses that say the server did nothing with the request: the only ones after which a write is resent."""
+
 
 _MAX_DOUBLINGS = 64
 """Doublings past which the exponential backoff is at its cap for any sane ``initial``/``max`` pair."""
@@ -140,13 +143,20 @@ def _is_retryable_error(exc: BaseException) -> bool:
     return isinstance(exc, TransportError) and exc.transient and not isinstance(exc, ResponseTooLargeError)
 
 
-def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path: str) -> Response:
+def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path: str,
+                   method: str = "GET") -> Response:
     """Call ``attempt`` until it gives a final answer or the policy is exhausted, and return that answer.
+
+    A request that is not a GET (a write) is retried only after a ``429 Too Many Requests``, which the server
+    sends before it processes anything; a connection error, a timeout or a 5xx may come after the write was
+    applied, so they are final, as in client-go ``rest.Request`` (which resends a non-GET only on a
+    ``Retry-After`` answer).
 
     Args:
         policy: the retry policy.
         attempt: makes one request; returns the Response or raises TransportError.
         path: the request path, for log lines and messages.
+        method: the HTTP method (``GET`` is retried per ``policy``; any other only after a 429).
 
     Returns:
         The first Response whose status is not in ``policy.retry_statuses``, or the last Response when the
@@ -183,7 +193,7 @@ def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path
             elif outcome is not None:
                 why = str(outcome.exception())
             wait = min(wait, remaining)
-            _log.info("retrying GET %s after %s (attempt %d of %d) in %.2fs", path, why, number + 1,
+            _log.info("retrying %s %s after %s (attempt %d of %d) in %.2fs", method, path, why, number + 1,
                       policy.max_attempts, wait)
         plans[number] = wait
         return wait
@@ -206,12 +216,14 @@ def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path
         result: Response = outcome.result()
         return result
 
+    idempotent = method == "GET"
+    statuses = policy.retry_statuses if idempotent else policy.retry_statuses & _NOT_PROCESSED
     retrying = tenacity.Retrying(
         sleep=policy.sleep,
         stop=lambda state: plan(state) is None,
         wait=lambda state: plan(state) or 0.0,
-        retry=(tenacity.retry_if_exception(_is_retryable_error)
-               | tenacity.retry_if_result(lambda r: r.status in policy.retry_statuses)),
+        retry=(tenacity.retry_if_exception(lambda exc: idempotent and _is_retryable_error(exc))
+               | tenacity.retry_if_result(lambda r: r.status in statuses)),
         retry_error_callback=give_up,
         reraise=True,
     )
