@@ -35,6 +35,7 @@ from restmapper.errors import (
     APIStatusError,
     DiscoveryError,
     GroupDiscoveryError,
+    KindMovedError,
     MalformedDiscoveryError,
     NoKindMatchError,
     NoResourceMatchError,
@@ -44,7 +45,15 @@ from restmapper.errors import (
     TransportError,
     WaitTimeoutError,
 )
-from restmapper.model import GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource
+from restmapper.model import (
+    GroupKind,
+    GroupResource,
+    GroupVersion,
+    GroupVersionKind,
+    GroupVersionResource,
+    RESTMapping,
+    Scope,
+)
 from restmapper.store import CacheSyncTimeoutError, ObjectWaitTimeoutError
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
@@ -199,6 +208,11 @@ SAMPLES: dict[type[BaseException], BaseException] = {
                                        NoKindMatchError(GroupKind("example.com", "Widget"))),
     CacheSyncTimeoutError: CacheSyncTimeoutError("Widget.example.com", 30.0, STATUS),
     ObjectWaitTimeoutError: ObjectWaitTimeoutError("Widget.example.com", "default", "w1", 10.0, "42", 3),
+    KindMovedError: KindMovedError(
+        "POST", RESTMapping(GroupVersionResource("example.com", "v1alpha1", "widgets"),
+                            GroupVersionKind("example.com", "v1alpha1", "Widget"), Scope.NAMESPACED),
+        RESTMapping(GroupVersionResource("example.com", "v1", "widgets"),
+                    GroupVersionKind("example.com", "v1", "Widget"), Scope.CLUSTER)),
 }
 
 

@@ -48,22 +48,37 @@ from restmapper.errors._objects import (
     ObjectWaitTimeoutError,
     is_not_found,
 )
+from restmapper.errors._status import (
+    AlreadyExistsError,
+    ConflictError,
+    ForbiddenError,
+    InvalidObjectError,
+    KindMovedError,
+    ObjectNotFoundStatusError,
+)
+from restmapper.errors._status import status_error_class as status_error_class
 
 __all__ = [
     "APIStatusError",
+    "AlreadyExistsError",
     "AmbiguousKindError",
     "AmbiguousResourceError",
     "CacheSyncTimeoutError",
     "ConfigError",
+    "ConflictError",
     "DiscoveryError",
+    "ForbiddenError",
     "GroupDiscoveryError",
     "InformerStoppedError",
     "InvalidArgumentError",
+    "InvalidObjectError",
+    "KindMovedError",
     "MalformedDiscoveryError",
     "MappingError",
     "NoKindMatchError",
     "NoResourceMatchError",
     "ObjectNotFoundError",
+    "ObjectNotFoundStatusError",
     "ObjectWaitTimeoutError",
     "PartialDiscoveryWarning",
     "RequestTimeoutError",
@@ -82,6 +97,6 @@ __all__ = [
 # Published here: the path users write (``except restmapper.errors.X``), tracebacks print and pickles record
 # (``_rebuild`` is what a pickled error is rebuilt with: pickles made before the split name it here too).
 for _published in (*(globals()[_name] for _name in __all__), release_frames, remembered_suffix, replayed_suffix,
-                   _rebuild):
+                   _rebuild, status_error_class):
     _published.__module__ = __name__
 del _published

@@ -151,9 +151,14 @@ class APIStatusError(TransportError):
         status: the HTTP status code (404, 403, 503, ...).
         reason: a short, credential-free description (the ``Status.message`` or the first line of the body).
         retry_after: seconds from a ``Retry-After`` header, if any.
+        server_status: the server's ``Status`` object (``{"kind": "Status", "code", "reason", "message",
+            "details"}``, its strings scrubbed of credentials) when the body was one, else None.
     """
 
-    def __init__(self, path: str, status: int, reason: str = "", *, retry_after: float | None = None) -> None:
+    server_status: Mapping[str, Any] | None = None
+
+    def __init__(self, path: str, status: int, reason: str = "", *, retry_after: float | None = None,
+                 server_status: Mapping[str, Any] | None = None) -> None:
         text = f"{path}: HTTP {status}"
         if reason:
             text += f": {reason}"
@@ -161,6 +166,8 @@ class APIStatusError(TransportError):
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
+        if server_status is not None:
+            self.server_status = server_status
 
     @property
     def not_found(self) -> bool:

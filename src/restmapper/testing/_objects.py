@@ -194,6 +194,22 @@ class ObjectsMixin:
         with self._lock:
             self._store.compact(target)
 
+    def delay_watch_events(self, seconds: float) -> None:
+        """Hold every watch event back ``seconds`` after its change before streams send it (a lagging watch
+        cache, as kube-apiserver's cacher under load): an informer's read right after a write then sees the old
+        object for that long. ``math.inf`` holds events until the next call; 0 (the default) sends them at once.
+        Bookmarks never claim a held event's resourceVersion. Applies to the loopback server's streams (and the
+        mock's collected watches); lists are not delayed.
+
+        Raises:
+            InvalidArgumentError: a negative or NaN ``seconds``.
+        """
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not seconds >= 0:
+            raise InvalidArgumentError(f"seconds must be a non-negative number, got {seconds!r}")
+        with self._store.cond:
+            self._store.watch_delay = float(seconds)
+            self._store.cond.notify_all()  # streams holding events re-check when they are due
+
     def send_bookmarks(self) -> None:
         """Make every open watch that allows bookmarks send a ``BOOKMARK`` at the current resourceVersion now
         (what the API server does about every minute; lets tests exercise bookmark handling without waiting)."""

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["APISERVICE_KEY", "CRD_KEY", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
@@ -46,6 +46,7 @@ class WatchEvent:
     namespace: str
     object: dict[str, Any]
     prev: dict[str, Any] | None = None
+    recorded_at: float = field(default_factory=time.monotonic)  # when it happened (for ``watch_delay``), seconds
 
     @property
     def object_key(self) -> str:
@@ -71,6 +72,7 @@ class ObjectStore:
         self.bookmark_requests = 0  # bumped by request_bookmarks: streams allowing bookmarks send one
         self.open_watches = 0
         self.hooks: list[Callable[[], None]] = []  # run by streams before reading events (lazy APIService sync)
+        self.watch_delay = 0.0  # seconds each event is held back from watch streams (a lagging watch cache)
 
     def bucket(self, key: str) -> dict[str, dict[str, Any]]:
         """Return the (mutable) objects of ``key``, keyed by :func:`object_key`."""

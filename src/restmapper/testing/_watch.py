@@ -73,6 +73,8 @@ class WatchStream:
         self._mock_wait = mock_wait
         self._clock = clock
         self._selected = compile_selectors(spec.label_selector, spec.field_selector)
+        # With ``watch_delay``: the resourceVersion of the first event held back and when it is due (None: none).
+        self._held: tuple[int, float] | None = None
 
     def _encode(self, event_type: str, obj: dict[str, Any]) -> bytes:
         if event_type != "ERROR":
@@ -81,7 +83,8 @@ class WatchStream:
         return docs.dumps({"type": event_type, "object": obj}) + b"\n"
 
     def _bookmark(self, initial_end: bool = False) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(self._store.resource_version)}
+        rv = self._store.resource_version if self._held is None else self._held[0] - 1  # never past a held event
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return self._encode("BOOKMARK", {"metadata": meta})
@@ -103,6 +106,15 @@ class WatchStream:
         events = self._store.events_since(last)
         if events is None:
             return None, last
+        self._held = None
+        delay = self._store.watch_delay
+        if delay:
+            now = self._clock()
+            for i, event in enumerate(events):  # history is in the order of the changes: hold a suffix back
+                if event.recorded_at + delay > now:
+                    self._held = (event.resource_version, event.recorded_at + delay)
+                    events = events[:i]
+                    break
         new_last = events[-1].resource_version if events else last
         return [e for e in events if self._matches(e.key, e.namespace, e.object)], new_last
 
@@ -166,6 +178,8 @@ class WatchStream:
                             ended = True
                         else:
                             wake = min(remaining, _POLL_SECONDS)
+                            if self._held is not None:
+                                wake = min(wake, max(self._held[1] - now, 0.0))
                             if next_bookmark is not None:
                                 wake = min(wake, max(next_bookmark - now, 0.0))
                             store.cond.wait(wake)

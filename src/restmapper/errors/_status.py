@@ -1,0 +1,115 @@
+"""Typed errors for a server's error answers to object requests (published by :mod:`restmapper.errors`).
+
+Each is an :class:`APIStatusError` carrying the server's ``Status`` object as it came (``server_status``), chosen
+from the Status ``reason`` and HTTP code as apimachinery's ``errors.IsConflict``/``IsAlreadyExists``/
+``IsNotFound``/``IsInvalid``/``IsForbidden`` read them. :class:`KindMovedError` is the refusal of a healing client
+to resend a request once the kind moved to another version or scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors._core import APIStatusError, RestMapperError
+from restmapper.errors._objects import ObjectNotFoundError
+
+if TYPE_CHECKING:
+    from restmapper.model import RESTMapping
+
+__all__ = ["AlreadyExistsError", "ConflictError", "ForbiddenError", "InvalidObjectError", "KindMovedError",
+           "ObjectNotFoundStatusError", "status_error_class"]
+
+
+class ConflictError(APIStatusError):
+    """409 Conflict: the object changed since it was read (an update or a precondition named an older
+    ``resourceVersion``, or another UID). Read it again and retry (client-go ``errors.IsConflict``)."""
+
+
+class AlreadyExistsError(APIStatusError):
+    """409 with reason ``AlreadyExists``: a create of a name that is taken (client-go ``errors.IsAlreadyExists``;
+    not a :class:`ConflictError`, as upstream: retrying the create cannot succeed)."""
+
+
+class ForbiddenError(APIStatusError):
+    """403 Forbidden: RBAC (or an admission plugin) refused the request; the message is the server's."""
+
+
+class InvalidObjectError(APIStatusError):
+    """422 Unprocessable Entity (reason ``Invalid``): the server's validation refused the object.
+
+    Attributes:
+        causes: the Status ``details.causes``, each ``{"reason", "message", "field"}`` as the server sent it
+            (``field`` is the JSON path at fault, e.g. ``spec.replicas``).
+    """
+
+    @property
+    def causes(self) -> tuple[Mapping[str, Any], ...]:
+        details = (self.server_status or {}).get("details")
+        causes = details.get("causes") if isinstance(details, Mapping) else None
+        return tuple(c for c in causes if isinstance(c, Mapping)) if isinstance(causes, list) else ()
+
+
+class ObjectNotFoundStatusError(ObjectNotFoundError, APIStatusError):
+    """The server's 404 for an object (its Status names it): an :class:`ObjectNotFoundError`
+    (``is_not_found(exc)``, ``except ObjectNotFoundError``) that is also an :class:`APIStatusError`.
+
+    Attributes:
+        kind: the resource as the server names it in the Status (``configmaps``, ``widgets.example.com``).
+        namespace: the namespace of the request path (``""`` for cluster-scoped).
+        name: the object name the Status carries.
+    """
+
+    def __init__(self, path: str, status: int, reason: str = "", *, retry_after: float | None = None,
+                 server_status: Mapping[str, Any] | None = None) -> None:
+        APIStatusError.__init__(self, path, status, reason, retry_after=retry_after, server_status=server_status)
+        details = (server_status or {}).get("details")
+        details = details if isinstance(details, Mapping) else {}
+        resource, group = str(details.get("kind") or ""), str(details.get("group") or "")
+        self.kind = f"{resource}.{group}" if group else resource
+        self.name = str(details.get("name") or "")
+        parts = path.split("/")
+        self.namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else ""
+
+
+class KindMovedError(RestMapperError):
+    """A request answered 404 for its resource *type*, and the kind is now served at another version or in another
+    scope: the request was **not** resent, because its body (or its meaning: a patch, a namespace) was written for
+    the old mapping. Rebuild the request for the new mapping (or re-read the object) and send it again.
+
+    Attributes:
+        method: the HTTP method refused (``POST``, ``PUT``, ``PATCH``).
+        old: the mapping the request was built for.
+        new: the mapping the kind has now.
+    """
+
+    def __init__(self, method: str, old: RESTMapping, new: RESTMapping) -> None:
+        self.method = method
+        self.old = old
+        self.new = new
+        super().__init__(
+            f"{method} {old.group_version_kind.kind}: {old.resource} ({old.scope.value}) is no longer served; the "
+            f"kind is now served as {new.resource} ({new.scope.value}); nothing was resent: build the request for "
+            f"the new mapping")
+
+
+def status_error_class(code: int, server_status: Mapping[str, Any] | None) -> type[APIStatusError]:
+    """The error type for an error answer with HTTP ``code`` and the decoded Status (None when the body is not one).
+
+    The Status ``reason`` decides where it is given (a 409 ``AlreadyExists`` is not a ``Conflict``); a 404 is an
+    object's only when the Status names the object (``details.name``): a 404 for a resource type (``the server
+    could not find the requested resource``) stays a plain :class:`APIStatusError`.
+    """
+    reason = server_status.get("reason") if server_status is not None else None
+    details = server_status.get("details") if server_status is not None else None
+    if reason == "AlreadyExists":
+        return AlreadyExistsError
+    if reason == "Conflict" or (code == 409 and reason is None):
+        return ConflictError
+    if code == 404 and isinstance(details, Mapping) and details.get("name"):
+        return ObjectNotFoundStatusError
+    if code == 422 or reason == "Invalid":
+        return InvalidObjectError
+    if code == 403:
+        return ForbiddenError
+    return APIStatusError
