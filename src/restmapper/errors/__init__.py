@@ -55,6 +55,7 @@ from restmapper.errors._status import (
     InvalidObjectError,
     KindMovedError,
     ObjectNotFoundStatusError,
+    WriteNotObservedError,
 )
 from restmapper.errors._status import status_error_class as status_error_class
 
@@ -89,6 +90,7 @@ __all__ = [
     "StaleGroupVersionError",
     "TransportError",
     "WaitTimeoutError",
+    "WriteNotObservedError",
     "is_ambiguous",
     "is_no_match",
     "is_not_found",

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from restmapper.errors._core import APIStatusError, RestMapperError
-from restmapper.errors._objects import ObjectNotFoundError
+from restmapper.errors._objects import ObjectNotFoundError, ObjectWaitTimeoutError
 
 if TYPE_CHECKING:
     from restmapper.model import RESTMapping
 
 __all__ = ["AlreadyExistsError", "ConflictError", "ForbiddenError", "InvalidObjectError", "KindMovedError",
-           "ObjectNotFoundStatusError", "status_error_class"]
+           "ObjectNotFoundStatusError", "WriteNotObservedError", "status_error_class"]
 
 
 class ConflictError(APIStatusError):
@@ -91,6 +91,25 @@ class KindMovedError(RestMapperError):
             f"{method} {old.group_version_kind.kind}: {old.resource} ({old.scope.value}) is no longer served; the "
             f"kind is now served as {new.resource} ({new.scope.value}); nothing was resent: build the request for "
             f"the new mapping")
+
+
+class WriteNotObservedError(ObjectWaitTimeoutError):
+    """A write **succeeded**, but the object cache did not observe it within the client's timeout: a read through
+    the cache could still be stale, so the client raises this instead of returning. The write is not undone; do not
+    blindly repeat a create (read :attr:`written`).
+
+    Attributes:
+        written: what the server returned for the write (the object, or the Status of a delete).
+        resource_version: the resourceVersion waited for (None for a delete: the object's absence was awaited).
+    """
+
+    def __init__(self, kind: str, namespace: str, name: str, timeout: float, resource_version: str | None,
+                 written: Mapping[str, Any]) -> None:
+        super().__init__(kind, namespace, name, timeout, resource_version, None)
+        self.written = written
+        wanted = f" at resourceVersion {resource_version}" if resource_version is not None else " gone"
+        self.args = (f"the write succeeded, but the object cache did not see {self.target}{wanted} within "
+                     f"{timeout:g}s: reads through it may still be stale (the informer's watch is behind)",)
 
 
 def status_error_class(code: int, server_status: Mapping[str, Any] | None) -> type[APIStatusError]:

@@ -131,6 +131,19 @@ class AsyncObjectCache:
             return found[0]
         raise informer._wait_timeout(name, namespace, timeout, resource_version, generation)
 
+    async def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
+                               timeout: float) -> None:
+        """Await :meth:`ObjectCache.wait_for_deleted` (on the event loop, as :meth:`wait_for`).
+
+        Raises:
+            As :meth:`ObjectCache.wait_for_deleted`.
+        """
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        informer = await self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
+        if not await self._until(informer, lambda: informer._try_gone(name, namespace, uid), timeout):
+            raise informer._wait_timeout(name, namespace, timeout, None, None)
+
     @staticmethod
     async def _until(informer: Informer, predicate: Callable[[], bool | None], timeout: float | None) -> bool:
         """Wait on the loop until ``predicate()`` (evaluated on the loop) is True; False at the timeout. None

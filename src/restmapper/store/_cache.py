@@ -388,6 +388,24 @@ class ObjectCache(ConfigConstructors):
         return informer.wait_for(name, namespace, resource_version=resource_version, generation=generation,
                                  timeout=timeout)
 
+    def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
+                         timeout: float) -> None:
+        """Read your deletes: block until the cache no longer holds ``name`` of ``uid`` (deleted, or replaced by a
+        new object of another UID), so that ``get`` does not return the object you deleted.
+
+        Args:
+            kind, name, namespace: as :meth:`get`.
+            uid: the deleted object's ``metadata.uid``; None waits until no object of that name is held.
+            timeout: seconds.
+
+        Raises:
+            ObjectWaitTimeoutError: still held at the timeout.
+            InformerStoppedError: the cache was stopped meanwhile.
+            InvalidArgumentError: a negative timeout. As :meth:`get` otherwise (never ObjectNotFoundError).
+        """
+        informer = self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
+        informer.wait_for_deleted(name, namespace, uid=uid, timeout=timeout)
+
     def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
                     on_delete: OnDelete | None = None) -> HandlerHandle:
         """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`)."""

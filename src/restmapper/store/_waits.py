@@ -1,4 +1,5 @@
-"""Read your writes for an :class:`~restmapper.store.Informer`: :meth:`ReadYourWrites.wait_for`."""
+"""Read your writes for an :class:`~restmapper.store.Informer`: :meth:`ReadYourWrites.wait_for` and
+:meth:`ReadYourWrites.wait_for_deleted`."""
 
 from __future__ import annotations
 
@@ -54,6 +55,41 @@ class ReadYourWrites:
                     self._cond.wait(remaining)
             finally:
                 self._waiters -= 1
+
+    def wait_for_deleted(self, name: str, namespace: str | None = None, *, uid: str | None,
+                         timeout: float) -> None:
+        """Block until the cache no longer holds ``name`` of ``uid``; see :meth:`ObjectCache.wait_for_deleted`."""
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self._waiters += 1
+            try:
+                while not self._gone(name, namespace, uid):
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise self._wait_timeout(name, namespace, timeout, None, None)
+                    self._cond.wait(remaining)
+            finally:
+                self._waiters -= 1
+
+    def _gone(self, name: str, namespace: str | None, uid: str | None) -> bool:
+        """Whether the cache holds no ``name`` of ``uid`` (any UID when None) once readable (lock held)."""
+        if self._readable:
+            obj = self._store.get(self._ns(namespace), name)
+            return obj is None or (uid is not None and obj["metadata"].get("uid") != uid)
+        if self._state == "stopped":
+            raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        return False
+
+    def _try_gone(self, name: str, namespace: str | None, uid: str | None) -> bool | None:
+        """:meth:`_gone` without blocking: None when the lock was busy (for asyncio)."""
+        if not self._cond.acquire(blocking=False):
+            return None
+        try:
+            return self._gone(name, namespace, uid)
+        finally:
+            self._cond.release()
 
     def _caught_up(self, name: str, namespace: str | None, resource_version: str | None,
                    generation: int | None) -> dict[str, Any] | None:

@@ -1,0 +1,300 @@
+"""One write request: how it is built for a mapping, sent, healed after a 404 for its type, and read back.
+
+A :class:`Write` is built once per call (kind resolved through the mapper, path, body, headers); :func:`send` is
+the one path every write takes to the server, and :class:`Observation` says what the object cache must have seen
+before the write may return (read your writes).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from restmapper.errors import (
+    APIStatusError,
+    InvalidArgumentError,
+    KindMovedError,
+    ObjectNotFoundStatusError,
+    RestMapperError,
+    TransportError,
+    is_no_match,
+)
+from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping
+from restmapper.transport import WritingTransport, status_error
+
+__all__ = ["KindArg", "Observation", "Write", "mapping_for_kind", "mapping_for_object", "namespace_for",
+           "observation", "send"]
+
+_log = logging.getLogger("restmapper.client")
+
+KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
+"""What names a kind: a GroupKind, a GVK (its version is required), a GVR, or what a user types (``"deploy"``)."""
+
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write, built for ``mapping``.
+
+    Attributes:
+        method: the HTTP method.
+        mapping: the mapping it was built for.
+        namespace: the namespace in the path (None for cluster-scoped kinds and their collections).
+        name: the object name in the path (None: the collection, for a create).
+        body: the request body.
+        content_type: its Content-Type.
+        params: query parameters.
+        subresource: ``status`` for a status update, else None.
+        bound_to_version: the body (or the patch) was written for ``mapping``'s version, so it is never sent to
+            another one; False only for a delete of a kind named without a version.
+    """
+
+    method: str
+    mapping: RESTMapping
+    namespace: str | None
+    name: str | None
+    body: bytes
+    content_type: str = JSON
+    params: Mapping[str, str] = field(default_factory=dict)
+    subresource: str | None = None
+    bound_to_version: bool = True
+
+    def path(self, mapping: RESTMapping) -> str:
+        """The request path under ``mapping``."""
+        path = mapping.path(self.namespace if mapping.namespaced else None, self.name)
+        return f"{path}/{self.subresource}" if self.subresource else path
+
+    def may_resend(self, old: RESTMapping, new: RESTMapping) -> bool:
+        """Whether the request may go to ``new`` after ``old`` answered 404 for the type: same kind, same scope and
+        (for a body written for a version) the same version; a write is never replayed elsewhere."""
+        if new.group_version_kind.group_kind != old.group_version_kind.group_kind or new.scope != old.scope:
+            return False
+        return new.resource == old.resource or not self.bound_to_version
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the object cache must hold before a write returns.
+
+    Attributes:
+        group_kind: the kind's informer to ask.
+        name: the object name.
+        namespace: its namespace (None for cluster-scoped kinds).
+        resource_version: the object at this resourceVersion or newer (None: the object must be gone).
+        uid: for a delete, the UID that must be gone (None: any object of that name).
+        written: what the server returned.
+    """
+
+    group_kind: GroupKind
+    name: str
+    namespace: str | None
+    resource_version: str | None
+    uid: str | None
+    written: dict[str, Any]
+
+
+def encode(value: object) -> bytes:
+    """``value`` as compact JSON bytes.
+
+    Raises:
+        TypeError: a value JSON cannot hold.
+    """
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def _metadata(obj: object) -> Mapping[str, Any]:
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"the object must be a mapping (a manifest dict), got {type(obj).__name__}")
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        raise InvalidArgumentError("the object has no metadata mapping")
+    return meta
+
+
+def object_name(obj: Mapping[str, Any], *, generate: bool = False) -> str | None:
+    """``metadata.name`` of ``obj`` (None for a create with ``metadata.generateName`` only).
+
+    Raises:
+        InvalidArgumentError: neither (or not strings).
+        TypeError: ``obj`` is not a mapping.
+    """
+    meta = _metadata(obj)
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        return name
+    if generate and isinstance(meta.get("generateName"), str) and meta["generateName"]:
+        return None
+    raise InvalidArgumentError("the object needs a non-empty metadata.name" +
+                               (" (or metadata.generateName)" if generate else ""))
+
+
+def mapping_for_object(mapper: LazyRESTMapper, obj: Mapping[str, Any]) -> RESTMapping:
+    """The mapping of ``obj``'s ``apiVersion`` and ``kind`` (the version is required, as the body is written for it).
+
+    Raises:
+        InvalidArgumentError: no string ``apiVersion``/``kind``, or an unparseable apiVersion.
+        TypeError: ``obj`` is not a mapping.
+        NoKindMatchError: the kind is not served at that version. As :meth:`LazyRESTMapper.rest_mapping`.
+    """
+    _metadata(obj)
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not (isinstance(api_version, str) and api_version and isinstance(kind, str) and kind):
+        raise InvalidArgumentError("the object needs string apiVersion and kind fields (e.g. 'apps/v1', "
+                                   "'Deployment')")
+    gv = GroupVersion.parse(api_version)
+    return mapper.rest_mapping(GroupKind(gv.group, kind), gv.version)
+
+
+def mapping_for_kind(mapper: LazyRESTMapper, kind: KindArg) -> tuple[RESTMapping, bool]:
+    """The mapping ``kind`` names and whether it named a version (a GVK or GVR does; a GroupKind does not; a
+    string does when the mapper's answer is pinned by it, e.g. ``widgets.v1.example.com``).
+
+    Raises:
+        TypeError: not one of the accepted types. As the mapper's ``resolve``/``rest_mapping``/``kind_for``.
+    """
+    if isinstance(kind, GroupVersionKind):
+        return mapper.rest_mapping(kind.group_kind, kind.version), True
+    if isinstance(kind, GroupKind):
+        return mapper.rest_mapping(kind), False
+    if isinstance(kind, GroupVersionResource):
+        gvk = mapper.kind_for(kind)
+        return mapper.rest_mapping(gvk.group_kind, gvk.version), bool(kind.version)
+    if isinstance(kind, str):
+        mapping = mapper.resolve(kind)
+        return mapping, f".{mapping.resource.version}." in f".{kind}."
+    raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
+                    f"got {type(kind).__name__}")
+
+
+def namespace_for(mapping: RESTMapping, given: str | None, in_object: object, cache_namespace: str | None
+                  ) -> str | None:
+    """The namespace a write addresses: the argument, else the object's, else the cache's.
+
+    Raises:
+        InvalidArgumentError: a namespace for a cluster-scoped kind (it would write somewhere else than asked);
+            none for a namespaced kind; an argument that differs from ``metadata.namespace``; a namespace the
+            cache does not hold (its reads could never see the write).
+        TypeError: a namespace that is not a str.
+    """
+    kind = mapping.group_version_kind.kind
+    if given is not None and not isinstance(given, str):
+        raise TypeError(f"namespace must be a str or None, got {type(given).__name__}")
+    if not mapping.namespaced:
+        if given:
+            raise InvalidArgumentError(f"{kind} ({mapping.resource}) is cluster-scoped: pass no namespace "
+                                       f"(got {given!r})")
+        return None
+    own = in_object if isinstance(in_object, str) and in_object else None
+    if given and own and given != own:
+        raise InvalidArgumentError(f"namespace {given!r} differs from the object's metadata.namespace {own!r}")
+    namespace = given or own or cache_namespace
+    if not namespace:
+        raise InvalidArgumentError(f"{kind} is namespaced: pass namespace= or set metadata.namespace")
+    if cache_namespace is not None and namespace != cache_namespace:
+        raise InvalidArgumentError(f"the object cache holds only namespace {cache_namespace!r}: a write to "
+                                   f"{namespace!r} could never be read back through it")
+    return namespace
+
+
+def _type_not_found(error: APIStatusError, write: Write) -> bool:
+    """A 404 for the resource *type* (not for the object, whose Status names it; never on a subresource path,
+    where an empty Status cannot tell a missing subresource from a missing type)."""
+    return error.status == 404 and not isinstance(error, ObjectNotFoundStatusError) and write.subresource is None
+
+
+def _reresolve(mapper: LazyRESTMapper, old: RESTMapping) -> RESTMapping:
+    """The kind's mapping after an eviction: at the old version when still served there, else the preferred one.
+
+    Raises:
+        NoKindMatchError: the kind is not served at all any more. As :meth:`LazyRESTMapper.rest_mapping`.
+    """
+    gk = old.group_version_kind.group_kind
+    try:
+        return mapper.rest_mapping(gk, old.resource.version)
+    except RestMapperError as exc:
+        if not is_no_match(exc):
+            raise
+    return mapper.rest_mapping(gk)
+
+
+def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write) -> tuple[dict[str, Any], RESTMapping]:
+    """Send ``write`` and return the server's answer (a JSON object) and the mapping it was sent under.
+
+    After a 404 for the resource type the group is reported to the mapper (rate-limited) and the kind resolved
+    again; the request is sent once more only when :meth:`Write.may_resend` holds (a stale mapping), never to
+    another version for a body written for one, never to another scope.
+
+    Raises:
+        APIStatusError: the server's error answer, typed (ConflictError, AlreadyExistsError,
+            ObjectNotFoundStatusError, InvalidObjectError, ForbiddenError or APIStatusError itself).
+        KindMovedError: the kind moved to another version or scope; nothing was resent (chains the 404).
+        NoKindMatchError: the kind is no longer served (chains the 404).
+        TransportError: no answer, or an answer that is not a JSON object.
+    """
+    mapping = write.mapping
+    headers = {"Content-Type": write.content_type, "Accept": JSON}
+    for attempt in (1, 2):
+        path = write.path(mapping)
+        response = transport.request(write.method, path, headers, write.body, params=dict(write.params))
+        if 200 <= response.status < 300:
+            return _answer(write.method, path, response.body), mapping
+        error = status_error(transport, path, response.status, response.body, response.headers)
+        if attempt == 2 or not _type_not_found(error, write):
+            raise error
+        mapper.cache.report_not_found_limited(mapping.resource.group_version)
+        try:
+            new = _reresolve(mapper, mapping)
+        except RestMapperError as exc:
+            raise exc from error
+        if not write.may_resend(mapping, new):
+            raise KindMovedError(write.method, mapping, new) from error
+        _log.info("%s %s: resource type not found; sending it again under %s (%s)", write.method, path,
+                  new.resource, new.scope.value)
+        mapping = new
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _answer(method: str, path: str, body: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict):
+        raise TransportError(f"{method} {path}: the server's answer is not a JSON object", path=path,
+                             transient=False)
+    return doc
+
+
+def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], status_uid: str | None = None
+                ) -> Observation | None:
+    """What the cache must see before ``write`` (answered ``answer`` under ``mapping``) returns; None when the
+    answer carries no object to wait for.
+
+    A delete waits until the UID is gone, unless the object is still there (finalizers pending or a grace period:
+    the answer is the object marked for deletion), in which case it waits for that version, as any write.
+    """
+    meta = answer.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    gk = mapping.group_version_kind.group_kind
+    namespace = write.namespace if mapping.namespaced else None
+    if write.method == "DELETE":
+        name = write.name or ""
+        if answer.get("kind") == "Status":
+            details = answer.get("details")
+            uid = details.get("uid") if isinstance(details, Mapping) else None
+            return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
+        grace = meta.get("deletionGracePeriodSeconds")
+        if meta.get("finalizers") or (isinstance(grace, int) and grace > 0):
+            rv = meta.get("resourceVersion")  # still there, marked for deletion: read back that version
+            return Observation(gk, name, namespace, rv, None, answer) if isinstance(rv, str) and rv else None
+        uid = meta.get("uid")
+        return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
+    written_name, rv = meta.get("name"), meta.get("resourceVersion")
+    if not (isinstance(written_name, str) and written_name and isinstance(rv, str) and rv):
+        return None
+    return Observation(gk, written_name, namespace, rv, None, answer)
