@@ -23,7 +23,7 @@ from watch_helpers import widget
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
-from restmapper.errors import KindMovedError, ObjectNotFoundError, is_no_match
+from restmapper.errors import MappingChangedError, ObjectNotFoundError, is_no_match
 from restmapper.model import GroupVersionKind, Scope
 from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster, ServedCluster
@@ -95,11 +95,11 @@ def test_a_write_for_a_version_no_longer_served_is_refused_and_not_resent(served
     client.create(widget_obj("w1", version="v1beta1"))  # the mapper now holds v1beta1 as served
     cluster.set_served(WIDGETS, False, version="v1beta1")
     cluster.clear_requests()
-    with pytest.raises(KindMovedError) as caught:
+    with pytest.raises(MappingChangedError) as caught:
         BODY_WRITES[write](client)
     error = caught.value
     assert (error.old.resource.version, error.new.resource.version) == ("v1beta1", "v1")
-    assert "v1beta1" in str(error) and "nothing was resent" in str(error)
+    assert "v1beta1" in str(error) and "Nothing was resent" in str(error)
     assert getattr(error.__cause__, "status", None) == 404
     assert _writes(cluster, V1) == []  # nothing was sent to the version the body was not written for
     assert cluster.get_object(WIDGETS, "w2", "default") is None
@@ -116,7 +116,7 @@ def test_a_write_after_the_kind_became_cluster_scoped_is_refused_and_not_resent(
     cluster.delete_crd(WIDGETS)
     cluster.add_crd(widget(scope="Cluster"))
     cluster.clear_requests()
-    with pytest.raises(KindMovedError) as caught:
+    with pytest.raises(MappingChangedError) as caught:
         if write == "create":
             client.create(widget_obj("w2"))
         elif write == "patch":
@@ -152,7 +152,7 @@ def test_a_patch_of_a_kind_named_without_version_is_not_sent_to_another_version(
     cluster = served.cluster
     client = Client(cache)
     _on_v1beta1_only(cluster, client)
-    with pytest.raises(KindMovedError) as caught:  # a patch is written for a schema
+    with pytest.raises(MappingChangedError) as caught:  # a patch is written for a schema
         client.patch(WIDGETS, "w1", {"spec": {"size": 2}}, "default")
     assert (caught.value.old.resource.version, caught.value.new.resource.version) == ("v1", "v1beta1")
     assert _writes(cluster, "/apis/example.com/") == [("PATCH", f"{V1}/w1")]
@@ -188,7 +188,7 @@ def test_the_async_client_refuses_a_moved_version_the_same_way(served: ServedClu
         await client.create(widget_obj("w1", version="v1beta1"))
         cluster.set_served(WIDGETS, False, version="v1beta1")
         cluster.clear_requests()
-        with pytest.raises(KindMovedError):
+        with pytest.raises(MappingChangedError):
             await client.update({**widget_obj("w1", version="v1beta1"), "spec": {"size": 2}})
         assert _writes(cluster, V1) == []
 

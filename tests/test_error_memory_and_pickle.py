@@ -35,8 +35,8 @@ from restmapper.errors import (
     APIStatusError,
     DiscoveryError,
     GroupDiscoveryError,
-    KindMovedError,
     MalformedDiscoveryError,
+    MappingChangedError,
     NoKindMatchError,
     NoResourceMatchError,
     RequestTimeoutError,
@@ -44,6 +44,7 @@ from restmapper.errors import (
     RestMapperError,
     TransportError,
     WaitTimeoutError,
+    WriteNotObservedError,
 )
 from restmapper.model import (
     GroupKind,
@@ -208,8 +209,10 @@ SAMPLES: dict[type[BaseException], BaseException] = {
                                        NoKindMatchError(GroupKind("example.com", "Widget"))),
     CacheSyncTimeoutError: CacheSyncTimeoutError("Widget.example.com", 30.0, STATUS),
     ObjectWaitTimeoutError: ObjectWaitTimeoutError("Widget.example.com", "default", "w1", 10.0, "42", 3),
-    KindMovedError: KindMovedError(
-        "POST", RESTMapping(GroupVersionResource("example.com", "v1alpha1", "widgets"),
+    WriteNotObservedError: WriteNotObservedError("Widget.example.com", "default", "w1", 10.0, "42",
+                                                 {"metadata": {"name": "w1", "resourceVersion": "42"}}),
+    MappingChangedError: MappingChangedError(
+        "create", RESTMapping(GroupVersionResource("example.com", "v1alpha1", "widgets"),
                             GroupVersionKind("example.com", "v1alpha1", "Widget"), Scope.NAMESPACED),
         RESTMapping(GroupVersionResource("example.com", "v1", "widgets"),
                     GroupVersionKind("example.com", "v1", "Widget"), Scope.CLUSTER)),

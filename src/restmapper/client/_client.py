@@ -58,7 +58,7 @@ class Client:
     **Healing**: after a 404 for the resource *type* (not for the object) the group is reported to the mapper and
     the kind resolved again; the request is sent once more only when the kind is still served at the same version
     and scope (a stale mapping). A delete of a kind named without a version may follow the kind to another version
-    in the same scope. Otherwise :class:`~restmapper.errors.KindMovedError` names both mappings and nothing is
+    in the same scope. Otherwise :class:`~restmapper.errors.MappingChangedError` names both mappings and nothing is
     resent: a body written for one version is never sent to another (a merge patch would be applied under another
     schema), nor an object to another scope.
 
@@ -105,14 +105,15 @@ class Client:
 
     # --- building requests -------------------------------------------------------------------------------------
 
-    def _object_write(self, method: str, obj: Mapping[str, Any], namespace: str | None, *, create: bool = False,
+    def _object_write(self, verb: str, method: str, obj: Mapping[str, Any], namespace: str | None, *,
+                      create: bool = False,
                       subresource: str | None = None, content_type: str = "application/json",
                       params: Mapping[str, str] | None = None) -> Write:
         mapping = mapping_for_object(self.cache.mapper, obj)
         name = object_name(obj, generate=create)
         ns = namespace_for(mapping, namespace, obj["metadata"].get("namespace"), self.cache.namespace)
-        return Write(method, mapping, ns, None if create else name, encode(obj), content_type, dict(params or {}),
-                     subresource)
+        return Write(verb, method, mapping, ns, None if create else name, encode(obj), content_type,
+                     dict(params or {}), subresource)
 
     def _patch_write(self, kind: KindArg, name: str, patch: Any, namespace: str | None, patch_type: str) -> Write:
         content_type = _PATCH_TYPES.get(patch_type) if isinstance(patch_type, str) else None
@@ -125,7 +126,7 @@ class Client:
             raise TypeError("a JSON patch is a list of operations ({'op': ..., 'path': ...})")
         mapping, _ = mapping_for_kind(self.cache.mapper, kind)
         ns = namespace_for(mapping, namespace, None, self.cache.namespace)
-        return Write("PATCH", mapping, ns, name, encode(patch), content_type)
+        return Write("patch", "PATCH", mapping, ns, name, encode(patch), content_type)
 
     def _apply_write(self, obj: Mapping[str, Any], field_manager: str, force: bool) -> Write:
         if not (isinstance(field_manager, str) and field_manager):
@@ -133,7 +134,7 @@ class Client:
         params = {"fieldManager": field_manager}
         if force:
             params["force"] = "true"
-        return self._object_write("PATCH", obj, None, content_type=_APPLY, params=params)
+        return self._object_write("apply", "PATCH", obj, None, content_type=_APPLY, params=params)
 
     def _delete_write(self, kind: KindArg, name: str, namespace: str | None, uid: str | None,
                       resource_version: str | None) -> Write:
@@ -146,7 +147,7 @@ class Client:
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None}
         if preconditions:
             options["preconditions"] = preconditions
-        return Write("DELETE", mapping, ns, name, encode(options), bound_to_version=version_named)
+        return Write("delete", "DELETE", mapping, ns, name, encode(options), bound_to_version=version_named)
 
     def _perform(self, write: Write, uid: str | None = None) -> tuple[dict[str, Any], Observation | None]:
         """Send ``write``; return the answer and what the cache must observe (None: nothing to wait for)."""
@@ -192,7 +193,7 @@ class Client:
             AlreadyExistsError: the name is taken.
             InvalidObjectError: the server's validation refused it (``causes`` says which fields).
             ForbiddenError: RBAC refused it. Other server refusals: :class:`APIStatusError` (``server_status``).
-            KindMovedError: the kind moved to another version or scope; nothing was resent.
+            MappingChangedError: the kind moved to another version or scope; nothing was resent.
             NoKindMatchError: the kind is not served at that version.
             InvalidArgumentError: no namespace for a namespaced kind, one for a cluster-scoped kind, a namespace
                 other than the object's or outside the cache's, a manifest without apiVersion/kind/name.
@@ -200,7 +201,7 @@ class Client:
             WriteNotObservedError: created, but the cache did not observe it within ``timeout``.
             TransportError: no answer (the create may or may not have happened).
         """
-        return self._write(self._object_write("POST", obj, namespace, create=True))
+        return self._write(self._object_write("create", "POST", obj, namespace, create=True))
 
     def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace the object (``PUT``); with ``metadata.resourceVersion`` set, only if it is still that version.
@@ -213,7 +214,7 @@ class Client:
             ObjectNotFoundError: no such object (an :class:`ObjectNotFoundStatusError`; nothing is evicted).
             As :meth:`create` otherwise (without AlreadyExistsError).
         """
-        return self._write(self._object_write("PUT", obj, None))
+        return self._write(self._object_write("update", "PUT", obj, None))
 
     def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace the object's ``status`` (``PUT`` to its ``/status`` subresource); as :meth:`update`.
@@ -222,7 +223,7 @@ class Client:
             ObjectNotFoundError: no such object, or the kind has no status subresource (a 404 on a subresource
                 is never read as the type's). As :meth:`update` otherwise.
         """
-        return self._write(self._object_write("PUT", obj, None, subresource="status"))
+        return self._write(self._object_write("update_status", "PUT", obj, None, subresource="status"))
 
     def patch(self, kind: KindArg, name: str, patch: Any, namespace: str | None = None,
               patch_type: str = "merge") -> dict[str, Any]:
@@ -241,7 +242,7 @@ class Client:
         Raises:
             InvalidArgumentError: an unknown ``patch_type``; as :meth:`create` for namespaces.
             TypeError: a patch of the wrong shape for ``patch_type``.
-            KindMovedError: the kind moved to another version or scope; the patch (written for the old schema)
+            MappingChangedError: the kind moved to another version or scope; the patch (written for the old schema)
                 was not resent.
             As :meth:`update` otherwise.
         """
@@ -276,7 +277,7 @@ class Client:
         Raises:
             ConflictError: a precondition failed (the object was replaced or changed).
             ObjectNotFoundError: no such object.
-            KindMovedError: the kind moved to another scope (or, for a kind named with a version, to another
+            MappingChangedError: the kind moved to another scope (or, for a kind named with a version, to another
                 version); nothing was resent.
             As :meth:`create` otherwise.
         """
@@ -330,15 +331,16 @@ class AsyncClient:
 
     async def create(self, obj: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
         """Await :meth:`Client.create`."""
-        return await self._write(lambda: self.client._object_write("POST", obj, namespace, create=True))
+        return await self._write(lambda: self.client._object_write("create", "POST", obj, namespace, create=True))
 
     async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Await :meth:`Client.update`."""
-        return await self._write(lambda: self.client._object_write("PUT", obj, None))
+        return await self._write(lambda: self.client._object_write("update", "PUT", obj, None))
 
     async def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Await :meth:`Client.update_status`."""
-        return await self._write(lambda: self.client._object_write("PUT", obj, None, subresource="status"))
+        return await self._write(
+            lambda: self.client._object_write("update_status", "PUT", obj, None, subresource="status"))
 
     async def patch(self, kind: KindArg, name: str, patch: Any, namespace: str | None = None,
                     patch_type: str = "merge") -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 from restmapper.errors import (
     APIStatusError,
     InvalidArgumentError,
-    KindMovedError,
+    MappingChangedError,
     ObjectNotFoundStatusError,
     RestMapperError,
     TransportError,
@@ -42,6 +42,7 @@ class Write:
     """One write, built for ``mapping``.
 
     Attributes:
+        verb: the client method (``create``, ``update``, ``update_status``, ``patch``, ``apply``, ``delete``).
         method: the HTTP method.
         mapping: the mapping it was built for.
         namespace: the namespace in the path (None for cluster-scoped kinds and their collections).
@@ -54,6 +55,7 @@ class Write:
             another one; False only for a delete of a kind named without a version.
     """
 
+    verb: str
     method: str
     mapping: RESTMapping
     namespace: str | None
@@ -232,7 +234,7 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write) -> t
     Raises:
         APIStatusError: the server's error answer, typed (ConflictError, AlreadyExistsError,
             ObjectNotFoundStatusError, InvalidObjectError, ForbiddenError or APIStatusError itself).
-        KindMovedError: the kind moved to another version or scope; nothing was resent (chains the 404).
+        MappingChangedError: the kind moved to another version or scope; nothing was resent (chains the 404).
         NoKindMatchError: the kind is no longer served (chains the 404).
         TransportError: no answer, or an answer that is not a JSON object.
     """
@@ -252,7 +254,7 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write) -> t
         except RestMapperError as exc:
             raise exc from error
         if not write.may_resend(mapping, new):
-            raise KindMovedError(write.method, mapping, new) from error
+            raise MappingChangedError(write.verb, mapping, new) from error
         _log.info("%s %s: resource type not found; sending it again under %s (%s)", write.method, path,
                   new.resource, new.scope.value)
         mapping = new

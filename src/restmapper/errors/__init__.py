@@ -6,8 +6,9 @@ Go reads the same; :func:`is_no_match` and :func:`is_ambiguous` see through ``ra
 ``ExceptionGroup`` as ``meta.IsNoMatchError`` sees through ``%w``, but never through implicit chaining or a
 discovery/transport error: "could not read" is never "not there". No error message ever carries a credential.
 
-The classes are defined in private modules (``_core``, ``_objects``: the object cache's) and published here,
-with ``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them ``restmapper.errors.X`` and pickles
+The classes are defined in private modules (``_core``, ``_objects``: the object cache's, ``_requests``: the
+healing clients', ``_status``: the server's refusals of object requests) and published here, with
+``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them ``restmapper.errors.X`` and pickles
 refer to ``restmapper.errors.X``, whichever module holds the code.
 """
 
@@ -19,6 +20,7 @@ from restmapper.errors._core import (
     APIStatusError,
     ConfigError,
     DiscoveryError,
+    ForbiddenError,
     GroupDiscoveryError,
     InvalidArgumentError,
     MalformedDiscoveryError,
@@ -48,16 +50,14 @@ from restmapper.errors._objects import (
     ObjectWaitTimeoutError,
     is_not_found,
 )
+from restmapper.errors._requests import MappingChangedError
 from restmapper.errors._status import (
     AlreadyExistsError,
     ConflictError,
-    ForbiddenError,
     InvalidObjectError,
-    KindMovedError,
     ObjectNotFoundStatusError,
     WriteNotObservedError,
 )
-from restmapper.errors._status import status_error_class as status_error_class
 
 __all__ = [
     "APIStatusError",
@@ -73,8 +73,8 @@ __all__ = [
     "InformerStoppedError",
     "InvalidArgumentError",
     "InvalidObjectError",
-    "KindMovedError",
     "MalformedDiscoveryError",
+    "MappingChangedError",
     "MappingError",
     "NoKindMatchError",
     "NoResourceMatchError",
@@ -99,6 +99,6 @@ __all__ = [
 # Published here: the path users write (``except restmapper.errors.X``), tracebacks print and pickles record
 # (``_rebuild`` is what a pickled error is rebuilt with: pickles made before the split name it here too).
 for _published in (*(globals()[_name] for _name in __all__), release_frames, remembered_suffix, replayed_suffix,
-                   _rebuild, status_error_class):
+                   _rebuild):
     _published.__module__ = __name__
 del _published

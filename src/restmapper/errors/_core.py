@@ -175,6 +175,24 @@ class APIStatusError(TransportError):
         return self.status == 404
 
 
+class ForbiddenError(APIStatusError, PermissionError):
+    """The server refused the request with 403 Forbidden: the credentials in use may not do it (RBAC).
+
+    Not transient: asking again answers the same until someone grants the permission (``kubectl auth can-i``
+    says which verb and resource are missing). A ``PermissionError``, as ``apierrors.IsForbidden`` reads it.
+
+    Attributes:
+        server_status: the server's ``Status`` object (``kind``, ``status``, ``message``, ``reason``,
+            ``details``, ``code``), every string in it scrubbed of credentials; None when the body was not a
+            Status (a proxy's text page).
+    """
+
+    def __init__(self, path: str, reason: str = "", *, retry_after: float | None = None,
+                 server_status: Mapping[str, Any] | None = None) -> None:
+        super().__init__(path, 403, reason, retry_after=retry_after)
+        self.server_status = dict(server_status) if server_status is not None else None
+
+
 # --- discovery -------------------------------------------------------------------------------------------
 
 

@@ -1,24 +1,22 @@
 """Typed errors for a server's error answers to object requests (published by :mod:`restmapper.errors`).
 
-Each is an :class:`APIStatusError` carrying the server's ``Status`` object as it came (``server_status``), chosen
-from the Status ``reason`` and HTTP code as apimachinery's ``errors.IsConflict``/``IsAlreadyExists``/
-``IsNotFound``/``IsInvalid``/``IsForbidden`` read them. :class:`KindMovedError` is the refusal of a healing client
-to resend a request once the kind moved to another version or scope.
+Each is an :class:`APIStatusError` carrying the server's ``Status`` object (``server_status``), chosen by
+``restmapper.transport.status_error`` from the Status ``reason`` and HTTP code as apimachinery's
+``errors.IsConflict``/``IsAlreadyExists``/``IsNotFound``/``IsInvalid`` read them (403 is
+:class:`~restmapper.errors.ForbiddenError`). :class:`WriteNotObservedError` is the client's read-your-writes
+timeout.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from restmapper.errors._core import APIStatusError, RestMapperError
+from restmapper.errors._core import APIStatusError
 from restmapper.errors._objects import ObjectNotFoundError, ObjectWaitTimeoutError
 
-if TYPE_CHECKING:
-    from restmapper.model import RESTMapping
-
-__all__ = ["AlreadyExistsError", "ConflictError", "ForbiddenError", "InvalidObjectError", "KindMovedError",
-           "ObjectNotFoundStatusError", "WriteNotObservedError", "status_error_class"]
+__all__ = ["AlreadyExistsError", "ConflictError", "InvalidObjectError", "ObjectNotFoundStatusError",
+           "WriteNotObservedError"]
 
 
 class ConflictError(APIStatusError):
@@ -29,10 +27,6 @@ class ConflictError(APIStatusError):
 class AlreadyExistsError(APIStatusError):
     """409 with reason ``AlreadyExists``: a create of a name that is taken (client-go ``errors.IsAlreadyExists``;
     not a :class:`ConflictError`, as upstream: retrying the create cannot succeed)."""
-
-
-class ForbiddenError(APIStatusError):
-    """403 Forbidden: RBAC (or an admission plugin) refused the request; the message is the server's."""
 
 
 class InvalidObjectError(APIStatusError):
@@ -72,27 +66,6 @@ class ObjectNotFoundStatusError(ObjectNotFoundError, APIStatusError):
         self.namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else ""
 
 
-class KindMovedError(RestMapperError):
-    """A request answered 404 for its resource *type*, and the kind is now served at another version or in another
-    scope: the request was **not** resent, because its body (or its meaning: a patch, a namespace) was written for
-    the old mapping. Rebuild the request for the new mapping (or re-read the object) and send it again.
-
-    Attributes:
-        method: the HTTP method refused (``POST``, ``PUT``, ``PATCH``).
-        old: the mapping the request was built for.
-        new: the mapping the kind has now.
-    """
-
-    def __init__(self, method: str, old: RESTMapping, new: RESTMapping) -> None:
-        self.method = method
-        self.old = old
-        self.new = new
-        super().__init__(
-            f"{method} {old.group_version_kind.kind}: {old.resource} ({old.scope.value}) is no longer served; the "
-            f"kind is now served as {new.resource} ({new.scope.value}); nothing was resent: build the request for "
-            f"the new mapping")
-
-
 class WriteNotObservedError(ObjectWaitTimeoutError):
     """A write **succeeded**, but the object cache did not observe it within the client's timeout: a read through
     the cache could still be stale, so the client raises this instead of returning. The write is not undone; do not
@@ -110,25 +83,3 @@ class WriteNotObservedError(ObjectWaitTimeoutError):
         wanted = f" at resourceVersion {resource_version}" if resource_version is not None else " gone"
         self.args = (f"the write succeeded, but the object cache did not see {self.target}{wanted} within "
                      f"{timeout:g}s: reads through it may still be stale (the informer's watch is behind)",)
-
-
-def status_error_class(code: int, server_status: Mapping[str, Any] | None) -> type[APIStatusError]:
-    """The error type for an error answer with HTTP ``code`` and the decoded Status (None when the body is not one).
-
-    The Status ``reason`` decides where it is given (a 409 ``AlreadyExists`` is not a ``Conflict``); a 404 is an
-    object's only when the Status names the object (``details.name``): a 404 for a resource type (``the server
-    could not find the requested resource``) stays a plain :class:`APIStatusError`.
-    """
-    reason = server_status.get("reason") if server_status is not None else None
-    details = server_status.get("details") if server_status is not None else None
-    if reason == "AlreadyExists":
-        return AlreadyExistsError
-    if reason == "Conflict" or (code == 409 and reason is None):
-        return ConflictError
-    if code == 404 and isinstance(details, Mapping) and details.get("name"):
-        return ObjectNotFoundStatusError
-    if code == 422 or reason == "Invalid":
-        return InvalidObjectError
-    if code == 403:
-        return ForbiddenError
-    return APIStatusError

@@ -7,13 +7,19 @@ request's ``Authorization`` header into the body, and the excerpt kept is scrubb
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from restmapper._redact import excerpt, scrubbing
-from restmapper.errors import APIStatusError, status_error_class
+from restmapper.errors import (
+    AlreadyExistsError,
+    APIStatusError,
+    ConflictError,
+    ForbiddenError,
+    InvalidObjectError,
+    ObjectNotFoundStatusError,
+)
 from restmapper.transport.base import header, scrub_with
 from restmapper.transport.retry import parse_retry_after
 
@@ -22,17 +28,20 @@ __all__ = ["REASON_LIMIT", "status_error"]
 REASON_LIMIT = 200
 """At most this many characters of server text are kept in an error's reason."""
 _SNIFF = 64 * 1024
+STATUS_TEXT_LIMIT = 2000
+"""At most this many characters of each string of a Status object kept in :attr:`APIStatusError.server_status`."""
 
 
-def _decoded(body: bytes | Mapping[str, Any]) -> Any:
-    """The JSON document of ``body`` (its first 64 KiB), the text when it is not JSON, or the mapping itself."""
+def _document(body: bytes | Mapping[str, Any]) -> Any:
+    """The decoded body (a Status object, usually), or its text (a str) when it is not JSON."""
     if isinstance(body, Mapping):
         return body
     head = bytes(body[:_SNIFF])
     try:
-        return json.loads(head)
+        doc = json.loads(head)
     except (ValueError, RecursionError):
         return head.decode("utf-8", "replace").strip()
+    return None if isinstance(doc, str) else doc  # a JSON string is no message (only text bodies are)
 
 
 def _reason(doc: Any) -> str:
@@ -49,15 +58,36 @@ def _reason(doc: Any) -> str:
     return ""
 
 
-def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
-    """A copy of a decoded JSON value with every string passed through ``scrub`` (keys included)."""
+def _scrubbed(value: Any, depth: int = 0) -> Any:
+    """A copy of a decoded Status with every string scrubbed and cut (nesting bounded: Status is shallow)."""
     if isinstance(value, str):
-        return scrub(value)
+        return excerpt(value, STATUS_TEXT_LIMIT)
+    if depth > 8:
+        return None
     if isinstance(value, Mapping):
-        return {scrub(str(k)): _scrubbed(v, scrub) for k, v in value.items()}
+        return {excerpt(str(k), STATUS_TEXT_LIMIT): _scrubbed(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(v, scrub) for v in value]
+        return [_scrubbed(v, depth + 1) for v in value]
     return value
+
+
+def _error_class(code: int, server_status: Mapping[str, Any] | None) -> type[APIStatusError]:
+    """The type of an error answer other than 403, as apimachinery's ``errors.IsAlreadyExists``/``IsConflict``/
+    ``IsNotFound``/``IsInvalid`` read the Status: its ``reason`` first (a 409 ``AlreadyExists`` is no ``Conflict``),
+    the code when the reason is unknown. A 404 is an object's only when its Status names the object
+    (``details.name``): a 404 for a resource type ("the server could not find the requested resource") stays a
+    plain :class:`APIStatusError`."""
+    reason = server_status.get("reason") if server_status is not None else None
+    details = server_status.get("details") if server_status is not None else None
+    if reason == "AlreadyExists":
+        return AlreadyExistsError
+    if reason == "Conflict" or (code == 409 and reason is None):
+        return ConflictError
+    if code == 404 and isinstance(details, Mapping) and details.get("name"):
+        return ObjectNotFoundStatusError
+    if code == 422 or reason == "Invalid":
+        return InvalidObjectError
+    return APIStatusError
 
 
 def status_error(transport: object, path: str, status: object, body: bytes | Mapping[str, Any] = b"",
@@ -73,23 +103,22 @@ def status_error(transport: object, path: str, status: object, body: bytes | Map
 
     Returns:
         An :class:`APIStatusError` whose ``reason`` is ``Status.message`` or the first line of a text body,
-        scrubbed of credentials, then cut to :data:`REASON_LIMIT` characters; its ``server_status`` the Status
-        object (every string scrubbed) when the body was one. Its type follows the Status (see
-        :func:`~restmapper.errors.status_error_class`): :class:`~restmapper.errors.ConflictError`,
-        :class:`~restmapper.errors.AlreadyExistsError`, :class:`~restmapper.errors.ObjectNotFoundStatusError`,
-        :class:`~restmapper.errors.InvalidObjectError`, :class:`~restmapper.errors.ForbiddenError`, or
+        scrubbed of credentials, then cut to :data:`REASON_LIMIT` characters, and whose ``server_status`` is the
+        Status object (every string scrubbed and cut to :data:`STATUS_TEXT_LIMIT`) when the body was one. Its type
+        follows the answer: :class:`ForbiddenError` (403), :class:`AlreadyExistsError`, :class:`ConflictError`,
+        :class:`ObjectNotFoundStatusError` (a 404 naming an object), :class:`InvalidObjectError` (422), else
         :class:`APIStatusError` itself.
     """
     code = status if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599 else 500
-    doc = _decoded(body)
+    doc = _document(body)
     server_status = None
     with scrubbing(lambda text: scrub_with(transport, text)):
         reason = excerpt(_reason(doc), REASON_LIMIT)
         if isinstance(doc, Mapping) and doc.get("kind") == "Status":
-            with contextlib.suppress(RecursionError):  # a hostile nesting depth: keep the error, not the Status
-                server_status = _scrubbed(doc, lambda text: scrub_with(transport, text))
+            server_status = _scrubbed(doc)
     retry_after = None
     if headers is not None:
         retry_after = parse_retry_after(header(headers, "Retry-After"), date=header(headers, "Date"))
-    cls = status_error_class(code, server_status)
-    return cls(path, code, reason, retry_after=retry_after, server_status=server_status)
+    if code == 403:
+        return ForbiddenError(path, reason, retry_after=retry_after, server_status=server_status)
+    return _error_class(code, server_status)(path, code, reason, retry_after=retry_after, server_status=server_status)
