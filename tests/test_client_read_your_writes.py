@@ -226,3 +226,33 @@ def test_held_watch_events_are_never_claimed_by_a_bookmark(served: ServedCluster
     finally:
         stream.close()
         cluster.delay_watch_events(0)
+
+
+def test_one_client_shared_by_worker_threads_reads_every_write_back(served: ServedCluster) -> None:
+    workers, writes = 4, 15
+    with object_cache(served) as cache:
+        assert cache.wait_for_sync(CONFIGMAPS, 10)
+        client = Client(cache, timeout=10)
+        served.cluster.delay_watch_events(0.01)  # every event lags a little: a read without the wait would be stale
+        stale: list[str] = []
+        errors: list[BaseException] = []
+        start = threading.Barrier(workers)
+
+        def work(worker: int) -> None:
+            try:
+                start.wait(10)
+                obj = client.create(cm(f"w{worker}", n="0"))
+                for n in range(1, writes):
+                    obj = client.update(_changed(obj, n=str(n)))
+                    if _rv(cache.get(CONFIGMAPS, f"w{worker}", "default")) != _rv(obj):
+                        stale.append(f"w{worker}@{n}")
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(workers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        served.cluster.delay_watch_events(0)
+        assert not errors and not stale, (errors, stale)

@@ -220,8 +220,10 @@ class Client:
         """Replace the object's ``status`` (``PUT`` to its ``/status`` subresource); as :meth:`update`.
 
         Raises:
-            ObjectNotFoundError: no such object, or the kind has no status subresource (a 404 on a subresource
-                is never read as the type's). As :meth:`update` otherwise.
+            ObjectNotFoundError: no such object (or a CRD without the status subresource, which apiextensions
+                answers so).
+            APIStatusError: 404 for a built-in kind without a status subresource (a 404 on a subresource path is
+                never read as the type's: nothing is evicted or resent). As :meth:`update` otherwise.
         """
         return self._write(self._object_write("update_status", "PUT", obj, None, subresource="status"))
 
