@@ -56,7 +56,8 @@ class Op:
 
     @property
     def deletes(self) -> bool:
-        return self.name.startswith("delete")
+        """The object is gone afterwards (a delete the finalizers do not hold)."""
+        return self.name.startswith("delete") and "finalizer" not in self.name
 
 
 OPS = [
@@ -73,6 +74,7 @@ OPS = [
     Op("delete-with-preconditions", CONFIGMAPS, "a",
        lambda c, seed: c.delete(CONFIGMAPS, "a", "default", uid=seed["metadata"]["uid"],
                                 resource_version=_rv(seed))),
+    Op("delete-held-by-a-finalizer", CONFIGMAPS, "a", lambda c, seed: c.delete(CONFIGMAPS, "a", "default")),
 ]
 
 
@@ -85,7 +87,10 @@ def served() -> Iterator[ServedCluster]:
 def _seed(cluster: FakeCluster, op: Op) -> dict[str, Any]:
     """Store what ``op`` writes to, straight in the cluster (no client involved)."""
     if op.kind == CONFIGMAPS:
-        return cluster.apply_object(cm("a", k="1"))
+        obj = cm("a", k="1")
+        if "finalizer" in op.name:
+            obj["metadata"]["finalizers"] = ["example.com/keep"]
+        return cluster.apply_object(obj)
     return cluster.apply_object(DEPLOY)
 
 
@@ -110,8 +115,10 @@ def _fresh(cache: ObjectCache, op: Op, seed: dict[str, Any], result: dict[str, A
     if op.deletes:
         with pytest.raises(ObjectNotFoundError):
             cache.get(op.kind, op.target, "default")
-    else:
-        assert _rv(cache.get(op.kind, op.target, "default")) == _rv(result) != _rv(seed)
+    else:  # a write, or a delete held by a finalizer: read back (marked for deletion) at the returned version
+        held = cache.get(op.kind, op.target, "default")
+        assert _rv(held) == _rv(result) != _rv(seed)
+        assert ("deletionTimestamp" in held["metadata"]) == ("finalizer" in op.name)
 
 
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
@@ -256,3 +263,16 @@ def test_one_client_shared_by_worker_threads_reads_every_write_back(served: Serv
             t.join(60)
         served.cluster.delay_watch_events(0)
         assert not errors and not stale, (errors, stale)
+
+
+def test_deleting_a_namespace_that_still_holds_objects_reads_it_back_terminating(served: ServedCluster) -> None:
+    cluster = served.cluster
+    cluster.apply_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})
+    kept = cm("kept", namespace="team-a")
+    kept["metadata"]["finalizers"] = ["example.com/keep"]
+    cluster.apply_object(kept)
+    with object_cache(served) as cache:
+        assert cache.wait_for_sync("namespaces", 10)
+        answer = Client(cache, timeout=5).delete("namespaces", "team-a")
+        held = cache.get("namespaces", "team-a")
+        assert _rv(held) == _rv(answer) and held["status"]["phase"] == "Terminating"

@@ -151,8 +151,8 @@ class Client:
 
     def _perform(self, write: Write, uid: str | None = None) -> tuple[dict[str, Any], Observation | None]:
         """Send ``write``; return the answer and what the cache must observe (None: nothing to wait for)."""
-        answer, mapping = send(self._transport, self.cache.mapper, write)
-        obs = observation(write, mapping, answer, uid)
+        answer, mapping, status = send(self._transport, self.cache.mapper, write)
+        obs = observation(write, mapping, answer, status, uid)
         if obs is None or obs.group_kind not in self.cache.informers:
             return answer, None  # no informer yet: its first list comes after this write
         return answer, obs

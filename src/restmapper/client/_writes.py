@@ -224,8 +224,10 @@ def _reresolve(mapper: LazyRESTMapper, old: RESTMapping) -> RESTMapping:
     return mapper.rest_mapping(gk)
 
 
-def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write) -> tuple[dict[str, Any], RESTMapping]:
-    """Send ``write`` and return the server's answer (a JSON object) and the mapping it was sent under.
+def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write
+         ) -> tuple[dict[str, Any], RESTMapping, int]:
+    """Send ``write`` and return the server's answer (a JSON object), the mapping it was sent under and the HTTP
+    status (2xx).
 
     After a 404 for the resource type the group is reported to the mapper (rate-limited) and the kind resolved
     again; the request is sent once more only when :meth:`Write.may_resend` holds (a stale mapping), never to
@@ -244,7 +246,7 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write) -> t
         path = write.path(mapping)
         response = transport.request(write.method, path, headers, write.body, params=dict(write.params))
         if 200 <= response.status < 300:
-            return _answer(write.method, path, response.body), mapping
+            return _answer(write.method, path, response.body), mapping, response.status
         error = status_error(transport, path, response.status, response.body, response.headers)
         if attempt == 2 or not _type_not_found(error, write):
             raise error
@@ -272,31 +274,40 @@ def _answer(method: str, path: str, body: bytes) -> dict[str, Any]:
     return doc
 
 
-def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], status_uid: str | None = None
-                ) -> Observation | None:
-    """What the cache must see before ``write`` (answered ``answer`` under ``mapping``) returns; None when the
-    answer carries no object to wait for.
+def _still_there(status: int, meta: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
+    """Whether a delete answered with the object marked for deletion rather than gone: kube-apiserver answers 202
+    Accepted then; finalizers, a grace period or a Terminating namespace say so too (servers that answer 200)."""
+    grace = meta.get("deletionGracePeriodSeconds")
+    phase = answer.get("status", {}).get("phase") if isinstance(answer.get("status"), Mapping) else None
+    return (status == 202 or bool(meta.get("finalizers")) or (isinstance(grace, int) and grace > 0)
+            or ("deletionTimestamp" in meta and phase == "Terminating"))
 
-    A delete waits until the UID is gone, unless the object is still there (finalizers pending or a grace period:
-    the answer is the object marked for deletion), in which case it waits for that version, as any write.
+
+def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], status: int,
+                status_uid: str | None = None) -> Observation | None:
+    """What the cache must see before ``write`` (answered ``status`` and ``answer`` under ``mapping``) returns;
+    None when the answer carries no object to wait for.
+
+    A delete waits until the UID is gone (``status_uid``, the caller's precondition, when the answer names none),
+    unless the object is still there, marked for deletion (see :func:`_still_there`): then, as any write, until the
+    cache holds the returned version (or a newer one, or has seen it go).
     """
     meta = answer.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     gk = mapping.group_version_kind.group_kind
     namespace = write.namespace if mapping.namespaced else None
+    rv = meta.get("resourceVersion")
     if write.method == "DELETE":
         name = write.name or ""
         if answer.get("kind") == "Status":
             details = answer.get("details")
             uid = details.get("uid") if isinstance(details, Mapping) else None
             return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
-        grace = meta.get("deletionGracePeriodSeconds")
-        if meta.get("finalizers") or (isinstance(grace, int) and grace > 0):
-            rv = meta.get("resourceVersion")  # still there, marked for deletion: read back that version
+        if _still_there(status, meta, answer):
             return Observation(gk, name, namespace, rv, None, answer) if isinstance(rv, str) and rv else None
         uid = meta.get("uid")
         return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
-    written_name, rv = meta.get("name"), meta.get("resourceVersion")
+    written_name = meta.get("name")
     if not (isinstance(written_name, str) and written_name and isinstance(rv, str) and rv):
         return None
     return Observation(gk, written_name, namespace, rv, None, answer)
