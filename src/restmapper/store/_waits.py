@@ -1,5 +1,4 @@
-"""Read your writes for an :class:`~restmapper.store.Informer`: :meth:`ReadYourWrites.wait_for` and
-:meth:`ReadYourWrites.wait_for_deleted`."""
+"""Read your writes for an :class:`~restmapper.store.Informer`: :meth:`ReadYourWrites.wait_for`."""
 
 from __future__ import annotations
 
