@@ -7,8 +7,8 @@ Go reads the same; :func:`is_no_match` and :func:`is_ambiguous` see through ``ra
 discovery/transport error: "could not read" is never "not there". No error message ever carries a credential.
 
 The classes are defined in private modules (``_core``, ``_objects``: the object cache's, ``_requests``: the
-healing clients', ``_status``: the server's refusals of object requests) and published here, with
-``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them ``restmapper.errors.X`` and pickles
+healing clients', ``_status``: the server's refusals of object requests, ``_workqueue``: the work queue's) and
+published here, with ``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them ``restmapper.errors.X`` and pickles
 refer to ``restmapper.errors.X``, whichever module holds the code.
 """
 
@@ -58,6 +58,7 @@ from restmapper.errors._status import (
     ObjectNotFoundStatusError,
     WriteNotObservedError,
 )
+from restmapper.errors._workqueue import ShutDown, WorkQueueTimeoutError
 
 __all__ = [
     "APIStatusError",
@@ -87,9 +88,11 @@ __all__ = [
     "ResponseTooLargeError",
     "RestMapperError",
     "ShortNameConflictWarning",
+    "ShutDown",
     "StaleGroupVersionError",
     "TransportError",
     "WaitTimeoutError",
+    "WorkQueueTimeoutError",
     "WriteNotObservedError",
     "is_ambiguous",
     "is_no_match",
