@@ -8,8 +8,8 @@ discovery/transport error: "could not read" is never "not there". No error messa
 
 The classes are defined in private modules (``_core``, ``_objects``: the object cache's, ``_requests``: the
 healing clients', ``_status``: the server's refusals of object requests, ``_workqueue``: the work queue's) and
-published here, with ``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them ``restmapper.errors.X`` and pickles
-refer to ``restmapper.errors.X``, whichever module holds the code.
+published here, with ``__module__ == "restmapper.errors"``: tracebacks and ``repr`` name them
+``restmapper.errors.X`` and pickles refer to ``restmapper.errors.X``, whichever module holds the code.
 """
 
 from __future__ import annotations
