@@ -1,6 +1,6 @@
 """Optional Prometheus metrics (``pip install 'kube-restmapper[prometheus]'``); nothing is registered unless asked.
 
-Two pieces, both built on ``prometheus_client``:
+Three pieces, all built on ``prometheus_client``:
 
 - :class:`RequestMetrics` counts and times every request a transport sends, under client-go's metric names (what
   controller-runtime exposes, so existing dashboards work): ``rest_client_requests_total`` (labels ``code``,
@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,17 +33,21 @@ from restmapper._optional import missing
 from restmapper.transport import Response, StreamResponse, Transport, scrub_with
 
 try:
-    from prometheus_client import CollectorRegistry, Counter, Histogram
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
     from prometheus_client.registry import Collector
 except ModuleNotFoundError as exc:  # an optional extra
     raise missing("restmapper.metrics", "prometheus_client", "prometheus", exc) from exc
 
-__all__ = ["RequestMetrics", "StatsCollector", "path_template"]
+__all__ = ["RequestMetrics", "StatsCollector", "WorkqueueMetrics", "path_template"]
 
 # client-go's default request latency buckets (seconds): k8s.io/client-go/tools/metrics, as registered by
 # controller-runtime's pkg/metrics/client_go_adapter.
 _BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+
+# client-go's work-queue duration buckets as controller-runtime and component-base register them: 10 ns to 1000 s,
+# each ten times the one before (ExponentialBuckets(10e-9, 10, 12)).
+_QUEUE_BUCKETS = tuple(1e-8 * 10.0 ** k for k in range(12))
 
 _TEMPLATES = (
     (re.compile(r"^/api/[^/]+/namespaces/[^/]+/[^/]+(/.*)?$"),
@@ -222,3 +227,100 @@ class StatsCollector(Collector):
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
+
+
+class WorkqueueMetrics:
+    """Work-queue metrics under client-go's names (what controller-runtime exposes), labelled ``name``; pass it as
+    the ``metrics=`` of named queues (an unnamed queue reports nothing, as client-go).
+
+    ``workqueue_depth`` (items needing processing, gauge), ``workqueue_adds_total`` (counter),
+    ``workqueue_queue_duration_seconds`` (from an item needing processing to a worker getting it, histogram),
+    ``workqueue_work_duration_seconds`` (from get to done, histogram), ``workqueue_retries_total`` (delayed and
+    rate-limited adds, counter), ``workqueue_unfinished_work_seconds`` (seconds of work in progress, summed over the
+    items being processed: large values mean stuck workers) and ``workqueue_longest_running_processor_seconds``
+    (the longest of them). The last two are read when scraped, where client-go refreshes them every 500 ms.
+
+    Args:
+        registry: where to register the seven metrics; None registers them nowhere (call :meth:`register` later).
+        namespace: an optional metric-name prefix; default none, as client-go.
+
+    Example::
+
+        metrics = WorkqueueMetrics(registry=REGISTRY)
+        queue = RateLimitingQueue("widgets", metrics=metrics)
+    """
+
+    def __init__(self, registry: CollectorRegistry | None = None, *, namespace: str = "") -> None:
+        def histogram(name: str, doc: str) -> Histogram:
+            return Histogram(name, doc, ["name"], namespace=namespace, buckets=_QUEUE_BUCKETS, registry=None)
+
+        self.depth = Gauge("workqueue_depth", "Current depth of workqueue", ["name"], namespace=namespace,
+                           registry=None)
+        self.adds = Counter("workqueue_adds_total", "Total number of adds handled by workqueue", ["name"],
+                            namespace=namespace, registry=None)
+        self.queue_duration = histogram("workqueue_queue_duration_seconds",
+                                        "How long in seconds an item stays in workqueue before being requested")
+        self.work_duration = histogram("workqueue_work_duration_seconds",
+                                       "How long in seconds processing an item from workqueue takes")
+        self.unfinished_work = Gauge(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. "
+            "Large values indicate stuck threads.", ["name"], namespace=namespace, registry=None)
+        self.longest_running = Gauge(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.", ["name"],
+            namespace=namespace, registry=None)
+        self.retries = Counter("workqueue_retries_total", "Total number of retries handled by workqueue", ["name"],
+                               namespace=namespace, registry=None)
+        if registry is not None:
+            self.register(registry)
+
+    def register(self, registry: CollectorRegistry) -> None:
+        """Register the seven metrics on ``registry``.
+
+        Raises:
+            ValueError: they (or metrics of the same names) are already registered there.
+        """
+        for metric in (self.depth, self.adds, self.queue_duration, self.work_duration, self.unfinished_work,
+                       self.longest_running, self.retries):
+            registry.register(metric)
+
+    def queue_metrics(self, name: str, in_flight: Callable[[], tuple[float, float]]) -> _QueueMetrics:
+        """Return the sink of queue ``name`` (called by the queue). ``in_flight`` is held weakly when it is a bound
+        method, so a discarded queue reports 0 rather than being kept alive by its gauges."""
+        read: Callable[[], Callable[[], tuple[float, float]] | None]
+        read = weakref.WeakMethod(in_flight) if hasattr(in_flight, "__self__") else (
+            lambda: in_flight)
+
+        def in_flight_now() -> tuple[float, float]:
+            current = read()
+            return current() if current is not None else (0.0, 0.0)
+
+        self.unfinished_work.labels(name=name).set_function(lambda: in_flight_now()[0])
+        self.longest_running.labels(name=name).set_function(lambda: in_flight_now()[1])
+        return _QueueMetrics(self, name)
+
+
+class _QueueMetrics:
+    """One queue's children of :class:`WorkqueueMetrics` (labels resolved once)."""
+
+    def __init__(self, metrics: WorkqueueMetrics, name: str) -> None:
+        self._depth = metrics.depth.labels(name=name)
+        self._adds = metrics.adds.labels(name=name)
+        self._queue_duration = metrics.queue_duration.labels(name=name)
+        self._work_duration = metrics.work_duration.labels(name=name)
+        self._retries = metrics.retries.labels(name=name)
+
+    def added(self) -> None:
+        self._adds.inc()
+        self._depth.inc()
+
+    def got(self, queued_seconds: float) -> None:
+        self._depth.dec()
+        self._queue_duration.observe(queued_seconds)
+
+    def done(self, work_seconds: float) -> None:
+        self._work_duration.observe(work_seconds)
+
+    def retried(self) -> None:
+        self._retries.inc()
