@@ -48,11 +48,13 @@ EXTRA_SECTIONS: dict[str, str] = {
     "dynamic": "bench.dynamic_bench",
     "store": "bench.store_bench",
     "client": "bench.client_bench",
+    "workqueue": "bench.workqueue_bench",
 }
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""
 
-EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)", "client": "issue 28 (read-your-writes client)"}
+EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)", "client": "issue 28 (read-your-writes client)",
+                                "workqueue": "issue 28 (work queue)"}
 """The issue a missed target of an optional section is reported against, when its rows name none."""
 
 SECTIONS = ("full", "warm", "questions", "refresh", "cold", "memory", "storm", "cli", "import", *EXTRA_SECTIONS)
