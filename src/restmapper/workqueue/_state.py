@@ -193,7 +193,10 @@ class QueueState(Generic[T]):
         self._due.clear()
 
     def in_flight(self) -> tuple[float, float]:
-        """Return (seconds of work in progress summed over the items being processed, the longest of them)."""
+        """Return (seconds of work in progress summed over the items being processed, the longest of them).
+
+        Called by a metrics scrape on another thread, without the queue's lock: copying the dict's values with
+        ``list()`` is one step under the GIL, so it never sees the dict change size."""
         now = self.clock()
         ages = [now - started for started in list(self._started_at.values())]
         return (sum(ages), max(ages)) if ages else (0.0, 0.0)
