@@ -225,3 +225,18 @@ def test_len_counts_queued_items_only(form: Form) -> None:
 def test_a_name_that_is_not_a_string_is_a_type_error(form: Form) -> None:
     with pytest.raises(TypeError):
         type(form.queue)(42)
+
+
+@pytest.mark.parametrize(("timeout", "error"), [(math.nan, InvalidArgumentError), (math.inf, InvalidArgumentError),
+                                                ("1", TypeError)])
+def test_get_rejects_a_timeout_that_is_not_a_finite_number(form: Form, timeout: object,
+                                                            error: type[Exception]) -> None:
+    form.add("a")
+    with pytest.raises(error, match="get timeout"):
+        form.get(timeout)  # type: ignore[arg-type]
+    assert form.len() == 1  # nothing was taken
+
+
+def test_a_negative_get_timeout_counts_as_zero(form: Form) -> None:
+    with pytest.raises(WorkQueueTimeoutError):
+        form.get(timeout=-1)

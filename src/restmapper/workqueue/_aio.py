@@ -126,6 +126,7 @@ class AsyncRateLimitingQueue(Generic[T]):
         Raises:
             ShutDown: the queue is shut down and nothing is queued: the worker should return.
             WorkQueueTimeoutError: no item was ready within ``timeout`` (also ``queue.Empty`` and ``TimeoutError``).
+            TypeError, InvalidArgumentError: ``timeout`` is not a number, or is NaN or infinite.
         """
         timeout = timeout_seconds(timeout)
         loop = asyncio.get_running_loop()

@@ -22,8 +22,13 @@ advanced clock on its own (any call to the queue notices it at once)."""
 
 
 def timeout_seconds(timeout: float | None) -> float | None:
-    """``timeout`` checked: None, or a number >= 0 (a negative one counts as 0, as ``threading.Event.wait``)."""
-    return None if timeout is None else max(0.0, delay_seconds(timeout))
+    """``timeout`` checked: None, or a finite number (a negative one counts as 0, as ``threading.Event.wait``).
+
+    Raises:
+        TypeError: not a number.
+        InvalidArgumentError: NaN or infinite (wait for ever with None).
+    """
+    return None if timeout is None else max(0.0, delay_seconds(timeout, "a get timeout"))
 
 
 class RateLimitingQueue(Generic[T]):
@@ -135,6 +140,7 @@ class RateLimitingQueue(Generic[T]):
             ShutDown: the queue is shut down and nothing is queued: the worker should return.
             WorkQueueTimeoutError: no item was ready within ``timeout`` (also a ``queue.Empty`` and a
                 ``TimeoutError``); raised rather than returning a sentinel, which could be mistaken for an item.
+            TypeError, InvalidArgumentError: ``timeout`` is not a number, or is NaN or infinite.
         """
         timeout = timeout_seconds(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -64,13 +64,13 @@ class MetricsProvider(Protocol):
         ...
 
 
-def delay_seconds(seconds: float) -> float:
+def delay_seconds(seconds: float, what: str = "a delay") -> float:
     """``seconds`` as a float, else a clear error: :class:`TypeError` for a non-number,
     :class:`InvalidArgumentError` for NaN or infinity (an item that would never, or always, be due)."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"a delay must be a number of seconds, got {type(seconds).__name__}")
+        raise TypeError(f"{what} must be a number of seconds, got {type(seconds).__name__}")
     if not math.isfinite(seconds):
-        raise InvalidArgumentError(f"a delay must be a finite number of seconds, got {seconds!r}")
+        raise InvalidArgumentError(f"{what} must be a finite number of seconds, got {seconds!r}")
     return float(seconds)
 
 
