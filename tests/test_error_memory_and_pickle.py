@@ -42,8 +42,10 @@ from restmapper.errors import (
     RequestTimeoutError,
     ResponseTooLargeError,
     RestMapperError,
+    ShutDown,
     TransportError,
     WaitTimeoutError,
+    WorkQueueTimeoutError,
     WriteNotObservedError,
 )
 from restmapper.model import (
@@ -216,6 +218,8 @@ SAMPLES: dict[type[BaseException], BaseException] = {
                             GroupVersionKind("example.com", "v1alpha1", "Widget"), Scope.NAMESPACED),
         RESTMapping(GroupVersionResource("example.com", "v1", "widgets"),
                     GroupVersionKind("example.com", "v1", "Widget"), Scope.CLUSTER)),
+    ShutDown: ShutDown("widgets"),
+    WorkQueueTimeoutError: WorkQueueTimeoutError("widgets", 0.5),
 }
 
 
