@@ -14,7 +14,8 @@ reads follows the API concepts' "Semantics for get and list" and "Retrieving lar
 - ``limit``: at most that many items, in key order (``namespace/name``), with ``metadata.continue`` and
   ``remainingItemCount`` (only without selectors, as etcd3's store); every page reads the first page's snapshot;
   a continue token whose resourceVersion was compacted gets ``410 Expired`` with a fresh token in
-  ``metadata.continue`` that continues at the latest state (an inconsistent continuation);
+  ``metadata.continue`` that continues at the latest state (an inconsistent continuation); so does every token
+  while ``FakeCluster.expire_continue_tokens()`` is on (compaction faster than a client reads its pages);
 - ``continue`` together with a ``resourceVersion`` other than "0" is ``400``.
 """
 
@@ -31,7 +32,7 @@ from restmapper.testing import _documents as docs
 from restmapper.testing._router import Reply
 
 __all__ = ["ListOptionsError", "ListSource", "WatchOptions", "encode_continue", "list_page", "too_large",
-           "watch_options"]
+           "too_large_status", "watch_options"]
 
 _TOKEN_VERSION = "meta.k8s.io/v1"
 _LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
@@ -76,11 +77,17 @@ def _bad_request(message: str) -> ListOptionsError:
     return _status(400, "BadRequest", message)
 
 
-def too_large(requested: int, current: int) -> ListOptionsError:
-    """504 Timeout "Too large resource version" (``storage.NewTooLargeResourceVersionError``)."""
-    return _status(504, "Timeout", f"Too large resource version: {requested}, current: {current}", {
+def too_large_status(requested: int, current: int) -> dict[str, Any]:
+    """The Status of 504 Timeout "Too large resource version" (``storage.NewTooLargeResourceVersionError``): the
+    body of a list's answer, the object of a watch's ``ERROR`` event (the watch cache's error watcher)."""
+    return docs.status_doc(504, "Timeout", f"Too large resource version: {requested}, current: {current}", {
         "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
         "retryAfterSeconds": _RV_TOO_LARGE_RETRY_SECONDS})
+
+
+def too_large(requested: int, current: int) -> ListOptionsError:
+    """504 Timeout "Too large resource version" as a list's answer."""
+    return ListOptionsError(docs.json_reply(504, too_large_status(requested, current)))
 
 
 def _parse_rv(text: str) -> int:
@@ -130,6 +137,7 @@ class ListSource:
     snapshot: Callable[[int], dict[str, dict[str, Any]] | None]
     current: int
     oldest: int
+    expire_continue_tokens: bool = False  # every continue token answers 410 (compaction outpaces the pages)
 
 
 def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]], bool],
@@ -171,7 +179,7 @@ def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]]
             raise _bad_request("specifying resource version is not allowed when using continue")
         token_rv, start = _decode_continue(token)
         if token_rv > 0:
-            if token_rv < source.oldest:
+            if token_rv < source.oldest or source.expire_continue_tokens:
                 raise _status(410, "Expired", _CONTINUE_TOO_OLD,
                               list_meta={"continue": encode_continue(-1, start.rstrip("\x00"))})
             at = min(token_rv, source.current)

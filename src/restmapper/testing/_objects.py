@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersion
-from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, object_key
+from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, EtcdSnapshot, object_key
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -40,6 +40,10 @@ class ObjectsMixin:
         def add_crd(self, manifest: Mapping[str, Any] | str) -> str: ...
 
         def delete_crd(self, name: str) -> None: ...
+
+        def _changed(self) -> None: ...
+
+        def _sync_apiservices(self) -> None: ...
 
     # --- objects --------------------------------------------------------------------------------------------
 
@@ -234,3 +238,51 @@ class ObjectsMixin:
                 self._store.wipe(keep=[CRD_KEY, APISERVICE_KEY])
                 self._create_system_namespaces()
             self._store.compact()
+
+    # --- etcd snapshots and server misbehaviour ------------------------------------------------------------------
+
+    def snapshot(self) -> EtcdSnapshot:
+        """Save every object and the current resourceVersion, as ``etcdctl snapshot save`` (see :meth:`restore`)."""
+        with self._lock:
+            self._sync_apiservices()  # the APIService objects are in etcd too
+            return self._store.snapshot_all()
+
+    def restore(self, snapshot: EtcdSnapshot, *, bump_revision: int = 0, mark_compacted: bool = False) -> None:
+        """Restore etcd from ``snapshot`` and restart the API server on it (``etcdutl snapshot restore``).
+
+        Every object is as it was at the snapshot (CRDs included, so what is served changes too), with the
+        snapshot's resourceVersions; no watch event tells anyone (clients learn it from their relist). Every open
+        watch ends. Without ``bump_revision`` resourceVersions go back: a watch from a resourceVersion the client
+        saw after the snapshot gets "Too large resource version" (504, an ``ERROR`` event; kubernetes#107457), and
+        new writes reuse resourceVersions clients already saw. The documented safe restore (etcd#16028) is
+        ``bump_revision`` (larger than the writes since the snapshot) with ``mark_compacted=True``: every watch
+        from a resourceVersion clients hold gets 410 Gone, so they relist.
+
+        Args:
+            snapshot: what :meth:`snapshot` returned.
+            bump_revision: added to the snapshot's resourceVersion (``--bump-revision``).
+            mark_compacted: count every resourceVersion up to the new one as compacted (``--mark-compacted``).
+
+        Raises:
+            InvalidArgumentError: a negative ``bump_revision``, or not a snapshot.
+        """
+        if not isinstance(snapshot, EtcdSnapshot):
+            raise InvalidArgumentError(f"restore takes what snapshot() returned, got {type(snapshot).__name__}")
+        if isinstance(bump_revision, bool) or not isinstance(bump_revision, int) or bump_revision < 0:
+            raise InvalidArgumentError(f"bump_revision must be a non-negative integer, got {bump_revision!r}")
+        with self._lock:
+            self._store.restore(snapshot, bump_revision, mark_compacted)
+            self._changed()
+
+    def expire_continue_tokens(self, on: bool = True) -> None:
+        """While on, every list continue token answers ``410 Expired`` (with a fresh inconsistent token), as when
+        etcd compacts faster than a client reads its pages; client-go's pager then lists in one request."""
+        with self._lock:
+            self._store.expire_continue_tokens = on
+
+    def end_watches_at_once(self, resource: str | None = None, on: bool = True) -> None:
+        """While on, watches of ``resource`` (``configmaps``, ``deployments.apps``; None: every resource) are
+        answered ``200`` and end at once without any event, as a proxy closing stale watches (fabric8#7896)."""
+        with self._lock:
+            key = resource or "*"
+            (self._store.watches_end_at_once.add if on else self._store.watches_end_at_once.discard)(key)

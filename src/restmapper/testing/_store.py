@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["APISERVICE_KEY", "CRD_KEY", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
+__all__ = ["APISERVICE_KEY", "CRD_KEY", "EtcdSnapshot", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
 
 CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
 APISERVICE_KEY = "apiservices.apiregistration.k8s.io"
@@ -54,6 +54,15 @@ class WatchEvent:
         return object_key(self.namespace, self.object["metadata"]["name"])
 
 
+@dataclass(frozen=True)
+class EtcdSnapshot:
+    """The objects of every resource at one resourceVersion, as ``etcdctl snapshot save`` keeps them (see
+    :meth:`FakeCluster.snapshot`). Opaque to tests except for :attr:`resource_version`."""
+
+    resource_version: int
+    buckets: dict[str, dict[str, dict[str, Any]]]
+
+
 class ObjectStore:
     """Objects per storage key (``deployments.apps``), the resourceVersion counter and the watch history.
 
@@ -73,6 +82,8 @@ class ObjectStore:
         self.open_watches = 0
         self.hooks: list[Callable[[], None]] = []  # run by streams before reading events (lazy APIService sync)
         self.watch_delay = 0.0  # seconds each event is held back from watch streams (a lagging watch cache)
+        self.expire_continue_tokens = False  # every continue token answers 410 Expired (compaction outpaces pages)
+        self.watches_end_at_once: set[str] = set()  # storage keys ("*": all) whose watches end before any event
 
     def bucket(self, key: str) -> dict[str, dict[str, Any]]:
         """Return the (mutable) objects of ``key``, keyed by :func:`object_key`."""
@@ -193,6 +204,30 @@ class ObjectStore:
         """End every open watch stream (streams notice at their next wake-up, which this triggers)."""
         self.epoch += 1
         self.cond.notify_all()
+
+    def snapshot_all(self) -> EtcdSnapshot:
+        """A deep copy of every object and the current resourceVersion (``etcdctl snapshot save``)."""
+        return EtcdSnapshot(self.resource_version, copy.deepcopy(self.buckets))
+
+    def restore(self, snapshot: EtcdSnapshot, bump_revision: int, mark_compacted: bool) -> None:
+        """Hold exactly the snapshot's objects again (``etcdutl snapshot restore``), without events.
+
+        The resourceVersion goes back to the snapshot's plus ``bump_revision``; the history is gone, so a watch
+        from before it gets 410; with ``mark_compacted`` every resourceVersion up to the new one counts as
+        compacted (every watch from a resourceVersion the clients hold gets 410). Buckets are refilled in place
+        (the cluster keeps a reference to the CRD bucket).
+        """
+        for key in list(self.buckets):
+            if key not in snapshot.buckets:
+                self.buckets[key].clear()
+        for key, objects in snapshot.buckets.items():
+            bucket = self.bucket(key)
+            bucket.clear()
+            bucket.update(copy.deepcopy(objects))
+        self.resource_version = snapshot.resource_version + bump_revision
+        self._history.clear()
+        self._floor = self.resource_version if mark_compacted else snapshot.resource_version
+        self.drop_watches()  # kube-apiserver is restarted on the restored etcd
 
     def wipe(self, keep: Iterable[str]) -> None:
         """Drop every object whose storage key is not in ``keep``, without events (a fresh etcd)."""

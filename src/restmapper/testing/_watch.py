@@ -7,8 +7,9 @@ Which events a stream starts with follows the API concepts' "Semantics for watch
 - no ``resourceVersion`` or ``"0"`` ("get state and start at most recent" / "start at any"): an ``ADDED`` event
   for every current object, then changes;
 - ``resourceVersion=X`` ("start at exact"): every stored event after X, or a single ``ERROR`` event carrying a
-  ``410 Expired`` Status ("too old resource version: X (oldest)") when history after X was compacted, and the
-  stream ends (as the watch cache's error watcher);
+  ``410 Expired`` Status ("too old resource version: X (oldest)") when history after X was compacted, or a
+  ``504 Timeout`` Status "Too large resource version" (cause ``ResourceVersionTooLarge``) when X is newer than
+  the cluster's resourceVersion (after an etcd restore), and the stream ends (as the watch cache's error watcher);
 - ``sendInitialEvents=true`` (with ``resourceVersionMatch=NotOlderThan``): ``ADDED`` for the current state (not
   older than X), then, when bookmarks are allowed, a ``BOOKMARK`` annotated ``k8s.io/initial-events-end: "true"``
   at the state's resourceVersion; ``sendInitialEvents=false``: changes after X (or from now when X is unset/"0");
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from restmapper.testing import _documents as docs
+from restmapper.testing._list import too_large_status
 from restmapper.testing._store import WatchEvent
 from restmapper.testing.objects.selectors import compile_selectors
 
@@ -130,6 +132,9 @@ class WatchStream:
             if s.send_initial_events and s.bookmarks:
                 chunks.append(self._bookmark(initial_end=True))
             return chunks, store.resource_version, False
+        if s.since > store.resource_version:
+            # A resourceVersion from the future (etcd restored from a snapshot): the watch cache's error watcher.
+            return [self._encode("ERROR", too_large_status(s.since, store.resource_version))], s.since, True
         events, last = self._pending(s.since)
         if events is None:
             return [self._expired(s.since)], s.since, True
@@ -144,6 +149,8 @@ class WatchStream:
         store, spec = self._store, self._spec
         with store.cond:
             epoch, key_epoch, bookmarks_seen = store.epoch, store.key_epochs.get(spec.key, 0), store.bookmark_requests
+            if self._ends_at_once():
+                return
             store.open_watches += 1
             store.cond.notify_all()
         try:
@@ -189,10 +196,17 @@ class WatchStream:
                 store.open_watches -= 1
                 store.cond.notify_all()
 
+    def _ends_at_once(self) -> bool:
+        """True when this resource's watches end before any event (``FakeCluster.end_watches_at_once``; lock held)."""
+        ends = self._store.watches_end_at_once
+        return bool(ends) and ("*" in ends or self._spec.key in ends)
+
     def collect(self) -> bytes:
         """Return the events available now (see the module docstring for the mock front end's semantics)."""
         store = self._store
         with store.cond:
+            if self._ends_at_once():
+                return b""
             chunks, last, ended = self._start()
             if not chunks and not ended and self._mock_wait != 0:
                 epoch = store.epoch

@@ -31,6 +31,7 @@ from restmapper.testing._router import Request, Router, StreamBody
 from restmapper.testing._served import ServedGroup
 from restmapper.testing._served import StaticVersion as _StaticVersion
 from restmapper.testing._store import CRD_KEY, ObjectStore
+from restmapper.testing._trickle import Trickle
 from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
     ResourceSpec,
@@ -86,6 +87,7 @@ class Fault:
     latency: float = 0.0
     reset: bool = False
     times: int | None = None
+    trickle: float = 0.0
     hits: int = 0
     _owner: FakeCluster | None = field(default=None, repr=False)
 
@@ -430,7 +432,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
 
     def inject(self, path: str, *, status: int | None = None, body: bytes | str | None = None,
                content_type: str | None = None, headers: Mapping[str, str] | None = None, latency: float = 0.0,
-               reset: bool = False, times: int | None = None) -> Fault:
+               reset: bool = False, times: int | None = None, trickle: float = 0.0) -> Fault:
         """Inject a fault on ``path`` (exact, or a prefix ending in ``*``); the first matching fault applies.
 
         Args:
@@ -442,6 +444,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             latency: seconds to wait (through the injected ``sleep``) before answering.
             reset: close the connection without an answer (``requests.ConnectionError`` for clients).
             times: how many requests it applies to; None until removed.
+            trickle: send the body (the real answer's, a watch's events too) 8 bytes every this many seconds, in
+                real time (the loopback server; the ``responses`` mock answers at once).
 
         Returns:
             The :class:`Fault`; call ``remove()`` to take it out.
@@ -449,10 +453,11 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
         Raises:
             InvalidArgumentError: for a negative latency or ``times``.
         """
-        if latency < 0 or (times is not None and times < 0):
-            raise InvalidArgumentError("latency and times must not be negative")
+        if latency < 0 or trickle < 0 or (times is not None and times < 0):
+            raise InvalidArgumentError("latency, trickle and times must not be negative")
         data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
-        fault = Fault(path, status, data, content_type, dict(headers or {}), latency, reset, times, _owner=self)
+        fault = Fault(path, status, data, content_type, dict(headers or {}), latency, reset, times, trickle,
+                      _owner=self)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -557,10 +562,11 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
                 reply_headers = dict(fault.headers)
                 if fault.content_type is not None or fault.body:
                     reply_headers.setdefault("Content-Type", fault.content_type or docs.TEXT)
-                return fault.status, reply_headers, fault.body
+                return fault.status, reply_headers, Trickle(fault.body, fault.trickle) if fault.trickle else fault.body
         with self._lock:
             self._sync_apiservices()
-        return self._router.dispatch(request)
+        status, reply_headers, data = self._router.dispatch(request)
+        return status, reply_headers, Trickle(data, fault.trickle) if fault is not None and fault.trickle else data
 
     def _record_and_find_fault(self, request: Request) -> Fault | None:
         recorded = RecordedRequest(
