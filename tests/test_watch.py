@@ -14,7 +14,7 @@ from watch_helpers import WIDGET, Recorder, make_mapper, running, until, widget
 from restmapper.errors import NoKindMatchError, RestMapperError
 from restmapper.model import APIResource, GroupKind, GroupVersionResource
 from restmapper.store import GenerationCache
-from restmapper.testing import FakeCluster, ServedCluster
+from restmapper.testing import FakeCluster, ManualClock, ServedCluster
 from restmapper.watch import WaitTimeoutError, Watcher, wait_for
 
 CRD = "CustomResourceDefinition"
@@ -218,13 +218,17 @@ def test_410_gone_relists_and_answers_fresh(served: ServedCluster) -> None:
 
 
 def test_dropped_connection_reconnects_without_backoff(served: ServedCluster) -> None:
+    """A watch that ran a while and is dropped reconnects at once (one dropped under a second after it opened,
+    without an event, would count as a failure: tests/test_watch_ends_at_once.py)."""
     delays: list[float] = []
     mapper = make_mapper(served.url)
-    watcher = Watcher(mapper, sleep=lambda ev, s: delays.append(s))
+    clock = ManualClock()
+    watcher = Watcher(mapper, sleep=lambda ev, s: delays.append(s), clock=clock)
     rec = Recorder()
     watcher.add_handler(rec)
     with running(watcher, served.cluster):
         connects = watcher.stats.connects
+        clock.advance(5)
         served.cluster.drop_watches()
         until(watcher, lambda: watcher.stats.connects >= connects + 2 and watcher.healthy)
         served.cluster.add_crd(WIDGET)
@@ -233,11 +237,14 @@ def test_dropped_connection_reconnects_without_backoff(served: ServedCluster) ->
     assert delays == []
 
 
-def test_connection_errors_back_off_exponentially_and_reset_after_connect(served: ServedCluster) -> None:
+def test_connection_errors_back_off_exponentially_and_reset_after_a_healthy_period(served: ServedCluster) -> None:
+    """As client-go's backoff manager: the exponent resets after a healthy period (120 s without a failure), never
+    by a mere connect (tests/test_watch_ends_at_once.py shows a connect alone does not)."""
     delays: list[float] = []
     mapper = make_mapper(served.url)
+    clock = ManualClock()
     watcher = Watcher(mapper, sleep=lambda ev, s: delays.append(s), backoff_initial=0.5, backoff_max=30.0,
-                      watch_apiservices=False)
+                      watch_apiservices=False, clock=clock)
     served.cluster.inject(CRD_PATH, reset=True, times=3)
     with running(watcher, served.cluster, 1):
         # 0.5 s doubling, each with up to 10 % jitter (RetryPolicy.backoff)
@@ -245,9 +252,10 @@ def test_connection_errors_back_off_exponentially_and_reset_after_connect(served
                           pytest.approx(2.1, abs=0.101)]
         assert watcher.last_error is not None
         served.cluster.inject(CRD_PATH, reset=True, times=1)
+        clock.advance(120)
         served.cluster.drop_watches()
         until(watcher, lambda: len(delays) == 4 and watcher.healthy)
-        assert delays[3] == pytest.approx(0.525, abs=0.026)  # reset by the successful connect
+        assert delays[3] == pytest.approx(0.525, abs=0.026)  # reset by the healthy period
 
 
 def test_server_restart_recovers_with_fresh_answers(served: ServedCluster) -> None:

@@ -225,12 +225,33 @@ class AsyncObjectCache:
 
     @staticmethod
     async def _consume(informer: Informer, queue: asyncio.Queue[tuple[AsyncHandler, tuple[Any, ...]]]) -> None:
+        # A handler's failure is counted and logged; it never ends this task (only remove_handler, or the loop
+        # closing, cancels it), so later changes still reach every handler of the registration.
         while True:
             fn, args = await queue.get()
             try:
                 result = fn(*args)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
+            except BaseException:  # SystemExit, a CancelledError raised by a plain function: still not ours
                 informer._count("handler_errors")
                 _log.exception("async handler of the %s informer failed", informer.group_kind)
+                continue
+            if inspect.isawaitable(result):
+                try:
+                    await _alone(result)
+                except Exception:
+                    informer._count("handler_errors")
+                    _log.exception("async handler of the %s informer failed", informer.group_kind)
+
+
+async def _alone(awaitable: Any) -> None:
+    """Await ``awaitable`` in a task of its own and raise what it raised; a CancelledError it lets escape is raised
+    as a RuntimeError (it ended that task, not the caller); cancelling the caller cancels it too."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if task.cancelled():
+        raise RuntimeError("the handler let a CancelledError escape")
+    task.result()

@@ -19,6 +19,7 @@ from restmapper.store._kinds import CacheCall, resolve_for
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
 from restmapper.transport.retry import RetryPolicy
+from restmapper.watch.reflector import DEFAULT_IDLE_TIMEOUT
 
 if TYPE_CHECKING:
     from restmapper.watch.watcher import Watcher
@@ -57,6 +58,8 @@ class ObjectCache(ConfigConstructors):
         watcher: Watcher | None = None,
         transport: Transport | None = None,
         watch_timeout: float = 300.0,
+        watch_idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        relist_period: float | None = None,
         page_size: int = 500,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
@@ -82,6 +85,13 @@ class ObjectCache(ConfigConstructors):
                 changes. None: a bounded re-probe with backoff.
             transport: list/watch transport; None uses the mapper's discovery transport.
             watch_timeout: ``timeoutSeconds`` of each watch request, seconds.
+            watch_idle_timeout: seconds a watch may stay silent (no event, no bookmark) before it counts as a dead
+                connection (the state says ``failing`` until a new watch connects); kube-apiserver sends a bookmark
+                about every minute to the watches we open.
+            relist_period: list again (the list is the truth: handlers hear of every difference) when a watch
+                ends this many seconds or more after the last list, seconds; bounds how long an event the server
+                dropped without a 410 (a lost ``DELETED``) stays wrong in the cache. None (the default, as
+                client-go): relist only when the protocol needs it.
             page_size: list page size (``limit``); 0 lists in one request.
             backoff_initial: first wait after a list/watch failure, seconds (doubling, 10 % jitter).
             backoff_max: cap of one wait, seconds.
@@ -91,11 +101,14 @@ class ObjectCache(ConfigConstructors):
             daemon: run informer threads as daemon threads.
 
         Raises:
-            InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``resync``, bad backoff bounds.
+            InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``watch_idle_timeout``/``resync``/
+                ``relist_period``, bad backoff bounds.
             TypeError: ``transform`` is not callable.
         """
-        if sync_timeout <= 0 or watch_timeout <= 0 or (resync is not None and resync <= 0):
-            raise InvalidArgumentError("sync_timeout, watch_timeout and resync must be positive")
+        if sync_timeout <= 0 or watch_timeout <= 0 or watch_idle_timeout <= 0 or (resync is not None and resync <= 0) \
+                or (relist_period is not None and relist_period <= 0):
+            raise InvalidArgumentError("sync_timeout, watch_timeout, watch_idle_timeout, resync and relist_period "
+                                       "must be positive")
         if not (0 <= backoff_initial <= backoff_max) or not (0 < probe_initial <= probe_max):
             raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max and 0 < probe_initial <= probe_max")
         if transform is not None and not callable(transform):
@@ -110,7 +123,8 @@ class ObjectCache(ConfigConstructors):
         self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
         self._options: dict[str, Any] = dict(
             namespace=namespace, transform=transform, resync=resync, sync_timeout=sync_timeout,
-            watch_timeout=watch_timeout, page_size=page_size, sleep=sleep, daemon=daemon,
+            watch_timeout=watch_timeout, idle_timeout=watch_idle_timeout, relist_period=relist_period,
+            page_size=page_size, sleep=sleep, daemon=daemon,
             backoff=RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max),
             probe=RetryPolicy(initial_backoff=probe_initial, max_backoff=probe_max))
         # _lock guards _informers and _running; never held across I/O or while joining threads.

@@ -184,6 +184,6 @@ class Dispatcher:
                 elif handle.on_delete is not None:
                     assert old is not None
                     handle.on_delete(old)
-            except Exception:
+            except BaseException:  # SystemExit too: a handler never ends delivery, to itself or to others
                 self._count("handler_errors")
                 _log.exception("%s handler of the %s informer failed", change_type, self._label)

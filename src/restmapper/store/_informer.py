@@ -38,7 +38,6 @@ __all__ = ["Informer", "InformerStats", "State", "Transform"]
 
 _log = logging.getLogger("restmapper.store")
 
-_EARLY_ENDS_BEFORE_BACKOFF = 3
 _T = TypeVar("_T")
 _READABLE = itertools.count(1)  # the values of Informer._readable while readable (see there)
 
@@ -62,7 +61,8 @@ class Informer(ReadYourWrites):
 
     def __init__(self, group_kind: GroupKind, mapper: LazyRESTMapper, transport: Transport, *,
                  namespace: str | None, transform: Transform | None, resync: float | None, sync_timeout: float,
-                 watch_timeout: float, backoff: RetryPolicy, probe: RetryPolicy, page_size: int,
+                 watch_timeout: float, idle_timeout: float, relist_period: float | None, backoff: RetryPolicy,
+                 probe: RetryPolicy, page_size: int,
                  sleep: Callable[[threading.Event, float], None] | None, daemon: bool,
                  watched: Callable[[], bool]) -> None:
         self.group_kind = group_kind
@@ -93,11 +93,12 @@ class Informer(ReadYourWrites):
         self._counts = dict.fromkeys((f.name for f in fields(InformerStats)), 0)
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._early_ends = 0
         self._not_found_streak = 0
+        self._moved = False  # the next list is in another version's representation than what is held
         self._reflector = Reflector(transport, "", self, self._stop, label=self._label, backoff=backoff,
-                                    sleep=sleep, watch_timeout=watch_timeout, page_size=page_size,
-                                    count=self._count, return_on_early_end=True)
+                                    sleep=sleep, watch_timeout=watch_timeout, idle_timeout=idle_timeout,
+                                    relist_period=relist_period, page_size=page_size, count=self._count,
+                                    return_on_early_end=True)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
                                       resync_snapshot=self._resync_snapshot, daemon=daemon)
         self._thread = threading.Thread(target=self._run, name=f"restmapper-informer-{self._label}", daemon=daemon)
@@ -381,6 +382,7 @@ class Informer(ReadYourWrites):
                 self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
                 with self._cond:
                     self._unreadable()  # first: a lock-free read must not see the new scope as readable
+                    self._moved = self._mapping is not None
                     self._mapping, self._namespaced = mapping, mapping.namespaced
                     if self._mismatch:
                         self._mismatch = 0
@@ -398,7 +400,6 @@ class Informer(ReadYourWrites):
                 self._reflector.reset()
                 relist = True
                 if self._mismatch > 1:
-                    self._reflector.failures = max(self._reflector.failures, self._mismatch - 2)
                     self._reflector.fail(TransportError(f"{self._label} objects disagree with discovery",
                                                         path=self._reflector.path))
                 continue
@@ -416,15 +417,9 @@ class Informer(ReadYourWrites):
                 self._reflector.fail(self._reflector.last_error or TransportError("403", path=""))
             elif outcome == "ended_early":
                 # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
-                # recreated, version no longer served): ask discovery again before reconnecting.
-                self._early_ends += 1
+                # recreated, version no longer served): ask discovery again before reconnecting (the reflector
+                # backs off when it keeps happening).
                 self._mapper.invalidate_group(mapping.resource.group)
-                if self._early_ends >= _EARLY_ENDS_BEFORE_BACKOFF:
-                    # Each stream connected (resetting the backoff); the streak, not the connect, sets the delay.
-                    self._reflector.failures = max(self._reflector.failures,
-                                                   self._early_ends - _EARLY_ENDS_BEFORE_BACKOFF)
-                    self._reflector.fail(TransportError(f"watch of {self._label} ended early "
-                                                        f"{self._early_ends} times in a row", path=""))
 
     def _resolve(self) -> RESTMapping | None:
         probes = 0
@@ -454,7 +449,7 @@ class Informer(ReadYourWrites):
                     self._state, self._no_match = "starting", None
                     self._counts["restarts"] += 1
                     self._changed()
-                self._reflector.failures = 0  # served again: start over with a fresh backoff (§1.3)
+                self._reflector.reset_backoff()  # served again: start over with a fresh backoff (§1.3)
             return mapping
         return None
 
@@ -519,7 +514,8 @@ class Informer(ReadYourWrites):
                 return
             if bad is not None and self._disagrees(bad):
                 return
-            self._dispatcher.broadcast_entries(self._store.replace_entries(objs))
+            self._dispatcher.broadcast_entries(self._store.replace_entries(objs, representation_changed=self._moved))
+            self._moved = False
             self._observed_rv = resource_version
             self._readable = next(_READABLE)
             if self._mismatch:
@@ -541,7 +537,6 @@ class Informer(ReadYourWrites):
                 rv = transformed["metadata"].get("resourceVersion")
                 if isinstance(rv, str) and rv:
                     self._observed_rv = rv
-                self._early_ends = 0
                 if self._waiters or self._listeners:
                     self._changed()
         except InvalidArgumentError as exc:
@@ -572,8 +567,7 @@ class Informer(ReadYourWrites):
 
     def reflector_state(self) -> None:
         if self._reflector.connected:
-            # Only a watch that opened proves the path serves (a list may succeed where the watch 404s). Early
-            # ends are forgiven by an event only: a server ending every watch at once must still get backoff.
+            # Only a watch that opened proves the path serves (a list may succeed where the watch 404s).
             self._not_found_streak = 0
         self._set_state()
 

@@ -5,12 +5,17 @@ Objects are wire-form dicts keyed by ``(namespace, name)`` (``""`` for cluster-s
 
 * a new key is an ``ADDED``; a known key with the same UID is a ``MODIFIED`` when its resourceVersion differs
   and a silent replacement when it does not (the same object in another version's representation);
-* an object that is *older* than the one held for the same UID (lower ``metadata.generation``, or a lower
-  resourceVersion when both are decimal integers) is refused: the store never goes back in time;
+* within one watch stream, an object that is *older* than the one held for the same UID (lower
+  ``metadata.generation``, or a lower resourceVersion when both are decimal integers) is refused: the store never
+  goes back in time on an event;
 * a new UID under a held key is a ``DELETED`` of the old incarnation followed by an ``ADDED``;
 * a ``DELETED`` for another UID than the one held (a late event about an earlier incarnation) changes nothing;
-* :meth:`ObjectStore.replace` (a relist) diffs a complete list against what is held: deletes for what vanished,
-  updates for what changed, nothing for what did not, never a second ``ADDED`` for a held object.
+* :meth:`ObjectStore.replace` (a relist) is the truth: afterwards the store holds exactly the list, whatever the
+  resourceVersions and generations say (after an etcd restore they go back). It diffs the list against what is
+  held: deletes for what vanished, an update for every object that differs (in resourceVersion, or in content
+  under the same resourceVersion, which a restore that reuses resourceVersions makes possible), nothing for what
+  did not, a delete and an add for a new UID, never a second ``ADDED`` for a held object. A list in another
+  version's representation (a kind that moved) counts an object with the same resourceVersion as unchanged.
 
 No I/O. Writers hold :attr:`ObjectStore.lock`; :meth:`ObjectStore.get` takes no lock (dict reads are atomic).
 """
@@ -272,8 +277,10 @@ class ObjectStore:
         return [_change(e) for e in changes]
 
     def _upsert(self, ns: str, name: str, uid: str | None, meta: Mapping[str, Any], obj: dict[str, Any],
-                out: list[Entry]) -> None:
+                out: list[Entry], *, listed: Literal["", "content", "representation"] = "") -> None:
         # Lock held; the identity is obj's (validated). Appends the changes made to ``out`` (an ADDED as obj alone).
+        # ``listed``: obj comes from a relist, the truth: never refused as older, an update whenever it differs
+        # (by resourceVersion, and by content too unless the list is in another version's representation).
         objects = self._by_ns.get(ns)
         old = objects.get(name) if objects is not None else None
         if old is None:
@@ -287,6 +294,14 @@ class ObjectStore:
             self._put(ns, name, obj, None)
             out.append(("DELETED", old, None))
             out.append(obj)
+            return
+        if listed:
+            if old_meta.get("resourceVersion") != meta.get("resourceVersion") or (listed == "content"
+                                                                               and not _same_content(old, obj)):
+                self._put(ns, name, obj, old)
+                out.append(("MODIFIED", old, obj))
+            elif listed == "representation":
+                self._put(ns, name, obj, old)
             return
         if _older(meta, old_meta):
             self.stale_drops += 1
@@ -312,12 +327,15 @@ class ObjectStore:
             self._pop(ns, name)
             return [("DELETED", obj, None)]
 
-    def replace(self, objs: Iterable[dict[str, Any]]) -> list[Change]:
-        """Make the store hold exactly ``objs`` (a relist) and return the changes: deletes for held objects that
-        are absent first, then adds and updates as :meth:`upsert`. Objects without identity are skipped."""
-        return [_change(e) for e in self.replace_entries(objs)]
+    def replace(self, objs: Iterable[dict[str, Any]], *, representation_changed: bool = False) -> list[Change]:
+        """Make the store hold exactly ``objs`` (a relist: the truth, see the module docstring) and return the
+        changes: deletes for held objects that are absent first, then adds and updates. Objects without identity
+        are skipped. ``representation_changed``: the list is in another version than what is held (same
+        resourceVersion: unchanged, replaced silently)."""
+        return [_change(e) for e in self.replace_entries(objs, representation_changed=representation_changed)]
 
-    def replace_entries(self, objs: Iterable[dict[str, Any]]) -> list[Entry]:
+    def replace_entries(self, objs: Iterable[dict[str, Any]], *,
+                        representation_changed: bool = False) -> list[Entry]:
         """:meth:`replace`, its changes as :data:`Entry` (an ``ADDED`` is the object alone)."""
         # Staged per namespace, in list order (a key listed twice: its first place, its last object), with no
         # tuple an object: a relist must not add a container an object to what the garbage collector walks.
@@ -361,8 +379,14 @@ class ObjectStore:
             for ns, name in zip(order_ns, order_names, strict=True):
                 obj = fresh[ns][name]
                 meta = obj["metadata"]
-                self._upsert(ns, name, meta.get("uid") or None, meta, obj, changes)
+                self._upsert(ns, name, meta.get("uid") or None, meta, obj, changes,
+                             listed="representation" if representation_changed else "content")
         return changes
+
+
+def _same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """``a == b`` but for ``apiVersion``/``kind`` (list items of built-in types come without them, events with)."""
+    return all(a.get(k) == b.get(k) for k in (a.keys() | b.keys()) - {"apiVersion", "kind"})
 
 
 def _change(entry: Entry) -> Change:

@@ -18,7 +18,8 @@ class InformerStats:
 
     Attributes:
         lists: complete lists (initial, relists after 410, after a move or a restart).
-        relists: relists caused by 410 Gone.
+        relists: relists the protocol needed: 410 Gone, a too large resourceVersion (an etcd restore), watches
+            that ended at once again and again.
         connects: watch streams opened.
         events: ADDED/MODIFIED/DELETED watch events received.
         bookmarks: BOOKMARK events received.
@@ -28,7 +29,8 @@ class InformerStats:
         moves: re-resolutions that changed the mapping (another version or scope).
         restarts: returns from ``not_served`` to being served.
         stale_drops: objects refused because they were older than the one held (no downgrade).
-        handler_errors: exceptions raised by handlers (logged, never propagated).
+        handler_errors: exceptions raised by handlers, ``SystemExit`` and escaped cancellations included (logged,
+            never propagated: delivery goes on, to that handler and the others).
         resyncs: periodic resyncs delivered.
         objects: objects held now.
         backlog: changes queued for handlers now.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from restmapper._lazy import lazy_dir, lazy_getattr
-from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT
+from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT, Cancellation
 from restmapper.transport._status import status_error
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_RETRY_STATUSES",
     "DEFAULT_USER_AGENT",
     "ApiClientTransport",
+    "Cancellation",
     "ClientConfig",
     "ConfigError",
     "RequestsTransport",

@@ -16,9 +16,9 @@ import threading
 import time
 from collections.abc import Iterator
 
-from restmapper.errors import RequestTimeoutError
+from restmapper.errors import RequestTimeoutError, TransportError
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT", "Deadline", "attached", "check_request_timeout"]
+__all__ = ["DEFAULT_REQUEST_TIMEOUT", "Cancellation", "Deadline", "attached", "check_request_timeout"]
 
 DEFAULT_REQUEST_TIMEOUT = 32.0
 """Seconds one request may take from sending to the last body byte: client-go's discovery client timeout."""
@@ -90,6 +90,7 @@ class Deadline:
     def __init__(self, seconds: float | None, path: str) -> None:
         self.seconds = seconds
         self.path = path
+        self._cancellation: Cancellation | None = None  # the one in force when the request started (__enter__)
         self._lock = threading.Lock()  # guards _sock and _expired
         self._sock: socket.socket | None = None
         self._expired = False
@@ -100,10 +101,15 @@ class Deadline:
             _WATCHDOG.arm(time.monotonic() + self.seconds, self)
         self._previous = getattr(_current, "deadline", None)
         _current.deadline = self
+        self._cancellation = getattr(_current, "cancellation", None)
+        if self._cancellation is not None:
+            self._cancellation._add(self)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         _current.deadline = self._previous
+        if self._cancellation is not None:
+            self._cancellation._discard(self)
         with self._lock:
             self.done = True
             self._sock = None
@@ -124,8 +130,10 @@ class Deadline:
         if late:
             _shutdown(sock)
 
-    def error(self) -> RequestTimeoutError:
-        """The error to raise once :attr:`expired`."""
+    def error(self) -> TransportError:
+        """The error to raise once :attr:`expired`: a timeout, or a (not transient) cancellation."""
+        if self._cancellation is not None and self._cancellation.cancelled:
+            return TransportError(f"GET {self.path}: cancelled", path=self.path, transient=False)
         return RequestTimeoutError(self.path, self.seconds if self.seconds is not None else 0.0)
 
     def check(self) -> None:
@@ -141,6 +149,49 @@ class Deadline:
             sock = self._sock
         if sock is not None:
             _shutdown(sock)
+
+
+class Cancellation:
+    """Cuts, from any thread, the requests a thread makes inside ``with cancellation:`` (and every later one).
+
+    A request waiting for its headers, or reading a trickled body, is woken at once by shutting its socket down
+    (as its deadline would); it raises a :class:`~restmapper.errors.TransportError` that is not transient (no
+    retry). Transports that do not use :class:`Deadline` are not cut. Used by the reflector so that ``stop()``
+    does not wait on a slow server.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _live and cancelled
+        self._live: set[Deadline] = set()
+        self.cancelled = False
+        self._previous: list[Cancellation | None] = []
+
+    def __enter__(self) -> Cancellation:
+        self._previous.append(getattr(_current, "cancellation", None))
+        _current.cancellation = self
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _current.cancellation = self._previous.pop()
+
+    def cancel(self) -> None:
+        """Cut every request in flight under this cancellation, and every later one (idempotent)."""
+        with self._lock:
+            self.cancelled = True
+            live = list(self._live)
+        for deadline in live:
+            deadline._expire()
+
+    def _add(self, deadline: Deadline) -> None:
+        with self._lock:
+            self._live.add(deadline)
+            cancelled = self.cancelled
+        if cancelled:
+            deadline._expire()
+
+    def _discard(self, deadline: Deadline) -> None:
+        with self._lock:
+            self._live.discard(deadline)
 
 
 def _shutdown(sock: socket.socket) -> None:

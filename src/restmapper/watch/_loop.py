@@ -28,7 +28,7 @@ class LoopOwner(Protocol):
     """What a loop reports to (implemented by :class:`~restmapper.watch.Watcher`)."""
 
     def _loop_event(self, loop: ResourceLoop, event_type: str, obj: Mapping[str, Any],
-                    groups: frozenset[str]) -> None: ...
+                    groups: frozenset[str], relisted: bool = False) -> None: ...
 
     def _loop_state(self, loop: ResourceLoop) -> None: ...
 
@@ -46,7 +46,8 @@ class ResourceLoop:
 
     def __init__(self, owner: LoopOwner, kind: ResourceKind, transport: Transport, stop: threading.Event, *,
                  backoff: RetryPolicy, sleep: Callable[[threading.Event, float], None] | None,
-                 watch_timeout: float, count: Callable[[str], None]) -> None:
+                 watch_timeout: float, idle_timeout: float, clock: Callable[[], float],
+                 count: Callable[[str], None]) -> None:
         self.owner = owner
         self.kind = kind
         self.stop = stop
@@ -54,7 +55,8 @@ class ResourceLoop:
         self.disabled = False
         self._count = count
         self.reflector = Reflector(transport, kind.path, self, stop, label=kind.label, backoff=backoff,
-                                   sleep=sleep, watch_timeout=watch_timeout, count=count)
+                                   sleep=sleep, watch_timeout=watch_timeout, idle_timeout=idle_timeout,
+                                   clock=clock, count=count)
         self.thread: threading.Thread | None = None
 
     @property
@@ -116,17 +118,19 @@ class ResourceLoop:
         # of a session knows nothing, so everything listed counts as added and is invalidated). Deletions go
         # first, as a live stream would have sent them: a CRD deleted and recreated (new UID) while the watch was
         # down must end up present for a handler keyed by name.
+        # A relist is the truth: what differs is reported whatever the resourceVersions say (after an etcd
+        # restore they go back), and the owner replaces what it derived rather than keep a "newer" value.
         for uid, vanished in old.items():
             if uid not in fresh:
-                self._emit("DELETED", vanished.slim, frozenset({vanished.group}))
+                self._emit("DELETED", vanished.slim, frozenset({vanished.group}), True)
         for uid, known in fresh.items():
             before = old.get(uid)
             if before is None:
-                self._emit("ADDED", objects[uid], frozenset({known.group}))
+                self._emit("ADDED", objects[uid], frozenset({known.group}), True)
             elif before.fingerprint != known.fingerprint:
-                self._emit("MODIFIED", objects[uid], frozenset({known.group, before.group}))
+                self._emit("MODIFIED", objects[uid], frozenset({known.group, before.group}), True)
             elif before.resource_version != known.resource_version:
-                self._emit("MODIFIED", objects[uid], frozenset())
+                self._emit("MODIFIED", objects[uid], frozenset(), True)
         self.known = fresh
         self.owner._loop_relisted(self, frozenset(fresh))
 
@@ -148,6 +152,6 @@ class ResourceLoop:
         # A status heartbeat or a no-op update changes nothing discovery serves: do not invalidate for it.
         self._emit(event_type, obj, frozenset(groups) if changed else frozenset())
 
-    def _emit(self, event_type: str, obj: Mapping[str, Any], groups: frozenset[str]) -> None:
+    def _emit(self, event_type: str, obj: Mapping[str, Any], groups: frozenset[str], relisted: bool = False) -> None:
         if not self.stop.is_set():
-            self.owner._loop_event(self, event_type, obj, groups)
+            self.owner._loop_event(self, event_type, obj, groups, relisted)

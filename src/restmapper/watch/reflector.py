@@ -3,20 +3,30 @@
 It is the Kubernetes reflector protocol (client-go ``tools/cache.Reflector.ListAndWatch``):
 
 * list the collection in pages (``limit``/``continue``); a ``410 Gone`` on a continue token (it expired between
-  pages) restarts the list once, as client-go's pager does; the list's ``metadata.resourceVersion`` is remembered;
+  pages) restarts the list once, and a second one lists in one request without ``limit``, as client-go's pager
+  falls back to a full list; the list's ``metadata.resourceVersion`` is remembered;
 * watch from that resourceVersion with ``allowWatchBookmarks=true`` and ``timeoutSeconds``; every event and
   bookmark advances the resourceVersion, so a reconnect resumes exactly where the stream stopped;
-* relist on ``410 Gone`` (from the watch request or an ``ERROR`` event): the sink gets the full new list and diffs
-  it against what it holds, so it can deliver deletes and updates for what changed while it was away;
-* reconnect at once when a stream ends cleanly (server timeout, a proxy, a load balancer);
-* back off (exponential, jittered: :meth:`~restmapper.transport.RetryPolicy.backoff`) on errors; a successful watch
-  connect resets the backoff; repeated 410s and streams that end at once without events back off too.
+* **relist** when the resourceVersion is unusable: ``410 Gone`` (compacted) or "Too large resource version"
+  (``504``, cause ``ResourceVersionTooLarge``: etcd was restored from a snapshot and went back), from the watch
+  request or as an ``ERROR`` event. The sink gets the full new list and makes it the truth (diffs it against what
+  it holds and tells of every difference);
+* a stream that ends cleanly reconnects at once, but one that ends **at once** (under a second without any
+  event or bookmark: a proxy closing stale watches) is a failure, and three in a row relist, as client-go's
+  "very short watch"; streams ending early again and again without a change back off too;
+* a stream silent for ``idle_timeout`` seconds (kube-apiserver sends a bookmark about every minute to a watch
+  that allows them) is a dead connection: a failure, then a reconnect;
+* every failure backs off (exponential, jittered: :meth:`~restmapper.transport.RetryPolicy.backoff`, at least
+  what a ``Retry-After`` asks for); the exponent resets only after a healthy period without failures (client-go's
+  backoff manager), never by a mere connect, so a flapping endpoint cannot make it spin.
 
 What the loop learns goes to a :class:`ReflectorSink`; the loop never interprets objects beyond ``metadata``.
 It returns to its owner when the owner must decide: RBAC forbids the resource (403), the resource *type* is not
 found (404: the owner reports it to the mapper and re-resolves), the owner interrupted it, or (when asked) a
 stream ended well before its timeout, which is how a resource's storage going away looks from the client.
-Used by the CRD/APIService :class:`~restmapper.watch.Watcher` and by every
+Stopping is bounded whatever the server does: :meth:`Reflector.close_stream` after the stop event is set cuts the
+request in flight (a list trickled or a watch waiting for headers, through :class:`~restmapper.transport.
+Cancellation`) and the open stream. Used by the CRD/APIService :class:`~restmapper.watch.Watcher` and by every
 :class:`~restmapper.store.Informer`.
 """
 
@@ -30,19 +40,26 @@ from typing import Any, Literal, Protocol
 
 from restmapper._redact import scrubbing
 from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError, release_frames
-from restmapper.transport import scrub_with, status_error
+from restmapper.transport import Cancellation, scrub_with, status_error
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.wire import decode_json
 
-__all__ = ["Outcome", "Reflector", "ReflectorSink"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "Outcome", "Reflector", "ReflectorSink", "too_large_resource_version"]
 
 _log = logging.getLogger("restmapper.watch")
 
 _ACCEPT = {"Accept": "application/json"}
 _READ_MARGIN = 30.0  # seconds beyond timeoutSeconds before a silent stream counts as dropped
-_EMPTY_ENDS_BEFORE_BACKOFF = 3  # a server that ends every watch at once must not make us spin
+DEFAULT_IDLE_TIMEOUT = 70.0
+"""Seconds a watch that allows bookmarks may stay silent before it counts as a dead connection (kube-apiserver
+sends such a watch a bookmark about every minute; client-go health-checks its HTTP/2 connections at ~45 s)."""
+_SHORT_WATCH = 1.0  # seconds: a stream that ends sooner without any event failed (client-go's "very short watch")
+_SHORT_WATCHES_BEFORE_RELIST = 3
+_QUIET_ENDS_BEFORE_BACKOFF = 3  # streams ending early without a change: a server that ends every watch must not spin
 _EARLY_FRACTION = 0.9  # a stream that ends before this fraction of timeoutSeconds ended "early"
+_HEALTHY_PERIOD = 120.0  # seconds without a failure that reset the backoff exponent (client-go's backoff manager)
+_MAX_RETRY_AFTER = 300.0  # a Retry-After beyond this is a hostile or broken server: wait this long at most
 
 Outcome = Literal["stopped", "forbidden", "not_found", "interrupted", "ended_early"]
 """Why :meth:`Reflector.run` returned: the stop event was set; a 403; a 404 for the resource type;
@@ -53,7 +70,8 @@ class ReflectorSink(Protocol):
     """What a :class:`Reflector` reports to. Every method is called on the reflector's thread."""
 
     def reflector_replace(self, items: list[Any], resource_version: str) -> None:
-        """A complete list: ``items`` as decoded JSON (unvalidated), taken at ``resource_version``."""
+        """A complete list: ``items`` as decoded JSON (unvalidated), taken at ``resource_version``. It is the
+        truth: afterwards the sink holds exactly ``items``, whatever the resourceVersions it held said."""
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """One ``ADDED``/``MODIFIED``/``DELETED`` watch event; ``obj`` is a JSON object (otherwise unvalidated)."""
@@ -65,8 +83,28 @@ class ReflectorSink(Protocol):
         """``connected``, ``failures`` or ``last_error`` changed."""
 
 
-class _Gone(Exception):
-    """The resource version is too old (410 Gone): relist."""
+def too_large_resource_version(status: object) -> bool:
+    """True when a Status (a decoded JSON object) is kube-apiserver's "Too large resource version": a cause of
+    reason ``ResourceVersionTooLarge``, or (servers before 1.17/1.18.6) a 504 whose message or cause says so; as
+    client-go's ``isTooLargeResourceVersionError``."""
+    if not isinstance(status, Mapping):
+        return False
+    details = status.get("details")
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    for cause in causes if isinstance(causes, list) else ():
+        if isinstance(cause, Mapping) and (cause.get("reason") == "ResourceVersionTooLarge"
+                                           or cause.get("message") == "Too large resource version"):
+            return True
+    message = status.get("message")
+    return status.get("code") == 504 and isinstance(message, str) and "Too large resource version" in message
+
+
+class _Relist(Exception):
+    """The resourceVersion cannot be watched from (410 Gone, or too large): list again."""
+
+    def __init__(self, why: str, events: int) -> None:
+        super().__init__(why)
+        self.events = events  # events the stream delivered before
 
 
 class _Return(Exception):
@@ -88,7 +126,7 @@ class Reflector:
         resource_version: the last list, event or bookmark resourceVersion (``""`` before the first list).
         synced: a list completed since the last :meth:`reset`.
         connected: a watch stream is open.
-        failures: consecutive failures (the backoff exponent); a successful connect sets it to 0.
+        failures: consecutive failures since the last successful watch connect (0: healthy).
         last_error: the most recent failure, or None.
     """
 
@@ -103,6 +141,8 @@ class Reflector:
         backoff: RetryPolicy | None = None,
         sleep: Callable[[threading.Event, float], None] | None = None,
         watch_timeout: float = 300.0,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        relist_period: float | None = None,
         page_size: int = 500,
         count: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -114,25 +154,35 @@ class Reflector:
             transport: sends the list and watch requests.
             path: the collection path.
             sink: receives lists, events, bookmarks and state changes.
-            stop: set by the owner to end :meth:`run` (the owner also calls :meth:`close_stream` to wake a read).
+            stop: set by the owner to end :meth:`run` (the owner then calls :meth:`close_stream`, which cuts the
+                request in flight).
             label: a short name for log lines.
-            backoff: the wait after a failure (``backoff.backoff(failures)``, seconds); None uses 0.5 s doubling
-                to 30 s with 10 % jitter.
+            backoff: the wait after a failure (``backoff.backoff(n)`` seconds for the n-th failure since the last
+                healthy period of 120 s); None uses 0.5 s doubling to 30 s with 10 % jitter.
             sleep: ``sleep(stop, seconds)`` for backoff waits; should return early once ``stop`` is set.
-            watch_timeout: ``timeoutSeconds`` asked of the server per watch, seconds (the read timeout is 30 s
-                longer); the stream then ends and is reopened from the last resourceVersion.
+            watch_timeout: ``timeoutSeconds`` asked of the server per watch, seconds; the stream then ends and is
+                reopened from the last resourceVersion.
+            idle_timeout: seconds a watch stream may send nothing (no event, no bookmark) before it counts as a
+                dead connection (a failure, then a reconnect); the read timeout of the stream is the smaller of it
+                and ``watch_timeout`` + 30 s.
+            relist_period: list again when a stream ends this many seconds or more after the last list (the list is
+                the truth: it repairs an event the server dropped without a 410); None: only when the protocol
+                needs it (client-go's reflector has no such period).
             page_size: ``limit`` of each list page (client-go's pager uses 500); 0 lists in one request.
             count: called with a counter name (``lists``, ``relists``, ``connects``, ``events``, ``bookmarks``,
                 ``errors``, ``malformed``) for each occurrence.
-            clock: monotonic seconds, to tell an early stream end from a timeout.
+            clock: monotonic seconds: tells a stream that ended at once or early from a timeout, and times the
+                healthy period that resets the backoff.
             return_on_early_end: return ``"ended_early"`` when a stream with no error ends before 90 % of
-                ``watch_timeout`` (a storage teardown, a restart); otherwise reconnect at once.
+                ``watch_timeout`` (a storage teardown, a restart); otherwise reconnect.
 
         Raises:
-            InvalidArgumentError: a non-positive ``watch_timeout`` or a negative ``page_size``.
+            InvalidArgumentError: a non-positive ``watch_timeout``, ``idle_timeout`` or ``relist_period``, or a
+                negative ``page_size``.
         """
-        if watch_timeout <= 0 or page_size < 0:
-            raise InvalidArgumentError("need watch_timeout > 0 and page_size >= 0")
+        if watch_timeout <= 0 or idle_timeout <= 0 or page_size < 0 or (relist_period is not None
+                                                                         and relist_period <= 0):
+            raise InvalidArgumentError("need watch_timeout, idle_timeout, relist_period > 0 and page_size >= 0")
         self.transport = transport
         self.path = path
         self.sink = sink
@@ -141,6 +191,7 @@ class Reflector:
         self._backoff = backoff or RetryPolicy(initial_backoff=0.5, max_backoff=30.0)
         self._sleep = sleep or _wait
         self._watch_timeout = watch_timeout
+        self._read_timeout = min(idle_timeout, watch_timeout + _READ_MARGIN)
         self._page = str(page_size) if page_size else ""
         self._count = count or (lambda name: None)
         self._clock = clock
@@ -151,14 +202,28 @@ class Reflector:
         self.failures = 0
         self.last_error: BaseException | None = None
         self._interrupted = False
+        # The loop's memory across runs (the owner may return between streams): the backoff exponent and when
+        # it last grew, the streaks of streams that ended at once / early without a change, a relist owed.
+        self._backoff_exponent = 0
+        self._last_failure_at: float | None = None
+        self._short_streak = 0
+        self._quiet_streak = 0
+        self._gone_streak = 0
+        self._relist_owed = False
+        self._relist_period = relist_period
+        self._listed_at = 0.0
         # Guards _stream: another thread closes it to wake a reader blocked in iter_lines().
         self._stream_lock = threading.Lock()
         self._stream: StreamResponse | None = None
+        self._cancel = Cancellation()  # cuts the request in flight once stopped (see close_stream)
 
     # --- control from other threads --------------------------------------------------------------------------
 
     def close_stream(self) -> None:
-        """Close the open stream, if any (wakes the reading thread; safe from any thread)."""
+        """Close the open stream, if any, and once the stop event is set cut any request in flight and every later
+        one (wakes the reading thread; safe from any thread)."""
+        if self.stop.is_set():
+            self._cancel.cancel()
         with self._stream_lock:
             stream = self._stream
         if stream is not None:
@@ -174,18 +239,24 @@ class Reflector:
         self.resource_version = ""
         self.synced = False
 
+    def reset_backoff(self) -> None:
+        """Start the next failure's backoff from the first step again (owner's thread, e.g. a kind served again)."""
+        self.failures = 0
+        self._backoff_exponent = 0
+        self._last_failure_at = None
+
     # --- the loop ----------------------------------------------------------------------------------------------
 
     def run(self, *, relist: bool = True) -> Outcome:
-        """List (unless ``relist`` is false and a resourceVersion is known) then watch, until the owner must act.
+        """List (unless ``relist`` is false, a resourceVersion is known and no relist is owed) then watch, until
+        the owner must act.
 
         Returns:
-            Why it returned (see :data:`Outcome`). Transport errors, 5xx, malformed bodies and 410s are handled
-            inside (backoff, relist) and never returned or raised.
+            Why it returned (see :data:`Outcome`). Transport errors, 5xx, malformed bodies, 410s and too large
+            resourceVersions are handled inside (backoff, relist) and never returned or raised.
         """
-        need_list = relist or not self.resource_version
-        empty_ends = 0
-        gone_streak = 0
+        if relist or not self.resource_version:
+            self._relist_owed = True
         while True:
             if self.stop.is_set():
                 return "stopped"
@@ -193,14 +264,16 @@ class Reflector:
                 self._interrupted = False
                 return "interrupted"
             try:
-                if need_list:
-                    self._list()
-                    need_list = False
-                outcome, events, early = self._watch()
+                with self._cancel:
+                    if self._relist_owed:
+                        self._list()
+                        self._relist_owed = False
+                    early = self._watch()
             except _Return as ret:
                 return ret.outcome
-            except _Gone:
-                outcome, events, early = "gone", 0, False
+            except _Relist as relist_now:
+                self._relist(relist_now)
+                continue
             except Exception as exc:
                 # A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug:
                 # never end the thread silently; record it, back off, and list or watch again.
@@ -212,33 +285,39 @@ class Reflector:
                     self._count("malformed")
                 self.fail(exc)
                 continue
-            if outcome == "gone":
-                self._count("relists")
-                need_list = True
-                # The first 410 relists at once; a server answering 410 again and again gets the backoff too
-                # (client-go's reflector restarts ListAndWatch through a backoff manager).
-                gone_streak = 0 if events else gone_streak + 1
-                if gone_streak > 1 and not self.stop.is_set():
-                    self.failures = max(self.failures, gone_streak - 2)
-                    self.fail(TransportError(f"GET {self.path}: 410 Gone {gone_streak} times in a row",
-                                              path=self.path))
-                continue
-            gone_streak = 0
+            self._gone_streak = 0
             if early and self._return_on_early_end and not self.stop.is_set() and not self._interrupted:
                 return "ended_early"
-            empty_ends = 0 if events else empty_ends + 1
-            if empty_ends >= _EMPTY_ENDS_BEFORE_BACKOFF and not self.stop.is_set():
-                self.fail(TransportError(f"GET {self.path}: watch ended {empty_ends} times without events",
-                                          path=self.path))
+
+    def _relist(self, why: _Relist) -> None:
+        self._count("relists")
+        self._relist_owed = True
+        # The first one relists at once; a server answering so again and again gets the backoff too (client-go's
+        # reflector restarts ListAndWatch through its backoff manager).
+        self._gone_streak = 0 if why.events else self._gone_streak + 1
+        _log.info("%s: %s; relisting", self.label, why)
+        if self._gone_streak > 1 and not self.stop.is_set():
+            self.fail(TransportError(f"GET {self.path}: {why} {self._gone_streak} times in a row", path=self.path))
 
     def fail(self, exc: BaseException) -> None:
         """Record a failure and wait the backoff for it (the running thread; owners call it for an outcome they
-        treat as an error, e.g. a 404 on a collection that must exist)."""
+        treat as an error, e.g. a 404 on a collection that must exist).
+
+        The wait is ``backoff.backoff(n)`` for the n-th failure since the last healthy period (120 s without a
+        failure), and at least what a ``Retry-After`` of the error asks for (at most 300 s)."""
+        now = self._clock()
+        if self._last_failure_at is not None and now - self._last_failure_at >= _HEALTHY_PERIOD:
+            self._backoff_exponent = 0
+        self._last_failure_at = now
+        self._backoff_exponent += 1
         self.failures += 1
         self.last_error = release_frames(exc)  # kept until the next failure: not with the body it was about
         self.connected = False
         self._count("errors")
-        delay = self._backoff.backoff(self.failures)
+        delay = self._backoff.backoff(self._backoff_exponent)
+        retry_after = exc.retry_after if isinstance(exc, APIStatusError) else None
+        if retry_after is not None and retry_after > delay:
+            delay = min(retry_after, _MAX_RETRY_AFTER)
         log = _log.warning if self.failures == 1 else _log.debug
         log("list/watch of %s failed (%s); retrying in %.2fs (attempt %d)", self.label, exc, delay,
             self.failures + 1)
@@ -257,10 +336,20 @@ class Reflector:
         return status_error(self.transport, self.path, status, body, headers)  # scrubbed, as every status error
 
     def _check(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+        """Raise what a non-200 answer to a list or watch request means for the loop."""
         if status == 403:
             self._refuse("forbidden", self._error(status, body, headers))
         if status == 404:
             self._refuse("not_found", self._error(status, body, headers))
+        if status == 504 and self._status_doc(body, too_large_resource_version):
+            raise _Relist("too large resource version", 0)
+        raise self._error(status, body, headers)
+
+    def _status_doc(self, body: bytes, test: Callable[[object], bool]) -> bool:
+        try:
+            return test(self._decode(body, "status"))
+        except (RestMapperError, ValueError, RecursionError):
+            return False
 
     def _refuse(self, outcome: Outcome, error: APIStatusError) -> None:
         self.connected = False
@@ -271,20 +360,21 @@ class Reflector:
     def _list(self) -> None:
         items: list[Any] = []
         cont = ""
-        restarted = False
+        expired = 0
         rv = ""
         while True:
-            params = {"limit": self._page} if self._page else {}
+            paged = bool(self._page) and expired < 2
+            params = {"limit": self._page} if paged else {}
             if cont:
                 params["continue"] = cont
             resp = self.transport.get(self.path, _ACCEPT, params=params)
-            if resp.status == 410 and cont and not restarted:
-                # The continue token expired between pages: start over once, as client-go's pager does.
-                items, cont, rv, restarted = [], "", "", True
+            if resp.status == 410 and cont:
+                # The continue token expired between pages: start over; when it happens again (compaction faster
+                # than our pages), list in one request, as client-go's pager falls back to a full list.
+                items, cont, rv, expired = [], "", "", expired + 1
                 continue
-            self._check(resp.status, resp.body, resp.headers)
             if resp.status != 200:
-                raise self._error(resp.status, resp.body, resp.headers)
+                self._check(resp.status, resp.body, resp.headers)
             doc = self._decode(resp.body, "list")
             if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
                 raise InvalidArgumentError(f"GET {self.path}: list without items")
@@ -292,7 +382,7 @@ class Reflector:
             meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             items.extend(doc["items"])
             page_rv = meta.get("resourceVersion", "")
-            cont = meta.get("continue") or ""
+            cont = (meta.get("continue") or "") if paged else ""
             if not isinstance(cont, str) or not isinstance(page_rv, str):
                 raise InvalidArgumentError(f"GET {self.path}: malformed list metadata")
             rv = rv or page_rv  # every page of one list is a snapshot at the first page's resourceVersion
@@ -306,39 +396,42 @@ class Reflector:
         self.sink.reflector_replace(items, rv)
         self.resource_version = rv
         self.synced = True
+        self._short_streak = 0
+        self._listed_at = self._clock()
 
     # --- watch ---------------------------------------------------------------------------------------------------
 
-    def _watch(self) -> tuple[Literal["gone", "ended"], int, bool]:
+    def _watch(self) -> bool:
+        """Watch until the stream ends; True when it ended early (before 90 % of its timeout) without an error.
+
+        Raises:
+            _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
+            _Return: 403, 404, stopped.
+        """
         params = {"watch": "1", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
                   "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
         opened = self._clock()
-        stream = self.transport.stream(self.path, _ACCEPT, params=params,
-                                       timeout=self._watch_timeout + _READ_MARGIN)
+        stream = self.transport.stream(self.path, _ACCEPT, params=params, timeout=self._read_timeout)
         with self._stream_lock:
             self._stream = stream
-        events = 0
+        lines = changes = 0
         try:
             if self.stop.is_set() or self._interrupted:
-                return "ended", 0, False
+                return False
             if stream.status == 410:
-                return "gone", 0, False
+                raise _Relist("410 Gone", 0)
             if stream.status != 200:
-                body = stream.read()
-                self._check(stream.status, body, stream.headers)
-                raise self._error(stream.status, body, stream.headers)
+                self._check(stream.status, stream.read(), stream.headers)
             self._count("connects")
-            self.failures = 0  # a successful connect resets the backoff
+            self.failures = 0  # connected: no longer failing (the backoff exponent waits for a healthy period)
             self.connected = True
             self.sink.reflector_state()
-            for line in stream.iter_lines():
+            for line in stream.iter_lines():  # a read timeout (idle_timeout) raises: a dead connection
                 if self.stop.is_set() or self._interrupted:
-                    return "ended", events, False
-                if self._event(line):
-                    return "gone", events, False
-                events += 1
-            early = self._clock() - opened < self._watch_timeout * _EARLY_FRACTION
-            return "ended", events, early
+                    return False
+                if self._event(line, lines):
+                    changes += 1
+                lines += 1
         finally:
             with self._stream_lock:
                 self._stream = None
@@ -346,9 +439,39 @@ class Reflector:
             if self.connected:
                 self.connected = False
                 self.sink.reflector_state()
+        return self._ended(self._clock() - opened, lines, changes)
 
-    def _event(self, line: bytes) -> bool:
-        """Apply one watch event; True when the server said 410 Gone."""
+    def _ended(self, lasted: float, lines: int, changes: int) -> bool:
+        """Judge a stream that ended without error; True when it ended early (see :meth:`_watch`)."""
+        if self.stop.is_set() or self._interrupted:
+            return False
+        if lines == 0 and lasted < _SHORT_WATCH:
+            # Accepted and closed before anything (a proxy closing stale watches, a compacted resourceVersion
+            # answered by a close): a failure; a few in a row, and events may have been lost: relist.
+            self._short_streak += 1
+            if self._short_streak >= _SHORT_WATCHES_BEFORE_RELIST:
+                self._short_streak = 0
+                self._relist_owed = True
+                self._count("relists")
+            self.fail(TransportError(f"GET {self.path}: watch ended after {lasted:.2f}s without any event",
+                                     path=self.path))
+            return True
+        self._short_streak = 0
+        if self._relist_period is not None and self._clock() - self._listed_at >= self._relist_period:
+            self._relist_owed = True
+        early = lasted < self._watch_timeout * _EARLY_FRACTION
+        self._quiet_streak = 0 if changes or not early else self._quiet_streak + 1
+        if self._quiet_streak >= _QUIET_ENDS_BEFORE_BACKOFF:
+            self.fail(TransportError(f"GET {self.path}: watch ended early without a change "
+                                     f"{self._quiet_streak} times in a row", path=self.path))
+        return early
+
+    def _event(self, line: bytes, seen: int) -> bool:
+        """Apply one watch event; True for a change (ADDED/MODIFIED/DELETED).
+
+        Raises:
+            _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
+        """
         event = self._decode(line, "watch")
         if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
             raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
@@ -356,7 +479,9 @@ class Reflector:
         if event_type == "ERROR":
             code = obj.get("code")
             if code == 410:
-                return True
+                raise _Relist("410 Gone", seen)
+            if too_large_resource_version(obj):
+                raise _Relist("too large resource version", seen)
             raise self._error(code, obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
@@ -374,4 +499,4 @@ class Reflector:
         self.sink.reflector_event(event_type, obj)
         if isinstance(rv, str) and rv:
             self.resource_version = rv
-        return False
+        return True

@@ -17,6 +17,7 @@ from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._loop import ResourceLoop
 from restmapper.watch._objects import APISERVICES, CRDS
+from restmapper.watch.reflector import DEFAULT_IDLE_TIMEOUT
 
 __all__ = ["Handler", "WatchStats", "WatchedMapper", "Watcher"]
 
@@ -51,14 +52,15 @@ class WatchStats:
 
     Attributes:
         lists: successful full lists (initial, after 410 Gone, after a restart).
-        relists: relists caused by 410 Gone.
+        relists: relists the protocol needed: 410 Gone, a too large resourceVersion (an etcd restore), watches
+            that ended at once again and again.
         connects: watch streams opened (HTTP 200).
         events: ADDED/MODIFIED/DELETED events received.
         bookmarks: BOOKMARK events received.
         invalidations: groups invalidated in the mapper.
         errors: failed lists or watches (each followed by a backoff).
         malformed: events or list items that could not be read (skipped).
-        handler_errors: exceptions raised by handlers (logged, never propagated).
+        handler_errors: exceptions raised by handlers, ``SystemExit`` included (logged, never propagated).
         build_errors: exceptions raised while refreshing the generation-aware cache (logged).
     """
 
@@ -102,6 +104,7 @@ class Watcher:
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         watch_timeout: float = 300.0,
+        watch_idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         daemon: bool = True,
         sleep: Callable[[threading.Event, float], None] | None = None,
         watch_apiservices: bool = True,
@@ -114,30 +117,35 @@ class Watcher:
             transport: the transport to list and watch with; None uses the mapper's (``mapper.transport``).
             generation_cache: a cache of values derived from CRDs (e.g. ``GenerationCache.for_crds(...)``) kept
                 fresh from the CRD events, or None.
-            clock: monotonic clock in seconds (for ``last_event_at``).
+            clock: monotonic clock in seconds (for ``last_event_at``, a watch that ended at once, and the healthy
+                period that resets the backoff).
             backoff_initial: first wait after a failure, seconds; doubled per consecutive failure, plus up to 10 %
                 of jitter.
             backoff_max: cap of one wait (before jitter), seconds.
             watch_timeout: ``timeoutSeconds`` asked of the server per watch request, seconds; the stream then
                 ends and is reopened at once from the last resource version.
+            watch_idle_timeout: seconds a watch may stay silent (no event, no bookmark; kube-apiserver sends a bookmark
+                about every minute) before it counts as a dead connection and is reopened.
             daemon: run the threads as daemon threads.
             sleep: ``sleep(stop_event, seconds)`` used for backoff waits (inject a recorder in tests); it should
                 return early when ``stop_event`` is set. None waits on the event.
             watch_apiservices: also watch APIServices (aggregated APIs); False watches CRDs only.
 
         Raises:
-            InvalidArgumentError: a negative backoff, or a non-positive ``watch_timeout``.
+            InvalidArgumentError: a negative backoff, or a non-positive ``watch_timeout`` or ``watch_idle_timeout``.
         """
         if backoff_initial < 0 or backoff_max < backoff_initial:
             raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max")
-        if watch_timeout <= 0:
-            raise InvalidArgumentError(f"watch_timeout must be positive, got {watch_timeout}")
+        if watch_timeout <= 0 or watch_idle_timeout <= 0:
+            raise InvalidArgumentError(f"watch_timeout and watch_idle_timeout must be positive, got {watch_timeout} "
+                                       f"and {watch_idle_timeout}")
         self.mapper = mapper
         self.transport: Transport = transport if transport is not None else mapper.transport
         self.generation_cache = generation_cache
         self._clock = clock
         self._backoff = RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max)
         self._watch_timeout = watch_timeout
+        self._idle_timeout = watch_idle_timeout
         self._daemon = daemon
         self._sleep = sleep  # None: the reflector waits on the stop event
         self._kinds = (CRDS, APISERVICES) if watch_apiservices else (CRDS,)
@@ -175,7 +183,8 @@ class Watcher:
                 self._stop = stop
                 loops = tuple(
                     ResourceLoop(self, kind, self.transport, stop, backoff=self._backoff, sleep=self._sleep,
-                                 watch_timeout=self._watch_timeout, count=self._count) for kind in self._kinds)
+                                 watch_timeout=self._watch_timeout, idle_timeout=self._idle_timeout,
+                                 clock=self._clock, count=self._count) for kind in self._kinds)
                 self._loops = loops
             # Anything cached before the watch starts may predate changes no event will report.
             self.mapper.invalidate_all()
@@ -365,7 +374,7 @@ class Watcher:
         self._notify()
 
     def _loop_event(self, loop: ResourceLoop, event_type: str, obj: Mapping[str, Any],
-                    groups: frozenset[str]) -> None:
+                    groups: frozenset[str], relisted: bool = False) -> None:
         with self._dispatch:
             if loop.stop.is_set():
                 return  # an old session's thread, or stopping: never act for it
@@ -375,7 +384,7 @@ class Watcher:
                 self._count("invalidations", len(groups))
                 self._notify()
             if loop.kind is CRDS and self.generation_cache is not None:
-                self._refresh_cache(event_type, obj)
+                self._refresh_cache(event_type, obj, relisted)
             with self._lock:
                 handlers = list(self._handlers)
             for handler in handlers:
@@ -384,19 +393,20 @@ class Watcher:
                         continue  # removed by an earlier handler of this event
                 try:
                     handler(event_type, loop.kind.kind, obj)
-                except Exception:
+                except BaseException:  # SystemExit too: a handler never ends the watch thread
                     self._count("handler_errors")
                     _log.exception("watch handler %r failed on %s %s", handler, event_type, loop.kind.kind)
 
-    def _refresh_cache(self, event_type: str, obj: Mapping[str, Any]) -> None:
+    def _refresh_cache(self, event_type: str, obj: Mapping[str, Any], relisted: bool) -> None:
         cache = self.generation_cache
         assert cache is not None
         try:
-            if event_type == "DELETED":
-                uid = obj.get("metadata", {}).get("uid")
+            uid = obj.get("metadata", {}).get("uid")
+            if event_type == "DELETED" or relisted:
+                # A relist is the truth: a CRD listed at a lower generation (etcd restored) replaces the entry.
                 if isinstance(uid, str):
                     cache.forget(uid)
-            else:
+            if event_type != "DELETED":
                 cache.get(obj)
         except Exception as exc:
             # A failing build must not stop the watch; the next get() by a reader retries it.
