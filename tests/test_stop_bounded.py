@@ -1,0 +1,102 @@
+"""stop() ends every informer and watcher thread within a few seconds whatever the server does: a list body
+trickled a few bytes at a time (every read gets a byte, so no read timeout fires), a watch whose answer does not
+come. The request in flight is cut (its socket shut down) rather than waited for."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from store_helpers import cm
+from watch_helpers import make_mapper
+
+from restmapper.store import ObjectCache
+from restmapper.testing import FakeCluster, ServedCluster
+from restmapper.watch import Watcher
+
+STOP_BOUND = 5.0  # seconds; the request deadline (32 s) is what stop() used to wait for
+
+
+class ServerPause:
+    """The kit's injected ``sleep``: a request with ``latency`` signals ``entered`` and waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, seconds: float) -> None:
+        self.entered.set()
+        self.release.wait(60)
+
+
+@pytest.fixture
+def pause() -> Iterator[ServerPause]:
+    gate = ServerPause()
+    yield gate
+    gate.release.set()
+
+
+@pytest.fixture
+def served(pause: ServerPause) -> Iterator[ServedCluster]:
+    cluster = FakeCluster(sleep=pause)
+    for i in range(20):
+        cluster.apply_object(cm(f"c{i}", payload="x" * 200))
+    with cluster.serve() as s:
+        yield s
+
+
+def _ours() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith(("restmapper-informer", "restmapper-watch"))]
+
+
+def _timed_stop(stop: object) -> tuple[bool, float]:
+    started = time.monotonic()
+    ended = stop(timeout=STOP_BOUND)  # type: ignore[operator]
+    return ended, time.monotonic() - started
+
+
+def test_stop_during_a_trickled_list(served: ServedCluster, pause: ServerPause) -> None:
+    cluster = served.cluster
+    cluster.inject("/api/v1/configmaps", trickle=0.2, latency=0.001)  # ~5 KB at 40 B/s: minutes
+    cache = ObjectCache(make_mapper(served.url), sync_timeout=10)
+    cache.informer("cm")
+    assert pause.entered.wait(10)
+    pause.release.set()  # the list's answer now trickles
+    ended, took = _timed_stop(cache.stop)
+    assert ended and took < STOP_BOUND and not _ours(), (took, _ours())
+
+
+def test_stop_while_a_watch_waits_for_its_answer(served: ServedCluster, pause: ServerPause) -> None:
+    cluster = served.cluster
+    cache = ObjectCache(make_mapper(served.url), sync_timeout=10)
+    informer = cache.informer("cm")
+    assert informer.wait_for_sync(10) and cluster.wait_for_watchers(1, 10)
+    cluster.inject("/api/v1/configmaps", latency=60)  # the server holds the next answer
+    cluster.drop_watches()
+    assert pause.entered.wait(10)  # the reconnecting watch waits for its headers
+    ended, took = _timed_stop(cache.stop)
+    assert ended and took < STOP_BOUND and not _ours(), (took, _ours())
+
+
+def test_stop_during_a_trickled_watch(served: ServedCluster) -> None:
+    cluster = served.cluster
+    cache = ObjectCache(make_mapper(served.url), sync_timeout=10)
+    informer = cache.informer("cm")
+    assert informer.wait_for_sync(10) and cluster.wait_for_watchers(1, 10)
+    cluster.inject("/api/v1/configmaps", trickle=0.2)
+    cluster.drop_watches()
+    assert cluster.wait_for_watchers(1, 10)
+    cluster.apply_object(cm("c0", payload="y" * 500))  # its event trickles
+    ended, took = _timed_stop(cache.stop)
+    assert ended and took < STOP_BOUND and not _ours(), (took, _ours())
+
+
+def test_watcher_stop_during_a_trickled_list(served: ServedCluster, pause: ServerPause) -> None:
+    served.cluster.inject("/apis/apiregistration.k8s.io/v1/apiservices", trickle=0.2, latency=0.001)
+    watcher = Watcher(make_mapper(served.url)).start()
+    assert pause.entered.wait(10)
+    pause.release.set()
+    ended, took = _timed_stop(watcher.stop)
+    assert ended and took < STOP_BOUND and not _ours(), (took, _ours())
