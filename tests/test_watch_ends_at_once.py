@@ -8,6 +8,7 @@ not reset it); only a healthy period does.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -27,7 +28,7 @@ def served() -> Iterator[ServedCluster]:
 
 
 def _grows(delays: list[float]) -> bool:
-    return all(later > earlier for earlier, later in zip(delays, delays[1:], strict=False))
+    return all(later > earlier for earlier, later in itertools.pairwise(delays))
 
 
 def test_informer_backs_off_from_watches_ending_at_once_and_relists(served: ServedCluster) -> None:

@@ -402,10 +402,9 @@ class Watcher:
         assert cache is not None
         try:
             uid = obj.get("metadata", {}).get("uid")
-            if event_type == "DELETED" or relisted:
-                # A relist is the truth: a CRD listed at a lower generation (etcd restored) replaces the entry.
-                if isinstance(uid, str):
-                    cache.forget(uid)
+            # A relist is the truth: a CRD listed at a lower generation (etcd restored) replaces the entry.
+            if (event_type == "DELETED" or relisted) and isinstance(uid, str):
+                cache.forget(uid)
             if event_type != "DELETED":
                 cache.get(obj)
         except Exception as exc:
