@@ -193,7 +193,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     apiextensions' lifecycle (:meth:`add_crd`, :meth:`update_crd`, :meth:`delete_crd`, :meth:`establish`,
     :meth:`set_accepted_names`, :meth:`set_served`, :meth:`set_storage`) and every served group version has an
     APIService (:meth:`apiservices`, :meth:`set_available`). Watches are controlled with :meth:`compact`,
-    :meth:`drop_watches`, :meth:`restart` and :meth:`wait_for_watchers`.
+    :meth:`drop_watches`, :meth:`restart`, :meth:`restore`, :meth:`end_watches_at_once`, :meth:`wait_for_watchers`.
 
     Every cluster serving the built-in profile starts with the namespaces kube-apiserver creates at start-up:
     ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``.
