@@ -179,7 +179,8 @@ class AsyncObjectCache:
         """Register handlers (plain or coroutine functions) run on the calling event loop, in order.
 
         Semantics as :meth:`Informer.add_handler` (synthetic adds after sync, deletes while not served); a
-        handler that raises is logged and counted in the informer's ``stats.handler_errors``.
+        handler that raises (or lets a ``CancelledError`` escape) is logged and counted in the informer's
+        ``stats.handler_errors`` and is called again for later changes.
 
         Returns:
             The handle for :meth:`remove_handler`.

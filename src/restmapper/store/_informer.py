@@ -325,8 +325,9 @@ class Informer(ReadYourWrites):
                     on_delete: OnDelete | None = None) -> HandlerHandle:
         """Register handlers; when synced, ``on_add`` is called for every object held now (as client-go).
 
-        Handlers run on this informer's handler thread, in registration order, never on the watch thread; an
-        exception is logged and counted (``stats.handler_errors``). ``on_delete`` gets the last state seen.
+        Handlers run on this informer's handler thread, in registration order, never on the watch thread; any
+        exception (``SystemExit`` too) is logged and counted (``stats.handler_errors``) and delivery goes on.
+        ``on_delete`` gets the last state seen.
         Handlers survive ``not_served`` periods (they see deletes, then adds when the kind is back).
 
         Raises:

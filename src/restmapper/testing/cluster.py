@@ -451,7 +451,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
             The :class:`Fault`; call ``remove()`` to take it out.
 
         Raises:
-            InvalidArgumentError: for a negative latency or ``times``.
+            InvalidArgumentError: for a negative latency, trickle or ``times``.
         """
         if latency < 0 or trickle < 0 or (times is not None and times < 0):
             raise InvalidArgumentError("latency, trickle and times must not be negative")

@@ -318,9 +318,10 @@ class Reflector:
         retry_after = exc.retry_after if isinstance(exc, APIStatusError) else None
         if retry_after is not None and retry_after > delay:
             delay = min(retry_after, _MAX_RETRY_AFTER)
-        log = _log.warning if self.failures == 1 else _log.debug
-        log("list/watch of %s failed (%s); retrying in %.2fs (attempt %d)", self.label, exc, delay,
-            self.failures + 1)
+        # One warning an unhealthy period (a flapping endpoint reconnects between failures: not one a reconnect).
+        log = _log.warning if self._backoff_exponent == 1 else _log.debug
+        log("list/watch of %s failed (%s); retrying in %.2fs (failure %d since the last healthy period)", self.label,
+            exc, delay, self._backoff_exponent)
         self.sink.reflector_state()
         self._sleep(self.stop, delay)
 

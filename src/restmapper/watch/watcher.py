@@ -254,7 +254,7 @@ class Watcher:
     def add_handler(self, fn: Handler, *, once: bool = False) -> None:
         """Call ``fn(event_type, kind, obj)`` for every CRD/APIService event of this session, after the cache
         was invalidated (so ``fn`` may look the new kind up). Handlers run on the watch threads, one at a time;
-        exceptions are logged and counted. ``stop()`` removes every handler.
+        exceptions (``SystemExit`` too) are logged and counted, never end the watch. ``stop()`` removes every handler.
 
         Args:
             fn: the handler.
