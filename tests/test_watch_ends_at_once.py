@@ -83,17 +83,20 @@ def test_a_connect_alone_does_not_reset_the_backoff(served: ServedCluster) -> No
                       backoff_initial=0.5, clock=clock)
     path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     with running(watcher, cluster, 1):
+
+        def reconnected(failures: int) -> None:
+            with watcher.changed:
+                assert watcher.changed.wait_for(lambda: watcher.healthy and len(delays) == failures, 10)
+            assert cluster.wait_for_watchers(1, 10)  # the server streams it (a drop from now on ends it)
+
         cluster.inject(path, reset=True, times=2)
         clock.advance(5)  # the open watch ran a while: its end is no failure
         cluster.drop_watches()
-        assert cluster.wait_for_watchers(1, 10)
-        with watcher.changed:
-            assert watcher.changed.wait_for(lambda: watcher.healthy and len(delays) == 2, 10)
+        reconnected(2)
         cluster.inject(path, reset=True, times=1)
         clock.advance(5)
         cluster.drop_watches()
-        with watcher.changed:
-            assert watcher.changed.wait_for(lambda: watcher.healthy and len(delays) == 3, 10)
+        reconnected(3)
         assert delays[2] == pytest.approx(2.1, abs=0.11)  # third in a row despite the connect in between
         rec = Recorder()
         watcher.add_handler(rec)
@@ -102,6 +105,5 @@ def test_a_connect_alone_does_not_reset_the_backoff(served: ServedCluster) -> No
         cluster.inject(path, reset=True, times=1)
         clock.advance(121)
         cluster.drop_watches()
-        with watcher.changed:
-            assert watcher.changed.wait_for(lambda: watcher.healthy and len(delays) == 4, 10)
+        reconnected(4)
         assert delays[3] == pytest.approx(0.525, abs=0.03)
