@@ -48,6 +48,7 @@ from restmapper.errors._objects import (
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    TransformError,
     is_not_found,
 )
 from restmapper.errors._requests import MappingChangedError
@@ -90,6 +91,7 @@ __all__ = [
     "ShortNameConflictWarning",
     "ShutDown",
     "StaleGroupVersionError",
+    "TransformError",
     "TransportError",
     "WaitTimeoutError",
     "WorkQueueTimeoutError",

@@ -61,6 +61,35 @@ class ObjectWaitTimeoutError(WaitTimeoutError):
                      f"{' at ' + ' and '.join(wanted) if wanted else ''}",)
 
 
+class TransformError(RestMapperError):
+    """An object cache's ``transform`` raised, or returned something that is not the object it was given.
+
+    A transform must return a dict whose ``metadata`` keeps the ``name``, ``namespace``, ``uid`` and
+    ``resourceVersion`` it was given (they are how the cache keys, orders and replaces objects). Anything else
+    (None from a forgotten ``return obj``, a list, a copy without ``uid``, a renamed object) would leave the cache
+    without the object while it says synced, so the list or event fails instead: the informer enters ``failing``,
+    retries with backoff (as client-go's reflector retries a list whose transform failed) and reads raise this.
+
+    Attributes:
+        kind: the informer's kind (``Widget.example.com``).
+        transform: the transform's name (``module.qualname``).
+        namespace: the object's namespace (``""`` for cluster-scoped).
+        name: the object's name.
+        problem: what was wrong (``returned None``, ``changed metadata.uid``...).
+    """
+
+    def __init__(self, kind: str, transform: str, namespace: str, name: str, problem: str) -> None:
+        self.kind = kind
+        self.transform = transform
+        self.namespace = namespace
+        self.name = name
+        self.problem = problem
+        where = f"{namespace}/{name}" if namespace else name
+        super().__init__(f"the transform {transform} {problem} for {kind} {where!r}; it must return the object "
+                         f"(a dict) keeping metadata.name, namespace, uid and resourceVersion; the {kind} "
+                         f"informer lists again with backoff, and reads raise this meanwhile")
+
+
 class InformerStoppedError(RestMapperError):
     """A stopped informer was used (its cache was stopped); ask the cache for the kind again."""
 

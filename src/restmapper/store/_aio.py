@@ -102,8 +102,7 @@ class AsyncObjectCache:
             As :meth:`ObjectCache.wait_for_sync`.
         """
         informer = await self._informer(kind, CacheCall("wait_for_sync", ", ..."))
-        return await self._until(informer, lambda: informer.has_synced or informer.state in ("not_served", "stopped"),
-                                 timeout) and informer.has_synced
+        return await self._until(informer, informer._sync_wait_over, timeout) and informer.has_synced
 
     async def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
                        resource_version: str | None = None, generation: int | None = None,

@@ -21,12 +21,19 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from restmapper.errors import InvalidArgumentError, RestMapperError, TransportError, is_no_match
+from restmapper.errors import (
+    APIStatusError,
+    InvalidArgumentError,
+    RestMapperError,
+    TransformError,
+    TransportError,
+    is_no_match,
+)
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
 from restmapper.store._errors import CacheSyncTimeoutError, InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing
+from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
 from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.store._waits import ReadYourWrites
@@ -87,6 +94,7 @@ class Informer(ReadYourWrites):
         self._namespaced = False
         self._no_match: RestMapperError | None = None
         self._error: BaseException | None = None  # the last lookup error (the reflector keeps its own)
+        self._transform_error: TransformError | None = None  # set by a refused object, cleared by a good list
         self._observed_rv = ""
         self._waiters = 0
         self._listeners: builtins.list[Callable[[], None]] = []
@@ -151,8 +159,11 @@ class Informer(ReadYourWrites):
 
     @property
     def last_error(self) -> BaseException | None:
-        """The most recent failure (list/watch, lookup, or the no-match while not served), or None."""
-        return self._error if self._error is not None else self._reflector.last_error
+        """The most recent failure (lookup, transform, list/watch, or the no-match while not served), or None."""
+        for error in (self._error, self._transform_error):
+            if error is not None:
+                return error
+        return self._reflector.last_error
 
     @property
     def stats(self) -> InformerStats:
@@ -163,14 +174,43 @@ class Informer(ReadYourWrites):
         return InformerStats(**counts)
 
     def wait_for_sync(self, timeout: float | None) -> bool:
-        """Block until the informer has synced, the kind is not served, or ``timeout`` seconds passed.
+        """Block until the informer has synced, ``timeout`` seconds passed, or waiting cannot help: the kind is not
+        served, or a failure waiting will not cure is known (see :meth:`ObjectCache.get`; :attr:`last_error`).
 
         Returns:
             :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
         """
         with self._cond:
-            self._cond.wait_for(lambda: self._readable or self._state in ("not_served", "stopped"), timeout)
+            self._cond.wait_for(self._sync_wait_over, timeout)
             return self._readable != 0
+
+    def _sync_wait_over(self) -> bool:
+        """True when a wait for the first list is over: synced, or :meth:`_failure` has the answer."""
+        return self._readable != 0 or self._failure() is not None
+
+    def _failure(self) -> BaseException | None:
+        """The error a read raises at once instead of waiting for a list: one the informer already knows and that
+        waiting will not cure. None while waiting may still end in a sync (a 5xx, a dropped connection, a 404
+        while discovery catches up). Lock-free (reads of single attributes), so the event loop may call it.
+
+        In that order: stopped; not served (the mapper's no-match); a transform that refused an object; the
+        mapper's lookup error (what the same read with a string kind raises at once: server down, discovery
+        failed); a list/watch failure that is not transient (403 Forbidden from RBAC, 401, a body over the size
+        cap). The informer keeps retrying with backoff meanwhile, so a later grant or fix heals it.
+        """
+        state = self._state
+        if state == "stopped":
+            return InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        if state == "not_served":
+            return self._no_match
+        known = self._transform_error or self._error
+        if known is not None:
+            return known
+        error = self._reflector.last_error
+        if (self._reflector.failures and isinstance(error, TransportError) and not error.transient
+                and not (isinstance(error, APIStatusError) and error.not_found)):
+            return error
+        return None
 
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
         """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
@@ -220,11 +260,9 @@ class Informer(ReadYourWrites):
         if self._readable:
             return
         if not self.wait_for_sync(self._sync_timeout):
-            state, no_match = self._state, self._no_match
-            if state == "not_served" and no_match is not None:
-                raise no_match
-            if state == "stopped":
-                raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+            failure = self._failure()
+            if failure is not None:
+                raise failure.with_traceback(None)  # held and raised again: never a growing traceback
             raise CacheSyncTimeoutError(self._label, self._sync_timeout, self.last_error) from self.last_error
 
     def _ns(self, namespace: str | None) -> str:
@@ -394,6 +432,13 @@ class Informer(ReadYourWrites):
             relist = False
             if outcome == "stopped":
                 return
+            if self._transform_error is not None:
+                # A transform refused an object (the list or event that carried it was not stored): back off,
+                # then list again, as client-go's reflector does when its store's transform fails.
+                self._reflector.reset()
+                relist = True
+                self._reflector.fail(self._transform_error)
+                continue
             if self._mismatch:
                 # The server's objects are not what the mapping says: discovery is stale. Ask it again, list
                 # again (what was refused is not held), and back off while it keeps saying the same.
@@ -460,7 +505,7 @@ class Informer(ReadYourWrites):
                 return
             first = self._state != "not_served"
             self._unreadable()
-            self._state, self._no_match, self._error = "not_served", exc, exc
+            self._state, self._no_match, self._error, self._transform_error = "not_served", exc, exc, None
             self._mapping = None
             if self._mismatch:
                 self._mismatch = 0
@@ -475,7 +520,7 @@ class Informer(ReadYourWrites):
         with self._cond:
             if self._state in ("not_served", "stopped"):
                 return
-            failing = self._reflector.failures > 0 or self._error is not None
+            failing = self._reflector.failures > 0 or self._error is not None or self._transform_error is not None
             synced = self._reflector.synced and self._mapping is not None and self._readable
             self._state = "failing" if failing else ("synced" if synced else "starting")
             self._changed()
@@ -485,14 +530,26 @@ class Informer(ReadYourWrites):
             self._dispatcher.broadcast(change_type, old, new)
 
     def _transformed(self, obj: Any) -> dict[str, Any] | None:
-        if self._transform is None or not isinstance(obj, dict):
-            return obj if isinstance(obj, dict) else None
-        try:
-            return self._transform(obj)
-        except Exception:
-            self._count("malformed")
-            _log.warning("transform failed on a %s object; it is skipped", self._label, exc_info=True)
+        """``obj`` after the transform (checked: :func:`transformed`), None when it is not a JSON object: the one
+        place a server's object becomes what the store holds, for lists and events alike.
+
+        Raises:
+            TransformError: the transform refused ``obj``; the informer is then unreadable and interrupted (its
+                loop backs off and lists again), and reads raise the error meanwhile.
+        """
+        if not isinstance(obj, dict):
             return None
+        if self._transform is None:
+            return obj
+        try:
+            return transformed(self._transform, obj, self._label)
+        except TransformError as exc:
+            with self._cond:
+                self._transform_error = exc
+                self._unreadable()
+                self._set_state()
+            self._reflector.interrupt()
+            raise
 
     def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
         """The objects held now and the sequence number of the last change queued, or None when unreadable."""
@@ -506,7 +563,7 @@ class Informer(ReadYourWrites):
         mapping = self._mapping
         bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced)
                if mapping is not None else None)
-        if self._transform is None:
+        if self._transform is None or bad is not None:
             objs = [o for o in items if isinstance(o, dict)]
         else:
             objs = [o for o in map(self._transformed, items) if o is not None]
@@ -519,6 +576,7 @@ class Informer(ReadYourWrites):
             self._moved = False
             self._observed_rv = resource_version
             self._readable = next(_READABLE)
+            self._transform_error = None
             if self._mismatch:
                 self._mismatch = 0
             self._state = "failing" if self._reflector.failures > 0 else "synced"

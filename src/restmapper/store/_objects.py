@@ -27,11 +27,11 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from restmapper.errors import InvalidArgumentError
+from restmapper.errors import InvalidArgumentError, TransformError
 from restmapper.model import GroupVersionKind
 
 __all__ = ["Change", "Entry", "IndexFunc", "ObjectStore", "disagrees", "first_disagreeing", "identity",
-           "newer_resource_version", "reached", "resource_version_int"]
+           "newer_resource_version", "reached", "resource_version_int", "transformed"]
 
 _log = logging.getLogger("restmapper.store")
 
@@ -132,6 +132,59 @@ def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
     if not isinstance(ns, str) or (uid is not None and not isinstance(uid, str)):
         raise InvalidArgumentError(f"object {name!r}: metadata.namespace and metadata.uid must be strings")
     return ns, name, uid or None, meta
+
+
+_KEPT = ("name", "namespace", "uid", "resourceVersion")
+"""The metadata a transform must keep: how the store keys, replaces and orders objects."""
+
+
+def _callable_name(fn: object) -> str:
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module else str(name)
+
+
+def transformed(transform: Callable[[dict[str, Any]], Any], obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    """Return ``transform(obj)`` once checked to be the same object: a dict whose ``metadata`` keeps the ``name``,
+    ``namespace``, ``uid`` and ``resourceVersion`` of ``obj`` (absent and ``""`` count alike). An ``obj`` without
+    a ``metadata`` object is returned as it is (the store refuses it as the server's malformed object).
+
+    Args:
+        transform: the cache's transform.
+        obj: a wire-form object as the server sent it (the transform may change it in place).
+        kind: the informer's kind, for the error.
+
+    Raises:
+        TransformError: ``transform`` raised (the cause), or returned anything else (None, a list, a dict without
+            metadata, another name, namespace, uid or resourceVersion).
+    """
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    before = [meta.get(field) or None for field in _KEPT]  # read first: the transform may change obj in place
+    name, namespace = str(before[0] or ""), str(before[1] or "")
+    try:
+        result = transform(obj)
+    except Exception as exc:
+        raise TransformError(kind, _callable_name(transform), namespace, name,
+                             f"raised {type(exc).__name__}: {exc}") from exc
+    problem = ""
+    new_meta = result.get("metadata") if isinstance(result, dict) else None
+    if not isinstance(result, dict):
+        problem = f"returned {'None' if result is None else 'a ' + type(result).__name__}, not the object"
+    elif not isinstance(new_meta, dict):
+        problem = "returned an object without metadata"
+    else:
+        for field, old in zip(_KEPT, before, strict=True):
+            new = new_meta.get(field) or None
+            if new != old:
+                problem = (f"dropped metadata.{field}" if new is None else
+                           f"changed metadata.{field} from {old!r} to {new!r}")
+                break
+    if problem:
+        raise TransformError(kind, _callable_name(transform), namespace, name, problem)
+    assert isinstance(result, dict)
+    return result
 
 
 def _older(new_meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> bool:

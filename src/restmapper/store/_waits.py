@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError, RestMapperError
-from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError, ObjectWaitTimeoutError
+from restmapper.store._errors import ObjectNotFoundError, ObjectWaitTimeoutError
 from restmapper.store._objects import ObjectStore, newer_resource_version, reached
 from restmapper.store._stats import State
 
@@ -33,6 +33,9 @@ class ReadYourWrites:
         raise NotImplementedError
 
     def _ns(self, namespace: str | None) -> str:
+        raise NotImplementedError
+
+    def _failure(self) -> BaseException | None:
         raise NotImplementedError
 
     def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
@@ -104,8 +107,10 @@ class ReadYourWrites:
                 if obj is None:
                     raise ObjectNotFoundError(self._label, ns, name)
                 return obj
-        elif self._state == "stopped":
-            raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        elif self._state != "not_served":  # a wait spans not-served periods (a CRD being recreated)
+            failure = self._failure()
+            if failure is not None:
+                raise failure.with_traceback(None)
         return None
 
     def _try_caught_up(self, name: str, namespace: str | None, resource_version: str | None,
