@@ -10,7 +10,7 @@ from typing import Any
 from watch_helpers import WIDGET, make_mapper
 
 from restmapper.store import Informer, ObjectCache
-from restmapper.testing import FakeCluster, ServedCluster
+from restmapper.testing import FakeCluster, ManualClock, ServedCluster
 
 WIDGETS = "widgets.example.com"
 
@@ -122,3 +122,38 @@ def widget_cluster() -> Iterator[ServedCluster]:
     cluster.add_crd(WIDGET)
     with cluster.serve() as served:
         yield served
+
+
+class ClockBackoff:
+    """A ``sleep(stop, seconds)`` for an :class:`ObjectCache` driven by a :class:`ManualClock`: each backoff wait is
+    recorded and lasts until the test advances the clock past it (or the cache stops). Nothing really sleeps."""
+
+    def __init__(self, clock: ManualClock | None = None) -> None:
+        self.clock = clock or ManualClock()
+        self.cond = threading.Condition()
+        self.delays: list[float] = []
+        self.parked = 0  # waits in progress
+
+    def __call__(self, stop: threading.Event, seconds: float) -> None:
+        with self.cond:
+            until = self.clock() + seconds
+            self.delays.append(seconds)
+            self.parked += 1
+            self.cond.notify_all()
+            try:
+                while self.clock() < until and not stop.is_set():
+                    self.cond.wait(0.05)  # the informer's stop event cannot notify this condition: look again
+            finally:
+                self.parked -= 1
+                self.cond.notify_all()
+
+    def wait_parked(self, waits: int, timeout: float = 10.0) -> None:
+        """Wait until the ``waits``-th backoff wait has begun and is in progress."""
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.delays) >= waits and self.parked, timeout), self.delays
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock (ending every backoff wait it passes)."""
+        with self.cond:
+            self.clock.advance(seconds)
+            self.cond.notify_all()

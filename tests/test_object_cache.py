@@ -15,7 +15,7 @@ from kit_helpers import wait_until
 from store_helpers import WIDGETS, Mirror, cm, converged, key, object_cache, widget_cluster, widget_obj
 from watch_helpers import WIDGET, make_mapper, widget
 
-from restmapper.errors import InvalidArgumentError, NoKindMatchError, is_no_match
+from restmapper.errors import ForbiddenError, InvalidArgumentError, NoKindMatchError, is_no_match
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store import (
     CacheSyncTimeoutError,
@@ -414,17 +414,19 @@ def test_objects_are_shared_and_read_only_by_contract(served: ServedCluster) -> 
 
 
 def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster) -> None:
-    """RBAC (403) is not the end: the informer reports failing with the error and retries with backoff."""
+    """RBAC (403) is not the end: reads raise ForbiddenError at once, the informer reports failing with the error
+    and retries with backoff."""
     served.cluster.apply_object(cm("a"))
     fault = served.cluster.inject("/api/v1/configmaps", status=403, body='{"kind":"Status","code":403}')
-    with object_cache(served, sync_timeout=0.2) as cache:
-        with pytest.raises(CacheSyncTimeoutError):
+    with object_cache(served, sync_timeout=30) as cache:
+        with pytest.raises(ForbiddenError):
             cache.get("cm", "a", "default")
         informer = cache.informer("cm")
         assert informer.wait_for_state("failing", timeout=10)
         assert "403" in str(informer.last_error)
         fault.remove()
-        assert informer.wait_for_sync(10) and cache.get("cm", "a", "default")["metadata"]["name"] == "a"
+        assert informer.wait_until(lambda i: i.has_synced, 10)
+        assert cache.get("cm", "a", "default")["metadata"]["name"] == "a"
 
 
 def test_404_for_the_type_reports_to_the_mapper_backs_off_and_heals(served: ServedCluster) -> None:

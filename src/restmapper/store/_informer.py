@@ -207,7 +207,7 @@ class Informer(ReadYourWrites):
         if known is not None:
             return known
         error = self._reflector.last_error
-        if (self._reflector.failures and isinstance(error, TransportError) and not error.transient
+        if (state == "failing" and isinstance(error, TransportError) and not error.transient
                 and not (isinstance(error, APIStatusError) and error.not_found)):
             return error
         return None
