@@ -142,6 +142,5 @@ def test_async_reads_raise_forbidden_and_the_lookup_error_at_once(served: Served
 
 def test_read_your_writes_waits_end_at_a_known_failure(served: ServedCluster) -> None:
     refuse(served.cluster, FORBIDDEN)
-    with object_cache(served, sync_timeout=SLOW) as cache:
-        with pytest.raises(ForbiddenError):
-            cache.wait_for("cm", "a", "default", resource_version="999", timeout=SLOW)
+    with object_cache(served, sync_timeout=SLOW) as cache, pytest.raises(ForbiddenError):
+        cache.wait_for("cm", "a", "default", resource_version="999", timeout=SLOW)

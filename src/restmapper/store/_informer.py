@@ -21,22 +21,15 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from restmapper.errors import (
-    APIStatusError,
-    InvalidArgumentError,
-    RestMapperError,
-    TransformError,
-    TransportError,
-    is_no_match,
-)
+from restmapper.errors import InvalidArgumentError, RestMapperError, TransformError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
-from restmapper.store._errors import CacheSyncTimeoutError, InformerStoppedError, ObjectNotFoundError
+from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
 from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
-from restmapper.store._waits import ReadYourWrites
+from restmapper.store._waits import InformerWaits
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch.reflector import Reflector
@@ -53,7 +46,7 @@ class _NotReadable(Exception):
     """Internal: a read that must not wait found the informer unreadable (the caller waits elsewhere)."""
 
 
-class Informer(ReadYourWrites):
+class Informer(InformerWaits):
     """List-then-watch of one kind into a generation-aware store, with handlers and indexers.
 
     Get one from :meth:`ObjectCache.informer`; it runs for the life of its cache (see the ``restmapper.store``
@@ -173,45 +166,6 @@ class Informer(ReadYourWrites):
                           backlog=self._dispatcher.backlog)
         return InformerStats(**counts)
 
-    def wait_for_sync(self, timeout: float | None) -> bool:
-        """Block until the informer has synced, ``timeout`` seconds passed, or waiting cannot help: the kind is not
-        served, or a failure waiting will not cure is known (see :meth:`ObjectCache.get`; :attr:`last_error`).
-
-        Returns:
-            :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
-        """
-        with self._cond:
-            self._cond.wait_for(self._sync_wait_over, timeout)
-            return self._readable != 0
-
-    def _sync_wait_over(self) -> bool:
-        """True when a wait for the first list is over: synced, or :meth:`_failure` has the answer."""
-        return self._readable != 0 or self._failure() is not None
-
-    def _failure(self) -> BaseException | None:
-        """The error a read raises at once instead of waiting for a list: one the informer already knows and that
-        waiting will not cure. None while waiting may still end in a sync (a 5xx, a dropped connection, a 404
-        while discovery catches up). Lock-free (reads of single attributes), so the event loop may call it.
-
-        In that order: stopped; not served (the mapper's no-match); a transform that refused an object; the
-        mapper's lookup error (what the same read with a string kind raises at once: server down, discovery
-        failed); a list/watch failure that is not transient (403 Forbidden from RBAC, 401, a body over the size
-        cap). The informer keeps retrying with backoff meanwhile, so a later grant or fix heals it.
-        """
-        state = self._state
-        if state == "stopped":
-            return InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
-        if state == "not_served":
-            return self._no_match
-        known = self._transform_error or self._error
-        if known is not None:
-            return known
-        error = self._reflector.last_error
-        if (state == "failing" and isinstance(error, TransportError) and not error.transient
-                and not (isinstance(error, APIStatusError) and error.not_found)):
-            return error
-        return None
-
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
         """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
         with self._cond:
@@ -255,15 +209,6 @@ class Informer(ReadYourWrites):
                 continue
             if self._readable == epoch:
                 return result
-
-    def _ensure_readable(self) -> None:
-        if self._readable:
-            return
-        if not self.wait_for_sync(self._sync_timeout):
-            failure = self._failure()
-            if failure is not None:
-                raise failure.with_traceback(None)  # held and raised again: never a growing traceback
-            raise CacheSyncTimeoutError(self._label, self._sync_timeout, self.last_error) from self.last_error
 
     def _ns(self, namespace: str | None) -> str:
         if not self._namespaced:

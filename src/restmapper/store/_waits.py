@@ -1,22 +1,32 @@
-"""Read your writes for an :class:`~restmapper.store.Informer`: :meth:`ReadYourWrites.wait_for`."""
+"""The waits of an :class:`~restmapper.store.Informer`: for its first list, ended early by a failure it already
+knows (:meth:`InformerWaits.wait_for_sync`), and for an object at least as new as a write
+(:meth:`InformerWaits.wait_for`: read your writes)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from restmapper.errors import InvalidArgumentError, RestMapperError
-from restmapper.store._errors import ObjectNotFoundError, ObjectWaitTimeoutError
+from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransformError, TransportError
+from restmapper.store._errors import (
+    CacheSyncTimeoutError,
+    InformerStoppedError,
+    ObjectNotFoundError,
+    ObjectWaitTimeoutError,
+)
 from restmapper.store._objects import ObjectStore, newer_resource_version, reached
 from restmapper.store._stats import State
 
-__all__ = ["ReadYourWrites"]
+__all__ = ["InformerWaits"]
+
+if TYPE_CHECKING:
+    from restmapper.watch.reflector import Reflector
 
 
-class ReadYourWrites:
-    """The waits of an informer for an object at least as new as a write (mixed into ``Informer``, which owns the
-    fields below; every one is read with ``_cond`` held)."""
+class InformerWaits:
+    """The waits of an informer (mixed into ``Informer``, which owns the fields below; every one is written with
+    ``_cond`` held)."""
 
     _cond: threading.Condition
     _store: ObjectStore
@@ -27,6 +37,10 @@ class ReadYourWrites:
     _observed_rv: str
     _waiters: int
     _no_match: RestMapperError | None
+    _error: BaseException | None
+    _transform_error: TransformError | None
+    _reflector: Reflector
+    _sync_timeout: float
 
     @property
     def last_error(self) -> BaseException | None:
@@ -35,8 +49,53 @@ class ReadYourWrites:
     def _ns(self, namespace: str | None) -> str:
         raise NotImplementedError
 
+    def wait_for_sync(self, timeout: float | None) -> bool:
+        """Block until the informer has synced, ``timeout`` seconds passed, or waiting cannot help: the kind is not
+        served, or a failure waiting will not cure is known (see :meth:`ObjectCache.get`; :attr:`last_error`).
+
+        Returns:
+            :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
+        """
+        with self._cond:
+            self._cond.wait_for(self._sync_wait_over, timeout)
+            return self._readable != 0
+
+    def _sync_wait_over(self) -> bool:
+        """True when a wait for the first list is over: synced, or :meth:`_failure` has the answer."""
+        return self._readable != 0 or self._failure() is not None
+
     def _failure(self) -> BaseException | None:
-        raise NotImplementedError
+        """The error a read raises at once instead of waiting for a list: one the informer already knows and that
+        waiting will not cure. None while waiting may still end in a sync (a 5xx, a dropped connection, a 404
+        while discovery catches up). Lock-free (reads of single attributes), so the event loop may call it.
+
+        In that order: stopped; not served (the mapper's no-match); a transform that refused an object; the
+        mapper's lookup error (what the same read with a string kind raises at once: server down, discovery
+        failed); a list/watch failure that is not transient (403 Forbidden from RBAC, 401, a body over the size
+        cap). The informer keeps retrying with backoff meanwhile, so a later grant or fix heals it.
+        """
+        state = self._state
+        if state == "stopped":
+            return InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        if state == "not_served":
+            return self._no_match
+        known = self._transform_error or self._error
+        if known is not None:
+            return known
+        error = self._reflector.last_error
+        if (state == "failing" and isinstance(error, TransportError) and not error.transient
+                and not (isinstance(error, APIStatusError) and error.not_found)):
+            return error
+        return None
+
+    def _ensure_readable(self) -> None:
+        if self._readable:
+            return
+        if not self.wait_for_sync(self._sync_timeout):
+            failure = self._failure()
+            if failure is not None:
+                raise failure.with_traceback(None)  # held and raised again: never a growing traceback
+            raise CacheSyncTimeoutError(self._label, self._sync_timeout, self.last_error) from self.last_error
 
     def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
                  generation: int | None = None, timeout: float) -> dict[str, Any]:
