@@ -13,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import TracebackType
 from typing import Any
 
-from restmapper.errors import InvalidArgumentError
+from restmapper.store._args import check_key, check_selectors, check_wait
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
 from restmapper.store._kinds import CacheCall
+from restmapper.transport.config import ClientConfig, ConfigConstructors
 
 __all__ = ["AsyncObjectCache"]
 
@@ -31,13 +34,13 @@ AsyncHandler = Callable[..., Any]
 """A plain function or a coroutine function; called with the same arguments as the sync handlers."""
 
 
-class AsyncObjectCache:
+class AsyncObjectCache(ConfigConstructors):
     """Awaitable reads, waits and handlers over an :class:`~restmapper.store.ObjectCache` (shareable with sync code).
 
     Example (kopf, or any asyncio controller)::
 
-        cache = AsyncObjectCache(ObjectCache.from_kubeconfig())
-        widget = await cache.get("widgets.example.com", "w1", "default")
+        async with AsyncObjectCache.from_kubeconfig() as cache:    # or AsyncObjectCache(ObjectCache(...))
+            widget = await cache.get("widgets.example.com", "w1", "default")
 
         async def on_update(old, new):
             await reconcile(new)
@@ -52,12 +55,52 @@ class AsyncObjectCache:
         """Wrap ``cache``.
 
         Raises:
-            TypeError: ``cache`` is not an ObjectCache.
+            TypeError: ``cache`` is not an ObjectCache (for a kubeconfig path the message names
+                :meth:`from_kubeconfig`).
         """
         if not isinstance(cache, ObjectCache):
-            raise TypeError(f"AsyncObjectCache wraps an ObjectCache, got {type(cache).__name__}")
+            hint = (f"; to build one from a kubeconfig file call AsyncObjectCache.from_kubeconfig({json.dumps(cache)})"
+                    if isinstance(cache, str) else "")
+            raise TypeError(f"AsyncObjectCache wraps an ObjectCache, got {type(cache).__name__}{hint}")
         self.cache = cache
         self._tasks: dict[HandlerHandle, tuple[Informer, asyncio.Task[None]]] = {}
+
+    @classmethod
+    def from_config(cls, config: ClientConfig, **options: Any) -> AsyncObjectCache:
+        """Wrap :meth:`ObjectCache.from_config` (same options); ``from_kubeconfig`` and ``from_incluster`` take
+        them too, as :class:`ObjectCache`'s do.
+
+        Raises:
+            ConfigError: the settings are unusable.
+            TypeError: an unknown option (the message names the method called).
+        """
+        return cls(ObjectCache.from_config(config, **options))
+
+    @classmethod
+    def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
+        ObjectCache._check_config_options(method, options)
+
+    async def aclose(self, timeout: float | None = 10.0) -> bool:
+        """Stop: cancel the handler tasks started here, then stop the wrapped cache (every informer and thread it
+        started; in a worker thread, so the loop is not blocked). The cache stops for sync code sharing it too.
+
+        Args:
+            timeout: seconds to wait for each thread, or None without bound.
+
+        Returns:
+            True when every thread ended in time (as :meth:`ObjectCache.stop`).
+        """
+        for handle in list(self._tasks):
+            self.remove_handler(handle)
+        return await asyncio.to_thread(self.cache.stop, timeout)
+
+    async def __aenter__(self) -> AsyncObjectCache:
+        self.cache.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
 
     async def informer(self, kind: KindArg) -> Informer:
         """Await :meth:`ObjectCache.informer` (inline when the kind is already known)."""
@@ -72,6 +115,7 @@ class AsyncObjectCache:
 
     async def get(self, kind: KindArg, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Await :meth:`ObjectCache.get` (same arguments, result and exceptions)."""
+        check_key("AsyncObjectCache.get", name, namespace)
         informer = await self._informer(kind, CacheCall("get", f', "{name}", ...'))
         try:
             return informer._get_now(name, namespace)  # inline when readable; never waits on the loop
@@ -82,6 +126,7 @@ class AsyncObjectCache:
                    field_selector: str | None = None, index: str | None = None,
                    value: str | None = None) -> list[dict[str, Any]]:
         """Await :meth:`ObjectCache.list` (same arguments, result and exceptions)."""
+        check_selectors("AsyncObjectCache.list", namespace, label_selector, field_selector, index, value)
         informer = await self._informer(kind, CacheCall("list", ""))
         try:
             return informer._list(namespace, label_selector, field_selector, index, value, wait=False)
@@ -101,6 +146,7 @@ class AsyncObjectCache:
         Raises:
             As :meth:`ObjectCache.wait_for_sync`.
         """
+        check_wait("AsyncObjectCache.wait_for_sync", None, None, timeout, timeout_optional=True)
         informer = await self._informer(kind, CacheCall("wait_for_sync", ", ..."))
         return await self._until(informer, informer._sync_wait_over, timeout) and informer.has_synced
 
@@ -115,8 +161,8 @@ class AsyncObjectCache:
         Raises:
             As :meth:`ObjectCache.wait_for`.
         """
-        if timeout < 0:
-            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        check_key("AsyncObjectCache.wait_for", name, namespace)
+        check_wait("AsyncObjectCache.wait_for", resource_version, generation, timeout)
         informer = await self._informer(kind, CacheCall("wait_for", f', "{name}", ...'))
         found: list[dict[str, Any]] = []
 

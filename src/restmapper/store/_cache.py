@@ -12,10 +12,12 @@ from restmapper._public import own_methods
 from restmapper.errors import InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
+from restmapper.store._args import check_key, check_options, check_selectors, check_wait
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
 from restmapper.store._kinds import CacheCall, resolve_for
+from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
 from restmapper.transport.retry import RetryPolicy
@@ -76,8 +78,11 @@ class ObjectCache(ConfigConstructors):
             resync: every this many seconds, call every ``on_update(obj, obj)`` for every object (client-go's
                 resync period); None never.
             transform: applied to every object before it is stored (client-go ``TransformFunc``), e.g. to drop
-                ``metadata.managedFields``; it must keep ``metadata`` name/namespace/uid/resourceVersion. An
-                object it raises on is skipped and counted in ``stats.malformed``.
+                ``metadata.managedFields``; it must return the object (a dict, changed in place or a copy) keeping
+                ``metadata`` name/namespace/uid/resourceVersion. When it raises or returns anything else (None
+                from a forgotten ``return obj``...), the list or event that carried the object fails with
+                :class:`~restmapper.errors.TransformError`: the informer enters ``failing`` and lists again with
+                backoff, and reads raise that error (never an empty cache that says synced).
             sync_timeout: seconds a read waits for an informer's first list before
                 :class:`CacheSyncTimeoutError`.
             watcher: a running CRD :class:`~restmapper.watch.Watcher` over the same mapper: informers of a kind
@@ -101,24 +106,38 @@ class ObjectCache(ConfigConstructors):
             daemon: run informer threads as daemon threads.
 
         Raises:
+            TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path: use :meth:`from_kubeconfig`), or an
+                option of the wrong type (``transform`` or ``sleep`` not callable, seconds that are not numbers).
             InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``watch_idle_timeout``/``resync``/
-                ``relist_period``, bad backoff bounds.
-            TypeError: ``transform`` is not callable.
+                ``relist_period``, bad backoff bounds, an empty ``namespace``, or a transport that cannot stream
+                watches (such as the testing kit's ``InProcessTransport`` behind the pytest plugin's ``mapper``
+                fixture; the message says how to get one that can).
         """
+        check_options("ObjectCache", mapper, dict(
+            namespace=namespace, resync=resync, transform=transform, sync_timeout=sync_timeout, watcher=watcher,
+            transport=transport, watch_timeout=watch_timeout, watch_idle_timeout=watch_idle_timeout,
+            relist_period=relist_period, page_size=page_size, backoff_initial=backoff_initial,
+            backoff_max=backoff_max, probe_initial=probe_initial, probe_max=probe_max, sleep=sleep, daemon=daemon))
         if sync_timeout <= 0 or watch_timeout <= 0 or watch_idle_timeout <= 0 or (resync is not None and resync <= 0) \
                 or (relist_period is not None and relist_period <= 0):
             raise InvalidArgumentError("sync_timeout, watch_timeout, watch_idle_timeout, resync and relist_period "
                                        "must be positive")
         if not (0 <= backoff_initial <= backoff_max) or not (0 < probe_initial <= probe_max):
             raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max and 0 < probe_initial <= probe_max")
-        if transform is not None and not callable(transform):
-            raise TypeError("transform must be callable")
-        if namespace is not None and (not isinstance(namespace, str) or not namespace):
+        if page_size < 0:
+            raise InvalidArgumentError(f"page_size must not be negative, got {page_size}")
+        if namespace == "":
             raise InvalidArgumentError("namespace must be a non-empty string or None")
+        self.transport: Transport = transport if transport is not None else mapper.transport
+        if getattr(self.transport, "streams", True) is False:
+            raise InvalidArgumentError(
+                f"ObjectCache needs a transport that streams watches, and {type(self.transport).__name__} does "
+                f"not: serve the cluster and connect to it (with cluster.serve() as served: "
+                f"ObjectCache.from_kubeconfig(str(served.kubeconfig_path))), pass transport= one that streams, "
+                f"or in a pytest test use the restmapper plugin's object_cache fixture")
         self.mapper = mapper
         self.namespace = namespace
         self.watcher = watcher
-        self.transport: Transport = transport if transport is not None else mapper.transport
         self._discovery_cache = mapper.cache
         self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
         self._options: dict[str, Any] = dict(
@@ -178,15 +197,17 @@ class ObjectCache(ConfigConstructors):
         return self
 
     def stop(self, timeout: float | None = 10.0) -> bool:
-        """Stop every informer and drop them with their handlers and indexers.
+        """Stop every informer and drop them with their handlers and indexers; end every thread the cache started.
 
+        The informer and handler threads end, and so does the transports' shared request-deadline thread
+        (``restmapper-deadlines``) unless a request of someone else (a mapper lookup, a watcher) is in flight.
         Using the cache afterwards starts new informers (a stopped informer is never handed out).
 
         Args:
             timeout: seconds to wait for each thread, or None without bound.
 
         Returns:
-            True when every thread ended in time.
+            True when every informer and handler thread ended in time.
         """
         with self._lock:
             informers = list(self._informers.values())
@@ -198,6 +219,8 @@ class ObjectCache(ConfigConstructors):
         ended = True
         for informer in informers:
             ended = informer._stop_now(timeout) and ended
+        if ended:
+            end_idle_deadline_thread(timeout)  # shared: only when no one else's request is in flight
         return ended
 
     def __enter__(self) -> ObjectCache:
@@ -310,14 +333,23 @@ class ObjectCache(ConfigConstructors):
         Raises:
             ObjectNotFoundError: the cache has no such object (``is_not_found(exc)``).
             NoKindMatchError, NoResourceMatchError: the kind is not served (the mapper's no-match).
-            CacheSyncTimeoutError: the informer did not sync within ``sync_timeout`` (chains its last error).
+            ForbiddenError: the list is forbidden (RBAC 403; ``server_status`` is the server's Status), raised as
+                soon as the server answered; the informer keeps retrying with backoff, so a grant heals it. Other
+                permanent list failures (401, a body over the size cap) raise their ``TransportError`` the same way.
+            TransformError: the cache's ``transform`` refused an object (see the constructor).
+            DiscoveryError, TransportError: the informer could not look its kind up (server down), raised at once
+                whatever names the kind, as a string kind's resolution raises it.
+            CacheSyncTimeoutError: no first list within ``sync_timeout`` for another reason (a slow server, 5xx
+                answers; chains the last error).
             InvalidArgumentError: a namespaced kind without namespace, or outside the cache's ``namespace``.
+            TypeError: ``name`` or ``namespace`` is not a str.
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
         """
         hot = self._hot.get(kind if kind.__class__ is str else id(kind))
         if hot is not None and (hot[0] is kind or hot[0] == kind) and hot[2]._readable and (
                 hot[1] is None or hot[1] == self._discovery_cache.generation):
             return hot[2].get(name, namespace)
+        check_key("ObjectCache.get", name, namespace)
         return self._informer(kind, CacheCall("get", f', "{name}", ...')).get(name, namespace)
 
     def list(self, kind: KindArg, namespace: str | None = None, label_selector: str | None = None,
@@ -338,9 +370,11 @@ class ObjectCache(ConfigConstructors):
             The shared, read-only objects.
 
         Raises:
+            TypeError: a filter that is not a str (a dict of labels: the message gives the selector string).
             InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
             As :meth:`get` otherwise (never ObjectNotFoundError).
         """
+        check_selectors("ObjectCache.list", namespace, label_selector, field_selector, index, value)
         return self._informer(kind, CacheCall("list")).list(namespace, label_selector, field_selector, index, value)
 
     def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
@@ -362,6 +396,7 @@ class ObjectCache(ConfigConstructors):
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
             TypeError: ``kind`` is not one of the accepted types.
         """
+        check_wait("ObjectCache.wait_for_sync", None, None, timeout, timeout_optional=True)
         return self._informer(kind, CacheCall("wait_for_sync", ", ...")).wait_for_sync(timeout)
 
     def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
@@ -396,8 +431,12 @@ class ObjectCache(ConfigConstructors):
             ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``; chains the
                 no-match when the kind was not served, else the informer's last error.
             ObjectNotFoundError: the object was deleted after the version waited for.
+            TypeError: a ``resource_version`` that is not a str (an int names the string to pass), a
+                ``generation`` that is not an int, a ``timeout`` that is not a number.
             InvalidArgumentError: a negative timeout. As :meth:`get` otherwise.
         """
+        check_key("ObjectCache.wait_for", name, namespace)
+        check_wait("ObjectCache.wait_for", resource_version, generation, timeout)
         informer = self._informer(kind, CacheCall("wait_for", f', "{name}", ...'))
         return informer.wait_for(name, namespace, resource_version=resource_version, generation=generation,
                                  timeout=timeout)

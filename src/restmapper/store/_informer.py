@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from restmapper.errors import InvalidArgumentError, RestMapperError, TransformError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
+from restmapper.store._args import check_key, check_selectors
 from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
@@ -233,15 +234,19 @@ class Informer(InformerWaits):
             InformerStoppedError: the cache was stopped.
         """
         if self._readable:  # the warm path: attribute reads and two dict lookups, no lock
-            if not self._namespaced:
-                objects = self._by_ns.get("")
-            elif namespace is not None and (self._namespace is None or namespace == self._namespace):
-                objects = self._by_ns.get(namespace)
-            else:
-                objects = self._by_ns.get(self._ns(namespace))
-            obj = objects.get(name) if objects is not None else None
+            try:
+                if not self._namespaced:
+                    objects = self._by_ns.get("")
+                elif namespace is not None and (self._namespace is None or namespace == self._namespace):
+                    objects = self._by_ns.get(namespace)
+                else:
+                    objects = self._by_ns.get(self._ns(namespace))
+                obj = objects.get(name) if objects is not None else None
+            except TypeError:  # an unhashable argument: check_key below says what is wrong
+                obj = None
             if obj is not None:
                 return obj
+        check_key("Informer.get", name, namespace)
         return self._read(self._get_held, name, namespace)  # no closure: cells would slow the warm path
 
     def _get_held(self, name: str, namespace: str | None) -> dict[str, Any]:
@@ -263,6 +268,7 @@ class Informer(InformerWaits):
 
     def _list(self, namespace: str | None, label_selector: str | None, field_selector: str | None,
               index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
+        check_selectors("Informer.list", namespace, label_selector, field_selector, index, value)
         label = label_matcher(label_selector) if label_selector else None
         field = field_matcher(field_selector) if field_selector else None
         if (index is None) != (value is None):

@@ -8,7 +8,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransformError, TransportError
+from restmapper.errors import APIStatusError, RestMapperError, TransformError, TransportError
+from restmapper.store._args import check_key, check_wait
 from restmapper.store._errors import (
     CacheSyncTimeoutError,
     InformerStoppedError,
@@ -100,8 +101,8 @@ class InformerWaits:
     def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
                  generation: int | None = None, timeout: float) -> dict[str, Any]:
         """Block until the cache holds ``name`` at least as new as asked; see :meth:`ObjectCache.wait_for`."""
-        if timeout < 0:
-            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        check_key("Informer.wait_for", name, namespace)
+        check_wait("Informer.wait_for", resource_version, generation, timeout)
         deadline = time.monotonic() + timeout
         with self._cond:
             self._waiters += 1

@@ -14,6 +14,9 @@ Fixtures, all sharing one :class:`~restmapper.testing.FakeCluster` per test:
 - ``mapper``: a :class:`~restmapper.LazyRESTMapper` over the cluster through the in-process transport, with
   ``clock=manual_clock`` and ``miss_refresh_interval=0``, so a lookup right after the cluster changed
   revalidates without any sleep.
+- ``object_cache``: a :class:`~restmapper.store.ObjectCache` over the cluster served on loopback (informers watch,
+  and the in-process transport of ``mapper`` cannot stream a watch); its own mapper (``object_cache.mapper``) is
+  built as ``mapper`` is. Stopped, with every thread it started, after the test.
 
 Choose the cluster with the ``restmapper`` marker, or for a whole run with options::
 
@@ -41,6 +44,7 @@ import pytest
 
 if TYPE_CHECKING:
     from restmapper.mapper import LazyRESTMapper
+    from restmapper.store import ObjectCache
     from restmapper.testing import FakeCluster, ManualClock, ServedCluster
 
 # Modules whose KUBE_CONFIG_DEFAULT_LOCATION is read from $KUBECONFIG once, at import.
@@ -59,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "restmapper(mode=..., crds=[...], builtin=True, embedded=False): the fake cluster of the "
-                   "kube-restmapper fixtures (fake_cluster, fake_cluster_server, mapper)")
+                   "kube-restmapper fixtures (fake_cluster, fake_cluster_server, mapper, object_cache)")
 
 
 def _crd_file(source: Any, bases: list[tuple[Path, str]], where: str) -> Path:
@@ -149,3 +153,20 @@ def mapper(restmapper_cluster: FakeCluster, manual_clock: ManualClock) -> LazyRE
 
     return LazyRESTMapper(DiscoveryClient(InProcessTransport(restmapper_cluster)), miss_refresh_interval=0,
                           clock=manual_clock)
+
+
+@pytest.fixture
+def object_cache(fake_cluster_server: ServedCluster, manual_clock: ManualClock) -> Iterator[ObjectCache]:
+    """An ObjectCache over the cluster on a loopback server (watches need one), stopped after the test."""
+    from restmapper.discovery import DiscoveryClient
+    from restmapper.mapper import LazyRESTMapper
+    from restmapper.store import ObjectCache
+    from restmapper.transport import RequestsTransport
+
+    mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(fake_cluster_server.url)), miss_refresh_interval=0,
+                            clock=manual_clock)
+    cache = ObjectCache(mapper)
+    try:
+        yield cache
+    finally:
+        cache.stop()

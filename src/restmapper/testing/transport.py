@@ -32,9 +32,13 @@ class InProcessTransport:
         cluster: the cluster answering.
         base_url: the cluster's ``base_url`` (never contacted).
         identity: a constant: the fake cluster has no users.
+        streams: False: no watches (``ObjectCache`` needs them: serve the cluster, or use the pytest plugin's
+            ``object_cache`` fixture).
     """
 
     identity = "in-process"
+    streams = False
+    """It cannot stream watches (see :meth:`stream`): the object cache refuses it up front and says what to use."""
 
     def __init__(self, cluster: FakeCluster) -> None:
         """Wrap ``cluster``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from restmapper._lazy import lazy_dir, lazy_getattr
-from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT, Cancellation
+from restmapper.transport._deadline import DEFAULT_REQUEST_TIMEOUT, Cancellation, end_idle_deadline_thread
 from restmapper.transport._status import status_error
 from restmapper.transport.base import (
     DEFAULT_MAX_BODY_BYTES,
@@ -55,6 +55,7 @@ __all__ = [
     "StreamResponse",
     "Transport",
     "WritingTransport",
+    "end_idle_deadline_thread",
     "header",
     "incluster_config",
     "parse_retry_after",

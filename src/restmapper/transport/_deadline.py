@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 from restmapper.errors import RequestTimeoutError, TransportError
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT", "Cancellation", "Deadline", "attached", "check_request_timeout"]
+__all__ = ["DEFAULT_REQUEST_TIMEOUT", "Cancellation", "Deadline", "attached", "check_request_timeout",
+           "end_idle_deadline_thread"]
 
 DEFAULT_REQUEST_TIMEOUT = 32.0
 """Seconds one request may take from sending to the last body byte: client-go's discovery client timeout."""
@@ -30,7 +31,8 @@ class _Watchdog:
     """One daemon thread firing every armed deadline in time order (a thread per request would cost ~0.1 ms each).
 
     Cancelled deadlines stay in the heap until they reach its top (lazy deletion); their number is bounded by the
-    requests started within one deadline period.
+    requests started within one deadline period. The thread runs from the first armed deadline until
+    :meth:`release` finds none pending (the next one starts a new thread).
     """
 
     def __init__(self) -> None:
@@ -48,10 +50,32 @@ class _Watchdog:
             elif self._heap[0][2] is deadline:
                 self._cond.notify()
 
+    def release(self, timeout: float | None) -> bool:
+        """End the thread when no deadline is pending (every request it guards has finished).
+
+        Returns:
+            True when no watchdog thread runs at return (none was running, or it ended within ``timeout``).
+        """
+        with self._cond:
+            thread = self._thread
+            if thread is None:
+                return True
+            if any(not entry[2].done for entry in self._heap):
+                return False  # a request is in flight: the thread is still needed
+            self._heap.clear()
+            self._thread = None  # the thread sees it is no longer the watchdog's and returns
+            self._cond.notify_all()
+        if thread is not threading.current_thread() and thread.ident is not None:
+            thread.join(timeout)
+        return not thread.is_alive()
+
     def _run(self) -> None:
+        me = threading.current_thread()
         while True:
             with self._cond:
                 while True:
+                    if self._thread is not me:
+                        return
                     while self._heap and self._heap[0][2].done:
                         heapq.heappop(self._heap)
                     if not self._heap:
@@ -66,6 +90,20 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+
+
+def end_idle_deadline_thread(timeout: float | None = 10.0) -> bool:
+    """End the ``restmapper-deadlines`` thread (the request-deadline watchdog every transport in the process shares)
+    when no request is in flight; the next request starts it again. For owners of threads, such as
+    ``ObjectCache.stop``, so that nothing they started outlives them.
+
+    Args:
+        timeout: seconds to wait for the thread to end, or None without bound.
+
+    Returns:
+        True when the thread is not running at return; False while a request (of any transport) is in flight.
+    """
+    return _WATCHDOG.release(timeout)
 
 
 def check_request_timeout(value: float | None) -> float | None:

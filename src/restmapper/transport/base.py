@@ -87,6 +87,9 @@ class Transport(Protocol):
         base_url: the server URL (scheme, host, port, optional path prefix); never carries credentials.
         identity: an opaque, credential-free string that differs between users of the same server (a hash of
             the credential), for keying on-disk caches by server *and* identity.
+
+    Optional attribute (read with ``getattr``, not part of the protocol check): ``streams``, False for a transport
+    whose :meth:`stream` always fails (an in-process one); the object cache refuses such a transport up front.
     """
 
     base_url: str

@@ -1,0 +1,124 @@
+"""The argument checks of the object cache: a value of the wrong type is a ``TypeError`` naming the call, the
+argument and what to pass instead, raised before anything starts or waits (never an internal error, a silent
+timeout or a value that can never match).
+
+Every public entry point of :class:`~restmapper.store.ObjectCache`, :class:`~restmapper.store.Informer` and
+:class:`~restmapper.aio.AsyncObjectCache` calls these; the warm read path checks only once it missed (a
+wrong-typed name or namespace can never be found, so the miss is where it is reported).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError
+
+__all__ = ["check_key", "check_options", "check_selectors", "check_wait"]
+
+
+def _type(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _str(method: str, arg: str, value: object, *, optional: bool, hint: str = "") -> None:
+    if isinstance(value, str) or (optional and value is None):
+        return
+    raise TypeError(f"{method}() takes {arg} as str{' or None' if optional else ''}, not {_type(value)}{hint}")
+
+
+def _number(method: str, arg: str, value: object, *, optional: bool, integer: bool = False) -> None:
+    """A number of seconds (or an int), never a bool; the message names ``arg``."""
+    if optional and value is None:
+        return
+    types: tuple[type, ...] = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, types):
+        what = "an int" if integer else "a number of seconds"
+        raise TypeError(f"{method}() takes {arg} as {what}{' or None' if optional else ''}, not {_type(value)}")
+
+
+def check_key(method: str, name: object, namespace: object) -> None:
+    """An object's ``name`` (str) and ``namespace`` (str or None).
+
+    Raises:
+        TypeError: either is of another type.
+    """
+    _str(method, "name", name, optional=False)
+    _str(method, "namespace", namespace, optional=True)
+
+
+def _selector_hint(value: object) -> str:
+    if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return f' (a selector string as kubectl -l takes: {",".join(f"{k}={v}" for k, v in value.items())!r})'
+    return ""
+
+
+def check_selectors(method: str, namespace: object, label_selector: object, field_selector: object,
+                    index: object, value: object) -> None:
+    """The filters of a list: each a str or None (a dict of labels is refused with the selector string to pass).
+
+    Raises:
+        TypeError: a filter of another type.
+    """
+    _str(method, "namespace", namespace, optional=True)
+    _str(method, "label_selector", label_selector, optional=True, hint=_selector_hint(label_selector))
+    _str(method, "field_selector", field_selector, optional=True, hint=_selector_hint(field_selector))
+    _str(method, "index", index, optional=True)
+    _str(method, "value", value, optional=True)
+
+
+def check_wait(method: str, resource_version: object, generation: object, timeout: object, *,
+               timeout_optional: bool = False) -> None:
+    """The targets of a wait: ``resource_version`` a str (``metadata.resourceVersion`` is one), ``generation`` an
+    int, ``timeout`` non-negative seconds.
+
+    Raises:
+        TypeError: a value of another type (an int resourceVersion names the string to pass).
+        InvalidArgumentError: a negative timeout.
+    """
+    hint = f" (resourceVersions are strings: {str(resource_version)!r})" if isinstance(resource_version, int) else ""
+    _str(method, "resource_version", resource_version, optional=True, hint=hint)
+    _number(method, "generation", generation, optional=True, integer=True)
+    _number(method, "timeout", timeout, optional=timeout_optional)
+    if timeout is not None and timeout < 0:  # type: ignore[operator]
+        raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+
+
+_SECONDS = ("resync", "relist_period", "sync_timeout", "watch_timeout", "watch_idle_timeout", "backoff_initial",
+            "backoff_max", "probe_initial", "probe_max")
+_OPTIONAL_SECONDS = ("resync", "relist_period")
+_CALLABLES = ("transform", "sleep")
+
+
+def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> None:
+    """The constructor's arguments, by type (their ranges are checked by the constructor).
+
+    Raises:
+        TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path names ``from_kubeconfig``), or an option
+            of the wrong type.
+    """
+    from restmapper.mapper.lazy import LazyRESTMapper
+
+    if not isinstance(mapper, LazyRESTMapper):
+        hint = f"; to build one from a kubeconfig file call {method}.from_kubeconfig({json.dumps(mapper)})" \
+            if isinstance(mapper, str) else ""
+        raise TypeError(f"{method}() takes a LazyRESTMapper as its first argument, not {_type(mapper)}{hint}")
+    for name in _SECONDS:
+        _number(method, name, options[name], optional=name in _OPTIONAL_SECONDS)
+    _number(method, "page_size", options["page_size"], optional=False, integer=True)
+    _str(method, "namespace", options["namespace"], optional=True)
+    for name in _CALLABLES:
+        if options[name] is not None and not callable(options[name]):
+            raise TypeError(f"{method}() takes {name} as a callable or None, not {_type(options[name])}")
+    if not isinstance(options["daemon"], bool):
+        raise TypeError(f"{method}() takes daemon as a bool, not {_type(options['daemon'])}")
+    transport = options["transport"]
+    if transport is not None and not (callable(getattr(transport, "get", None))
+                                      and callable(getattr(transport, "stream", None))):
+        raise TypeError(f"{method}() takes transport as a restmapper Transport (get and stream) or None, "
+                        f"not {_type(transport)}")
+    watcher = options["watcher"]
+    if watcher is not None and not (callable(getattr(watcher, "add_handler", None))
+                                    and callable(getattr(watcher, "watching", None))):
+        raise TypeError(f"{method}() takes watcher as a restmapper.watch.Watcher or None, not {_type(watcher)}")

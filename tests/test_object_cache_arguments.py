@@ -1,0 +1,155 @@
+"""Rule: a wrong argument to the object cache is a clear error up front, never an internal error or a silent wait.
+
+Every public argument of the ``ObjectCache`` and ``AsyncObjectCache`` constructors and read methods is checked by
+type before anything starts: a ``TypeError`` naming the call and the argument (and what to pass instead, for the
+mistakes users make: a kubeconfig path for the mapper, a dict of labels, an int resourceVersion). A transport that
+cannot stream watches (the pytest plugin's ``mapper`` fixture) is refused when the cache is built, saying how to
+get one that can. Sync and asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from store_helpers import cm, object_cache
+
+from restmapper import LazyRESTMapper
+from restmapper.aio import AsyncObjectCache
+from restmapper.discovery import DiscoveryClient
+from restmapper.errors import InvalidArgumentError
+from restmapper.store import ObjectCache
+from restmapper.testing import FakeCluster, InProcessTransport, ServedCluster
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[ServedCluster]:
+    cluster = FakeCluster()
+    cluster.apply_object(cm("a", x="1"))
+    with cluster.serve() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def cache(served: ServedCluster) -> Iterator[ObjectCache]:
+    with object_cache(served) as c:
+        yield c
+
+
+def test_a_kubeconfig_path_for_the_mapper_names_from_kubeconfig() -> None:
+    with pytest.raises(TypeError, match=r'ObjectCache\.from_kubeconfig\("/home/me/\.kube/config"\)'):
+        ObjectCache("/home/me/.kube/config")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r'AsyncObjectCache\.from_kubeconfig\("/home/me/\.kube/config"\)'):
+        AsyncObjectCache("/home/me/.kube/config")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="LazyRESTMapper"):
+        ObjectCache(DiscoveryClient(InProcessTransport(FakeCluster())))  # type: ignore[arg-type]
+
+
+CONSTRUCTOR = [
+    ("namespace", 5, "namespace as str"),
+    ("resync", "60", "resync as a number"),
+    ("sync_timeout", "30", "sync_timeout as a number"),
+    ("sync_timeout", True, "sync_timeout as a number"),
+    ("watch_timeout", None, "watch_timeout as a number"),
+    ("page_size", 1.5, "page_size as an int"),
+    ("backoff_initial", "1", "backoff_initial as a number"),
+    ("backoff_max", [30], "backoff_max as a number"),
+    ("probe_initial", "1", "probe_initial as a number"),
+    ("probe_max", {}, "probe_max as a number"),
+    ("transform", "drop_managed_fields", "transform as a callable"),
+    ("sleep", 0.5, "sleep as a callable"),
+    ("daemon", "yes", "daemon as a bool"),
+    ("transport", "https://127.0.0.1:6443", "transport as a restmapper Transport"),
+    ("watcher", object(), "watcher as a restmapper.watch.Watcher"),
+]
+
+
+@pytest.mark.parametrize(("option", "value", "expected"), CONSTRUCTOR, ids=[f"{o}={v!r}" for o, v, _ in CONSTRUCTOR])
+def test_constructor_options_of_the_wrong_type_are_type_errors(served: ServedCluster, option: str, value: Any,
+                                                              expected: str) -> None:
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(served.cluster)))
+    with pytest.raises(TypeError, match=expected) as info:
+        ObjectCache(mapper, **{"transport": _streaming(served), option: value})
+    assert "ObjectCache()" in str(info.value)
+
+
+def _streaming(served: ServedCluster) -> Any:
+    from restmapper.transport import RequestsTransport
+
+    return RequestsTransport(served.url)
+
+
+def test_a_transport_that_cannot_stream_is_refused_up_front_saying_what_to_use(served: ServedCluster) -> None:
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(served.cluster)))  # the plugin's mapper fixture
+    with pytest.raises(InvalidArgumentError, match="streams watches") as info:
+        ObjectCache(mapper)
+    assert "InProcessTransport" in str(info.value) and "object_cache fixture" in str(info.value)
+    assert "cluster.serve()" in str(info.value)
+    cache = ObjectCache(mapper, transport=_streaming(served))  # a streaming transport for lists and watches
+    try:
+        assert cache.get("cm", "a", "default")["data"] == {"x": "1"}
+    finally:
+        assert cache.stop()
+
+
+READS: list[tuple[str, Callable[[ObjectCache], Any], str]] = [
+    ("get-name", lambda c: c.get("cm", 5, "default"), "name as str"),
+    ("get-name-none", lambda c: c.get("cm", None, "default"), "name as str"),
+    ("get-namespace", lambda c: c.get("cm", "a", ["default"]), "namespace as str"),
+    ("list-labels-dict", lambda c: c.list("cm", label_selector={"app": "web"}), "'app=web'"),
+    ("list-fields-dict", lambda c: c.list("cm", field_selector={"metadata.name": "a"}), "'metadata.name=a'"),
+    ("list-namespace", lambda c: c.list("cm", namespace=3), "namespace as str"),
+    ("list-index", lambda c: c.list("cm", index=1, value="x"), "index as str"),
+    ("list-value", lambda c: c.list("cm", index="x", value=1), "value as str"),
+    ("wait_for-rv-int", lambda c: c.wait_for("cm", "a", "default", resource_version=42, timeout=5),
+     "resourceVersions are strings: '42'"),
+    ("wait_for-generation-str", lambda c: c.wait_for("cm", "a", "default", generation="2", timeout=5),
+     "generation as an int"),
+    ("wait_for-timeout-str", lambda c: c.wait_for("cm", "a", "default", timeout="5"), "timeout as a number"),
+    ("wait_for-name", lambda c: c.wait_for("cm", 5, "default", timeout=5), "name as str"),
+    ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
+    ("informer-get", lambda c: c.informer("cm").get(5, "default"), "name as str"),
+    ("informer-list", lambda c: c.informer("cm").list(label_selector={"app": "web"}), "label_selector as str"),
+    ("informer-wait_for", lambda c: c.informer("cm").wait_for("a", "default", resource_version=1, timeout=5),
+     "resource_version as str"),
+]
+
+
+@pytest.mark.parametrize(("case", "read", "expected"), READS, ids=[c for c, _, _ in READS])
+def test_read_arguments_of_the_wrong_type_are_type_errors(cache: ObjectCache, case: str,
+                                                          read: Callable[[ObjectCache], Any], expected: str) -> None:
+    with pytest.raises(TypeError, match=expected):
+        read(cache)
+    assert cache.get("cm", "a", "default")["data"] == {"x": "1"}  # unharmed
+
+
+def test_a_wrong_type_is_refused_before_an_informer_starts(served: ServedCluster) -> None:
+    with object_cache(served) as fresh:
+        with pytest.raises(TypeError):
+            fresh.list("widgets.example.com", label_selector={"app": "web"})
+        with pytest.raises(TypeError):
+            fresh.wait_for("cm", "a", "default", resource_version=42, timeout=5)
+        assert fresh.informers == {}
+
+
+ASYNC_READS: list[tuple[str, Callable[[AsyncObjectCache], Any], str]] = [
+    ("get-name", lambda c: c.get("cm", 5, "default"), "name as str"),
+    ("list-labels-dict", lambda c: c.list("cm", label_selector={"app": "web"}), "'app=web'"),
+    ("wait_for-rv-int", lambda c: c.wait_for("cm", "a", "default", resource_version=42, timeout=5),
+     "resourceVersions are strings"),
+    ("wait_for-generation", lambda c: c.wait_for("cm", "a", "default", generation=2.0, timeout=5),
+     "generation as an int"),
+    ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
+]
+
+
+@pytest.mark.parametrize(("case", "read", "expected"), ASYNC_READS, ids=[c for c, _, _ in ASYNC_READS])
+def test_async_read_arguments_of_the_wrong_type_are_type_errors(
+        cache: ObjectCache, case: str, read: Callable[[AsyncObjectCache], Any], expected: str) -> None:
+    async def main() -> None:
+        with pytest.raises(TypeError, match=expected):
+            await read(AsyncObjectCache(cache))
+
+    asyncio.run(main())
