@@ -142,3 +142,33 @@ def test_marker_crd_paths_still_read_relative_to_the_working_directory(pytester:
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*--restmapper-crd: CRD file 'nothere.yaml' not found; tried*nothere.yaml "
                                  "(relative to the directory pytest was started in)*"])
+
+
+def test_object_cache_fixture_reads_and_watches_and_the_mapper_fixture_is_refused_saying_so(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import threading
+
+        import pytest
+
+        from restmapper.errors import InvalidArgumentError
+        from restmapper.store import ObjectCache
+
+        def test_object_cache(object_cache, restmapper_cluster):
+            restmapper_cluster.apply_object({"apiVersion": "v1", "kind": "ConfigMap",
+                                             "metadata": {"name": "a", "namespace": "default"}})
+            assert object_cache.get("cm", "a", "default")["metadata"]["name"] == "a"
+            written = restmapper_cluster.apply_object({"apiVersion": "v1", "kind": "ConfigMap",
+                                                       "metadata": {"name": "b", "namespace": "default"}})
+            held = object_cache.wait_for("cm", "b", "default", timeout=10,
+                                         resource_version=written["metadata"]["resourceVersion"])
+            assert held["metadata"]["name"] == "b"
+
+        def test_after_the_cache_fixture_no_informer_thread_is_left():
+            assert not [t.name for t in threading.enumerate() if t.name.startswith("restmapper-informer")]
+
+        def test_mapper_fixture(mapper):
+            with pytest.raises(InvalidArgumentError, match="object_cache fixture"):
+                ObjectCache(mapper)
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
