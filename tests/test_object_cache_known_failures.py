@@ -124,6 +124,8 @@ def test_async_reads_raise_forbidden_and_the_lookup_error_at_once(served: Served
         with pytest.raises(ForbiddenError):
             await cache.list("cm")
         assert not await cache.wait_for_sync("cm", SLOW)
+        with pytest.raises(ForbiddenError):
+            await cache.wait_for("cm", "a", "default", resource_version="999", timeout=SLOW)
 
     with object_cache(served, sync_timeout=SLOW) as sync_cache:
         asyncio.run(forbidden(AsyncObjectCache(sync_cache)))

@@ -386,15 +386,18 @@ class ObjectCache(ConfigConstructors):
             timeout: seconds to wait at most; None waits until synced or not served.
 
         Returns:
-            True once the first list is in; False when ``timeout`` passed first (the server is unreachable, or
-            slow), or once the kind is found not served (a GroupKind or GroupVersionKind of a CRD not installed:
-            the informer waits in state ``not_served`` and syncs when the CRD appears).
+            True once the first list is in; False when ``timeout`` passed first (the server is slow or answers
+            5xx), or at once when waiting cannot help: the kind is found not served (a GroupKind or
+            GroupVersionKind of a CRD not installed: the informer waits in state ``not_served`` and syncs when the
+            CRD appears), or a failure that waiting will not cure is known (see :meth:`get`; the informer's
+            ``last_error`` says which; it keeps retrying with backoff).
 
         Raises:
             NoKindMatchError, NoResourceMatchError: at once, for a string ``kind`` the server does not serve (a
                 string is resolved before the informer starts; a GroupKind is not).
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
-            TypeError: ``kind`` is not one of the accepted types.
+            TypeError: ``kind`` is not one of the accepted types, or ``timeout`` is not a number or None.
+            InvalidArgumentError: a negative ``timeout``.
         """
         check_wait("ObjectCache.wait_for_sync", None, None, timeout, timeout_optional=True)
         return self._informer(kind, CacheCall("wait_for_sync", ", ...")).wait_for_sync(timeout)

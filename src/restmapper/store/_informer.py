@@ -59,6 +59,7 @@ class Informer(InformerWaits):
     """
 
     _mismatch = 0  # lists/events in a row whose objects were not what the mapping says (_disagrees); see _readable
+    _transform_error: TransformError | None = None  # set by a refused object, cleared by a good list; see _readable
 
     def __init__(self, group_kind: GroupKind, mapper: LazyRESTMapper, transport: Transport, *,
                  namespace: str | None, transform: Transform | None, resync: float | None, sync_timeout: float,
@@ -88,7 +89,6 @@ class Informer(InformerWaits):
         self._namespaced = False
         self._no_match: RestMapperError | None = None
         self._error: BaseException | None = None  # the last lookup error (the reflector keeps its own)
-        self._transform_error: TransformError | None = None  # set by a refused object, cleared by a good list
         self._observed_rv = ""
         self._waiters = 0
         self._listeners: builtins.list[Callable[[], None]] = []
@@ -456,7 +456,9 @@ class Informer(InformerWaits):
                 return
             first = self._state != "not_served"
             self._unreadable()
-            self._state, self._no_match, self._error, self._transform_error = "not_served", exc, exc, None
+            self._state, self._no_match, self._error = "not_served", exc, exc
+            if self._transform_error is not None:
+                self._transform_error = None
             self._mapping = None
             if self._mismatch:
                 self._mismatch = 0
@@ -527,7 +529,8 @@ class Informer(InformerWaits):
             self._moved = False
             self._observed_rv = resource_version
             self._readable = next(_READABLE)
-            self._transform_error = None
+            if self._transform_error is not None:
+                self._transform_error = None
             if self._mismatch:
                 self._mismatch = 0
             self._state = "failing" if self._reflector.failures > 0 else "synced"
