@@ -24,7 +24,8 @@ class InformerStats:
         events: ADDED/MODIFIED/DELETED watch events received.
         bookmarks: BOOKMARK events received.
         errors: failed lists/watches/lookups (each followed by a backoff).
-        malformed: events or items that could not be read, or that a transform broke (skipped).
+        malformed: events or items from the server that could not be read (skipped; a transform that refuses an
+            object is an error instead: ``errors`` and ``last_error``).
         not_found: 404s for the resource type (each reported to the mapper).
         moves: re-resolutions that changed the mapping (another version or scope).
         restarts: returns from ``not_served`` to being served.
