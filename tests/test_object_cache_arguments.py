@@ -110,6 +110,10 @@ READS: list[tuple[str, Callable[[ObjectCache], Any], str]] = [
     ("wait_for-timeout-str", lambda c: c.wait_for("cm", "a", "default", timeout="5"), "timeout as a number"),
     ("wait_for-name", lambda c: c.wait_for("cm", 5, "default", timeout=5), "name as str"),
     ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
+    ("remove_handler-function", lambda c: c.remove_handler(print), "HandlerHandle that add_handler returned"),
+    ("derived-build", lambda c: c.derived("cm", "build"), "build as a callable"),
+    ("derived-dispose", lambda c: c.derived("cm", len, dispose=1), "dispose as a callable"),
+    ("informer-remove_handler", lambda c: c.informer("cm").remove_handler(print), "HandlerHandle"),
     ("informer-get", lambda c: c.informer("cm").get(5, "default"), "name as str"),
     ("informer-list", lambda c: c.informer("cm").list(label_selector={"app": "web"}), "label_selector as str"),
     ("informer-wait_for", lambda c: c.informer("cm").wait_for("a", "default", resource_version=1, timeout=5),
@@ -142,6 +146,7 @@ ASYNC_READS: list[tuple[str, Callable[[AsyncObjectCache], Any], str]] = [
     ("wait_for-generation", lambda c: c.wait_for("cm", "a", "default", generation=2.0, timeout=5),
      "generation as an int"),
     ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
+    ("remove_handler-function", lambda c: asyncio.sleep(0, c.remove_handler(print)), "HandlerHandle"),
 ]
 
 

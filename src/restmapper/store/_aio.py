@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
-from restmapper.store._args import check_key, check_selectors, check_wait
+from restmapper.store._args import check_handle, check_key, check_selectors, check_wait
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
@@ -260,7 +260,11 @@ class AsyncObjectCache(ConfigConstructors):
 
         Returns:
             True when they were registered.
+
+        Raises:
+            TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
         """
+        check_handle("AsyncObjectCache.remove_handler", handle, HandlerHandle)
         entry = self._tasks.pop(handle, None)
         if entry is None:
             return False

@@ -15,7 +15,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 
-__all__ = ["check_key", "check_options", "check_selectors", "check_wait"]
+__all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_wait"]
 
 
 def _type(value: object) -> str:
@@ -46,6 +46,27 @@ def check_key(method: str, name: object, namespace: object) -> None:
     """
     _str(method, "name", name, optional=False)
     _str(method, "namespace", namespace, optional=True)
+
+
+def check_callables(method: str, **functions: object) -> None:
+    """Each of ``functions`` is callable or None.
+
+    Raises:
+        TypeError: one is neither (the message names it).
+    """
+    for arg, fn in functions.items():
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{method}() takes {arg} as a callable or None, not {_type(fn)}")
+
+
+def check_handle(method: str, handle: object, handle_type: type) -> None:
+    """``handle`` is what ``add_handler`` returned (not one of the functions registered with it).
+
+    Raises:
+        TypeError: it is anything else.
+    """
+    if not isinstance(handle, handle_type):
+        raise TypeError(f"{method}() takes the {handle_type.__name__} that add_handler returned, not {_type(handle)}")
 
 
 def _selector_hint(value: object) -> str:

@@ -12,7 +12,7 @@ from restmapper._public import own_methods
 from restmapper.errors import InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
-from restmapper.store._args import check_key, check_options, check_selectors, check_wait
+from restmapper.store._args import check_callables, check_handle, check_key, check_options, check_selectors, check_wait
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
@@ -472,7 +472,11 @@ class ObjectCache(ConfigConstructors):
 
         Returns:
             True when they were registered with one of this cache's informers.
+
+        Raises:
+            TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
         """
+        check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
         return any(informer.remove_handler(handle) for informer in self.informers.values())
 
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
@@ -487,6 +491,9 @@ class ObjectCache(ConfigConstructors):
         Raises:
             As :meth:`informer`.
         """
+        if not callable(build):
+            raise TypeError(f"ObjectCache.derived() takes build as a callable, not {type(build).__name__}")
+        check_callables("ObjectCache.derived", fingerprint=fingerprint, dispose=dispose)
         cache: GenerationCache[Any, Any] = GenerationCache(build, fingerprint=fingerprint, dispose=dispose)
 
         def forget(obj: Mapping[str, Any]) -> None:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from restmapper.errors import InvalidArgumentError, RestMapperError, TransformError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
-from restmapper.store._args import check_key, check_selectors
+from restmapper.store._args import check_handle, check_key, check_selectors
 from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
@@ -338,7 +338,11 @@ class Informer(InformerWaits):
 
         Returns:
             True when it was registered.
+
+        Raises:
+            TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
         """
+        check_handle("Informer.remove_handler", handle, HandlerHandle)
         with self._cond:
             return self._dispatcher.remove(handle)
 
@@ -516,7 +520,7 @@ class Informer(InformerWaits):
         mapping = self._mapping
         bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced)
                if mapping is not None else None)
-        if self._transform is None or bad is not None:
+        if self._transform is None or bad is not None:  # with a disagreeing object nothing is stored (below)
             objs = [o for o in items if isinstance(o, dict)]
         else:
             objs = [o for o in map(self._transformed, items) if o is not None]
