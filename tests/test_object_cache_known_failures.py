@@ -146,3 +146,17 @@ def test_read_your_writes_waits_end_at_a_known_failure(served: ServedCluster) ->
     refuse(served.cluster, FORBIDDEN)
     with object_cache(served, sync_timeout=SLOW) as cache, pytest.raises(ForbiddenError):
         cache.wait_for("cm", "a", "default", resource_version="999", timeout=SLOW)
+
+
+def test_every_403_is_a_forbidden_error_with_the_status_discovery_included() -> None:
+    from restmapper import LazyRESTMapper
+    from restmapper.discovery import DiscoveryClient
+    from restmapper.testing import InProcessTransport
+
+    cluster = FakeCluster(mode="legacy")
+    cluster.inject("/apis/apps/v1", status=403, body=json.dumps(FORBIDDEN), content_type="application/json")
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)))
+    with pytest.raises(RestMapperError) as info:
+        mapper.rest_mapping(GroupKind("apps", "Deployment"))
+    failed = list(getattr(info.value, "failed", {}).values())
+    assert failed and all(isinstance(e, ForbiddenError) and e.server_status == FORBIDDEN for e in failed), failed
