@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 from store_helpers import widget_cluster
+from watch_helpers import make_mapper
 
+from restmapper.aio import AsyncObjectCache
 from restmapper.cache import DiscoveryCache
 from restmapper.cache._source import DiscoverySource
 from restmapper.discovery import DiscoveryClient, RootDiscovery
@@ -122,7 +124,7 @@ def test_watcher_needs_only_transport_and_invalidation() -> None:
 
 def test_object_cache_and_mapper_share_one_transport() -> None:
     with widget_cluster() as served:
-        mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(served.cluster)))
+        mapper = make_mapper(served.url)  # a transport that streams: the object cache refuses one that cannot
         cache = ObjectCache(mapper)
         try:
             assert cache.transport is mapper.transport is mapper.cache.transport
@@ -133,7 +135,7 @@ def test_object_cache_and_mapper_share_one_transport() -> None:
 def test_from_kubeconfig_and_from_incluster_are_written_once() -> None:
     from restmapper.transport.config import ConfigConstructors
 
-    for cls in (DiscoveryClient, LazyRESTMapper, ObjectCache):
+    for cls in (DiscoveryClient, LazyRESTMapper, ObjectCache, AsyncObjectCache):
         for name in ("from_kubeconfig", "from_incluster"):  # each class names them (a bad call names the class)
             own = getattr(cls, name).__func__
             assert own.__code__ is getattr(ConfigConstructors, name).__func__.__code__  # but the code is shared

@@ -20,6 +20,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource
 from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster, InProcessTransport
+from restmapper.transport import RequestsTransport
 
 METRICS = [APIResource("pods", "pod", True, "PodMetrics", ("get", "list")),
            APIResource("nodes", "node", False, "NodeMetrics", ("get", "list"))]
@@ -29,10 +30,10 @@ METRICS = [APIResource("pods", "pod", True, "PodMetrics", ("get", "list")),
 
 @pytest.fixture()
 def cache() -> Iterator[ObjectCache]:
-    cluster = FakeCluster.embedded()
-    cache = ObjectCache(LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster))), sync_timeout=5)
-    yield cache
-    cache.stop()
+    with FakeCluster.embedded().serve() as served:  # served: the object cache refuses a transport that cannot watch
+        cache = ObjectCache(LazyRESTMapper(DiscoveryClient(RequestsTransport(served.url))), sync_timeout=5)
+        yield cache
+        cache.stop()
 
 
 CASES: list[tuple[str, Callable[[ObjectCache], Any], str]] = [

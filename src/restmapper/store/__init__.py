@@ -44,6 +44,7 @@ from restmapper.store._errors import (
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    TransformError,
     is_not_found,
 )
 from restmapper.store._generation import GenerationCache, GenerationCacheStats, crd_fingerprint, object_uid_generation
@@ -63,6 +64,7 @@ __all__ = [
     "ObjectNotFoundError",
     "ObjectWaitTimeoutError",
     "State",
+    "TransformError",
     "crd_fingerprint",
     "is_not_found",
     "object_uid_generation",

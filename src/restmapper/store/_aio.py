@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+from restmapper._public import own_methods
 from restmapper.store._args import check_handle, check_key, check_selectors, check_wait
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
@@ -34,6 +35,7 @@ AsyncHandler = Callable[..., Any]
 """A plain function or a coroutine function; called with the same arguments as the sync handlers."""
 
 
+@own_methods
 class AsyncObjectCache(ConfigConstructors):
     """Awaitable reads, waits and handlers over an :class:`~restmapper.store.ObjectCache` (shareable with sync code).
 

@@ -7,8 +7,9 @@ from restmapper.errors import (
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    TransformError,
     is_not_found,
 )
 
 __all__ = ["CacheSyncTimeoutError", "InformerStoppedError", "ObjectNotFoundError", "ObjectWaitTimeoutError",
-           "is_not_found"]
+           "TransformError", "is_not_found"]
