@@ -115,6 +115,8 @@ READS: list[tuple[str, Callable[[ObjectCache], Any], str]] = [
     ("derived-dispose", lambda c: c.derived("cm", len, dispose=1), "dispose as a callable"),
     ("informer-remove_handler", lambda c: c.informer("cm").remove_handler(print), "HandlerHandle"),
     ("informer-get", lambda c: c.informer("cm").get(5, "default"), "name as str"),
+    ("informer-by_index", lambda c: c.informer("cm").by_index("tier", 5), "value as str"),
+    ("informer-add_indexer", lambda c: c.informer("cm").add_indexer(5, len), "index as str"),
     ("informer-list", lambda c: c.informer("cm").list(label_selector={"app": "web"}), "label_selector as str"),
     ("informer-wait_for", lambda c: c.informer("cm").wait_for("a", "default", resource_version=1, timeout=5),
      "resource_version as str"),

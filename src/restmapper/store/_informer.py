@@ -154,10 +154,8 @@ class Informer(InformerWaits):
     @property
     def last_error(self) -> BaseException | None:
         """The most recent failure (lookup, transform, list/watch, or the no-match while not served), or None."""
-        for error in (self._error, self._transform_error):
-            if error is not None:
-                return error
-        return self._reflector.last_error
+        known = self._error if self._error is not None else self._transform_error
+        return known if known is not None else self._reflector.last_error
 
     @property
     def stats(self) -> InformerStats:
@@ -296,8 +294,10 @@ class Informer(InformerWaits):
 
         Raises:
             InvalidArgumentError: the name is taken or ``fn`` is not callable.
+            TypeError: ``name`` is not a str.
             Exception: whatever ``fn`` raises on a held object (nothing is added then).
         """
+        check_selectors("Informer.add_indexer", None, None, None, name, None)
         self._store.add_indexer(name, fn)
 
     def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
@@ -305,7 +305,9 @@ class Informer(InformerWaits):
 
         Raises:
             InvalidArgumentError: no such index. And as :meth:`get` for the sync.
+            TypeError: ``name`` or ``value`` is not a str.
         """
+        check_selectors("Informer.by_index", None, None, None, name, value)
         return self._read(self._store.by_index, name, value)
 
     # --- handlers --------------------------------------------------------------------------------------------------
