@@ -110,6 +110,9 @@ READS: list[tuple[str, Callable[[ObjectCache], Any], str]] = [
     ("wait_for-timeout-str", lambda c: c.wait_for("cm", "a", "default", timeout="5"), "timeout as a number"),
     ("wait_for-name", lambda c: c.wait_for("cm", 5, "default", timeout=5), "name as str"),
     ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
+    ("wait_for_deleted-uid", lambda c: c.wait_for_deleted("cm", "a", "default", uid=7, timeout=5), "uid as str"),
+    ("wait_for_deleted-timeout", lambda c: c.wait_for_deleted("cm", "a", "default", uid=None, timeout="5"),
+     "timeout as a number"),
     ("remove_handler-function", lambda c: c.remove_handler(print), "HandlerHandle that add_handler returned"),
     ("derived-build", lambda c: c.derived("cm", "build"), "build as a callable"),
     ("derived-dispose", lambda c: c.derived("cm", len, dispose=1), "dispose as a callable"),
@@ -149,6 +152,7 @@ ASYNC_READS: list[tuple[str, Callable[[AsyncObjectCache], Any], str]] = [
      "generation as an int"),
     ("wait_for_sync-timeout", lambda c: c.wait_for_sync("cm", "10"), "timeout as a number"),
     ("remove_handler-function", lambda c: asyncio.sleep(0, c.remove_handler(print)), "HandlerHandle"),
+    ("wait_for_deleted-uid", lambda c: c.wait_for_deleted("cm", "a", "default", uid=7, timeout=5), "uid as str"),
 ]
 
 

@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from restmapper._public import own_methods
-from restmapper.store._args import check_handle, check_key, check_selectors, check_wait
+from restmapper.store._args import check_handle, check_key, check_selectors, check_uid, check_wait
 from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
@@ -185,8 +185,9 @@ class AsyncObjectCache(ConfigConstructors):
         Raises:
             As :meth:`ObjectCache.wait_for_deleted`.
         """
-        if timeout < 0:
-            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        check_key("AsyncObjectCache.wait_for_deleted", name, namespace)
+        check_uid("AsyncObjectCache.wait_for_deleted", uid)
+        check_wait("AsyncObjectCache.wait_for_deleted", None, None, timeout)
         informer = await self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
         if not await self._until(informer, lambda: informer._try_gone(name, namespace, uid), timeout):
             raise informer._wait_timeout(name, namespace, timeout, None, None)

@@ -15,7 +15,8 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 
-__all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_wait"]
+__all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_uid",
+           "check_wait"]
 
 
 def _type(value: object) -> str:
@@ -67,6 +68,15 @@ def check_handle(method: str, handle: object, handle_type: type) -> None:
     """
     if not isinstance(handle, handle_type):
         raise TypeError(f"{method}() takes the {handle_type.__name__} that add_handler returned, not {_type(handle)}")
+
+
+def check_uid(method: str, uid: object) -> None:
+    """A ``uid`` (str) or None.
+
+    Raises:
+        TypeError: anything else.
+    """
+    _str(method, "uid", uid, optional=True)
 
 
 def _selector_hint(value: object) -> str:

@@ -12,7 +12,15 @@ from restmapper._public import own_methods
 from restmapper.errors import InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
-from restmapper.store._args import check_callables, check_handle, check_key, check_options, check_selectors, check_wait
+from restmapper.store._args import (
+    check_callables,
+    check_handle,
+    check_key,
+    check_options,
+    check_selectors,
+    check_uid,
+    check_wait,
+)
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
@@ -457,8 +465,13 @@ class ObjectCache(ConfigConstructors):
         Raises:
             ObjectWaitTimeoutError: still held at the timeout.
             InformerStoppedError: the cache was stopped meanwhile.
-            InvalidArgumentError: a negative timeout. As :meth:`get` otherwise (never ObjectNotFoundError).
+            InvalidArgumentError: a negative timeout.
+            TypeError: ``name``, ``namespace`` or ``uid`` is not a str, or ``timeout`` not a number.
+            As :meth:`get` otherwise (never ObjectNotFoundError).
         """
+        check_key("ObjectCache.wait_for_deleted", name, namespace)
+        check_uid("ObjectCache.wait_for_deleted", uid)
+        check_wait("ObjectCache.wait_for_deleted", None, None, timeout)
         informer = self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
         informer.wait_for_deleted(name, namespace, uid=uid, timeout=timeout)
 

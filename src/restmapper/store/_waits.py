@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from restmapper.errors import APIStatusError, RestMapperError, TransformError, TransportError
-from restmapper.store._args import check_key, check_wait
+from restmapper.store._args import check_key, check_uid, check_wait
 from restmapper.store._errors import (
     CacheSyncTimeoutError,
     InformerStoppedError,
@@ -121,8 +121,9 @@ class InformerWaits:
     def wait_for_deleted(self, name: str, namespace: str | None = None, *, uid: str | None,
                          timeout: float) -> None:
         """Block until the cache no longer holds ``name`` of ``uid``; see :meth:`ObjectCache.wait_for_deleted`."""
-        if timeout < 0:
-            raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+        check_key("Informer.wait_for_deleted", name, namespace)
+        check_uid("Informer.wait_for_deleted", uid)
+        check_wait("Informer.wait_for_deleted", None, None, timeout)
         deadline = time.monotonic() + timeout
         with self._cond:
             self._waiters += 1
@@ -140,8 +141,10 @@ class InformerWaits:
         if self._readable:
             obj = self._store.get(self._ns(namespace), name)
             return obj is None or (uid is not None and obj["metadata"].get("uid") != uid)
-        if self._state == "stopped":
-            raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
+        if self._state != "not_served":  # as _caught_up: a known failure ends the wait
+            failure = self._failure()
+            if failure is not None:
+                raise failure.with_traceback(None)
         return False
 
     def _try_gone(self, name: str, namespace: str | None, uid: str | None) -> bool | None:
