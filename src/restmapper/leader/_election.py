@@ -1,0 +1,229 @@
+"""The election state machine, shared by the thread and asyncio drivers (it does the Lease I/O, never waits).
+
+One :meth:`Election.turn` is what client-go's elector does on each tick of its acquire and renew loops
+(``tryAcquireOrRenew``), and :meth:`Election.release` what it does on a cancelled context with
+``ReleaseOnCancel``. The drivers (:mod:`restmapper.leader.elector`, :mod:`restmapper.leader.aio`) only wait between
+turns and run the callbacks.
+
+Times: ``clock`` is monotonic and local. Expiry of another holder's lease is judged from the clock reading at which
+*we observed* its record change (client-go's ``observedTime``), never from the ``renewTime`` it wrote with its own
+wall clock. Our own leadership is bounded by ``renewed_at + renew_deadline``, where ``renewed_at`` is the clock
+reading taken *before* sending the last write the server accepted (so it precedes the server's commit, which
+precedes any other candidate's observation of it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from restmapper.errors import RestMapperError
+from restmapper.leader._lock import LeaderElectionRecord, LeaseLock, micro_time
+
+__all__ = ["Election", "Turn"]
+
+_log = logging.getLogger("restmapper.leader")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one turn changed, for the driver to act on.
+
+    Attributes:
+        started: we became the leader in this turn.
+        stopped: we stopped leading in this turn (renewal failed past ``renew_deadline``, or another holder).
+        new_leader: the holder identity we observed for the first time in this turn, or None.
+        delay: seconds until the next turn is due.
+    """
+
+    started: bool = False
+    stopped: bool = False
+    new_leader: str | None = None
+    delay: float = 0.0
+
+
+class Election:
+    """The state of one candidate for one Lease; every method is called by one driver thread at a time."""
+
+    def __init__(self, lock: LeaseLock, identity: str, *, lease_duration: float, renew_deadline: float,
+                 retry_period: float, clock: Callable[[], float], wall_clock: Callable[[], float] = time.time
+                 ) -> None:
+        self.lock = lock
+        self.identity = identity
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self._clock = clock
+        self._wall_clock = wall_clock
+        # Guards the fields below against readers on other threads (is_leader, leader); the I/O runs unlocked.
+        self._guard = threading.Lock()
+        self._lease: dict[str, Any] | None = None  # the Lease as last read or written (its resourceVersion)
+        self._observed = LeaderElectionRecord()
+        self._observed_rv = ""
+        self._observed_at = float("-inf")  # clock reading when we saw the record change
+        self._leading = False
+        self._renewed_at = float("-inf")  # clock reading before sending our last accepted write
+        self._reported = ""  # the holder last reported as new leader
+        self._last_renew_wall = 0.0
+        self.last_error: BaseException | None = None
+
+    # --- state seen from other threads ---------------------------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        """True while we lead: a write of ours was accepted less than ``renew_deadline`` ago (local clock)."""
+        with self._guard:
+            return self._leading and self._clock() < self._renewed_at + self.renew_deadline
+
+    @property
+    def leading(self) -> bool:
+        """True between a turn that returned ``started`` and the one that returned ``stopped`` (or a stop)."""
+        return self._leading
+
+    @property
+    def leader(self) -> str:
+        """The holder identity of the record we last observed ("" when nobody holds the lease)."""
+        return self._observed.holder_identity
+
+    @property
+    def lease_transitions(self) -> int:
+        """``leaseTransitions`` of the record we last observed."""
+        return self._observed.lease_transitions
+
+    # --- turns -----------------------------------------------------------------------------------------------------
+
+    def turn(self) -> Turn:
+        """Try to acquire the lease (a candidate) or renew it (the leader) once; return what changed.
+
+        Never raises for a failed request: the error is kept in :attr:`last_error` and logged, and counts as a
+        failed attempt (a 409 is a lost race, not an error).
+        """
+        was_leading = self._leading
+        deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
+        ok = self._try_acquire_or_renew(timeout=self._request_timeout())
+        now = self._clock()
+        new_leader = None
+        holder = self._observed.holder_identity
+        if holder and holder != self._reported:
+            self._reported = new_leader = holder
+        if not was_leading:
+            if ok:
+                with self._guard:
+                    self._leading = True
+                return Turn(started=True, new_leader=new_leader, delay=self._renew_delay(now))
+            return Turn(new_leader=new_leader, delay=self.retry_period)
+        if now >= deadline or (not ok and holder != self.identity and now < self._observed_at + self.lease_duration
+                               and holder != ""):
+            # Past the renew deadline, or the record names a live other holder (a steal): stop now, before any
+            # other candidate can have waited lease_duration > renew_deadline since our last accepted write.
+            self.stop_leading()
+            return Turn(stopped=True, new_leader=new_leader, delay=self.retry_period)
+        return Turn(new_leader=new_leader, delay=self._renew_delay(now))
+
+    def stop_leading(self) -> bool:
+        """Mark us as not leading (is_leader False from now on); return True when we were leading."""
+        with self._guard:
+            was, self._leading = self._leading, False
+        return was
+
+    def release(self) -> bool:
+        """Give the lease up if the record we observed names us (client-go's ``release``): holder "", a 1 s
+        duration, transitions kept. Call :meth:`stop_leading` first. Returns True when the server accepted it.
+
+        Never raises for a failed request (recorded in :attr:`last_error`).
+        """
+        if self._lease is None or self._observed.holder_identity != self.identity:
+            return False
+        now = self._wall_clock()
+        record = LeaderElectionRecord("", 1, micro_time(now), micro_time(now), self._observed.lease_transitions)
+        try:
+            written = self.lock.update(self._lease, record, timeout=self.renew_deadline)
+        except RestMapperError as exc:
+            self._failed("release", exc)
+            return False
+        if written is None:
+            return False
+        self._observe(written)
+        return True
+
+    # --- internals -------------------------------------------------------------------------------------------------
+
+    def _request_timeout(self) -> float:
+        if self._leading:  # a renewal is worthless after the deadline: bound the request by what is left
+            return max(self._renewed_at + self.renew_deadline - self._clock(), 0.001)
+        return self.renew_deadline
+
+    def _renew_delay(self, now: float) -> float:
+        """Next renewal: a retry period from now, but no later than the renew deadline (to stop on time)."""
+        return max(min(self.retry_period, self._renewed_at + self.renew_deadline - now), 0.0)
+
+    def _try_acquire_or_renew(self, timeout: float) -> bool:
+        try:
+            return self._attempt(timeout)
+        except RestMapperError as exc:
+            self._failed("acquire or renew", exc)
+            return False
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        self.last_error = exc
+        _log.warning("leader election %s/%s (%s): %s failed: %s", self.lock.namespace, self.lock.name,
+                     self.identity, what, exc)
+
+    def _record(self, *, acquire_time: str | None, transitions: int) -> LeaderElectionRecord:
+        # renewTime strictly increases, so every renewal changes the record (and its resourceVersion): an update
+        # that changed nothing would be a no-op the API server does not even write, and others would not see it.
+        wall = max(self._wall_clock(), self._last_renew_wall + 1e-6)
+        self._last_renew_wall = wall
+        stamp = micro_time(wall)
+        return LeaderElectionRecord(self.identity, max(round(self.lease_duration), 1), acquire_time or stamp,
+                                    stamp, transitions)
+
+    def _attempt(self, timeout: float) -> bool:
+        start = self._clock()
+        if self._leading and self._lease is not None and start < self._observed_at + self.lease_duration:
+            # Fast path: we hold it and our view is fresh: update the Lease we last wrote.
+            record = self._record(acquire_time=self._observed.acquire_time,
+                                  transitions=self._observed.lease_transitions)
+            written = self.lock.update(self._lease, record, timeout)
+            if written is not None:
+                self._accepted(written, start)
+                return True
+            # 409: the Lease changed under us; read it and decide as a candidate would.
+        lease = self.lock.get(timeout)
+        if lease is None:
+            sent = self._clock()
+            written = self.lock.create(self._record(acquire_time=None, transitions=0), timeout)
+            if written is None:
+                return False  # another candidate created it first
+            self._accepted(written, sent)
+            return True
+        self._observe(lease)
+        holder = self._observed.holder_identity
+        if holder and holder != self.identity and self._clock() < self._observed_at + self.lease_duration:
+            return False  # held by another candidate whose lease has not expired by our observation
+        ours = holder == self.identity
+        record = self._record(acquire_time=self._observed.acquire_time if ours else None,
+                              transitions=self._observed.lease_transitions + (0 if ours else 1))
+        sent = self._clock()
+        written = self.lock.update(lease, record, timeout)
+        if written is None:
+            return False  # lost the race: someone wrote the Lease since we read it
+        self._accepted(written, sent)
+        return True
+
+    def _accepted(self, lease: dict[str, Any], sent: float) -> None:
+        self._observe(lease)
+        with self._guard:
+            self._renewed_at = sent
+
+    def _observe(self, lease: dict[str, Any]) -> None:
+        """Remember ``lease``; restart the expiry count when its record or resourceVersion changed."""
+        record = LeaderElectionRecord.from_lease(lease)
+        rv = str(lease.get("metadata", {}).get("resourceVersion") or "")
+        self._lease = lease
+        if record != self._observed or rv != self._observed_rv:
+            self._observed, self._observed_rv = record, rv
+            self._observed_at = self._clock()  # after the answer arrived: never earlier than the server's commit

@@ -1,0 +1,215 @@
+"""Lease leader election on an asyncio event loop: :class:`AsyncLeaderElector`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.leader._election import Election, Turn
+from restmapper.leader._lock import LeaseLock
+from restmapper.leader.elector import JITTER, default_identity, validate_timing
+from restmapper.mapper.lazy import LazyRESTMapper
+
+__all__ = ["AsyncLeaderElector"]
+
+_log = logging.getLogger("restmapper.leader")
+
+
+async def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    try:
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:  # a callback's failure must not stop the election loop
+        _log.exception("leader election callback %s raised", name)
+
+
+class AsyncLeaderElector:
+    """:class:`~restmapper.leader.LeaderElector` for asyncio: the same election, constructor and guarantees.
+
+    The Lease requests run in a worker thread (:func:`asyncio.to_thread`), never on the event loop; callbacks run
+    on the loop and may be plain functions or coroutine functions (awaited; keep them short, the lease is not
+    renewed while one runs). ``is_leader`` is a plain property, exact at every instant.
+
+    Example::
+
+        elector = AsyncLeaderElector(mapper, "my-controller", "kube-system", on_started_leading=start_workers)
+        await elector.start()
+        ...
+        await elector.stop()    # on_stopped_leading is awaited, then the Lease is released
+    """
+
+    def __init__(
+        self,
+        mapper: LazyRESTMapper,
+        name: str,
+        namespace: str,
+        *,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        release_on_cancel: bool = True,
+        on_started_leading: Callable[[], object] | None = None,
+        on_stopped_leading: Callable[[], object] | None = None,
+        on_new_leader: Callable[[str], object] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """Configure an elector; arguments as :class:`~restmapper.leader.LeaderElector`.
+
+        Raises:
+            InvalidArgumentError: as :class:`~restmapper.leader.LeaderElector`.
+        """
+        validate_timing(lease_duration, renew_deadline, retry_period)
+        identity = default_identity() if identity is None else identity
+        if not isinstance(identity, str) or not identity:
+            raise InvalidArgumentError(f"identity must be a non-empty string, got {identity!r}")
+        self.identity = identity
+        self.name = name
+        self.namespace = namespace
+        self.release_on_cancel = release_on_cancel
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._on_new_leader = on_new_leader
+        self._election = Election(LeaseLock(mapper, name, namespace), identity, lease_duration=lease_duration,
+                                  renew_deadline=renew_deadline, retry_period=retry_period,
+                                  clock=clock if clock is not None else time.monotonic)
+        self._turn_lock: asyncio.Lock | None = None  # created on the loop that drives us
+        self._stopping: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._running = False
+        self._finished = False
+
+    @property
+    def is_leader(self) -> bool:
+        """True while we lead: our last accepted write was sent less than ``renew_deadline`` seconds ago."""
+        return self._election.is_leader()
+
+    @property
+    def leader(self) -> str:
+        """The holder identity in the Lease as we last observed it ("" when nobody holds it)."""
+        return self._election.leader
+
+    @property
+    def lease_transitions(self) -> int:
+        """``spec.leaseTransitions`` of the Lease as we last observed it."""
+        return self._election.lease_transitions
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The last failed request's error, or None."""
+        return self._election.last_error
+
+    async def tick(self) -> float:
+        """Run one turn now and return seconds until the next is due (see :meth:`LeaderElector.tick`).
+
+        Raises:
+            InvalidArgumentError: the elector was stopped.
+        """
+        async with self._lock():
+            if self._finished:
+                raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped")
+            turn = await asyncio.to_thread(self._election.turn)
+            await self._callbacks(turn)
+            return turn.delay
+
+    async def start(self) -> AsyncLeaderElector:
+        """Run the election in a task on the running loop and return self.
+
+        Raises:
+            InvalidArgumentError: already started, or stopped.
+        """
+        self._claim()
+        self._task = asyncio.create_task(self._loop(), name=f"restmapper-leader-{self.name}")
+        return self
+
+    async def run(self) -> None:
+        """Run the election until :meth:`stop` is called or the calling task is cancelled (then as a stop).
+
+        Raises:
+            InvalidArgumentError: already started, or stopped.
+        """
+        self._claim()
+        try:
+            await self._loop()
+        finally:
+            await asyncio.shield(self._finish())
+
+    async def stop(self) -> None:
+        """Stop: if leading, ``is_leader`` turns False, ``on_stopped_leading`` runs (awaited) and then, with
+        ``release_on_cancel``, the Lease is released. Idempotent."""
+        self._event().set()
+        task = self._task
+        if task is not None and task is not asyncio.current_task():
+            await task
+        await self._finish()
+
+    async def __aenter__(self) -> AsyncLeaderElector:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    def __repr__(self) -> str:
+        return (f"AsyncLeaderElector({self.namespace}/{self.name}, identity={self.identity!r}, "
+                f"leading={self.is_leader})")
+
+    # --- internals -------------------------------------------------------------------------------------------------
+
+    def _lock(self) -> asyncio.Lock:
+        if self._turn_lock is None:
+            self._turn_lock = asyncio.Lock()
+        return self._turn_lock
+
+    def _event(self) -> asyncio.Event:
+        if self._stopping is None:
+            self._stopping = asyncio.Event()
+        return self._stopping
+
+    def _claim(self) -> None:
+        if self._running or self._finished:
+            raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+        self._running = True
+
+    async def _loop(self) -> None:
+        stopping = self._event()
+        while not stopping.is_set():
+            async with self._lock():
+                if stopping.is_set():
+                    break
+                turn = await asyncio.to_thread(self._election.turn)
+                await self._callbacks(turn)
+            delay = turn.delay
+            if not self._election.leading:
+                delay *= 1 + JITTER * random.random()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stopping.wait(), delay)
+
+    async def _callbacks(self, turn: Turn) -> None:
+        if turn.new_leader is not None:
+            await _call("on_new_leader", self._on_new_leader, turn.new_leader)
+        if turn.started:
+            _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
+            await _call("on_started_leading", self._on_started)
+        if turn.stopped:
+            _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
+            await _call("on_stopped_leading", self._on_stopped)
+
+    async def _finish(self) -> None:
+        async with self._lock():
+            if self._finished:
+                return
+            self._finished = True
+            if self._election.stop_leading():
+                await _call("on_stopped_leading", self._on_stopped)
+            if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
+                await asyncio.to_thread(self._election.release)

@@ -1,0 +1,291 @@
+"""Lease leader election on a thread: :class:`LeaderElector`."""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError
+from restmapper.leader._election import Election, Turn
+from restmapper.leader._lock import LeaseLock
+from restmapper.mapper.lazy import LazyRESTMapper
+
+__all__ = ["JITTER", "LeaderElector", "default_identity", "validate_timing"]
+
+_log = logging.getLogger("restmapper.leader")
+
+JITTER = 0.1
+"""A candidate waits ``retry_period * (1 + JITTER * random())`` between attempts, so that candidates started
+together do not retry in lockstep. client-go's factor is 1.2 (up to 2.2 retry periods); a small one keeps the
+takeover after a release within one retry period and a fraction."""
+
+
+def default_identity() -> str:
+    """Return ``<hostname>_<random UUID>``: unique per process even for replicas sharing a host name."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def validate_timing(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
+    """Check the timing rules of client-go's ``NewLeaderElector``.
+
+    Raises:
+        InvalidArgumentError: a value is not positive, ``lease_duration <= renew_deadline`` or
+            ``renew_deadline <= 1.2 * retry_period``.
+    """
+    for label, value in (("lease_duration", lease_duration), ("renew_deadline", renew_deadline),
+                         ("retry_period", retry_period)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise InvalidArgumentError(f"{label} must be a positive number of seconds, got {value!r}")
+    if lease_duration <= renew_deadline:
+        raise InvalidArgumentError(f"lease_duration ({lease_duration} s) must be greater than renew_deadline "
+                                   f"({renew_deadline} s): a leader must stop before another can take over")
+    if renew_deadline <= 1.2 * retry_period:
+        raise InvalidArgumentError(f"renew_deadline ({renew_deadline} s) must be greater than 1.2 * retry_period "
+                                   f"({retry_period} s), so that a renewal can be retried before the deadline")
+
+
+def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    try:
+        callback(*args)
+    except Exception:  # a callback's failure must not stop the election loop
+        _log.exception("leader election callback %s raised", name)
+
+
+class LeaderElector:
+    """Lease leader election (``coordination.k8s.io/v1``), with client-go's ``leaderelection`` semantics.
+
+    Candidates sharing one Lease take turns: each tries every ``retry_period`` to acquire it; the holder renews it
+    every ``retry_period``; a candidate takes it over when the holder released it, or when the record did not
+    change for ``lease_duration`` seconds *as this candidate observed it* (its own monotonic clock, from the moment
+    it saw the record change; never the ``renewTime`` the holder wrote with its clock). Every write carries the
+    Lease's ``resourceVersion``: a 409 is a lost race (another candidate wrote first), not an error.
+    ``leaseTransitions`` counts changes of holder.
+
+    **No two leaders.** A leader stops (``is_leader`` turns False, then ``on_stopped_leading`` runs) when
+    ``renew_deadline`` seconds passed since it *sent* its last accepted write, or at once when the Lease names
+    another live holder. Another candidate can acquire only by writing over that record, hence only after it
+    observed it for ``lease_duration`` seconds, and it observed it after the server committed it, after we sent
+    it. So the guarantee rests on ``renew_deadline < lease_duration`` (checked here) and on the candidates' clocks
+    running at the same *rate* (no skew between them matters, no synchronisation is needed); as client-go's, it
+    also needs the Lease to be written only by candidates. ``is_leader`` is exact at every instant; callbacks run
+    on the election thread and can be late by the request in flight (bounded by the time left to the deadline).
+
+    **Release.** With ``release_on_cancel``, :meth:`stop` runs ``on_stopped_leading`` and, after it returned,
+    releases the Lease (holder "", as client-go's ``ReleaseOnCancel``), so a standby can never lead while our
+    callback still runs (client-go releases first). Without it, a standby takes over after ``lease_duration``.
+
+    After losing the lease (deadline or takeover) the elector is a candidate again, so the process can lead again
+    later; ``on_started_leading`` then runs again.
+
+    Callbacks run on the election thread, synchronously, and should return promptly: the lease is not renewed
+    while they run (start long work on a thread of your own and stop it in ``on_stopped_leading``). An exception
+    in a callback is logged and does not stop the election.
+
+    Example::
+
+        elector = LeaderElector(mapper, "my-controller", "kube-system",
+                                on_started_leading=controller.start, on_stopped_leading=controller.stop)
+        elector.start()
+        ...
+        elector.stop()      # on_stopped_leading, then the Lease is released
+
+    Attributes:
+        identity: this candidate's identity, written as ``spec.holderIdentity``.
+        name: the Lease name.
+        namespace: the Lease namespace.
+    """
+
+    def __init__(
+        self,
+        mapper: LazyRESTMapper,
+        name: str,
+        namespace: str,
+        *,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        release_on_cancel: bool = True,
+        on_started_leading: Callable[[], object] | None = None,
+        on_stopped_leading: Callable[[], object] | None = None,
+        on_new_leader: Callable[[str], object] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """Configure an elector (nothing is sent until :meth:`start`, :meth:`run` or :meth:`tick`).
+
+        Args:
+            mapper: resolves the Lease kind; its transport (a :class:`~restmapper.transport.WritingTransport`)
+                sends the requests.
+            name: the Lease name.
+            namespace: the Lease namespace.
+            identity: this candidate's identity; None: ``<hostname>_<random UUID>``.
+            lease_duration: seconds a candidate waits, from when it observed the record change, before taking the
+                lease over (client-go's ``LeaseDuration``, default 15).
+            renew_deadline: seconds the leader keeps leading without an accepted renewal (``RenewDeadline``, 10).
+            retry_period: seconds between attempts to acquire or renew (``RetryPeriod``, 2).
+            release_on_cancel: release the Lease on :meth:`stop` (``ReleaseOnCancel``).
+            on_started_leading: called with no argument when we start leading.
+            on_stopped_leading: called with no argument when we stop leading (lost or stopped).
+            on_new_leader: called with the holder's identity when we observe a new holder (ourselves included).
+            clock: monotonic clock in seconds (inject :class:`~restmapper.testing.ManualClock` with :meth:`tick`).
+
+        Raises:
+            InvalidArgumentError: an empty name, namespace or identity; timing that breaks client-go's rules
+                (see :func:`validate_timing`); a transport that cannot write.
+        """
+        validate_timing(lease_duration, renew_deadline, retry_period)
+        identity = default_identity() if identity is None else identity
+        if not isinstance(identity, str) or not identity:
+            raise InvalidArgumentError(f"identity must be a non-empty string, got {identity!r}")
+        self.identity = identity
+        self.name = name
+        self.namespace = namespace
+        self.release_on_cancel = release_on_cancel
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._on_new_leader = on_new_leader
+        self._clock = clock if clock is not None else time.monotonic
+        self._election = Election(LeaseLock(mapper, name, namespace), identity, lease_duration=lease_duration,
+                                  renew_deadline=renew_deadline, retry_period=retry_period, clock=self._clock)
+        self._turn_lock = threading.Lock()  # one turn (or the final stop) at a time
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._finished = False
+
+    # --- state -----------------------------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """True while we lead: our last accepted write was sent less than ``renew_deadline`` seconds ago."""
+        return self._election.is_leader()
+
+    @property
+    def leader(self) -> str:
+        """The holder identity in the Lease as we last observed it ("" when nobody holds it)."""
+        return self._election.leader
+
+    @property
+    def lease_transitions(self) -> int:
+        """``spec.leaseTransitions`` of the Lease as we last observed it."""
+        return self._election.lease_transitions
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The last failed request's error (a ``TransportError``/``RestMapperError``), or None."""
+        return self._election.last_error
+
+    # --- driving ---------------------------------------------------------------------------------------------------
+
+    def tick(self) -> float:
+        """Run one turn of the election loop now, on the calling thread, and return seconds until the next is due.
+
+        What the background loop of :meth:`start` does every ``retry_period``: try to acquire (a candidate) or
+        renew (the leader) once, then run the callbacks this turn called for. For deterministic tests with an
+        injected clock; do not mix with :meth:`start` or :meth:`run`.
+
+        Raises:
+            InvalidArgumentError: the elector was stopped.
+        """
+        with self._turn_lock:
+            if self._finished:
+                raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped")
+            turn = self._election.turn()
+            self._callbacks(turn)
+            return turn.delay
+
+    def start(self) -> LeaderElector:
+        """Run the election on a daemon thread and return self.
+
+        Raises:
+            InvalidArgumentError: already started, or stopped.
+        """
+        with self._turn_lock:
+            if self._thread is not None or self._finished:
+                raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+            self._thread = threading.Thread(target=self._loop, name=f"restmapper-leader-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def run(self) -> None:
+        """Run the election on the calling thread until :meth:`stop` is called (from another thread).
+
+        Raises:
+            InvalidArgumentError: already started, or stopped.
+        """
+        with self._turn_lock:
+            if self._thread is not None or self._finished:
+                raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+            self._thread = threading.current_thread()
+        self._loop()
+        self._finish()
+
+    def stop(self, timeout: float | None = 10.0) -> bool:
+        """Stop: if leading, ``is_leader`` turns False, ``on_stopped_leading`` runs and returns, and then (with
+        ``release_on_cancel``) the Lease is released. Idempotent.
+
+        Args:
+            timeout: seconds to wait for the election thread to finish its turn in flight.
+
+        Returns:
+            True when the election thread (if any) has finished.
+        """
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+        self._finish()
+        return True
+
+    def __enter__(self) -> LeaderElector:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (f"LeaderElector({self.namespace}/{self.name}, identity={self.identity!r}, "
+                f"leading={self.is_leader})")
+
+    # --- internals -------------------------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            with self._turn_lock:
+                if self._stopping.is_set():
+                    break
+                turn = self._election.turn()
+                self._callbacks(turn)
+            delay = turn.delay
+            if not self._election.leading:
+                delay *= 1 + JITTER * random.random()
+            self._stopping.wait(delay)
+
+    def _callbacks(self, turn: Turn) -> None:
+        if turn.new_leader is not None:
+            _call("on_new_leader", self._on_new_leader, turn.new_leader)
+        if turn.started:
+            _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
+            _call("on_started_leading", self._on_started)
+        if turn.stopped:
+            _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
+            _call("on_stopped_leading", self._on_stopped)
+
+    def _finish(self) -> None:
+        with self._turn_lock:
+            if self._finished:
+                return
+            self._finished = True
+            if self._election.stop_leading():
+                _call("on_stopped_leading", self._on_stopped)
+            if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
+                self._election.release()
