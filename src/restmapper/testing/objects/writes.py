@@ -31,6 +31,9 @@ __all__ = ["APPLY_PATCH", "APIError", "Resource", "apply_config", "check_create"
            "delete_options", "mark_deleting", "patched", "write_manager"]
 
 APPLY_PATCH = "application/apply-patch+yaml"
+_CONDITIONAL_UPDATES_ONLY = frozenset({"leases.coordination.k8s.io"})
+"""Resources whose registry strategy refuses an update without a resourceVersion (``AllowUnconditionalUpdate``
+false): a PUT must name the version it replaces."""
 _POLICIES = ("Foreground", "Background", "Orphan")
 
 
@@ -156,16 +159,18 @@ def check_update(res: Resource, current: dict[str, Any], body: dict[str, Any], *
     """Validate an update (PUT or a patch's result) and return the object to store.
 
     Raises:
-        APIError: 409 on a stale ``resourceVersion``, 400/422 for a body that does not fit, 422 for a finalizer
-            added to an object being deleted.
+        APIError: 409 on a stale ``resourceVersion``, 422 without one for a resource that forbids unconditional
+            updates (Leases), 400/422 for a body that does not fit, 422 for a finalizer added to an object being
+            deleted.
     """
     _identity(res, body, namespace, name)
     meta = body["metadata"]
-    sent_rv = meta.get("resourceVersion")
-    if sent_rv and sent_rv != current["metadata"]["resourceVersion"]:
-        raise APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has '
-                       "been modified; please apply your changes to the latest version and try again",
-                       res.details(name))
+    if not meta.get("resourceVersion") and res.qualified in _CONDITIONAL_UPDATES_ONLY:
+        raise APIError(422, "Invalid", f'{res.qualified} "{name}" is invalid: metadata.resourceVersion: Invalid '
+                       "value: 0x0: must be specified for an update",
+                       {**res.details(name), "causes": [_cause("metadata.resourceVersion",
+                                                               "Invalid value: 0x0: must be specified for an update")]})
+    _check_resource_version(res, current, meta.get("resourceVersion"), name)
     if namespace:
         meta["namespace"] = namespace
     if subresource == "status":
@@ -196,6 +201,19 @@ def check_update(res: Resource, current: dict[str, Any], body: dict[str, Any], *
     return body
 
 
+def _check_resource_version(res: Resource, current: Mapping[str, Any], sent: object, name: str) -> None:
+    """The registry's optimistic concurrency: a write naming a resourceVersion (any verb, apply included) applies
+    only to the object at that version.
+
+    Raises:
+        APIError: 409 Conflict when ``sent`` is set and is not ``current``'s resourceVersion.
+    """
+    if sent and sent != current["metadata"]["resourceVersion"]:
+        raise APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has '
+                       "been modified; please apply your changes to the latest version and try again",
+                       res.details(name))
+
+
 def patched(res: Resource, current: dict[str, Any], content_type: str, data: bytes,
             query: Mapping[str, str]) -> dict[str, Any]:
     """Return ``current`` with a JSON, merge or strategic merge patch applied (not stored, not yet validated).
@@ -216,8 +234,9 @@ def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, que
     """Return the object after a server-side apply of ``data`` (YAML or JSON) to ``current`` (None: create).
 
     Raises:
-        APIError: 422 without ``fieldManager``, 400 for a body that is not an object of this resource, 409
-            (``Conflict`` with ``FieldManagerConflict`` causes) on conflicts without ``force``.
+        APIError: 422 without ``fieldManager``, 400 for a body that is not an object of this resource, 409 for a
+            stale ``metadata.resourceVersion`` in ``data`` (forced or not), 409 (``Conflict`` with
+            ``FieldManagerConflict`` causes) on conflicts without ``force``.
     """
     manager = query.get("fieldManager") or ""
     if not manager:
@@ -243,6 +262,8 @@ def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, que
         config["metadata"]["namespace"] = namespace
     if subresource != "status" and res.has_status:
         config.pop("status", None)
+    if current is not None:
+        _check_resource_version(res, current, config["metadata"].get("resourceVersion"), name)
     try:
         out = apply(current, config, manager=manager, force=force, api_version=res.api_version, now=now,
                     subresource=subresource)
