@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.model import GroupVersion
 from restmapper.testing import _documents as docs
+from restmapper.testing._leases import LEASES_KEY
 from restmapper.testing._list import ListOptionsError, ListSource, list_page, watch_options
 from restmapper.testing._router import Reply, Request
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, object_key
@@ -193,6 +194,8 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
         })
     if verb == "list":
         return _list(cluster, req, t)
+    if t.key == LEASES_KEY and verb in ("create", "update", "patch"):
+        cluster._refuse_partitioned_write(req.body, bucket.get(object_key(t.namespace, t.name)) if t.name else None)
     if verb == "create":
         return _create(cluster, req, t, res)
     assert t.name is not None

@@ -25,6 +25,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing import _served as served
+from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._objects import ObjectsMixin
 from restmapper.testing._router import Request, Router, StreamBody
@@ -175,7 +176,7 @@ class ClusterInternals:
         self._cluster._wake_watchers()
 
 
-class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
+class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
 
     Example:
@@ -194,6 +195,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin):
     :meth:`set_accepted_names`, :meth:`set_served`, :meth:`set_storage`) and every served group version has an
     APIService (:meth:`apiservices`, :meth:`set_available`). Watches are controlled with :meth:`compact`,
     :meth:`drop_watches`, :meth:`restart`, :meth:`restore`, :meth:`end_watches_at_once`, :meth:`wait_for_watchers`.
+    Leader-election tests use :meth:`steal_lease`, :meth:`expire_lease` and :meth:`partition_lease`.
 
     Every cluster serving the built-in profile starts with the namespaces kube-apiserver creates at start-up:
     ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``.
