@@ -59,3 +59,8 @@ def holder(cluster: FakeCluster) -> str | None:
     """The stored holder identity, None when the Lease does not exist."""
     stored = cluster.get_object(LEASE, NAME, NAMESPACE)
     return None if stored is None else stored["spec"].get("holderIdentity")
+
+
+def lease_or_none(cluster: FakeCluster) -> dict[str, Any] | None:
+    """The stored test Lease, None when it does not exist."""
+    return cluster.get_object(LEASE, NAME, NAMESPACE)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.testing._pod import ServiceAccount
 from restmapper.testing.builders import ManualClock, crd_manifest
+from restmapper.testing._leases import LeasePartition
 from restmapper.testing.cluster import FakeCluster, Fault, RecordedRequest
 from restmapper.testing.crd import InvalidCRDError
 from restmapper.testing.profile import APIProfile, embedded_crd_manifests, load_builtin_profile
@@ -31,6 +32,7 @@ __all__ = [
     "APIProfile",
     "FakeCluster",
     "Fault",
+    "LeasePartition",
     "InProcessTransport",
     "InvalidCRDError",
     "ManualClock",
