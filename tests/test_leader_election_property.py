@@ -3,8 +3,8 @@
 A simulation on a ManualClock schedules each live candidate's turns when they are due (what its thread would do,
 without jitter), and between the scheduled turns applies random events: a crash (the process is gone: no more
 turns, no release; a new candidate with a new identity replaces it), a stop (callback then release; replaced too),
-a partition of one candidate from the Lease and its healing, an early turn, and a race (one candidate's turn runs inside another's,
-between its read and its write). After every step:
+a partition of one candidate from the Lease and its healing, an early turn, and a race (one candidate's turn runs
+inside another's, between its read and its write). After every step:
 
 - at most one live candidate's ``is_leader`` is True, and the stored Lease names it;
 - at most one live candidate is between ``on_started_leading`` and ``on_stopped_leading``;

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from restmapper.testing._leases import LeasePartition
 from restmapper.testing._pod import ServiceAccount
 from restmapper.testing.builders import ManualClock, crd_manifest
-from restmapper.testing._leases import LeasePartition
 from restmapper.testing.cluster import FakeCluster, Fault, RecordedRequest
 from restmapper.testing.crd import InvalidCRDError
 from restmapper.testing.profile import APIProfile, embedded_crd_manifests, load_builtin_profile
@@ -32,9 +32,9 @@ __all__ = [
     "APIProfile",
     "FakeCluster",
     "Fault",
-    "LeasePartition",
     "InProcessTransport",
     "InvalidCRDError",
+    "LeasePartition",
     "ManualClock",
     "RecordedRequest",
     "ServedCluster",
