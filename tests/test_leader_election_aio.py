@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from leader_helpers import NAME, NAMESPACE, holder, lease, mapper_for
 
@@ -63,10 +64,8 @@ def test_a_cancelled_run_stops_and_releases() -> None:
         task = asyncio.create_task(a.run())
         await asyncio.wait_for(started.wait(), 10)
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         assert not a.is_leader
 
     asyncio.run(scenario())
