@@ -33,6 +33,13 @@ async def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> N
         _log.exception("leader election callback %s raised", name)
 
 
+def _call_now(name: str, callback: Callable[[], None]) -> None:
+    try:
+        callback()
+    except Exception:  # a listener's failure must not stop the election loop
+        _log.exception("leader election callback %s raised", name)
+
+
 class AsyncLeaderElector:
     """:class:`~restmapper.leader.LeaderElector` for asyncio: the same election, constructor and guarantees.
 
@@ -88,6 +95,8 @@ class AsyncLeaderElector:
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._finished = False
+        self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        self._announced = False  # on_started_leading ran, on_stopped_leading not yet (changed on the loop only)
 
     @property
     def is_leader(self) -> bool:
@@ -108,6 +117,26 @@ class AsyncLeaderElector:
     def last_error(self) -> BaseException | None:
         """The last failed request's error, or None."""
         return self._election.last_error
+
+    def add_leadership_listener(self, on_started: Callable[[], None],
+                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+        """Call ``on_started`` when we start leading (at once if we lead now) and ``on_stopped`` when we stop, on
+        the loop, before the coroutine callbacks (see :meth:`LeaderElector.add_leadership_listener`). Call it on
+        the loop that drives this elector.
+
+        Returns:
+            A function removing the listener.
+        """
+        pair = (on_started, on_stopped)
+        self._listeners.append(pair)
+        if self._announced:
+            _call_now("leadership listener", on_started)
+
+        def remove() -> None:
+            if pair in self._listeners:
+                self._listeners.remove(pair)
+
+        return remove
 
     async def tick(self) -> float:
         """Run one turn now and return seconds until the next is due (see :meth:`LeaderElector.tick`).
@@ -199,17 +228,24 @@ class AsyncLeaderElector:
             await _call("on_new_leader", self._on_new_leader, turn.new_leader)
         if turn.started:
             _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
-            await _call("on_started_leading", self._on_started)
+            await self._announce(started=True)
         if turn.stopped:
             _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
-            await _call("on_stopped_leading", self._on_stopped)
+            await self._announce(started=False)
+
+    async def _announce(self, *, started: bool) -> None:
+        self._announced = started
+        for on_started, on_stopped in list(self._listeners):
+            _call_now("leadership listener", on_started if started else on_stopped)
+        await _call("on_started_leading" if started else "on_stopped_leading",
+                    self._on_started if started else self._on_stopped)
 
     async def _finish(self) -> None:
         async with self._lock():
             if self._finished:
                 return
             self._finished = True
-            if self._election.stop_leading():
-                await _call("on_stopped_leading", self._on_stopped)
+            if self._election.stop_leading() or self._announced:
+                await self._announce(started=False)
             if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
                 await asyncio.to_thread(self._election.release)

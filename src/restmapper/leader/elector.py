@@ -155,7 +155,9 @@ class LeaderElector:
         self._clock = clock if clock is not None else time.monotonic
         self._election = Election(LeaseLock(mapper, name, namespace), identity, lease_duration=lease_duration,
                                   renew_deadline=renew_deadline, retry_period=retry_period, clock=self._clock)
-        self._turn_lock = threading.Lock()  # one turn (or the final stop) at a time
+        self._turn_lock = threading.RLock()  # one turn (or the final stop) at a time; guards the two below
+        self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        self._announced = False  # on_started_leading ran, on_stopped_leading not yet
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._finished = False
@@ -183,6 +185,28 @@ class LeaderElector:
         return self._election.last_error
 
     # --- driving ---------------------------------------------------------------------------------------------------
+
+    def add_leadership_listener(self, on_started: Callable[[], None],
+                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+        """Call ``on_started`` when we start leading (at once, here, if we lead now) and ``on_stopped`` when we
+        stop, each before ``on_started_leading`` / ``on_stopped_leading`` (so before a release). What
+        ``ObjectCache.add_handler(..., while_leading=elector)`` binds to.
+
+        Returns:
+            A function removing the listener (it is not called again once that returns).
+        """
+        pair = (on_started, on_stopped)
+        with self._turn_lock:
+            self._listeners.append(pair)
+            if self._announced:
+                _call("leadership listener", on_started)
+
+        def remove() -> None:
+            with self._turn_lock:
+                if pair in self._listeners:
+                    self._listeners.remove(pair)
+
+        return remove
 
     def tick(self) -> float:
         """Run one turn of the election loop now, on the calling thread, and return seconds until the next is due.
@@ -275,17 +299,25 @@ class LeaderElector:
             _call("on_new_leader", self._on_new_leader, turn.new_leader)
         if turn.started:
             _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
-            _call("on_started_leading", self._on_started)
+            self._announce(started=True)
         if turn.stopped:
             _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
-            _call("on_stopped_leading", self._on_stopped)
+            self._announce(started=False)
+
+    def _announce(self, *, started: bool) -> None:
+        """Run the listeners, then the user's callback, of a start or a stop (turn lock held)."""
+        self._announced = started
+        for on_started, on_stopped in list(self._listeners):
+            _call("leadership listener", on_started if started else on_stopped)
+        _call("on_started_leading" if started else "on_stopped_leading",
+              self._on_started if started else self._on_stopped)
 
     def _finish(self) -> None:
         with self._turn_lock:
             if self._finished:
                 return
             self._finished = True
-            if self._election.stop_leading():
-                _call("on_stopped_leading", self._on_stopped)
+            if self._election.stop_leading() or self._announced:
+                self._announce(started=False)
             if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
                 self._election.release()

@@ -50,6 +50,7 @@ from restmapper.store._errors import (
 from restmapper.store._generation import GenerationCache, GenerationCacheStats, crd_fingerprint, object_uid_generation
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, InformerStats, State
+from restmapper.store._leading import Leadership, LeadershipBinding
 
 __all__ = [
     "CacheSyncTimeoutError",
@@ -60,6 +61,8 @@ __all__ = [
     "InformerStats",
     "InformerStoppedError",
     "KindArg",
+    "Leadership",
+    "LeadershipBinding",
     "ObjectCache",
     "ObjectNotFoundError",
     "ObjectWaitTimeoutError",

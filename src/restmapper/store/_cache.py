@@ -25,6 +25,7 @@ from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer, Transform
 from restmapper.store._kinds import CacheCall, resolve_for
+from restmapper.store._leading import Leadership, LeadershipBinding
 from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
@@ -476,9 +477,36 @@ class ObjectCache(ConfigConstructors):
         informer.wait_for_deleted(name, namespace, uid=uid, timeout=timeout)
 
     def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
-                    on_delete: OnDelete | None = None) -> HandlerHandle:
-        """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`)."""
-        return self._informer(kind, CacheCall("add_handler", ", ...")).add_handler(on_add, on_update, on_delete)
+                    on_delete: OnDelete | None = None, *, while_leading: Leadership | None = None) -> HandlerHandle:
+        """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`).
+
+        Args:
+            kind: any kind spelling the cache takes.
+            on_add: ``on_add(obj)``.
+            on_update: ``on_update(old, new)``.
+            on_delete: ``on_delete(obj)``.
+            while_leading: a leader elector (``restmapper.leader.LeaderElector``): the handlers are attached when
+                it starts leading (with synthetic adds for the objects held then) and detached when it stops,
+                before its own callbacks run; a change dispatched after the lease was lost is not handled. The
+                informer keeps running through any number of lease losses: regaining the lease costs no list.
+
+        Returns:
+            The handle for :meth:`remove_handler` (a :class:`LeadershipBinding` with ``while_leading``).
+
+        Raises:
+            TypeError: a handler that is not callable, or ``while_leading`` without ``add_leadership_listener``.
+            As :meth:`informer` otherwise.
+        """
+        informer = self._informer(kind, CacheCall("add_handler", ", ..."))
+        if while_leading is None:
+            return informer.add_handler(on_add, on_update, on_delete)
+        if not isinstance(while_leading, Leadership):
+            raise TypeError(f"while_leading must be a leader elector, got {type(while_leading).__name__}")
+        for fn in (on_add, on_update, on_delete):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"handlers must be callable, got {type(fn).__name__}")
+        return LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler, on_add, on_update,
+                                 on_delete)
 
     def remove_handler(self, handle: HandlerHandle) -> bool:
         """Unregister handlers added with :meth:`add_handler` (or ``informer(kind).add_handler``), whatever kind.
@@ -490,6 +518,8 @@ class ObjectCache(ConfigConstructors):
             TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
         """
         check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
+        if isinstance(handle, LeadershipBinding):
+            return handle.remove()
         return any(informer.remove_handler(handle) for informer in self.informers.values())
 
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,

@@ -1,0 +1,90 @@
+"""Handlers bound to leadership: attached while a leader elector leads, detached when it stops (DESIGN 5.9).
+
+The informer keeps running whatever the lease does, so a replica that regains the lease resumes from a synced
+store: no relist, and the re-attached handlers get synthetic adds for what is held (as any late handler does).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
+
+__all__ = ["Leadership", "LeadershipBinding"]
+
+
+@runtime_checkable
+class Leadership(Protocol):
+    """What a handler binding needs of a leader elector (``restmapper.leader.LeaderElector`` has it)."""
+
+    @property
+    def is_leader(self) -> bool:
+        """True while leading, at this instant."""
+        ...
+
+    def add_leadership_listener(self, on_started: Callable[[], None],
+                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+        """Call ``on_started`` when leadership starts (at once if leading now) and ``on_stopped`` when it ends,
+        both before the elector's own callbacks; return a function that removes the listener."""
+        ...
+
+
+class LeadershipBinding(HandlerHandle):
+    """Handlers attached to an informer while ``leadership`` leads (returned by ``add_handler(...,
+    while_leading=...)``; pass it to ``remove_handler``).
+
+    ``active`` is True until removed; the handlers themselves are called only while the elector leads.
+    """
+
+    __slots__ = ("_attach", "_detach", "_inner", "_leadership", "_lock", "_unlisten")
+
+    def __init__(self, leadership: Leadership, attach: Callable[[OnAdd | None, OnUpdate | None, OnDelete | None],
+                                                                 HandlerHandle],
+                 detach: Callable[[HandlerHandle], bool], on_add: OnAdd | None, on_update: OnUpdate | None,
+                 on_delete: OnDelete | None) -> None:
+        super().__init__(on_add, on_update, on_delete, 0)
+        self._leadership = leadership
+        self._attach, self._detach = attach, detach
+        self._lock = threading.Lock()  # guards _inner
+        self._inner: HandlerHandle | None = None
+        self._unlisten = leadership.add_leadership_listener(self._started, self._stopped)
+
+    @property
+    def attached(self) -> bool:
+        """True while the handlers are registered with the informer (between a start and a stop of leading)."""
+        return self._inner is not None
+
+    def remove(self) -> bool:
+        """Detach the handlers and stop following the elector; returns True the first time."""
+        if not self.active:
+            return False
+        self.active = False
+        self._unlisten()
+        self._stopped()
+        return True
+
+    def _guarded(self, fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
+        if fn is None:
+            return None
+        leadership = self._leadership
+
+        def call(*args: Any) -> Any:
+            if leadership.is_leader:  # between losing the lease and the detach, a change is not handled
+                return fn(*args)
+            return None
+
+        return call
+
+    def _started(self) -> None:
+        with self._lock:
+            if self._inner is None and self.active:
+                self._inner = self._attach(self._guarded(self.on_add), self._guarded(self.on_update),
+                                           self._guarded(self.on_delete))
+
+    def _stopped(self) -> None:
+        with self._lock:
+            inner, self._inner = self._inner, None
+        if inner is not None:
+            self._detach(inner)
