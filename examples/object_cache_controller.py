@@ -1,9 +1,11 @@
 """A small reconciler reading through ObjectCache while its API changes under it (docs/design.md §1.3).
 
-It keeps one ConfigMap ``widget-<name>`` per Widget. The cache lives for the process; the lease decides only
-whether handlers are registered. On the embedded cluster it then survives, without a restart:
+It keeps one ConfigMap ``widget-<name>`` per Widget. The cache lives for the process; a Lease leader elector decides
+only whether handlers are registered (``add_handler(..., while_leading=elector)``). On the embedded cluster it then
+survives, without a restart:
 
-1. losing and regaining the lease (handlers removed, then re-added: synthetic adds catch up on what changed);
+1. losing the lease to another replica and regaining it (handlers detached, then attached again: synthetic adds
+   catch up on what changed; the informer never stopped, so no relist);
 2. an upgrade that stops serving the version the informer watches (it moves to the new one, no event storm);
 3. the CRD deleted (reads raise the no-match, handlers see deletes) and recreated cluster-scoped.
 
@@ -13,14 +15,17 @@ Run: python examples/object_cache_controller.py
 from __future__ import annotations
 
 import queue
+import threading
 from typing import Any
 
 from restmapper.errors import is_no_match
+from restmapper.leader import LeaderElector
 from restmapper.store import ObjectCache, is_not_found
 from restmapper.testing import FakeCluster
 from restmapper.watch import Watcher
 
 WIDGETS = "widgets.example.com"
+LEASE = "widget-controller"
 
 
 def crd(scope: str, versions: tuple[tuple[str, bool], ...]) -> dict[str, Any]:
@@ -45,17 +50,15 @@ class Reconciler:
         self.cache, self.cluster = cache, cluster
         self.work: queue.Queue[tuple[str, str]] = queue.Queue()
         self.events: list[str] = []
-        self.handle: Any = None
 
-    def gain_lease(self) -> None:
-        self.handle = self.cache.add_handler(
+    def follow(self, elector: LeaderElector) -> None:
+        """Handle Widget changes while ``elector`` leads (the cache keeps watching either way)."""
+        self.cache.add_handler(
             WIDGETS,
             on_add=lambda o: self._enqueue("add", o),
             on_update=lambda old, new: self._enqueue("update", new),
-            on_delete=lambda o: self._enqueue("delete", o))
-
-    def lose_lease(self) -> None:
-        self.cache.remove_handler(self.handle)
+            on_delete=lambda o: self._enqueue("delete", o),
+            while_leading=elector)
 
     def _enqueue(self, what: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
@@ -94,17 +97,26 @@ def main() -> None:
             controller = Reconciler(cache, cluster)
             informer = cache.informer(WIDGETS)
 
-            controller.gain_lease()
+            leading, lost = threading.Event(), threading.Event()
+            elector = LeaderElector(cache.mapper, LEASE, "default", identity="replica-1", retry_period=0.1,
+                                    on_started_leading=leading.set, on_stopped_leading=lost.set)
+            controller.follow(elector)
+            elector.start()
+            assert leading.wait(10)
             print("term 1:", controller.drain(2))
 
-            controller.lose_lease()
+            leading.clear()
+            cluster.steal_lease(LEASE, "default", "replica-2")  # another replica takes the lease over
+            assert lost.wait(10)
             cluster.apply_object(widget("a", 10))
             updated = cluster.apply_object(widget("c", 3))
             cache.wait_for(WIDGETS, "c", "default", resource_version=updated["metadata"]["resourceVersion"],
                            timeout=10)
             print("while not leader, handler calls:", len(controller.events) - 2)
-            controller.gain_lease()
-            print("term 2 (synthetic adds):", controller.drain(3))
+            cluster.expire_lease(LEASE, "default")  # replica-2 goes away: we acquire at the next retry
+            assert leading.wait(10)
+            print("term 2 (synthetic adds):", controller.drain(3), "| lease transitions:", elector.lease_transitions,
+                  "| lists:", informer.stats.lists)
 
             before = len(controller.events)
             cluster.update_crd(crd("Namespaced", (("v1alpha1", False), ("v1beta1", True))))
@@ -131,6 +143,7 @@ def main() -> None:
             made = cluster.get_object("configmaps", "widget-z", "default")
             ok = informer.state == "synced" and informer.stats.restarts == 1 and made is not None
             ok = ok and made["data"]["size"] == "7" and controller.events[before:before + 1] == ["update b"]
+            elector.stop()  # handlers detached, then the Lease released
             cache.stop()
         print("survived everything without a restart:", ok)
         if not ok:

@@ -19,6 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
                              "Widget request: rejected (expects kind Gadget)", "builds: Widget@gen1, Gadget@gen1"]),
     ("object_cache_controller.py", ["while not leader, handler calls: 0",
                                     "term 2 (synthetic adds): ['a: size 10 via example.com/v1alpha1'",
+                                    "| lease transitions: 2 | lists: 1",
                                     "after the upgrade: watching v1beta1, a is example.com/v1beta1 | moves=1",
                                     "upgrade events: ['update b']", "get raises no-match: True",
                                     "deletes: ['a: gone', 'b: gone', 'c: gone']",
