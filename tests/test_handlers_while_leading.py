@@ -6,14 +6,17 @@ is driven turn by turn on a ManualClock.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
 from kit_helpers import wait_until
-from leader_helpers import NAME, NAMESPACE, candidate
+from leader_helpers import NAME, NAMESPACE, candidate, mapper_for
 from store_helpers import cm, object_cache
 
-from restmapper.store import LeadershipBinding
+from restmapper.aio import AsyncObjectCache
+from restmapper.leader import AsyncLeaderElector
+from restmapper.store import LeadershipBinding, ObjectCache
 from restmapper.testing import FakeCluster, ManualClock
 
 CONFIGMAPS = "/api/v1/configmaps"
@@ -91,3 +94,37 @@ def test_a_binding_made_while_leading_attaches_at_once() -> None:
         assert wait_until(lambda: added == ["a"], 10)
         elector.elector.stop()  # detached before the release
         assert not binding.attached  # type: ignore[attr-defined]
+
+
+def test_async_handlers_follow_an_async_elector() -> None:
+    cluster, clock = FakeCluster(), ManualClock()
+    cluster.apply_object(cm("a"))
+
+    async def scenario(cache: ObjectCache) -> None:
+        async_cache = AsyncObjectCache(cache)
+        elector = AsyncLeaderElector(mapper_for(cluster), NAME, NAMESPACE, identity="me", clock=clock)
+        names: asyncio.Queue[str] = asyncio.Queue()
+
+        async def on_add(obj: dict[str, Any]) -> None:
+            await names.put(obj["metadata"]["name"])
+
+        binding = await async_cache.add_handler("configmaps", on_add=on_add, while_leading=elector)
+        assert isinstance(binding, LeadershipBinding) and not binding.attached
+        await elector.tick()
+        assert await asyncio.wait_for(names.get(), 10) == "a"
+        cluster.steal_lease(NAME, NAMESPACE, "other")
+        clock.advance(2.0)
+        await elector.tick()
+        assert not binding.attached
+        made = cluster.apply_object(cm("b"))  # added while not leading: not handled now
+        await asyncio.to_thread(cache.wait_for, "configmaps", "b", "default",
+                                resource_version=made["metadata"]["resourceVersion"], timeout=10)
+        cluster.expire_lease(NAME, NAMESPACE)
+        await elector.tick()
+        got = {await asyncio.wait_for(names.get(), 10) for _ in range(2)}
+        assert got == {"a", "b"} and names.empty()  # the synthetic adds of the new term, nothing else
+        assert async_cache.remove_handler(binding) and not binding.attached
+        await elector.stop()
+
+    with cluster.serve() as served, object_cache(served) as cache:
+        asyncio.run(scenario(cache))

@@ -25,6 +25,7 @@ from restmapper.store._cache import KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
 from restmapper.store._kinds import CacheCall
+from restmapper.store._leading import Leadership, LeadershipBinding
 from restmapper.transport.config import ClientConfig, ConfigConstructors
 
 __all__ = ["AsyncObjectCache"]
@@ -223,22 +224,29 @@ class AsyncObjectCache(ConfigConstructors):
 
     async def add_handler(self, kind: KindArg, on_add: AsyncHandler | None = None,
                           on_update: AsyncHandler | None = None,
-                          on_delete: AsyncHandler | None = None) -> HandlerHandle:
+                          on_delete: AsyncHandler | None = None, *,
+                          while_leading: Leadership | None = None) -> HandlerHandle:
         """Register handlers (plain or coroutine functions) run on the calling event loop, in order.
 
         Semantics as :meth:`Informer.add_handler` (synthetic adds after sync, deletes while not served); a
         handler that raises (or lets a ``CancelledError`` escape) is logged and counted in the informer's
-        ``stats.handler_errors`` and is called again for later changes.
+        ``stats.handler_errors`` and is called again for later changes. With
+        ``while_leading`` (a ``LeaderElector`` or ``AsyncLeaderElector``) as :meth:`ObjectCache.add_handler`: the
+        handlers are attached while it leads, and one whose turn on the loop comes after the lease was lost is not
+        called.
 
         Returns:
             The handle for :meth:`remove_handler`.
 
         Raises:
-            TypeError: a handler that is not callable. As :meth:`ObjectCache.informer` otherwise.
+            TypeError: a handler that is not callable, or ``while_leading`` that is not a leader elector. As
+                :meth:`ObjectCache.informer` otherwise.
         """
         for fn in (on_add, on_update, on_delete):
             if fn is not None and not callable(fn):
                 raise TypeError(f"handlers must be callable, got {type(fn).__name__}")
+        if while_leading is not None and not isinstance(while_leading, Leadership):
+            raise TypeError(f"while_leading must be a leader elector, got {type(while_leading).__name__}")
         informer = await self._informer(kind, CacheCall("add_handler", ", ..."))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[AsyncHandler, tuple[Any, ...]]] = asyncio.Queue()
@@ -246,6 +254,8 @@ class AsyncObjectCache(ConfigConstructors):
         def forward(fn: AsyncHandler | None) -> Callable[..., None] | None:
             if fn is None:
                 return None
+            if while_leading is not None:
+                fn = _while_leading(while_leading, fn)
 
             def hand_off(*args: Any) -> None:
                 with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to call
@@ -254,7 +264,11 @@ class AsyncObjectCache(ConfigConstructors):
             return hand_off
 
         task = loop.create_task(self._consume(informer, queue), name=f"restmapper-handlers-{informer.group_kind}")
-        handle = informer.add_handler(forward(on_add), forward(on_update), forward(on_delete))
+        if while_leading is None:
+            handle = informer.add_handler(forward(on_add), forward(on_update), forward(on_delete))
+        else:
+            handle = LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler,
+                                       forward(on_add), forward(on_update), forward(on_delete))
         self._tasks[handle] = (informer, task)
         return handle
 
@@ -272,7 +286,10 @@ class AsyncObjectCache(ConfigConstructors):
         if entry is None:
             return False
         informer, task = entry
-        informer.remove_handler(handle)
+        if isinstance(handle, LeadershipBinding):
+            handle.remove()
+        else:
+            informer.remove_handler(handle)
         task.cancel()
         return True
 
@@ -308,3 +325,12 @@ async def _alone(awaitable: Any) -> None:
     if task.cancelled():
         raise RuntimeError("the handler let a CancelledError escape")
     task.result()
+
+
+def _while_leading(leadership: Leadership, fn: AsyncHandler) -> AsyncHandler:
+    """``fn``, called only if ``leadership`` still leads when its turn on the loop comes."""
+
+    def call(*args: Any) -> Any:
+        return fn(*args) if leadership.is_leader else None
+
+    return call
