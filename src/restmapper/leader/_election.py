@@ -183,7 +183,8 @@ class Election:
 
     def _attempt(self, timeout: float) -> bool:
         start = self._clock()
-        if self._leading and self._lease is not None and start < self._observed_at + self.lease_duration:
+        if (self._leading and self._lease is not None and self._observed.holder_identity == self.identity
+                and start < self._observed_at + self.lease_duration):
             # Fast path: we hold it and our view is fresh: update the Lease we last wrote.
             record = self._record(acquire_time=self._observed.acquire_time,
                                   transitions=self._observed.lease_transitions)

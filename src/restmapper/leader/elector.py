@@ -234,7 +234,8 @@ class LeaderElector:
         with self._turn_lock:
             if self._thread is not None or self._finished:
                 raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
-            self._thread = threading.Thread(target=self._loop, name=f"restmapper-leader-{self.name}", daemon=True)
+            self._thread = threading.Thread(target=self._run_then_finish, name=f"restmapper-leader-{self.name}",
+                                            daemon=True)
         self._thread.start()
         return self
 
@@ -248,8 +249,7 @@ class LeaderElector:
             if self._thread is not None or self._finished:
                 raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
             self._thread = threading.current_thread()
-        self._loop()
-        self._finish()
+        self._run_then_finish()
 
     def stop(self, timeout: float | None = 10.0) -> bool:
         """Stop: if leading, ``is_leader`` turns False, ``on_stopped_leading`` runs and returns, and then (with
@@ -259,7 +259,8 @@ class LeaderElector:
             timeout: seconds to wait for the election thread to finish its turn in flight.
 
         Returns:
-            True when the election thread (if any) has finished.
+            True when the election thread (if any) has finished; False when it is still in a turn (a request in
+            flight): it then stops, and releases, as soon as that turn ends.
         """
         self._stopping.set()
         thread = self._thread
@@ -281,6 +282,12 @@ class LeaderElector:
                 f"leading={self.is_leader})")
 
     # --- internals -------------------------------------------------------------------------------------------------
+
+    def _run_then_finish(self) -> None:
+        try:
+            self._loop()
+        finally:  # also when stop() gave up waiting for a turn in flight: the stop still happens, here
+            self._finish()
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
