@@ -21,6 +21,7 @@ rate-limited so that no negative answer is older than ``miss_refresh_interval``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -33,7 +34,7 @@ from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, root_of, roots_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
 from restmapper.cache._types import CacheStats, GroupEntry, GroupView, RootSlot
-from restmapper.errors import GroupDiscoveryError
+from restmapper.errors import GroupDiscoveryError, RestMapperError
 from restmapper.model import APIGroup, GroupVersion
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
@@ -155,9 +156,8 @@ class DiscoveryCache(FetchingState):
                 chained). Failures of single group versions are *not* raised: they are in ``GroupEntry.failed``,
                 so only lookups that need them fail.
         """
-        docs = roots_for(names)
-        core = self._ensure_root(CORE) if CORE in docs else None
-        named = self._ensure_root(NAMED, want=want_for(names)) if NAMED in docs else None
+        slots = self._ensure_roots(roots_for(names), want=want_for(names))
+        core, named = slots.get(CORE), slots.get(NAMED)
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
@@ -267,8 +267,8 @@ class DiscoveryCache(FetchingState):
         Raises:
             DiscoveryError: as :meth:`groups`.
         """
-        docs = ROOTS if core else (NAMED,)
-        return tuple(g.name for doc in docs for g in self._ensure_root(doc).root.groups if doc.lists(g.name))
+        slots = self._ensure_roots(ROOTS if core else (NAMED,))
+        return tuple(g.name for doc, slot in slots.items() for g in slot.root.groups if doc.lists(g.name))
 
     def served_versions(self, group: str) -> tuple[str, ...]:
         """The versions the server lists for ``group`` (``""``: core), in server order; ``()`` when it lists no
@@ -280,6 +280,25 @@ class DiscoveryCache(FetchingState):
         doc = root_of(group)
         return next((g.versions for g in self._ensure_root(doc).root.groups if g.name == group and doc.lists(group)),
                     ())
+
+    def read_ahead(self, names: Collection[str] | None) -> None:
+        """On a cold start, read at once the root documents a lookup of ``names`` (None: every group) may need.
+
+        For a lookup that reads core first and the named groups only when core has no answer (a kind or resource
+        name without a group, as kubectl's priority puts core first): read one after the other, the two documents
+        of a cold start would cost it two round trips, and two request deadlines when the server does not
+        answer. Nothing is done when ``names`` is core alone (a core lookup never reads ``/apis``) or when either
+        document is held already. A failure is not raised here: it is recorded (as every fetch failure, with its
+        backoff) and the read that needs the document raises it, as its own.
+        """
+        docs = roots_for(names)
+        if len(docs) < 2:
+            return
+        with self._lock:
+            if any(self._roots[doc.path] is not None for doc in docs):
+                return
+        with contextlib.suppress(RestMapperError):
+            self._ensure_roots(docs, want=want_for(names))
 
     def revalidate_on_miss(self, names: Collection[str] | None = None) -> bool:
         """Ask the server whether anything changed, because a lookup found no match.

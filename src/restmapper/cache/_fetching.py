@@ -8,8 +8,11 @@ and shares in-flight fetches between threads. Kept apart from the public surface
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from restmapper.cache._freshness import Action, decide
 from restmapper.cache._legacy import legacy_parts, needed_versions
@@ -23,6 +26,14 @@ from restmapper.model import APIGroup, APIResourceList, GroupVersion
 __all__ = ["FetchingState"]
 
 _INF = math.inf
+
+
+@dataclass(frozen=True)
+class _RootFetch:
+    """A fetch of a root document that :meth:`FetchingState._plan_root` decided on."""
+
+    listing: bool  # ask for the group listing only (see RootDoc.listing_fetch)
+    epoch: int  # the invalidations the caller had seen when it decided
 
 
 class FetchingState(CacheState):
@@ -40,6 +51,67 @@ class FetchingState(CacheState):
         Takes the lock itself; fetches without it. On a transient failure an earlier answer is served within
         ``max_stale`` when ``stale_ok``; otherwise (and for permanent failures: 403, 404, malformed) a
         :class:`GroupDiscoveryError` is raised.
+        """
+        plan = self._plan_root(doc, force=force, stale_ok=stale_ok, want=want)
+        return plan if isinstance(plan, RootSlot) else self._fetch_root(doc, plan, stale_ok=stale_ok)
+
+    def _ensure_roots(self, docs: Sequence[RootDoc], *, force: bool = False, stale_ok: bool = True,
+                      want: Want = Want.ANY) -> dict[RootDoc, RootSlot]:
+        """:meth:`_ensure_root` of each of ``docs``, their fetches at once: waits for one request, not one each.
+
+        A cold lookup of every group reads ``/api`` and ``/apis``; one after the other, an unresponsive server
+        would cost it two request deadlines. The second document is fetched in a helper thread (bound to this
+        lookup: what it fetches counts as this lookup's), single-flight as any fetch. Every document is read
+        before a failure is raised, and the failure raised is the first in ``docs`` order, as when they were read
+        one by one.
+
+        Raises:
+            GroupDiscoveryError: as :meth:`_ensure_root`, for the first document of ``docs`` that failed.
+        """
+        results: dict[RootDoc, RootSlot | _RootFetch | BaseException] = {}
+        for doc in docs:
+            try:
+                results[doc] = self._plan_root(doc, force=force, stale_ok=stale_ok, want=want)
+            except RestMapperError as exc:
+                results[doc] = exc
+        fetches = [(doc, plan) for doc, plan in results.items() if isinstance(plan, _RootFetch)]
+        helpers: list[tuple[RootDoc, threading.Thread, list[RootSlot | BaseException]]] = []
+        for doc, plan in fetches[1:]:
+            out: list[RootSlot | BaseException] = []
+            run = self.lookup.bind(functools.partial(self._fetch_root_into, out, doc, plan, stale_ok))
+            thread = threading.Thread(target=run, name="restmapper-discovery-root", daemon=True)
+            thread.start()
+            helpers.append((doc, thread, out))
+        if fetches:
+            out = []
+            self._fetch_root_into(out, *fetches[0], stale_ok)
+            results[fetches[0][0]] = out[0]
+        for doc, thread, out in helpers:
+            thread.join()  # bounded: the fetch has the transport's request deadline
+            results[doc] = out[0]
+        slots: dict[RootDoc, RootSlot] = {}
+        for doc in docs:
+            result = results[doc]
+            if isinstance(result, BaseException):
+                raise result
+            assert isinstance(result, RootSlot)
+            slots[doc] = result
+        return slots
+
+    def _fetch_root_into(self, out: list[RootSlot | BaseException], doc: RootDoc, plan: _RootFetch,
+                         stale_ok: bool) -> None:
+        """:meth:`_fetch_root`, its slot or its failure appended to ``out`` (to be raised by the lookup's thread)."""
+        try:
+            out.append(self._fetch_root(doc, plan, stale_ok=stale_ok))
+        except BaseException as exc:  # handed to the lookup's thread, which raises it
+            out.append(exc)
+
+    def _plan_root(self, doc: RootDoc, *, force: bool, stale_ok: bool, want: Want) -> RootSlot | _RootFetch:
+        """What :meth:`_ensure_root` does about ``doc`` now (under the lock, no I/O): the slot when no fetch is
+        needed, else the fetch to make.
+
+        Raises:
+            GroupDiscoveryError: backing off from a failure of the document, with no earlier answer to serve.
         """
         path = doc.path
         epoch = self._invalidations  # what this caller was told before it began
@@ -62,9 +134,15 @@ class FetchingState(CacheState):
                 replay = doc.error(error or DiscoveryError(f"unable to retrieve {path}"))
                 raise error_with_replays(replay, scope_note(self.lookup, now)) from error  # says so, unless this lookup
                 # fetched it (it reads the document again after a failure of its own)
+        return _RootFetch(listing, epoch)
+
+    def _fetch_root(self, doc: RootDoc, plan: _RootFetch, *, stale_ok: bool) -> RootSlot:
+        """Fetch ``doc`` as ``plan`` says (single-flight, without the lock); on failure serve stale or raise, as
+        :meth:`_ensure_root` describes."""
+        path, listing = doc.path, plan.listing
         try:
             fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
-            if fetched.expired and epoch == self._invalidations:
+            if fetched.expired and plan.epoch == self._invalidations:
                 # Shared a fetch that raced with an invalidation this caller had seen before it began (review adv5
                 # F4): the document may predate what the caller was told, so read it once more (a new flight).
                 fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
@@ -266,8 +344,7 @@ class FetchingState(CacheState):
         before = self.generation
         with self._lock:
             self._forget_absent_locked(names)  # listed versions that answered 404 earlier are asked again
-        for doc in roots_for(names):
-            self._ensure_root(doc, force=True, stale_ok=False)
+        self._ensure_roots(roots_for(names), force=True, stale_ok=False)
         with self._lock:
             listed: dict[str, APIGroup] = {}
             for slot in self._roots.values():

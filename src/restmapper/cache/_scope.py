@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 __all__ = ["LookupScope"]
+
+T = TypeVar("T")
 
 
 class LookupScope:
@@ -41,3 +44,20 @@ class LookupScope:
         """True when ``obj`` was fetched during this thread's current lookup."""
         fetched: dict[int, object] | None = getattr(self._local, "fetched", None)
         return fetched is not None and fetched.get(id(obj)) is obj
+
+    def bind(self, fn: Callable[[], T]) -> Callable[[], T]:
+        """``fn``, to be run in another thread as part of this thread's current lookup (a fetch done for it).
+
+        What ``fn`` fetches is recorded in this lookup, as if this thread had fetched it; outside a scope, ``fn``
+        runs outside one too.
+        """
+        fetched: dict[int, object] | None = getattr(self._local, "fetched", None)
+
+        def bound() -> T:
+            self._local.fetched = fetched  # the same dict: its item writes are atomic
+            try:
+                return fn()
+            finally:
+                self._local.fetched = None
+
+        return bound

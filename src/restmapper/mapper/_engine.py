@@ -276,6 +276,9 @@ class AnswerEngine(DirectPaths):
     def _compute_in_scope(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         try:
             if q.core_first is not None:
+                after_core = q.names(False)  # no I/O: what a cold lookup reads next, unless core answers
+                if not isinstance(after_core, Prefixed):  # by prefix: the listing decides what to read
+                    self.cache.read_ahead(after_core)
                 static, entries, until = self._groups.scoped({""}, deps)
                 found = q.core_first(static)
                 if found is not None:

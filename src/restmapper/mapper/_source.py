@@ -93,3 +93,7 @@ class CacheSource(GroupSource, Healing, Protocol):
     def served_versions(self, group: str) -> tuple[str, ...]:
         """The versions the server lists for ``group`` (``()``: no such group)."""
         ...
+
+    def read_ahead(self, names: Collection[str] | None) -> None:
+        """On a cold start, read at once the root documents a lookup of ``names`` may need (never raises)."""
+        ...
