@@ -50,10 +50,13 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
 
     Args:
         cluster: the cluster answering.
-        assert_all_requests_are_fired: passed to ``responses.RequestsMock``.
+        assert_all_requests_are_fired: passed to ``responses.RequestsMock``: every entry *the test* adds must be
+            requested (the cluster's own routes are not entries).
 
     Yields:
-        The active ``responses.RequestsMock`` (add more mocks to it if needed).
+        The active ``responses.RequestsMock``. Entries a test adds to it (``rsps.add(...)``, ``rsps.get(...)``)
+        win over the cluster, with ``responses``' usual rules among themselves; the cluster answers every request
+        none of them matches, for the whole block.
 
     An injected connection reset raises ``requests.ConnectionError`` in the caller.
     """
@@ -61,6 +64,7 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
 
     try:
         import responses
+        from responses.registries import FirstMatchRegistry
     except ModuleNotFoundError as exc:  # a test-only dependency
         raise ModuleNotFoundError(
             "FakeCluster.mock() needs the 'responses' package: pip install 'kube-restmapper[testing]' (from a "
@@ -80,9 +84,19 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
             raise requests.ConnectionError(str(exc), request=request) from exc
         return status, headers, data
 
-    with responses.RequestsMock(assert_all_requests_are_fired=assert_all_requests_are_fired) as rsps:
-        for method in _METHODS:
-            rsps.add_callback(method, pattern, callback=callback, content_type=None)
+    routes = [responses.CallbackResponse(method, pattern, callback=callback, content_type=None) for method in _METHODS]
+
+    class ClusterLast(FirstMatchRegistry):  # type: ignore[misc]
+        """The test's entries first (``responses``' rules), then the cluster's routes, which are never used up."""
+
+        def find(self, request: Any) -> tuple[Any, list[str]]:
+            found, reasons = super().find(request)
+            if found is None:
+                found = next((route for route in routes if route.matches(request)[0]), None)
+            return found, reasons
+
+    with responses.RequestsMock(assert_all_requests_are_fired=assert_all_requests_are_fired,
+                                registry=ClusterLast) as rsps:
         yield rsps
 
 
