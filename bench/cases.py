@@ -13,10 +13,12 @@ from bench.measure import Row, per_call_us
 from bench.questions import answer_key
 from restmapper.model import GroupKind
 
-__all__ = ["cold_rows", "full_discovery_rows", "repeated_rows"]
+__all__ = ["cold_rows", "full_discovery_rows", "repeated_rows", "root_documents_rows"]
 
 ISSUE_INDEX = "issue 10 (index/memo)"
 ISSUE_COLD = "issue 10 (cold cost); issue 13 (legacy fetches only the needed version)"
+ISSUE_ROOTS = "issue 27 (a cold lookup reads /api and /apis at once)"
+_ROOT_ROUND_TRIPS = 1.5
 _COLD_SLOWDOWN = 1.5
 _MEMO_TARGET_US = 1.0
 _DROPIN_TARGET_US = 5.0
@@ -224,3 +226,55 @@ def full_discovery_rows(bench: BenchCluster, factory: PeerFactory, *, runs: int)
     bench.set_mode("aggregated")
     return rows
 
+
+def root_documents_rows(factory: PeerFactory, *, mode: str, latency_ms: float, runs: int) -> list[Row]:
+    """Return the wall time of a cold lookup that reads both root documents, in round trips of ``latency_ms``.
+
+    A kind without a group (``resolve('Deployment')``) reads ``/api`` (core comes first) and then ``/apis``: one
+    after the other they cost two round trips, read at once one. Measured on the embedded cluster (the built-in
+    groups and a few CRDs: small documents, so that parsing does not drown a 5 ms latency in noise). Each side is
+    timed with and without the added latency (best of ``runs``, at least 5, after one untimed run); the
+    difference over the latency is the number of round trips the lookup waited for (client and server time
+    cancel out). With legacy discovery the lookup also reads every group version (8 at a time): no target.
+    """
+    from restmapper.testing import FakeCluster
+
+    cluster = FakeCluster.embedded(mode=mode)
+    with cluster.serve(host="127.0.0.1") as server:
+        url = server.url
+        ours_q: Callable[[], Any] = lambda: our_mapper(url).resolve("Deployment")  # noqa: E731
+        peer_q: Callable[[], Any] = lambda: factory.client(url).resources.get(kind="Deployment")  # noqa: E731
+
+        def best(ask: Callable[[], Any]) -> tuple[tuple[float, int], tuple[float, int]]:
+            """(wall, requests) without and with the latency, runs interleaved (a load change hits both)."""
+            ask()  # untimed: one-off costs (lazy imports, first use of code paths)
+            walls: dict[bool, list[float]] = {False: [], True: []}
+            requests = 0
+            for _ in range(max(runs, 5)):
+                for slow in (False, True):
+                    fault = cluster.inject("/*", latency=latency_ms / 1e3) if slow else None
+                    cluster.clear_requests()
+                    t0 = time.perf_counter()
+                    ask()
+                    walls[slow].append(time.perf_counter() - t0)
+                    requests = cluster.request_count()
+                    if fault is not None:
+                        fault.remove()
+            return (min(walls[False]), requests), (min(walls[True]), requests)
+
+        measured = {"ours": best(ours_q), "peer": best(peer_q)}
+    base = {side: m[0] for side, m in measured.items()}
+    slow = {side: m[1] for side, m in measured.items()}
+    trips = {side: (slow[side][0] - base[side][0]) / (latency_ms / 1e3) for side in base}
+    name = (f"cold first lookup reading /api and /apis `resolve('Deployment')` vs `get(kind='Deployment')`, {mode}, "
+            f"embedded cluster, {latency_ms:g} ms latency: round trips waited")
+    row = Row(name, trips["ours"], trips["peer"], "round trips", issue=ISSUE_ROOTS,
+              note=f"(wall with latency - wall without) / latency, best of {max(runs, 5)} after one untimed run; "
+                   f"new client each run; wall with latency ours {slow['ours'][0] * 1e3:.1f} ms, peer "
+                   f"{slow['peer'][0] * 1e3:.1f} ms; requests ours {slow['ours'][1]}, peer {slow['peer'][1]} (the "
+                   "peer reads its documents one after the other)"
+                   + ("" if mode == "aggregated" else "; legacy: every group version is read too (8 at a time)"))
+    if mode == "aggregated":
+        row.target, row.passed = f"ours ≤ {_ROOT_ROUND_TRIPS:g}", trips["ours"] <= _ROOT_ROUND_TRIPS
+        row.bound = _ROOT_ROUND_TRIPS
+    return [row]

@@ -33,7 +33,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cases import cold_rows, full_discovery_rows, repeated_rows
+from bench.cases import cold_rows, full_discovery_rows, repeated_rows, root_documents_rows
 from bench.cluster import BenchCluster, PeerFactory, build_cluster, latency, served
 from bench.footprint import cli_rows, import_rows, memory_rows
 from bench.measure import Row, render_table
@@ -282,6 +282,11 @@ def run(options: Options) -> list[Row]:
                                        interval_s=options.miss_refresh_interval, threads=options.storm_threads,
                                        peer_threads=options.peer_storm_threads)
                     bench.set_mode("aggregated")
+                if "cold" in wanted:
+                    for mode in options.modes:
+                        for ms in (ms for ms in options.latencies_ms if ms > 0):
+                            _progress(f"cold lookup reading both root documents, {mode}, {ms:g} ms")
+                            rows += root_documents_rows(factory, mode=mode, latency_ms=ms, runs=options.runs)
                 if "cli" in wanted:
                     _progress("command-line start-up")
                     rows += cli_rows(bench, runs=1 if options.quick else 5)

@@ -147,6 +147,7 @@ def test_set_served_by_group_version_and_set_storage() -> None:
 def test_deleting_a_crd_deletes_its_objects() -> None:
     cluster = FakeCluster.empty()
     name = cluster.add_crd(crd())
+    assert call(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "a"}})[0] == 201
     assert call(cluster, "POST", "/apis/example.com/v1/namespaces/a/widgets",
                 {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})[0] == 201
     cluster.delete_crd(name)
@@ -239,6 +240,8 @@ def test_crud_namespaces_conflicts_and_patch_types() -> None:
     cluster = FakeCluster.embedded()
     base = "/apis/apps/v1/namespaces/{}/deployments"
     dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 1}}
+    for namespace in ("a", "b"):
+        assert call(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})[0] == 201
     assert call(cluster, "POST", base.format("a"), dep)[0] == 201
     assert call(cluster, "POST", base.format("b"), dep)[0] == 201
     assert call(cluster, "POST", base.format("a"), dep)[1]["reason"] == "AlreadyExists"
@@ -298,6 +301,7 @@ def test_dynamic_client_crud_against_the_loopback_server(tmp_path: Path) -> None
         # Upstream's discoverer writes a cache file into the shared temp dir unless told otherwise.
         client = DynamicClient(config.new_client_from_config(config_file=str(served.kubeconfig_path)),
                                cache_file=str(tmp_path / "discovery.json"))
+        client.resources.get(api_version="v1", kind="Namespace").create(body={"metadata": {"name": "ns"}})
         cases = [("v1", "ConfigMap", {"data": {"a": "1"}}, {"data": {"b": "2"}}),
                  ("apps/v1", "Deployment", {"spec": {"replicas": 1}}, {"spec": {"replicas": 2}}),
                  ("cert-manager.io/v1", "Certificate", {"spec": {"secretName": "s"}}, {"spec": {"isCA": True}})]
