@@ -12,8 +12,11 @@ rewritten). ``customresourcedefinitions`` writes go through the CRD lifecycle (P
 ``apiservices``' endpoints answer even on a cluster whose discovery does not list them. APIServices are read-only
 here (they follow what is served; use ``set_available``). Lists and watches honour ``resourceVersion``,
 ``resourceVersionMatch``, ``limit``/``continue`` and ``sendInitialEvents`` (see :mod:`restmapper.testing._list`).
-Writes, patches, server-side apply, finalizers and namespace deletion follow :mod:`restmapper.testing.objects`. Not
-modelled: admission (a namespace need not exist to create objects in it), graceful deletion periods.
+Writes, patches, server-side apply, finalizers and namespace deletion follow :mod:`restmapper.testing.objects`. A
+create or update whose body names another ``apiVersion`` or ``kind`` than the URL is refused as kube-apiserver
+refuses it, and so is a create in a namespace that does not exist (404) or is being deleted (403), as the
+``NamespaceLifecycle`` admission plugin does (:meth:`~restmapper.testing.FakeCluster.apply_object`, the Python
+seeding path, admits anything). Not modelled: other admission, graceful deletion periods.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from restmapper.testing.objects.writes import (
     APPLY_PATCH,
     APIError,
     Resource,
+    api_version_mismatch,
     apply_config,
     check_create,
     check_update,
@@ -220,6 +224,9 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
         body = _json_body(req)
     if isinstance(body, tuple):
         return body
+    if verb == "update" and t.subresource in (None, "status") and (
+            mismatch := api_version_mismatch(res, body)) is not None:
+        raise mismatch  # a patch carries no apiVersion of its own: its result keeps the stored one
     new = check_update(res, current, body, namespace=t.namespace, name=t.name, subresource=t.subresource,
                        manager=manager, now=now_timestamp())
     return _store_update(cluster, t, current, new)
@@ -278,6 +285,9 @@ def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Rep
     body = _json_body(req)
     if isinstance(body, tuple):
         return body
+    mismatch = api_version_mismatch(res, body)
+    if mismatch is not None:
+        raise mismatch
     new = check_create(res, t.namespace, body, manager=write_manager(req.query, req.header("User-Agent")),
                        now=now_timestamp())
     return _store_new(cluster, t, new)
@@ -285,6 +295,9 @@ def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Rep
 
 def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
     name = new["metadata"]["name"]
+    refused = _namespace_refuses(cluster, t, name)
+    if refused is not None:
+        return refused
     if object_key(t.namespace, name) in cluster.internals.store.bucket(t.key):
         return _status(409, "AlreadyExists", f'{t.qualified} "{name}" already exists', t.details(name))
     if t.key == CRD_KEY:
@@ -295,6 +308,24 @@ def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
         return docs.json_reply(201, _shown(cluster.internals.crds()[crd_name], t))
     stored, _ = cluster.internals.store.put(t.key, new)
     return docs.json_reply(201, _shown(stored, t))
+
+
+def _namespace_refuses(cluster: FakeCluster, t: Target, name: str) -> Reply | None:
+    """The answer of kube-apiserver's ``NamespaceLifecycle`` admission to creating ``name`` in ``t.namespace``, or
+    None: 404 ``namespaces "x" not found`` when the namespace does not exist, 403 Forbidden while it is being
+    deleted (lock held)."""
+    if t.namespace is None or t.key == NAMESPACES_KEY:
+        return None
+    namespace = cluster.internals.store.bucket(NAMESPACES_KEY).get(object_key(None, t.namespace))
+    if namespace is None:
+        return _status(404, "NotFound", f'namespaces "{t.namespace}" not found',
+                       {"name": t.namespace, "kind": "namespaces"})
+    if "deletionTimestamp" in namespace["metadata"]:
+        reason = f"unable to create new content in namespace {t.namespace} because it is being terminated"
+        return _status(403, "Forbidden", f'{t.qualified} "{name}" is forbidden: {reason}', {
+            **t.details(name), "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                           "message": f"namespace {t.namespace} is being terminated"}]})
+    return None
 
 
 def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new: dict[str, Any]) -> Reply:

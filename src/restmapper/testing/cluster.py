@@ -112,6 +112,15 @@ class Fault:
 T = TypeVar("T")
 
 
+def _least_core(release: str | None) -> tuple[ResourceSpec, ...]:
+    """The core ``v1`` resources every kube-apiserver serves whatever else it runs: ``namespaces`` (with its
+    subresources), as ``release`` serves it. Without it no namespaced object could exist."""
+    profile = load_builtin_profile(release)
+    core = next(g for g in profile.groups if g.name == "")
+    v1 = next(v for v in core.versions if v.version == "v1")
+    return tuple(r for r in v1.resources if r.name == "namespaces")
+
+
 class ClusterInternals:
     """The small internal API of a :class:`FakeCluster` that the kit's own layers use (handlers, REST, watch,
     server); not a public API. Every method is called with :attr:`lock` held unless it says otherwise."""
@@ -224,9 +233,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
 
         Args:
             builtin: serve the built-in API profile of ``release`` (core v1 and its named groups). Without it,
-                and until core resources are added (``add_api_resources("v1", ...)``), ``/api`` lists no core v1,
-                as no real server does: clients read that as a failure of core, so lookups that need core (any
-                bare resource name, any core kind) raise ``GroupDiscoveryError`` naming ``v1``.
+                the cluster serves the least a kube-apiserver does: core ``v1`` with ``namespaces`` alone (as the
+                release serves it) and the namespaces it creates at start-up; add more with
+                :meth:`add_api_resources` (``add_api_resources("v1", ...)`` replaces that core version).
             crds: CRD manifests (dicts or YAML text, several documents allowed) installed at once.
             mode: ``"aggregated"``, ``"aggregated-v2beta1"`` or ``"legacy"`` (see the class docstring); None: the
                 release's default (``1.35``: aggregated, ``1.27``: aggregated-v2beta1, ``1.20``: legacy).
@@ -280,7 +289,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
                 for vi, gv in enumerate(group.versions):
                     self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
-            self._create_system_namespaces()
+        else:
+            self._static[""] = {"v1": _StaticVersion(_least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
+        self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)
         self.internals = ClusterInternals(self)
@@ -297,7 +308,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
 
     @classmethod
     def empty(cls, **kwargs: Any) -> FakeCluster:
-        """Return a cluster serving nothing but ``/version`` and empty discovery documents (see ``builtin``)."""
+        """Return a cluster serving the least a kube-apiserver serves: core ``v1`` with ``namespaces`` alone (and
+        the namespaces created at start-up), no named group (see ``builtin``)."""
         return cls(builtin=False, **kwargs)
 
     @property

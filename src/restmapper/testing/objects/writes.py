@@ -27,8 +27,8 @@ import yaml
 from restmapper.testing.objects.apply import ApplyConflict, apply, manager_from_user_agent, record_update
 from restmapper.testing.objects.patch import PatchError, apply_patch
 
-__all__ = ["APPLY_PATCH", "APIError", "Resource", "apply_config", "check_create", "check_update",
-           "delete_options", "mark_deleting", "patched", "write_manager"]
+__all__ = ["APPLY_PATCH", "APIError", "Resource", "api_version_mismatch", "apply_config", "check_create",
+           "check_update", "delete_options", "kind_mismatch", "mark_deleting", "patched", "write_manager"]
 
 APPLY_PATCH = "application/apply-patch+yaml"
 _CONDITIONAL_UPDATES_ONLY = frozenset({"leases.coordination.k8s.io"})
@@ -94,6 +94,40 @@ def _options_invalid(kind: str, field: str, message: str) -> APIError:
                     {"group": "meta.k8s.io", "kind": kind, "causes": [_cause(field, message)]})
 
 
+def kind_mismatch(res: Resource, kind: str, name: str) -> APIError:
+    """The error for a body whose ``kind`` is not the resource's, as kube-apiserver answers it.
+
+    A custom resource's validation (apiextensions' ``ValidateTypeMeta``): 422 Invalid, ``<Kind>.<group> "<name>" is
+    invalid: kind: Invalid value: "<Kind>": must be <kind>``. A built-in resource's body cannot be decoded into the
+    resource's type: 400 BadRequest, ``<Kind> in version "<v>" cannot be handled as a <kind>: ...`` (the server
+    adds the Go conversion error, which names its Go types: approximated here from the group's first label).
+    """
+    version = res.api_version.rpartition("/")[2]
+    if res.custom:
+        field = f'Invalid value: "{kind}": must be {res.kind}'
+        details = {"name": name, "group": res.group, "kind": kind, "causes": [_cause("kind", field)]}
+        if not name:
+            del details["name"]
+        return APIError(422, "Invalid", f'{kind}.{res.group} "{name}" is invalid: kind: {field}', details)
+    package = res.group.split(".")[0] if res.group else "core"
+    return APIError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {res.kind}: converting '
+                    f"({version}.{kind}) to ({package}.{res.kind}): unknown conversion")
+
+
+def api_version_mismatch(res: Resource, body: Mapping[str, Any]) -> APIError | None:
+    """The error for a create or update body whose ``apiVersion`` is not the one of the URL, or None.
+
+    kube-apiserver's create and update handlers (built-in and custom resources alike): 400 BadRequest, ``the API
+    version in the data (<sent>) does not match the expected API version (<url's>)``. A body without
+    ``apiVersion`` takes the URL's. A built-in body of another kind fails its decoding first (:func:`kind_mismatch`).
+    """
+    sent, kind = body.get("apiVersion"), body.get("kind")
+    if not sent or sent == res.api_version or (not res.custom and kind not in (None, "", res.kind)):
+        return None
+    return APIError(400, "BadRequest", f"the API version in the data ({sent}) does not match the expected API "
+                    f"version ({res.api_version})")
+
+
 def write_manager(query: Mapping[str, str], user_agent: str | None) -> str:
     """The field manager of a write: ``fieldManager`` or the User-Agent's product.
 
@@ -110,9 +144,9 @@ def _identity(res: Resource, body: Mapping[str, Any], namespace: str | None, nam
     meta = body.get("metadata")
     if not isinstance(meta, dict):
         raise res.invalid("", "metadata.name", "Required value: name or generateName is required")
-    if body.get("kind") not in (None, res.kind):
-        raise APIError(400, "BadRequest", f"the kind of the provided object ({body.get('kind')}) does not match the "
-                       f"resource ({res.kind})")
+    kind = body.get("kind")
+    if kind not in (None, "", res.kind):
+        raise kind_mismatch(res, str(kind), str(meta.get("name") or ""))
     ns = meta.get("namespace")
     if res.namespaced and ns and namespace is not None and ns != namespace:
         raise APIError(400, "BadRequest", "the namespace of the provided object does not match the namespace sent "
@@ -255,9 +289,9 @@ def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, que
     if isinstance(meta, dict) and meta.get("managedFields"):
         raise APIError(400, "BadRequest", "metadata.managedFields must be nil")
     _identity(res, {**config, "apiVersion": res.api_version}, namespace, name)
-    if config.get("apiVersion") != res.api_version:
-        raise APIError(400, "BadRequest", f"the API version in the data ({config.get('apiVersion')}) does not match "
-                       f"the expected API version ({res.api_version})")
+    mismatch = api_version_mismatch(res, config)
+    if mismatch is not None:
+        raise mismatch
     if namespace:
         config["metadata"]["namespace"] = namespace
     if subresource != "status" and res.has_status:
