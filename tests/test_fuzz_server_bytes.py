@@ -20,6 +20,7 @@ import copy
 import json
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 
 from restmapper import LazyRESTMapper
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import RestMapperError
+from restmapper.errors import PartialDiscoveryWarning, RestMapperError, ShortNameConflictWarning
 from restmapper.model import GroupKind, GroupVersion, GroupVersionResource
 from restmapper.testing import FakeCluster
 from restmapper.testing.transport import InProcessTransport
@@ -160,8 +161,12 @@ def _read_everything(transport: InProcessTransport, path: str) -> None:
                    lambda: mapper.resolve("deploy"), lambda: mapper.resolve("xyzzy"),
                    lambda: mapper.resolve_all("all"),
                    lambda: mapper.kind_for(mapper.resource_for(GroupVersionResource("", "", "pods")))):
-        with contextlib.suppress(RestMapperError):
+        # An answer despite an unreadable document comes with the library's typed warning (kubectl warns too).
+        with warnings.catch_warnings(record=True) as caught, contextlib.suppress(RestMapperError):
+            warnings.simplefilter("always")
             lookup()
+        assert all(issubclass(w.category, (PartialDiscoveryWarning, ShortNameConflictWarning)) for w in caught), \
+            [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
 PATHS = ["/api", "/apis", "/api/v1", "/apis/apps/v1", "/version"]

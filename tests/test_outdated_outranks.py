@@ -14,12 +14,19 @@ Every test talks HTTP to a FakeCluster through ``responses``; time is an injecte
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Iterator
 
 import pytest
 from test_restored_stale import mapper_for
 
-from restmapper import GroupDiscoveryError, GroupKind, GroupVersionResource
+from restmapper import (
+    GroupDiscoveryError,
+    GroupKind,
+    GroupVersionResource,
+    PartialDiscoveryWarning,
+    ShortNameConflictWarning,
+)
 from restmapper.mapper import LazyRESTMapper
 from restmapper.testing import FakeCluster, ManualClock, crd_manifest
 
@@ -44,10 +51,17 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[FakeCluster]:
 
 
 def _outcome(ask: Ask, mapper: LazyRESTMapper) -> tuple[str, object]:
-    try:
-        return "ok", ask(mapper)
-    except Exception as exc:  # the outcome is compared, whatever it is
-        return "error", type(exc).__name__
+    """The answer or the error's type; the warnings that go with an answer (two groups both call Things ``thg``,
+    a group version is unreadable) are the library's typed ones, whatever else the outcome is."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return "ok", ask(mapper)
+        except Exception as exc:  # the outcome is compared, whatever it is
+            return "error", type(exc).__name__
+        finally:
+            assert all(issubclass(w.category, (ShortNameConflictWarning, PartialDiscoveryWarning))
+                       for w in caught), [str(w.message) for w in caught]
 
 
 @contextlib.contextmanager

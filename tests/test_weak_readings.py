@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from restmapper import GroupDiscoveryError, LazyRESTMapper, PartialDiscoveryWarning
+from restmapper import GroupDiscoveryError, LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
 from restmapper.discovery import DiscoveryClient
 from restmapper.model import APIResource, GroupVersion, GroupVersionResource
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
@@ -183,7 +183,8 @@ def test_a_short_name_outranked_by_an_unreadable_group_is_still_an_error() -> No
     cluster = FakeCluster(builtin=True, mode="legacy")
     cluster.add_api_resources("a.example.com/v1", [_thing("widgets", "Widget", ("wd",))], priority=20)
     cluster.add_api_resources("b.example.com/v1", [_thing("widgets", "Widget", ("wd",))], priority=10)
-    assert _mapper(cluster).resolve("wd").resource.group == "a.example.com"
+    with pytest.warns(ShortNameConflictWarning, match="widgets.b.example.com"):  # both groups call it wd
+        assert _mapper(cluster).resolve("wd").resource.group == "a.example.com"
     cluster.set_stale("a.example.com/v1")
     with pytest.raises(GroupDiscoveryError) as caught:
         _mapper(cluster).resolve("wd")
