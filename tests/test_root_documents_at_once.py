@@ -14,7 +14,7 @@ import pytest
 
 from restmapper import LazyRESTMapper
 from restmapper.discovery import DiscoveryClient
-from restmapper.errors import GroupDiscoveryError
+from restmapper.errors import APIStatusError, GroupDiscoveryError
 from restmapper.model import GroupKind, GroupVersionResource
 from restmapper.testing import FakeCluster, InProcessTransport
 
@@ -113,3 +113,24 @@ def test_a_failed_root_document_is_reported_as_when_read_in_turn(mode, failing):
         before = cluster.request_count()
         assert mapper.rest_mapping(GroupKind("", "Pod")).resource.resource == "pods"
         assert cluster.request_count() == before
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+@pytest.mark.parametrize("failing", [None, "/api", "/apis", "both"])
+def test_the_discovery_clients_root_read_fetches_both_documents_at_once(mode, failing):
+    """``DiscoveryClient.fetch_root`` (``server_groups``, ``server_groups_and_resources``: ``restmapper
+    api-resources``) reads both documents at once too; ``/api``'s failure is raised first, as in turn."""
+    meeting = Rendezvous()
+    cluster = FakeCluster.embedded(mode=mode, sleep=meeting)
+    for path in ("/api", "/apis"):
+        fails = failing in (path, "both")
+        cluster.inject(path, latency=1.0, **({"status": 403, "body": "forbidden"} if fails else {}))
+    client = DiscoveryClient(InProcessTransport(cluster))
+    if failing is None:
+        root = client.fetch_root()
+        assert root.groups[0].name == "" and root.group("apps") is not None
+    else:
+        with pytest.raises(APIStatusError) as info:
+            client.fetch_root()
+        assert info.value.path == ("/apis" if failing == "/apis" else "/api")
+    assert meeting.peak == 2

@@ -391,9 +391,13 @@ class DiscoveryClient(ConfigConstructors):
         Mirrors client-go ``GroupsAndMaybeResources``: a 404 on ``/api`` is tolerated (a server without the core
         group), one on ``/apis`` is not. Unlike client-go, an ``/api`` that answers but lists no ``v1`` is an
         error rather than "no core group": a real server always serves core v1, so such an answer is broken.
+        The two documents are fetched at once (a server that does not answer costs one request deadline, not
+        two); when both fail, ``/api``'s error is raised.
         """
-        api_doc, api_same = self._fetch_document("/api", allow_404=True)
-        apis_doc, apis_same = self._fetch_document("/apis", allow_404=False)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="restmapper-discovery") as pool:
+            named = pool.submit(self._fetch_document, "/apis", allow_404=False)
+            api_doc, api_same = self._fetch_document("/api", allow_404=True)  # its failure first (the pool waits)
+            apis_doc, apis_same = named.result()
         return self._root_of((api_doc, apis_doc), api_same and apis_same)
 
     def _root_of(self, docs: tuple[_CachedDocument | None, ...], not_modified: bool) -> RootDiscovery:

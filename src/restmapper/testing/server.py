@@ -86,7 +86,7 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
 
     routes = [responses.CallbackResponse(method, pattern, callback=callback, content_type=None) for method in _METHODS]
 
-    class ClusterLast(FirstMatchRegistry):  # type: ignore[misc]
+    class ClusterLast(FirstMatchRegistry):
         """The test's entries first (``responses``' rules), then the cluster's routes, which are never used up."""
 
         def find(self, request: Any) -> tuple[Any, list[str]]:
