@@ -37,6 +37,7 @@ from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
     ResourceSpec,
     embedded_crd_manifests,
+    least_core,
     load_builtin_profile,
     specs_from_api_resources,
 )
@@ -110,15 +111,6 @@ class Fault:
 
 
 T = TypeVar("T")
-
-
-def _least_core(release: str | None) -> tuple[ResourceSpec, ...]:
-    """The core ``v1`` resources every kube-apiserver serves whatever else it runs: ``namespaces`` (with its
-    subresources), as ``release`` serves it. Without it no namespaced object could exist."""
-    profile = load_builtin_profile(release)
-    core = next(g for g in profile.groups if g.name == "")
-    v1 = next(v for v in core.versions if v.version == "v1")
-    return tuple(r for r in v1.resources if r.name == "namespaces")
 
 
 class ClusterInternals:
@@ -290,7 +282,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
                     self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
         else:
-            self._static[""] = {"v1": _StaticVersion(_least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
+            self._static[""] = {"v1": _StaticVersion(least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
         self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)

@@ -38,6 +38,7 @@ __all__ = [
     "SubresourceSpec",
     "embedded_crd_manifests",
     "embedded_crd_names",
+    "least_core",
     "load_builtin_profile",
     "parse_profile",
     "specs_from_api_resources",
@@ -217,6 +218,19 @@ def load_builtin_profile(release: str | None = None) -> APIProfile:
     if name not in RELEASES:
         raise InvalidArgumentError(f"unknown release {release!r}: the kit ships {', '.join(RELEASES)}")
     return _load_profile(name)
+
+
+def least_core(release: str | None = None) -> tuple[ResourceSpec, ...]:
+    """The core ``v1`` resources every kube-apiserver serves whatever else it runs: ``namespaces`` (with its
+    subresources), as ``release`` serves it (None: :data:`DEFAULT_RELEASE`). Without it no namespaced object
+    could exist.
+
+    Raises:
+        InvalidArgumentError: for an unknown release, as :func:`load_builtin_profile`.
+    """
+    core = next(g for g in load_builtin_profile(release).groups if g.name == "")
+    v1 = next(v for v in core.versions if v.version == "v1")
+    return tuple(r for r in v1.resources if r.name == "namespaces")
 
 
 @functools.lru_cache(maxsize=len(RELEASES))
