@@ -53,15 +53,15 @@ def test_lightkube_resource_uses_served_plural_scope_and_version(
     from lightkube import Client, KubeConfig
 
     server, mapper = served
-    client = Client(config=KubeConfig.from_file(str(server.kubeconfig_path)))
-    Gateway = lightkube_resource(mapper.resolve("gatewayz"))
-    client.create(Gateway(metadata={"name": "edge"}))  # type: ignore[call-arg]
-    assert [g.metadata.name for g in client.list(Gateway)] == ["edge"]
-    assert server.cluster.request_count(path="/apis/net.example.com/v1/gatewayz") >= 2
-    Policy = lightkube_resource(mapper.resolve("policies.net.example.com"))
-    client.create(Policy(metadata={"name": "p1", "namespace": "default"}))  # type: ignore[call-arg]
-    assert [p.metadata.name for p in client.list(Policy, namespace="default")] == ["p1"]
-    ConfigMap = lightkube_resource(mapper.resolve("cm"))
-    assert [c.metadata.name for c in client.list(ConfigMap, namespace="default")] == []
+    with Client(config=KubeConfig.from_file(str(server.kubeconfig_path))) as client:  # closes its connections
+        Gateway = lightkube_resource(mapper.resolve("gatewayz"))
+        client.create(Gateway(metadata={"name": "edge"}))  # type: ignore[call-arg]
+        assert [g.metadata.name for g in client.list(Gateway)] == ["edge"]
+        assert server.cluster.request_count(path="/apis/net.example.com/v1/gatewayz") >= 2
+        Policy = lightkube_resource(mapper.resolve("policies.net.example.com"))
+        client.create(Policy(metadata={"name": "p1", "namespace": "default"}))  # type: ignore[call-arg]
+        assert [p.metadata.name for p in client.list(Policy, namespace="default")] == ["p1"]
+        ConfigMap = lightkube_resource(mapper.resolve("cm"))
+        assert [c.metadata.name for c in client.list(ConfigMap, namespace="default")] == []
     with pytest.raises(TypeError):
         lightkube_resource(None)  # type: ignore[arg-type]

@@ -357,8 +357,9 @@ def _line_reader(proc: subprocess.Popen[str]) -> queue.Queue[str]:
 
     def pump() -> None:
         assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
+        with proc.stdout:  # closed at the end of the output: the pipe is not left to the collector
+            for line in proc.stdout:
+                lines.put(line)
         lines.put("")
 
     threading.Thread(target=pump, daemon=True).start()
@@ -395,7 +396,8 @@ def test_serve_until_signal(tmp_path: Path, sig: signal.Signals, legacy: bool) -
         assert proc.wait(timeout=20) == 0
         assert _read_until(lines, "stopped") == ""
         assert proc.stderr is not None
-        stderr = proc.stderr.read()
+        with proc.stderr:
+            stderr = proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -434,7 +436,8 @@ def test_serve_cleans_up_when_sigterm_comes_right_after_the_banner(after: str) -
         while (line := lines.get(timeout=20)) != "":
             seen.append(line)
         assert proc.stderr is not None
-        stderr = proc.stderr.read()
+        with proc.stderr:
+            stderr = proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
