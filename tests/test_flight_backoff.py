@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -29,16 +29,25 @@ SAFETY = 30.0  # seconds: only a safety net, never waited for when the code is r
 
 
 class Joined:
-    """An injected ``sleep`` that returns once ``callers - 1`` other callers wait on a flight of ``flight``."""
+    """An injected ``sleep`` that returns once ``callers - 1`` other callers wait on a flight of ``flight`` that
+    fetches the delayed path (a lookup may have other fetches in flight meanwhile: ``/api`` beside ``/apis``)."""
 
     def __init__(self, callers: int) -> None:
         self.callers = callers
         self.flight: SingleFlight | None = None
+        self.path = ""  # the delayed path (set by the test with the fault)
+
+    def _fetches_path(self, key: Hashable) -> bool:
+        if not isinstance(key, tuple) or not key:
+            return False
+        if key[0] == "gvs":
+            return any(gv.path == self.path for gv in key[1])
+        return key[0] == self.path
 
     def __call__(self, _seconds: float) -> None:
         assert self.flight is not None
         deadline = time.monotonic() + SAFETY
-        while self.flight.waiting() < self.callers - 1:  # bounded polling of state, not a race-timed sleep
+        while self.flight.waiting(self._fetches_path) < self.callers - 1:  # bounded polling of state
             assert time.monotonic() < deadline, "the other callers never joined the flight"
             threading.Event().wait(0.001)
 
@@ -88,6 +97,7 @@ def test_a_root_document_failure_shared_by_n_callers_backs_off_once(mode: str, p
     with cluster.mock():
         cache = DiscoveryCache(_client(cluster), ttl=0, clock=clock)
         joined.flight = cache._flight
+        joined.path = path
         cluster.inject(path, status=status, body=body, latency=1.0, times=1)
         errors = _together(CALLERS, cache.group_names)  # cold: no earlier answer may be served
         assert all(isinstance(e, GroupDiscoveryError) for e in errors), errors
@@ -133,6 +143,7 @@ def test_a_group_version_failure_shared_by_n_callers_backs_off_once() -> None:
         cache = DiscoveryCache(_client(cluster), ttl=0, clock=clock)
         joined.flight = cache._flight
         cache.group_names()
+        joined.path = "/apis/apps/v1"
         cluster.inject("/apis/apps/v1", status=503, body="down", latency=1.0, times=1)
         _together(CALLERS, lambda: cache.groups(["apps"]))
         entry = cache.entry("apps")
@@ -154,6 +165,7 @@ def test_the_mapper_and_its_async_front_end_recover_after_the_first_backoff(mode
         joined.flight = mapper.cache._flight  # type: ignore[attr-defined]
         amapper = AsyncRESTMapper(mapper, executor=ThreadPoolExecutor(callers))
         assert mapper.resolve("pods").resource.group == ""
+        joined.path = "/api"
         cluster.inject("/api", status=200, body="{}", latency=1.0, times=1)
 
         async def ask() -> list[object]:

@@ -32,10 +32,11 @@ class SingleFlight:
         self._lock = threading.Lock()  # guards _calls only
         self._calls: dict[Hashable, _Call] = {}
 
-    def waiting(self) -> int:
-        """How many callers are waiting for a call in flight (any key): lets tests join threads deterministically."""
+    def waiting(self, match: Callable[[Hashable], bool] | None = None) -> int:
+        """How many callers are waiting for a call in flight (of a key ``match`` accepts; None: any key): lets
+        tests join threads deterministically."""
         with self._lock:
-            return sum(call.waiters for call in self._calls.values())
+            return sum(call.waiters for key, call in self._calls.items() if match is None or match(key))
 
     def do(self, key: Hashable, fn: Callable[[], T]) -> T:
         with self._lock:
