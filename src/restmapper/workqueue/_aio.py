@@ -98,8 +98,11 @@ class AsyncRateLimitingQueue(Generic[T]):
         """
         seconds = delay_seconds(seconds)
         self._promote_due()
-        if self._state.add_after(item, seconds) or self._state.next_due() is not None:
-            self._wake_getters()  # a waiting get takes the item, or recomputes how long to sleep
+        if self._state.add_after(item, seconds):
+            self._wake_getters()  # queued now: one waiting get takes it
+        elif self._state.next_due() is not None:
+            # Every waiting get recomputes how long to sleep (see RateLimitingQueue.add_after).
+            self._wake_all(self._getters)
 
     def add_rate_limited(self, item: T) -> None:
         """Add ``item`` after the rate limiter's wait for it (which counts one more failure of it)."""

@@ -100,14 +100,18 @@ class RateLimitingQueue(Generic[T]):
         dropped), as client-go's ``AddAfter``.
 
         Raises:
-            TypeError: ``seconds`` is not a number, or ``item`` is not hashable.
+            TypeError: ``seconds`` is not a number, or ``item`` is not hashable (also once shut down).
             InvalidArgumentError: ``seconds`` is NaN or infinite.
         """
         seconds = delay_seconds(seconds)
         with self._lock:
             self._promote_due()
-            if self._state.add_after(item, seconds) or self._state.next_due() is not None:
-                self._ready.notify()  # a waiting get takes the item, or recomputes how long to sleep
+            if self._state.add_after(item, seconds):
+                self._ready.notify()  # queued now: one waiting get takes it
+            elif self._state.next_due() is not None:
+                # Every waiting get recomputes how long to sleep: each then wakes by the next due time on its
+                # own, so a due item reaches a getter even when the one woken first leaves (its timeout).
+                self._ready.notify_all()
 
     def add_rate_limited(self, item: T) -> None:
         """Add ``item`` after the rate limiter's wait for it (which counts one more failure of it).

@@ -102,7 +102,12 @@ class QueueState(Generic[T]):
 
     def add(self, item: T) -> bool:
         """Mark ``item`` dirty and queue it unless it is queued or processed; return True when it was queued (a
-        waiting getter should wake). Ignored once shutting down."""
+        waiting getter should wake). Ignored once shutting down.
+
+        Raises:
+            TypeError: ``item`` is not hashable (also once shutting down).
+        """
+        hash(item)  # an unhashable item is refused even when the add would be ignored
         if self.shutting_down or item in self.dirty:
             return False
         if self.metrics is not None:
@@ -116,7 +121,12 @@ class QueueState(Generic[T]):
 
     def add_after(self, item: T, seconds: float) -> bool:
         """Add ``item`` once ``seconds`` have passed (now when ``seconds <= 0``); return True when it was queued
-        now. Ignored once shutting down."""
+        now. Ignored once shutting down. Counted as a retry only when accepted.
+
+        Raises:
+            TypeError: ``item`` is not hashable (also once shutting down; nothing is counted).
+        """
+        hash(item)
         if self.shutting_down:
             return False
         if self.metrics is not None:
