@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -11,6 +15,8 @@ from restmapper.client._writes import (
     KindArg,
     Observation,
     Write,
+    check_object_name,
+    check_scope,
     encode,
     mapping_for_kind,
     mapping_for_object,
@@ -23,22 +29,50 @@ from restmapper.errors import (
     InvalidArgumentError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    RestMapperError,
+    TransportError,
     WriteNotObservedError,
 )
+from restmapper.model import RESTMapping
 from restmapper.store import ObjectCache
 from restmapper.transport import WritingTransport
 
 __all__ = ["AsyncClient", "Client"]
 
+_log = logging.getLogger("restmapper.client")
+
 _PATCH_TYPES = {"merge": "application/merge-patch+json", "json": "application/json-patch+json"}
 _APPLY = "application/apply-patch+yaml"  # JSON is YAML: the manifest is sent as JSON
 
 
-def _not_observed(obs: Observation, timeout: float, exc: ObjectWaitTimeoutError) -> WriteNotObservedError:
+def _not_observed(obs: Observation, timeout: float, exc: ObjectWaitTimeoutError | TransportError
+                  ) -> WriteNotObservedError:
+    """The client's error for a write the cache did not read back: after the timeout (chaining the wait's cause),
+    or at once when the informer's list/watch fails in a way waiting will not cure (chaining that error, e.g. a
+    ForbiddenError carrying the server's Status)."""
     error = WriteNotObservedError(str(obs.group_kind), obs.namespace or "", obs.name, timeout, obs.resource_version,
                                   obs.written)
-    error.__cause__ = exc.__cause__
+    if isinstance(exc, TransportError):
+        error.args = (f"the write succeeded, but the object cache cannot read it back: its informer fails ({exc}); "
+                      "reads through it may be stale",)
+        error.__cause__ = exc
+    else:
+        error.__cause__ = exc.__cause__
     return error
+
+
+def _timeout_seconds(timeout: object) -> float:
+    """The client's ``timeout``: a positive, finite number of seconds (not a bool).
+
+    Raises:
+        TypeError: not a real number, or a bool.
+        InvalidArgumentError: not positive, NaN or infinite.
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise InvalidArgumentError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+    return float(timeout)
 
 
 class Client:
@@ -87,9 +121,9 @@ class Client:
             transport: send writes through this transport instead of the cache's.
 
         Raises:
-            TypeError: ``cache`` is not an ObjectCache, or the transport cannot send writes (it has no
-                ``request`` method).
-            InvalidArgumentError: a timeout that is not positive.
+            TypeError: ``cache`` is not an ObjectCache, the transport cannot send writes (it has no
+                ``request`` method), or a timeout that is not a number (a bool is none).
+            InvalidArgumentError: a timeout that is not positive and finite.
         """
         if not isinstance(cache, ObjectCache):
             raise TypeError(f"Client writes through an ObjectCache, got {type(cache).__name__}")
@@ -97,10 +131,8 @@ class Client:
         if not isinstance(chosen, WritingTransport):
             raise TypeError(f"the transport {type(chosen).__name__} cannot send writes: it needs a "
                             "request(method, path, headers, body) method (restmapper.transport.WritingTransport)")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = _timeout_seconds(timeout)
         self.cache = cache
-        self.timeout = float(timeout)
         self._transport: WritingTransport = chosen
 
     # --- building requests -------------------------------------------------------------------------------------
@@ -111,11 +143,14 @@ class Client:
                       params: Mapping[str, str] | None = None) -> Write:
         mapping = mapping_for_object(self.cache.mapper, obj)
         name = object_name(obj, generate=create)
-        ns = namespace_for(mapping, namespace, obj["metadata"].get("namespace"), self.cache.namespace)
+        own = obj["metadata"].get("namespace")
+        mapping = check_scope(self.cache.mapper, verb, mapping, namespace or own)
+        ns = namespace_for(mapping, namespace, own, self.cache.namespace)
         return Write(verb, method, mapping, ns, None if create else name, encode(obj), content_type,
                      dict(params or {}), subresource)
 
     def _patch_write(self, kind: KindArg, name: str, patch: Any, namespace: str | None, patch_type: str) -> Write:
+        check_object_name("patch", name)
         content_type = _PATCH_TYPES.get(patch_type) if isinstance(patch_type, str) else None
         if content_type is None:
             raise InvalidArgumentError(f"patch_type must be 'merge' or 'json', got {patch_type!r}")
@@ -125,12 +160,15 @@ class Client:
                                          and all(isinstance(op, Mapping) for op in patch)):
             raise TypeError("a JSON patch is a list of operations ({'op': ..., 'path': ...})")
         mapping, _ = mapping_for_kind(self.cache.mapper, kind)
+        mapping = check_scope(self.cache.mapper, "patch", mapping, namespace)
         ns = namespace_for(mapping, namespace, None, self.cache.namespace)
         return Write("patch", "PATCH", mapping, ns, name, encode(patch), content_type)
 
     def _apply_write(self, obj: Mapping[str, Any], field_manager: str, force: bool) -> Write:
         if not (isinstance(field_manager, str) and field_manager):
             raise InvalidArgumentError("field_manager must be a non-empty string (the owner of the applied fields)")
+        if not isinstance(force, bool):
+            raise TypeError(f"force must be a bool, got {type(force).__name__}")
         params = {"fieldManager": field_manager}
         if force:
             params["force"] = "true"
@@ -138,10 +176,12 @@ class Client:
 
     def _delete_write(self, kind: KindArg, name: str, namespace: str | None, uid: str | None,
                       resource_version: str | None) -> Write:
+        check_object_name("delete", name)
         for label, value in (("uid", uid), ("resource_version", resource_version)):
             if value is not None and not (isinstance(value, str) and value):
                 raise TypeError(f"{label} must be a non-empty str or None, got {value!r}")
         mapping, version_named = mapping_for_kind(self.cache.mapper, kind)
+        mapping = check_scope(self.cache.mapper, "delete", mapping, namespace)
         ns = namespace_for(mapping, namespace, None, self.cache.namespace)
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None}
@@ -155,7 +195,25 @@ class Client:
         obs = observation(write, mapping, answer, status, uid)
         if obs is None or obs.group_kind not in self.cache.informers:
             return answer, None  # no informer yet: its first list comes after this write
+        if obs.resource_version is None and obs.deleted_at is None:
+            obs = dataclasses.replace(obs, deleted_at=self._resource_version_now(write, mapping))
         return answer, obs
+
+    def _resource_version_now(self, write: Write, mapping: RESTMapping) -> str | None:
+        """A resourceVersion read after a delete answered with a Status (which carries none): a one-item list of
+        the kind, read from storage (no ``resourceVersion`` parameter: kube-apiserver then reads etcd, so its
+        version is at or past the deletion's). The informer lists the kind, so reading it is allowed. None when the
+        read fails: the wait then asks only that the object is gone."""
+        path = mapping.path(write.namespace if mapping.namespaced else None)
+        try:
+            response = self._transport.get(path, {"Accept": "application/json"}, params={"limit": "1"})
+            doc = json.loads(response.body) if response.status == 200 else None
+        except (RestMapperError, ValueError, RecursionError) as exc:
+            _log.debug("%s: no resourceVersion after the delete (%s)", path, type(exc).__name__)
+            return None
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        return rv if isinstance(rv, str) and rv else None
 
     def _observe(self, obs: Observation | None) -> None:
         if obs is None:
@@ -163,11 +221,11 @@ class Client:
         try:
             if obs.resource_version is None:
                 self.cache.wait_for_deleted(obs.group_kind, obs.name, obs.namespace, uid=obs.uid,
-                                            timeout=self.timeout)
+                                            resource_version=obs.deleted_at, timeout=self.timeout)
             else:
                 self.cache.wait_for(obs.group_kind, obs.name, obs.namespace, resource_version=obs.resource_version,
                                     timeout=self.timeout)
-        except ObjectWaitTimeoutError as exc:
+        except (ObjectWaitTimeoutError, TransportError) as exc:
             raise _not_observed(obs, self.timeout, exc) from exc
         except ObjectNotFoundError:
             pass  # deleted after the write, and the cache saw that too: it is past the write
@@ -321,11 +379,11 @@ class AsyncClient:
         try:
             if obs.resource_version is None:
                 await self.cache.wait_for_deleted(obs.group_kind, obs.name, obs.namespace, uid=obs.uid,
-                                                  timeout=timeout)
+                                                  resource_version=obs.deleted_at, timeout=timeout)
             else:
                 await self.cache.wait_for(obs.group_kind, obs.name, obs.namespace,
                                           resource_version=obs.resource_version, timeout=timeout)
-        except ObjectWaitTimeoutError as exc:
+        except (ObjectWaitTimeoutError, TransportError) as exc:
             raise _not_observed(obs, timeout, exc) from exc
         except ObjectNotFoundError:
             pass  # deleted after the write, and the cache saw that too

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,8 @@ from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping
 from restmapper.transport import WritingTransport, status_error
 
-__all__ = ["KindArg", "Observation", "Write", "mapping_for_kind", "mapping_for_object", "namespace_for",
-           "observation", "send"]
+__all__ = ["KindArg", "Observation", "Write", "check_object_name", "check_scope", "mapping_for_kind",
+           "mapping_for_object", "namespace_for", "observation", "send"]
 
 _log = logging.getLogger("restmapper.client")
 
@@ -66,6 +67,10 @@ class Write:
     subresource: str | None = None
     bound_to_version: bool = True
 
+    def __post_init__(self) -> None:
+        if self.name is None and self.method != "POST":  # the collection: a DELETE there is a deletecollection
+            raise InvalidArgumentError(f"{self.verb} addresses one object: it needs its name")
+
     def path(self, mapping: RESTMapping) -> str:
         """The request path under ``mapping``."""
         path = mapping.path(self.namespace if mapping.namespaced else None, self.name)
@@ -90,6 +95,9 @@ class Observation:
         resource_version: the object at this resourceVersion or newer (None: the object must be gone).
         uid: for a delete, the UID that must be gone (None: any object of that name).
         written: what the server returned.
+        deleted_at: for a delete, the resourceVersion the informer must have seen through (the deletion's, or one
+            read after it) so that no event from before the delete (an ADDED it had not seen yet) can bring the
+            object back; None when the answer carries none (:func:`observation`; the client then reads one).
     """
 
     group_kind: GroupKind
@@ -98,15 +106,63 @@ class Observation:
     resource_version: str | None
     uid: str | None
     written: dict[str, Any]
+    deleted_at: str | None = None
 
 
 def encode(value: object) -> bytes:
-    """``value`` as compact JSON bytes.
+    """``value`` as compact JSON bytes (strict JSON, as kube-apiserver decodes it).
 
     Raises:
         TypeError: a value JSON cannot hold.
+        InvalidArgumentError: a float that is NaN or infinite (JSON has none: the server would answer 400, or a
+            lenient one would store what no JSON reader can read back), naming where; or a document nested too
+            deeply to encode.
     """
-    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except RecursionError:
+        raise InvalidArgumentError("the body is nested too deeply to encode as JSON") from None
+    except ValueError as exc:
+        where = _non_finite_at(value)
+        if where is None:  # a circular reference
+            raise InvalidArgumentError(f"the body cannot be encoded as JSON: {exc}") from None
+        raise InvalidArgumentError(f"the body holds {where[1]!r} at {where[0] or 'the top'}: JSON has no NaN or "
+                                   "Infinity (send a string or leave the field out)") from None
+
+
+def _non_finite_at(value: object) -> tuple[str, float] | None:
+    """Where the first NaN or infinite float of ``value`` is (a dotted path, ``[i]`` for list items), None when it
+    holds none; iterative, and each container is visited once (a circular one too)."""
+    todo: list[tuple[str, object]] = [("", value)]
+    seen: set[int] = set()
+    while todo:
+        path, item = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, item
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, Mapping):
+            todo.extend((f"{path}.{key}" if path else str(key), v) for key, v in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple)):
+            todo.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+def check_object_name(verb: str, name: object) -> str:
+    """``name`` of the one object ``verb`` addresses: a non-empty str (None or "" would address the collection:
+    a DELETE there deletes every object).
+
+    Raises:
+        TypeError: not a str.
+        InvalidArgumentError: empty.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{verb} addresses one object: name must be a non-empty str, got {type(name).__name__}")
+    if not name:
+        raise InvalidArgumentError(f"{verb} addresses one object: name must not be empty")
+    return name
 
 
 def _metadata(obj: object) -> Mapping[str, Any]:
@@ -203,10 +259,40 @@ def namespace_for(mapping: RESTMapping, given: str | None, in_object: object, ca
     return namespace
 
 
+def check_scope(mapper: LazyRESTMapper, verb: str, mapping: RESTMapping, namespace: object) -> RESTMapping:
+    """``mapping`` when a write may address ``namespace`` (the argument or the object's ``metadata.namespace``)
+    under it. A namespace for a kind ``mapping`` says is cluster-scoped may mean the mapping is stale (the CRD was
+    recreated namespaced): the group is reported to the mapper (rate-limited, as after a 404 for the type) and the
+    kind resolved again before anything is sent.
+
+    Raises:
+        MappingChangedError: the kind is now served under another scope or version (nothing was sent).
+        InvalidArgumentError: still cluster-scoped: a namespace names no place for it (kube-apiserver would drop
+            it, or refuse the path); pass none.
+        NoKindMatchError: the kind is no longer served. As :meth:`LazyRESTMapper.rest_mapping`.
+    """
+    if mapping.namespaced or not (isinstance(namespace, str) and namespace):
+        return mapping
+    mapper.cache.report_not_found_limited(mapping.resource.group_version)
+    new = _reresolve(mapper, mapping)
+    if new.resource != mapping.resource or new.scope != mapping.scope:
+        raise MappingChangedError(verb, mapping, new)
+    raise InvalidArgumentError(f"{mapping.group_version_kind.kind} ({mapping.resource}) is cluster-scoped: pass no "
+                               f"namespace and leave metadata.namespace empty (got {namespace!r})")
+
+
 def _type_not_found(error: APIStatusError, write: Write) -> bool:
     """A 404 for the resource *type* (not for the object, whose Status names it; never on a subresource path,
     where an empty Status cannot tell a missing subresource from a missing type)."""
     return error.status == 404 and not isinstance(error, ObjectNotFoundStatusError) and write.subresource is None
+
+
+def _mapping_suspect(error: APIStatusError, write: Write) -> bool:
+    """An answer a stale mapping may cause, but that is never resent: 405 Method Not Allowed (a create POSTed to
+    the cluster-wide path of a kind now namespaced) and a 404 on a subresource path that names no object (a
+    version no longer served answers so; a kind without that subresource too)."""
+    return error.status == 405 or (error.status == 404 and not isinstance(error, ObjectNotFoundStatusError)
+                                   and write.subresource is not None)
 
 
 def _reresolve(mapper: LazyRESTMapper, old: RESTMapping) -> RESTMapping:
@@ -231,12 +317,15 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write
 
     After a 404 for the resource type the group is reported to the mapper (rate-limited) and the kind resolved
     again; the request is sent once more only when :meth:`Write.may_resend` holds (a stale mapping), never to
-    another version for a body written for one, never to another scope.
+    another version for a body written for one, never to another scope. After a 405, or a 404 on a subresource
+    path that names no object, the kind is resolved again the same way but nothing is resent: a moved kind is a
+    MappingChangedError, else the server's error stands.
 
     Raises:
         APIStatusError: the server's error answer, typed (ConflictError, AlreadyExistsError,
             ObjectNotFoundStatusError, InvalidObjectError, ForbiddenError or APIStatusError itself).
-        MappingChangedError: the kind moved to another version or scope; nothing was resent (chains the 404).
+        MappingChangedError: the kind moved to another version or scope; nothing was resent (chains the 404 or
+            405).
         NoKindMatchError: the kind is no longer served (chains the 404).
         TransportError: no answer, or an answer that is not a JSON object.
     """
@@ -248,13 +337,18 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write
         if 200 <= response.status < 300:
             return _answer(write.method, path, response.body), mapping, response.status
         error = status_error(transport, path, response.status, response.body, response.headers)
-        if attempt == 2 or not _type_not_found(error, write):
+        type_not_found = _type_not_found(error, write)
+        if attempt == 2 or not (type_not_found or _mapping_suspect(error, write)):
             raise error
         mapper.cache.report_not_found_limited(mapping.resource.group_version)
         try:
             new = _reresolve(mapper, mapping)
         except RestMapperError as exc:
             raise exc from error
+        if not type_not_found:  # the type is there: the error stands unless the kind moved
+            if new.resource != mapping.resource or new.scope != mapping.scope:
+                raise MappingChangedError(write.verb, mapping, new) from error
+            raise error
         if not write.may_resend(mapping, new):
             raise MappingChangedError(write.verb, mapping, new) from error
         _log.info("%s %s: resource type not found; sending it again under %s (%s)", write.method, path,
@@ -288,9 +382,11 @@ def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], stat
     """What the cache must see before ``write`` (answered ``status`` and ``answer`` under ``mapping``) returns;
     None when the answer carries no object to wait for.
 
-    A delete waits until the UID is gone (``status_uid``, the caller's precondition, when the answer names none),
-    unless the object is still there, marked for deletion (see :func:`_still_there`): then, as any write, until the
-    cache holds the returned version (or a newer one, or has seen it go).
+    A delete waits until the UID is gone (``status_uid``, the caller's precondition, when the answer names none)
+    and the informer has seen through the deletion's resourceVersion (the returned object's; a ``Status`` has
+    none: ``deleted_at`` is None), unless the object is still there, marked for deletion (see
+    :func:`_still_there`): then, as any write, until the cache holds the returned version (or a newer one, or has
+    seen it go).
     """
     meta = answer.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
@@ -306,7 +402,9 @@ def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], stat
         if _still_there(status, meta, answer):
             return Observation(gk, name, namespace, rv, None, answer) if isinstance(rv, str) and rv else None
         uid = meta.get("uid")
-        return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
+        # kube-apiserver answers the deleted object at the deletion's resourceVersion.
+        return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer,
+                           rv if isinstance(rv, str) and rv else None)
     written_name = meta.get("name")
     if not (isinstance(written_name, str) and written_name and isinstance(rv, str) and rv):
         return None

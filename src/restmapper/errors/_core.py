@@ -136,12 +136,14 @@ class RequestTimeoutError(TransportError, TimeoutError):
 
     Attributes:
         timeout: the deadline that expired, seconds.
+        method: the request's HTTP method.
     """
 
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__(f"GET {path}: no complete answer within the request deadline of {timeout:g}s", path=path,
-                         transient=True)
+    def __init__(self, path: str, timeout: float, method: str = "GET") -> None:
+        super().__init__(f"{method} {path}: no complete answer within the request deadline of {timeout:g}s",
+                         path=path, transient=True)
         self.timeout = timeout
+        self.method = method
 
 
 class APIStatusError(TransportError):

@@ -180,7 +180,7 @@ class AsyncObjectCache(ConfigConstructors):
         raise informer._wait_timeout(name, namespace, timeout, resource_version, generation)
 
     async def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
-                               timeout: float) -> None:
+                               resource_version: str | None = None, timeout: float) -> None:
         """Await :meth:`ObjectCache.wait_for_deleted` (on the event loop, as :meth:`wait_for`).
 
         Raises:
@@ -188,9 +188,10 @@ class AsyncObjectCache(ConfigConstructors):
         """
         check_key("AsyncObjectCache.wait_for_deleted", name, namespace)
         check_uid("AsyncObjectCache.wait_for_deleted", uid)
-        check_wait("AsyncObjectCache.wait_for_deleted", None, None, timeout)
+        check_wait("AsyncObjectCache.wait_for_deleted", resource_version, None, timeout)
         informer = await self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
-        if not await self._until(informer, lambda: informer._try_gone(name, namespace, uid), timeout):
+        if not await self._until(informer, lambda: informer._try_gone(name, namespace, uid, resource_version),
+                                 timeout):
             raise informer._wait_timeout(name, namespace, timeout, None, None)
 
     @staticmethod

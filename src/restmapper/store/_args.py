@@ -10,6 +10,7 @@ wrong-typed name or namespace can never be found, so the miss is where it is rep
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,18 +103,19 @@ def check_selectors(method: str, namespace: object, label_selector: object, fiel
 def check_wait(method: str, resource_version: object, generation: object, timeout: object, *,
                timeout_optional: bool = False) -> None:
     """The targets of a wait: ``resource_version`` a str (``metadata.resourceVersion`` is one), ``generation`` an
-    int, ``timeout`` non-negative seconds.
+    int, ``timeout`` finite, non-negative seconds (None waits without bound where ``timeout_optional``).
 
     Raises:
         TypeError: a value of another type (an int resourceVersion names the string to pass).
-        InvalidArgumentError: a negative timeout.
+        InvalidArgumentError: a negative, NaN or infinite timeout.
     """
     hint = f" (resourceVersions are strings: {str(resource_version)!r})" if isinstance(resource_version, int) else ""
     _str(method, "resource_version", resource_version, optional=True, hint=hint)
     _number(method, "generation", generation, optional=True, integer=True)
     _number(method, "timeout", timeout, optional=timeout_optional)
-    if timeout is not None and timeout < 0:  # type: ignore[operator]
-        raise InvalidArgumentError(f"timeout must not be negative, got {timeout}")
+    if timeout is not None and not 0 <= timeout < math.inf:  # type: ignore[operator]
+        raise InvalidArgumentError(f"timeout must be a finite number of seconds, not negative, got {timeout}"
+                                   f"{' (None waits without bound)' if timeout_optional else ''}")
 
 
 _SECONDS = ("resync", "relist_period", "sync_timeout", "watch_timeout", "watch_idle_timeout", "backoff_initial",

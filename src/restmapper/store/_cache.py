@@ -406,7 +406,7 @@ class ObjectCache(ConfigConstructors):
                 string is resolved before the informer starts; a GroupKind is not).
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
             TypeError: ``kind`` is not one of the accepted types, or ``timeout`` is not a number or None.
-            InvalidArgumentError: a negative ``timeout``.
+            InvalidArgumentError: a negative, NaN or infinite ``timeout`` (None waits without bound).
         """
         check_wait("ObjectCache.wait_for_sync", None, None, timeout, timeout_optional=True)
         return self._informer(kind, CacheCall("wait_for_sync", ", ...")).wait_for_sync(timeout)
@@ -445,7 +445,7 @@ class ObjectCache(ConfigConstructors):
             ObjectNotFoundError: the object was deleted after the version waited for.
             TypeError: a ``resource_version`` that is not a str (an int names the string to pass), a
                 ``generation`` that is not an int, a ``timeout`` that is not a number.
-            InvalidArgumentError: a negative timeout. As :meth:`get` otherwise.
+            InvalidArgumentError: a negative, NaN or infinite timeout. As :meth:`get` otherwise.
         """
         check_key("ObjectCache.wait_for", name, namespace)
         check_wait("ObjectCache.wait_for", resource_version, generation, timeout)
@@ -454,27 +454,34 @@ class ObjectCache(ConfigConstructors):
                                  timeout=timeout)
 
     def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
-                         timeout: float) -> None:
+                         resource_version: str | None = None, timeout: float) -> None:
         """Read your deletes: block until the cache no longer holds ``name`` of ``uid`` (deleted, or replaced by a
         new object of another UID), so that ``get`` does not return the object you deleted.
+
+        Not holding the object proves nothing while the informer has not seen it created (its ADDED event still
+        on the way): pass the deletion's ``resource_version`` and the wait also lasts until the informer has seen
+        every event up to it (compared as :meth:`wait_for` does; when the versions are not decimal integers only
+        the absence counts).
 
         Args:
             kind, name, namespace: as :meth:`get`.
             uid: the deleted object's ``metadata.uid``; None waits until no object of that name is held.
+            resource_version: the deletion's resourceVersion (the deleted object a delete returns carries it), or
+                one read after the delete; None: the absence only.
             timeout: seconds.
 
         Raises:
-            ObjectWaitTimeoutError: still held at the timeout.
+            ObjectWaitTimeoutError: still held (or not seen through ``resource_version``) at the timeout.
             InformerStoppedError: the cache was stopped meanwhile.
-            InvalidArgumentError: a negative timeout.
-            TypeError: ``name``, ``namespace`` or ``uid`` is not a str, or ``timeout`` not a number.
-            As :meth:`get` otherwise (never ObjectNotFoundError).
+            InvalidArgumentError: a negative, NaN or infinite timeout.
+            TypeError: ``name``, ``namespace``, ``uid`` or ``resource_version`` is not a str, or ``timeout`` not a
+                number. As :meth:`get` otherwise (never ObjectNotFoundError).
         """
         check_key("ObjectCache.wait_for_deleted", name, namespace)
         check_uid("ObjectCache.wait_for_deleted", uid)
-        check_wait("ObjectCache.wait_for_deleted", None, None, timeout)
+        check_wait("ObjectCache.wait_for_deleted", resource_version, None, timeout)
         informer = self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
-        informer.wait_for_deleted(name, namespace, uid=uid, timeout=timeout)
+        informer.wait_for_deleted(name, namespace, uid=uid, resource_version=resource_version, timeout=timeout)
 
     def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
                     on_delete: OnDelete | None = None, *, while_leading: Leadership | None = None) -> HandlerHandle:

@@ -58,7 +58,7 @@ class InformerWaits:
             :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
         """
         with self._cond:
-            self._cond.wait_for(self._sync_wait_over, timeout)
+            self._cond.wait_for(self._sync_wait_over, None if timeout is None else min(timeout, threading.TIMEOUT_MAX))
             return self._readable != 0
 
     def _sync_wait_over(self) -> bool:
@@ -114,45 +114,50 @@ class InformerWaits:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise self._wait_timeout(name, namespace, timeout, resource_version, generation)
-                    self._cond.wait(remaining)
+                    self._cond.wait(min(remaining, threading.TIMEOUT_MAX))  # a huge timeout: in slices
             finally:
                 self._waiters -= 1
 
     def wait_for_deleted(self, name: str, namespace: str | None = None, *, uid: str | None,
-                         timeout: float) -> None:
+                         resource_version: str | None = None, timeout: float) -> None:
         """Block until the cache no longer holds ``name`` of ``uid``; see :meth:`ObjectCache.wait_for_deleted`."""
         check_key("Informer.wait_for_deleted", name, namespace)
         check_uid("Informer.wait_for_deleted", uid)
-        check_wait("Informer.wait_for_deleted", None, None, timeout)
+        check_wait("Informer.wait_for_deleted", resource_version, None, timeout)
         deadline = time.monotonic() + timeout
         with self._cond:
             self._waiters += 1
             try:
-                while not self._gone(name, namespace, uid):
+                while not self._gone(name, namespace, uid, resource_version):
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise self._wait_timeout(name, namespace, timeout, None, None)
-                    self._cond.wait(remaining)
+                    self._cond.wait(min(remaining, threading.TIMEOUT_MAX))
             finally:
                 self._waiters -= 1
 
-    def _gone(self, name: str, namespace: str | None, uid: str | None) -> bool:
-        """Whether the cache holds no ``name`` of ``uid`` (any UID when None) once readable (lock held)."""
+    def _gone(self, name: str, namespace: str | None, uid: str | None, resource_version: str | None = None) -> bool:
+        """Whether the cache holds no ``name`` of ``uid`` (any UID when None) once readable and, with
+        ``resource_version`` (a deletion's), has seen every event up to it, so that none from before (an ADDED it
+        had not seen yet) can bring the object back; compared as :meth:`_caught_up` does, and only the absence
+        counts when the versions are not decimal integers (lock held)."""
         if self._readable:
             obj = self._store.get(self._ns(namespace), name)
-            return obj is None or (uid is not None and obj["metadata"].get("uid") != uid)
+            absent = obj is None or (uid is not None and obj["metadata"].get("uid") != uid)
+            return absent and newer_resource_version(resource_version, self._observed_rv) is not True
         if self._state != "not_served":  # as _caught_up: a known failure ends the wait
             failure = self._failure()
             if failure is not None:
                 raise failure.with_traceback(None)
         return False
 
-    def _try_gone(self, name: str, namespace: str | None, uid: str | None) -> bool | None:
+    def _try_gone(self, name: str, namespace: str | None, uid: str | None,
+                  resource_version: str | None = None) -> bool | None:
         """:meth:`_gone` without blocking: None when the lock was busy (for asyncio)."""
         if not self._cond.acquire(blocking=False):
             return None
         try:
-            return self._gone(name, namespace, uid)
+            return self._gone(name, namespace, uid, resource_version)
         finally:
             self._cond.release()
 

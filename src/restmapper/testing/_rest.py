@@ -22,7 +22,6 @@ seeding path, admits anything). Not modelled: other admission, graceful deletion
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, ob
 from restmapper.testing._watch import WatchSpec, WatchStream
 from restmapper.testing.crd import InvalidCRDError, parse_crd
 from restmapper.testing.objects.namespaces import NAMESPACES_KEY, finish_namespace, terminate_namespace
+from restmapper.testing.objects.patch import loads_request_json
 from restmapper.testing.objects.selectors import SelectorError, compile_selectors
 from restmapper.testing.objects.writes import (
     APPLY_PATCH,
@@ -273,8 +273,8 @@ def _json_body(req: Request) -> dict[str, Any] | Reply:
                        "the restmapper test API server accepts JSON bodies only (kubectl: use "
                        "'kubectl apply -f' or 'kubectl create -f' with a JSON or YAML manifest)")
     try:
-        body = json.loads(req.body or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
+        body = loads_request_json(req.body or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         return _bad_request(f"the body of the request could not be decoded as JSON: {exc}")
     if not isinstance(body, dict):
         return _bad_request("the body of the request must be a JSON object")

@@ -125,9 +125,10 @@ class Deadline:
         path: the request path, for the error.
     """
 
-    def __init__(self, seconds: float | None, path: str) -> None:
+    def __init__(self, seconds: float | None, path: str, method: str = "GET") -> None:
         self.seconds = seconds
         self.path = path
+        self.method = method
         self._cancellation: Cancellation | None = None  # the one in force when the request started (__enter__)
         self._lock = threading.Lock()  # guards _sock and _expired
         self._sock: socket.socket | None = None
@@ -171,8 +172,8 @@ class Deadline:
     def error(self) -> TransportError:
         """The error to raise once :attr:`expired`: a timeout, or a (not transient) cancellation."""
         if self._cancellation is not None and self._cancellation.cancelled:
-            return TransportError(f"GET {self.path}: cancelled", path=self.path, transient=False)
-        return RequestTimeoutError(self.path, self.seconds if self.seconds is not None else 0.0)
+            return TransportError(f"{self.method} {self.path}: cancelled", path=self.path, transient=False)
+        return RequestTimeoutError(self.path, self.seconds if self.seconds is not None else 0.0, self.method)
 
     def check(self) -> None:
         """Raise :meth:`error` when the deadline has passed."""

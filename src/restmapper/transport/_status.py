@@ -71,17 +71,25 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
     return value
 
 
+KNOWN_REASONS = frozenset({
+    "Unauthorized", "Forbidden", "NotFound", "AlreadyExists", "Conflict", "Gone", "Invalid", "ServerTimeout",
+    "StoreReadError", "Timeout", "TooManyRequests", "BadRequest", "MethodNotAllowed", "NotAcceptable",
+    "RequestEntityTooLarge", "UnsupportedMediaType", "InternalError", "Expired", "ServiceUnavailable"})
+"""The Status reasons apimachinery's ``errors`` package knows (its ``knownReasons``; the empty reason is not one)."""
+
+
 def _error_class(code: int, server_status: Mapping[str, Any] | None) -> type[APIStatusError]:
     """The type of an error answer other than 403, as apimachinery's ``errors.IsAlreadyExists``/``IsConflict``/
     ``IsNotFound``/``IsInvalid`` read the Status: its ``reason`` first (a 409 ``AlreadyExists`` is no ``Conflict``),
-    the code when the reason is unknown. A 404 is an object's only when its Status names the object
+    the code when the reason is not one of :data:`KNOWN_REASONS` (an empty or a future reason: a 409 is then a
+    conflict). A 404 is an object's only when its Status names the object
     (``details.name``): a 404 for a resource type ("the server could not find the requested resource") stays a
     plain :class:`APIStatusError`."""
     reason = server_status.get("reason") if server_status is not None else None
     details = server_status.get("details") if server_status is not None else None
     if reason == "AlreadyExists":
         return AlreadyExistsError
-    if reason == "Conflict" or (code == 409 and reason is None):
+    if reason == "Conflict" or (code == 409 and reason not in KNOWN_REASONS):
         return ConflictError
     if code == 404 and isinstance(details, Mapping) and details.get("name"):
         return ObjectNotFoundStatusError

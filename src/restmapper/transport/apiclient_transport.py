@@ -28,7 +28,8 @@ _CHUNK = 64 * 1024
 _STREAM_CHUNK = 8 * 1024
 
 
-def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str]) -> TransportError:
+def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str], method: str = "GET"
+                       ) -> TransportError:
     if isinstance(exc, urllib3.exceptions.SSLError):
         kind, transient = "TLS error", False
     elif isinstance(exc, urllib3.exceptions.NewConnectionError):
@@ -48,7 +49,7 @@ def _map_urllib3_error(exc: BaseException, path: str, scrub: Callable[[str], str
     else:
         kind, transient = type(exc).__name__, True
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return TransportError(f"GET {path}: {kind}: {scrub(text)[:500]}", path=path, transient=transient)
+    return TransportError(f"{method} {path}: {kind}: {scrub(text)[:500]}", path=path, transient=transient)
 
 
 def _urllib3_stream(response: Any, path: str, limit: int, scrub: Callable[[str], str],
@@ -254,11 +255,11 @@ class ApiClientTransport:
                 method, url, headers=request_headers, body=body or None, preload_content=False, retries=False,
                 timeout=urllib3.Timeout(connect=connect, read=read if timeout is None else timeout))
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise _map_urllib3_error(exc, path, self._scrub) from None
+            raise _map_urllib3_error(exc, path, self._scrub, method) from None
 
     def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None,
                  method: str = "GET", body: bytes = b"") -> Response:
-        with Deadline(self.request_timeout, path) as deadline, translated(deadline):
+        with Deadline(self.request_timeout, path, method) as deadline, translated(deadline):
             response = self._send(path, url, headers, timeout, method, body)
             try:
                 deadline.attach(getattr(getattr(response, "_connection", None), "sock", None))
@@ -271,7 +272,7 @@ class ApiClientTransport:
                 response.close()
                 raise
             except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise _map_urllib3_error(exc, path, self._scrub) from None
+                raise _map_urllib3_error(exc, path, self._scrub, method) from None
             finally:
                 response.release_conn()
         _log.debug("%s %s -> %d (%d bytes)", method, path, response.status, len(content))

@@ -174,13 +174,15 @@ def _socket_error(exc: BaseException) -> str | None:
     return None
 
 
-def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str]) -> TransportError:
+def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str], method: str = "GET"
+                       ) -> TransportError:
     """Turn a requests/urllib3 exception into a TransportError whose message carries no credential.
 
     Args:
         exc: the exception raised by requests (or urllib3 underneath it).
         path: the request path.
         scrub: removes known secrets from text.
+        method: the request's HTTP method (named in the message).
 
     Returns:
         The TransportError: ``transient`` is False for TLS failures and malformed URLs, True otherwise.
@@ -206,7 +208,7 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
     else:
         kind, transient = type(exc).__name__, False
     detail = scrub(_socket_error(exc) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
-    return TransportError(f"GET {path}: {kind}: {detail[:500]}", path=path, transient=transient)
+    return TransportError(f"{method} {path}: {kind}: {detail[:500]}", path=path, transient=transient)
 
 
 def _requests_stream(response: requests.Response, path: str, limit: int, scrub: Callable[[str], str],
@@ -592,11 +594,11 @@ class RequestsTransport:
                                          data=body or None, timeout=(self._connect_timeout, read_timeout),
                                          stream=True, verify=self._verify, cert=self._cert, proxies=self._proxies)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise map_requests_error(exc, path, self._secrets.scrub) from None
+            raise map_requests_error(exc, path, self._secrets.scrub, method) from None
 
     def _attempt(self, path: str, url: str, headers: Mapping[str, str] | None, params: Mapping[str, str] | None,
                  timeout: float | None, method: str = "GET", body: bytes = b"") -> Response:
-        with Deadline(self.request_timeout, path) as deadline, translated(deadline):
+        with Deadline(self.request_timeout, path, method) as deadline, translated(deadline):
             response = self._send(path, url, headers, params, timeout, method, body)
             try:
                 # A session passed in by the caller has plain connections: the deadline learns the socket here.
@@ -607,7 +609,7 @@ class RequestsTransport:
                 # shut the socket: the deadline decides.
                 deadline.check()
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-                raise map_requests_error(exc, path, self._secrets.scrub) from None
+                raise map_requests_error(exc, path, self._secrets.scrub, method) from None
             finally:
                 response.close()
         _log.debug("%s %s -> %d (%d bytes)", method, path, response.status_code, len(content))

@@ -208,7 +208,7 @@ def run_with_retry(policy: RetryPolicy, attempt: Callable[[], Response], *, path
                 final: TransportError
                 if isinstance(exc, RequestTimeoutError):
                     # Still a timeout for ``except TimeoutError`` after the retries.
-                    final = RequestTimeoutError(exc.path, exc.timeout)
+                    final = RequestTimeoutError(exc.path, exc.timeout, exc.method)
                     final.args = (message,)
                 else:
                     final = TransportError(message, path=exc.path, transient=exc.transient)

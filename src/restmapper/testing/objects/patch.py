@@ -19,8 +19,24 @@ import copy
 import json
 from typing import Any
 
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def loads_request_json(data: bytes | str) -> Any:
+    """Decode a request body as kube-apiserver's JSON decoder does: ``NaN``/``Infinity`` (which Python's ``json``
+    accepts) are refused with a ValueError, as too deep a document is (a RecursionError).
+
+    Raises:
+        ValueError: not JSON (UnicodeDecodeError for bytes that are not UTF-8).
+        RecursionError: nested too deeply.
+    """
+    return json.loads(data, parse_constant=_not_json)
+
+
 __all__ = ["JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH", "PatchError", "apply_patch", "json_patch",
-           "merge_key", "merge_patch", "strategic_merge_patch"]
+           "loads_request_json", "merge_key", "merge_patch", "strategic_merge_patch"]
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -184,8 +200,8 @@ def apply_patch(content_type: str, current: dict[str, Any], body: bytes, *, cust
         raise PatchError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
                          f"accepted media types include: {', '.join(supported)}")
     try:
-        patch = json.loads(body or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
+        patch = loads_request_json(body or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise PatchError(400, "BadRequest", f"error decoding patch: {exc}") from None
     if content_type == JSON_PATCH:
         out = json_patch(current, patch)

@@ -16,7 +16,6 @@ finalizers would be removed at once, so the kit does not add them. ``preconditio
 from __future__ import annotations
 
 import copy
-import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 import yaml
 
 from restmapper.testing.objects.apply import ApplyConflict, apply, manager_from_user_agent, record_update
-from restmapper.testing.objects.patch import PatchError, apply_patch
+from restmapper.testing.objects.patch import PatchError, apply_patch, loads_request_json
 
 __all__ = ["APPLY_PATCH", "APIError", "Resource", "api_version_mismatch", "apply_config", "check_create",
            "check_update", "delete_options", "kind_mismatch", "mark_deleting", "patched", "write_manager"]
@@ -318,8 +317,8 @@ def delete_options(query: Mapping[str, str], body: bytes) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if body.strip():
         try:
-            parsed = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+            parsed = loads_request_json(body)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise APIError(400, "BadRequest", f"the body of the request could not be decoded: {exc}") from None
         if isinstance(parsed, dict):
             options.update(parsed)
