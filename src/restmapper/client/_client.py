@@ -251,12 +251,18 @@ class Client:
             AlreadyExistsError: the name is taken.
             InvalidObjectError: the server's validation refused it (``causes`` says which fields).
             ForbiddenError: RBAC refused it. Other server refusals: :class:`APIStatusError` (``server_status``).
-            MappingChangedError: the kind moved to another version or scope; nothing was resent.
+            MappingChangedError: the kind moved to another version or scope; nothing was resent. A namespace for a
+                kind the mapper holds as cluster-scoped, and a 405, resolve the kind again (rate-limited) to find
+                out: a CRD recreated namespaced is reported before anything is sent.
             NoKindMatchError: the kind is not served at that version.
-            InvalidArgumentError: no namespace for a namespaced kind, one for a cluster-scoped kind, a namespace
-                other than the object's or outside the cache's, a manifest without apiVersion/kind/name.
+            InvalidArgumentError: no namespace for a namespaced kind, one for a kind still cluster-scoped, a
+                namespace other than the object's or outside the cache's, a manifest without apiVersion/kind/name;
+                a body holding NaN or Infinity (JSON has neither; the message names the field) or nested too
+                deeply to encode.
             TypeError: ``obj`` is not a mapping or holds values JSON cannot.
-            WriteNotObservedError: created, but the cache did not observe it within ``timeout``.
+            WriteNotObservedError: created, but the cache did not observe it within ``timeout``, or its informer
+                fails in a way waiting will not cure (a 403 on its list/watch: raised at once, chaining that
+                :class:`ForbiddenError`).
             TransportError: no answer (the create may or may not have happened).
         """
         return self._write(self._object_write("create", "POST", obj, namespace, create=True))
@@ -278,10 +284,11 @@ class Client:
         """Replace the object's ``status`` (``PUT`` to its ``/status`` subresource); as :meth:`update`.
 
         Raises:
-            ObjectNotFoundError: no such object (or a CRD without the status subresource, which apiextensions
-                answers so).
-            APIStatusError: 404 for a built-in kind without a status subresource (a 404 on a subresource path is
-                never read as the type's: nothing is evicted or resent). As :meth:`update` otherwise.
+            ObjectNotFoundError: no such object (the server's Status names it).
+            MappingChangedError: a 404 on the status subresource that names no object, and the kind is no longer
+                served at that version (resolved again, rate-limited); nothing is resent.
+            APIStatusError: that 404 for a kind that did not move (no status subresource). As :meth:`update`
+                otherwise.
         """
         return self._write(self._object_write("update_status", "PUT", obj, None, subresource="status"))
 
@@ -300,8 +307,10 @@ class Client:
             The patched object.
 
         Raises:
-            InvalidArgumentError: an unknown ``patch_type``; as :meth:`create` for namespaces.
-            TypeError: a patch of the wrong shape for ``patch_type``.
+            InvalidArgumentError: an unknown ``patch_type``, an empty ``name``; as :meth:`create` for namespaces
+                and bodies.
+            TypeError: a patch of the wrong shape for ``patch_type``; a ``name`` that is not a str (None would
+                address the collection).
             MappingChangedError: the kind moved to another version or scope; the patch (written for the old schema)
                 was not resent.
             As :meth:`update` otherwise.
@@ -322,6 +331,7 @@ class Client:
         Raises:
             ConflictError: another field manager owns a field you set (without ``force``).
             InvalidArgumentError: an empty ``field_manager``. As :meth:`create` otherwise.
+            TypeError: ``force`` is not a bool.
         """
         return self._write(self._apply_write(obj, field_manager, force))
 
@@ -332,9 +342,12 @@ class Client:
         Returns:
             What the server returned: the deleted object, the object marked for deletion (finalizers pending; the
             cache then holds it at that version) or a ``Status``. Once it returns, the cache no longer holds the
-            deleted UID.
+            deleted UID and its informer has seen every event up to the deletion (so an event from before it, such
+            as the object's ADDED it had not seen yet, cannot bring it back).
 
         Raises:
+            TypeError: ``name`` is not a str (None would address the collection: a DELETE there deletes every
+                object); InvalidArgumentError when it is empty.
             ConflictError: a precondition failed (the object was replaced or changed).
             ObjectNotFoundError: no such object.
             MappingChangedError: the kind moved to another scope (or, for a kind named with a version, to another
