@@ -30,7 +30,6 @@ from restmapper.errors import (
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
     RestMapperError,
-    TransportError,
     WriteNotObservedError,
 )
 from restmapper.model import RESTMapping
@@ -45,19 +44,18 @@ _PATCH_TYPES = {"merge": "application/merge-patch+json", "json": "application/js
 _APPLY = "application/apply-patch+yaml"  # JSON is YAML: the manifest is sent as JSON
 
 
-def _not_observed(obs: Observation, timeout: float, exc: ObjectWaitTimeoutError | TransportError
-                  ) -> WriteNotObservedError:
+def _not_observed(obs: Observation, timeout: float, exc: RestMapperError) -> WriteNotObservedError:
     """The client's error for a write the cache did not read back: after the timeout (chaining the wait's cause),
-    or at once when the informer's list/watch fails in a way waiting will not cure (chaining that error, e.g. a
-    ForbiddenError carrying the server's Status)."""
+    or at once when the cache's wait ended at a failure it knows waiting will not cure (chaining that error: a
+    ForbiddenError carrying the server's Status for a list/watch RBAC refuses, a stopped cache, ...)."""
     error = WriteNotObservedError(str(obs.group_kind), obs.namespace or "", obs.name, timeout, obs.resource_version,
                                   obs.written)
-    if isinstance(exc, TransportError):
-        error.args = (f"the write succeeded, but the object cache cannot read it back: its informer fails ({exc}); "
-                      "reads through it may be stale",)
-        error.__cause__ = exc
-    else:
+    if isinstance(exc, ObjectWaitTimeoutError):
         error.__cause__ = exc.__cause__
+    else:
+        error.args = (f"the write succeeded, but the object cache cannot read it back: {exc}; reads through it may "
+                      "be stale",)
+        error.__cause__ = exc
     return error
 
 
@@ -225,10 +223,10 @@ class Client:
             else:
                 self.cache.wait_for(obs.group_kind, obs.name, obs.namespace, resource_version=obs.resource_version,
                                     timeout=self.timeout)
-        except (ObjectWaitTimeoutError, TransportError) as exc:
-            raise _not_observed(obs, self.timeout, exc) from exc
         except ObjectNotFoundError:
             pass  # deleted after the write, and the cache saw that too: it is past the write
+        except RestMapperError as exc:  # the wait's timeout, or a failure that ended it
+            raise _not_observed(obs, self.timeout, exc) from exc
 
     def _write(self, write: Write, uid: str | None = None) -> dict[str, Any]:
         answer, obs = self._perform(write, uid)
@@ -396,10 +394,10 @@ class AsyncClient:
             else:
                 await self.cache.wait_for(obs.group_kind, obs.name, obs.namespace,
                                           resource_version=obs.resource_version, timeout=timeout)
-        except (ObjectWaitTimeoutError, TransportError) as exc:
-            raise _not_observed(obs, timeout, exc) from exc
         except ObjectNotFoundError:
             pass  # deleted after the write, and the cache saw that too
+        except RestMapperError as exc:
+            raise _not_observed(obs, timeout, exc) from exc
         return answer
 
     async def create(self, obj: Mapping[str, Any], namespace: str | None = None) -> dict[str, Any]:
