@@ -80,6 +80,7 @@ def test_a_namespaced_write_of_a_kind_held_cluster_scoped_is_refused_when_it_mov
     with pytest.raises(MappingChangedError) as caught:
         MOVED_WRITES[write](client)
     assert (caught.value.old.scope, caught.value.new.scope) == (Scope.CLUSTER, Scope.NAMESPACED)
+    assert caught.value.answered is None and "was not sent" in str(caught.value)
     assert _writes(cluster) == []
     # The mapper now holds the new scope: a write built again goes to the namespaced path.
     client.create(widget_obj("w3", namespace="default"))
@@ -122,7 +123,7 @@ def test_a_405_resolves_the_kind_again_and_is_never_resent(served: ServedCluster
     with pytest.raises(MappingChangedError) as caught:  # a manifest without metadata.namespace: only the 405 tells
         client.create(widget_obj("w2", namespace=None))
     assert (caught.value.old.scope, caught.value.new.scope) == (Scope.CLUSTER, Scope.NAMESPACED)
-    assert getattr(caught.value.__cause__, "status", None) == 405
+    assert getattr(caught.value.__cause__, "status", None) == 405 == caught.value.answered
     assert _writes(cluster) == [("POST", CLUSTER_PATH)]
 
 

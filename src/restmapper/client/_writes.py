@@ -276,7 +276,7 @@ def check_scope(mapper: LazyRESTMapper, verb: str, mapping: RESTMapping, namespa
     mapper.cache.report_not_found_limited(mapping.resource.group_version)
     new = _reresolve(mapper, mapping)
     if new.resource != mapping.resource or new.scope != mapping.scope:
-        raise MappingChangedError(verb, mapping, new)
+        raise MappingChangedError(verb, mapping, new, answered=None)
     raise InvalidArgumentError(f"{mapping.group_version_kind.kind} ({mapping.resource}) is cluster-scoped: pass no "
                                f"namespace and leave metadata.namespace empty (got {namespace!r})")
 
@@ -347,7 +347,7 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write
             raise exc from error
         if not type_not_found:  # the type is there: the error stands unless the kind moved
             if new.resource != mapping.resource or new.scope != mapping.scope:
-                raise MappingChangedError(write.verb, mapping, new) from error
+                raise MappingChangedError(write.verb, mapping, new, answered=error.status) from error
             raise error
         if not write.may_resend(mapping, new):
             raise MappingChangedError(write.verb, mapping, new) from error

@@ -18,8 +18,9 @@ def _described(mapping: RESTMapping) -> str:
 
 
 class MappingChangedError(RestMapperError):
-    """A request answered 404 for its resource type, and the kind is now served under another mapping that the
-    request may not be resent to: nothing was resent.
+    """A request answered 404 for its resource type (or a write 405, or named a namespace for a kind held as
+    cluster-scoped), and the kind is now served under another mapping that the request may not be sent to: nothing
+    was (re)sent.
 
     After such a 404 the healing clients (:class:`~restmapper.dynamic.SelfHealingDynamicClient` and the asyncio
     drop-ins) resolve the kind again. They resend the request only when the kind is still served at the version
@@ -36,12 +37,16 @@ class MappingChangedError(RestMapperError):
         old: the mapping the request was built for.
         new: the mapping the kind is served under now (at the request's version when still served there,
             else at the group's preferred version).
+        answered: the HTTP status that revealed the move (404; 405 for a write to the cluster-wide path of a kind
+            now namespaced), None when it was found before sending (a namespace for a kind held as
+            cluster-scoped).
     """
 
-    def __init__(self, verb: str, old: RESTMapping, new: RESTMapping) -> None:
+    def __init__(self, verb: str, old: RESTMapping, new: RESTMapping, *, answered: int | None = 404) -> None:
         self.verb = verb
         self.old = old
         self.new = new
+        self.answered = answered
         kind = old.group_version_kind
         what = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
         if new.scope is not old.scope:
@@ -52,6 +57,10 @@ class MappingChangedError(RestMapperError):
                    "for")
         else:
             why = "only reads (get, list, watch) and deletes are resent to a renamed resource"
-        super().__init__(f"{verb} of {what} was not resent: the server no longer serves {_described(old)} (404), "
-                         f"the kind is now served as {_described(new)}, and {why}. Nothing was resent: look the "
-                         "kind up again and build the request for the new mapping")
+        if answered is None:  # found before sending
+            head = (f"{verb} of {what} was not sent: it names a namespace, but the mapper held {_described(old)}; "
+                    f"resolved again, the kind is now served as {_described(new)}, and {why}. Nothing was sent")
+        else:
+            head = (f"{verb} of {what} was not resent: the server no longer serves {_described(old)} ({answered}), "
+                    f"the kind is now served as {_described(new)}, and {why}. Nothing was resent")
+        super().__init__(f"{head}: look the kind up again and build the request for the new mapping")
