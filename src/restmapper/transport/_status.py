@@ -89,7 +89,7 @@ def _error_class(code: int, server_status: Mapping[str, Any] | None) -> type[API
     details = server_status.get("details") if server_status is not None else None
     if reason == "AlreadyExists":
         return AlreadyExistsError
-    if reason == "Conflict" or (code == 409 and reason not in KNOWN_REASONS):
+    if reason == "Conflict" or (code == 409 and not (isinstance(reason, str) and reason in KNOWN_REASONS)):
         return ConflictError
     if code == 404 and isinstance(details, Mapping) and details.get("name"):
         return ObjectNotFoundStatusError
