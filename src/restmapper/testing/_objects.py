@@ -8,11 +8,12 @@ seed state without a client and check what a client wrote. Resources are named `
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersion
+from restmapper.testing._rbac import Denial
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, EtcdSnapshot, object_key
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -32,6 +33,7 @@ class ObjectsMixin:
         _lock: threading.RLock
         _store: ObjectStore
         _crds: dict[str, dict[str, Any]]
+        _denials: dict[str, Denial]
 
         def _view(self) -> tuple[ServedGroup, ...]: ...
 
@@ -149,6 +151,36 @@ class ObjectsMixin:
                         "apiVersion": "v1", "kind": "Namespace",
                         "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
                         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+
+    # --- RBAC -----------------------------------------------------------------------------------------------
+
+    def forbid_namespace(self, namespace: str, *, resources: Iterable[str] | None = None,
+                         user: str = "system:serviceaccount:default:default") -> None:
+        """Deny the client every request in ``namespace`` (of ``resources`` only, when given) with a ``403``.
+
+        The same resources are denied at the cluster scope (a list or watch across all namespaces), as RBAC denies
+        a user whose RoleBindings do not cover every namespace. See :mod:`restmapper.testing._rbac`.
+
+        Args:
+            namespace: the namespace.
+            resources: ``resource.group`` names (``configmaps``, ``deployments.apps``); None: every resource.
+            user: the identity the 403 message names.
+        """
+        with self._lock:
+            self._denials[namespace] = Denial(user, frozenset(resources) if resources is not None else None)
+
+    def allow_namespace(self, namespace: str) -> None:
+        """Undo :meth:`forbid_namespace` (requests already refused are not replayed; clients retry)."""
+        with self._lock:
+            self._denials.pop(namespace, None)
+
+    def _denial(self, resource_key: str, namespace: str | None) -> Denial | None:
+        """The denial of a request of ``resource_key`` in ``namespace`` (None: the cluster scope), or None."""
+        with self._lock:
+            if namespace is not None:
+                denial = self._denials.get(namespace)
+                return denial if denial is not None and denial.covers(resource_key) else None
+            return next((d for d in self._denials.values() if d.covers(resource_key)), None)
 
     # --- watch control --------------------------------------------------------------------------------------
 

@@ -30,13 +30,20 @@ from restmapper.model import GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing._leases import LEASES_KEY
 from restmapper.testing._list import ListOptionsError, ListSource, list_page, watch_options
+from restmapper.testing._meta import Representation, as_metadata, metadata_list, representation
+from restmapper.testing._rbac import forbidden_reply
 from restmapper.testing._router import Reply, Request
 from restmapper.testing._store import APISERVICE_KEY, CRD_KEY, now_timestamp, object_key
 from restmapper.testing._watch import WatchSpec, WatchStream
 from restmapper.testing.crd import InvalidCRDError, parse_crd
 from restmapper.testing.objects.namespaces import NAMESPACES_KEY, finish_namespace, terminate_namespace
 from restmapper.testing.objects.patch import loads_request_json
-from restmapper.testing.objects.selectors import SelectorError, compile_selectors
+from restmapper.testing.objects.selectors import (
+    BUILTIN_SELECTABLE_FIELDS,
+    METADATA_FIELDS,
+    SelectorError,
+    compile_selectors,
+)
 from restmapper.testing.objects.writes import (
     APPLY_PATCH,
     APIError,
@@ -147,17 +154,22 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
     target = Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
     if target.name is None and req.method in ("PUT", "PATCH"):
         return docs.method_not_allowed()
-    if req.method == "GET" and req.query.get("watch") in ("1", "true"):
+    watch = req.method == "GET" and req.query.get("watch") in ("1", "true")
+    verb = "watch" if watch else _verb(req.method, target)
+    denial = cluster._denial(key, namespace) if spec.namespaced else None
+    if denial is not None and verb is not None:
+        return forbidden_reply(denial.user, verb, spec.name, gv.group, namespace)
+    if watch:
         return _watch(cluster, req, target)
-    verb = _verb(req.method, target)
     if verb is None or (verb not in spec.verbs and sub is None):
         return docs.method_not_allowed()
-    if req.method != "DELETE" and docs.negotiate(req.header("Accept"), ()) is None:
+    shape = representation(req.header("Accept"), collection=verb in ("list", "deletecollection"))
+    if req.method != "DELETE" and shape is None:
         return docs.not_acceptable()
     if key == APISERVICE_KEY and verb not in ("get", "list"):
         return docs.method_not_allowed()
     try:
-        return _dispatch(cluster, req, target, verb)
+        return _dispatch(cluster, req, target, verb, shape or "object")
     except SelectorError as exc:
         return _bad_request(str(exc))
 
@@ -177,27 +189,37 @@ def _error(exc: APIError) -> Reply:
     return _status(exc.code, exc.reason, exc.message, exc.details)
 
 
-def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
+def selectable_fields(cluster: FakeCluster, t: Target) -> tuple[str, ...]:
+    """The field selectors ``t``'s resource supports: ``metadata.name``/``metadata.namespace``, and a built-in's own
+    fields or the served CRD version's ``selectableFields`` (lock held)."""
+    if not t.custom:
+        return METADATA_FIELDS + BUILTIN_SELECTABLE_FIELDS.get(t.key, ())
+    crd = cluster.internals.crds().get(t.key, {})
+    version: dict[str, Any] = next((v for v in crd.get("spec", {}).get("versions", ()) if v.get("name") == t.gv.version), {})
+    return METADATA_FIELDS + tuple(str(f.get("jsonPath", "")).lstrip(".") for f in version.get("selectableFields", ()))
+
+
+def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str, shape: Representation) -> Reply:
     try:
         with cluster.internals.lock:
-            return _dispatch_locked(cluster, req, t, verb)
+            return _dispatch_locked(cluster, req, t, verb, shape)
     except APIError as exc:
         return _error(exc)
 
 
-def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -> Reply:
+def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str, shape: Representation) -> Reply:
     bucket = cluster.internals.store.bucket(t.key)
     res = _resource(t)
     if verb == "deletecollection":
         options = delete_options(req.query, req.body)
-        items = _select(bucket, t, req)
+        items = _select(cluster, bucket, t, req)
         shown = [_shown(_delete(cluster, t, res, obj, options), t) for obj in items]
         return docs.json_reply(200, {
             "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
             "metadata": {"resourceVersion": str(cluster.internals.store.resource_version)}, "items": shown,
         })
     if verb == "list":
-        return _list(cluster, req, t)
+        return _list(cluster, req, t, shape)
     if t.key == LEASES_KEY and verb in ("create", "update", "patch"):
         cluster._refuse_partitioned_write(req.body, bucket.get(object_key(t.namespace, t.name)) if t.name else None)
     if verb == "create":
@@ -214,7 +236,7 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
     if current is None:
         return _status(404, "NotFound", f'{t.qualified} "{t.name}" not found', t.details(t.name))
     if verb == "get":
-        return docs.json_reply(200, _shown(current, t))
+        return docs.json_reply(200, as_metadata(_shown(current, t)) if shape == "metadata" else _shown(current, t))
     if verb == "delete":
         return docs.json_reply(200, _shown(_delete(cluster, t, res, current, delete_options(req.query, req.body)), t))
     manager = write_manager(req.query, req.header("User-Agent"))
@@ -232,11 +254,11 @@ def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str) -
     return _store_update(cluster, t, current, new)
 
 
-def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
+def _list(cluster: FakeCluster, req: Request, t: Target, shape: Representation) -> Reply:
     store = cluster.internals.store
     q = req.query
     label_selector, field_selector = q.get("labelSelector"), q.get("fieldSelector")
-    selected = compile_selectors(label_selector, field_selector)
+    selected = compile_selectors(label_selector, field_selector, selectable_fields(cluster, t))
 
     def matches(obj: dict[str, Any]) -> bool:
         return (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and selected(obj)
@@ -247,6 +269,9 @@ def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
         at, items, extra = list_page(q, source, matches, bool(label_selector or field_selector))
     except ListOptionsError as exc:
         return exc.reply
+    if shape == "metadata":
+        return docs.json_reply(200, metadata_list({"resourceVersion": str(at), **extra},
+                                                  [as_metadata(_shown(obj, t)) for obj in items]))
     return docs.json_reply(200, {
         "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
         "metadata": {"resourceVersion": str(at), **extra},
@@ -254,8 +279,9 @@ def _list(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     })
 
 
-def _select(bucket: dict[str, dict[str, Any]], t: Target, req: Request) -> list[dict[str, Any]]:
-    matches = compile_selectors(req.query.get("labelSelector"), req.query.get("fieldSelector"))
+def _select(cluster: FakeCluster, bucket: dict[str, dict[str, Any]], t: Target, req: Request) -> list[dict[str, Any]]:
+    matches = compile_selectors(req.query.get("labelSelector"), req.query.get("fieldSelector"),
+                                selectable_fields(cluster, t))
     return [obj for _, obj in sorted(bucket.items())
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and matches(obj)]
 
@@ -380,8 +406,13 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     field_selector = q.get("fieldSelector")
     if t.name is not None:  # a watch on one object is a watch with a name field selector
         field_selector = ",".join(s for s in (field_selector, f"metadata.name={t.name}") if s)
+    shape = representation(req.header("Accept"), collection=False)
+    if shape is None:
+        return docs.not_acceptable()
+    with cluster.internals.lock:
+        fields = selectable_fields(cluster, t)
     try:
-        compile_selectors(q.get("labelSelector"), field_selector)
+        compile_selectors(q.get("labelSelector"), field_selector, fields)
     except SelectorError as exc:
         return _bad_request(str(exc))
     rv = q.get("resourceVersion") or ""
@@ -401,7 +432,7 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
         label_selector=q.get("labelSelector"), field_selector=field_selector,
         since=options.since, bookmarks=options.bookmarks, send_initial_events=options.initial_end_bookmark,
         timeout=max(timeout, 0.0), initial_events=options.initial_events,
-        bookmark_interval=cluster.bookmark_interval,
+        bookmark_interval=cluster.bookmark_interval, fields=fields, metadata_only=shape == "metadata",
     )
     stream = WatchStream(cluster.internals.store, spec, mock_wait=cluster.mock_watch_wait)
     return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream

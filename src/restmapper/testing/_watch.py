@@ -13,7 +13,10 @@ Which events a stream starts with follows the API concepts' "Semantics for watch
 - ``sendInitialEvents=true`` (with ``resourceVersionMatch=NotOlderThan``): ``ADDED`` for the current state (not
   older than X), then, when bookmarks are allowed, a ``BOOKMARK`` annotated ``k8s.io/initial-events-end: "true"``
   at the state's resourceVersion; ``sendInitialEvents=false``: changes after X (or from now when X is unset/"0");
-- then changes as they happen, and ``BOOKMARK`` events (when ``allowWatchBookmarks``) every
+- then changes as they happen: with a label or field selector, a change that makes an object stop matching arrives
+  as ``DELETED`` (with the new object) and one that makes it match as ``ADDED``, as the watch cache's
+  ``cacheWatcher`` does; with ``Accept: ...;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`` every object is its
+  ``PartialObjectMetadata``; and ``BOOKMARK`` events (when ``allowWatchBookmarks``) every
   ``bookmark_interval`` seconds (the cacher's ~1 minute), when the test calls ``FakeCluster.send_bookmarks()``, and
   at ``timeoutSeconds`` just before the stream ends.
 
@@ -30,6 +33,7 @@ watch that ends early and re-watches from the last resourceVersion, as after a s
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from restmapper.testing import _documents as docs
 from restmapper.testing._list import too_large_status
+from restmapper.testing._meta import as_metadata
 from restmapper.testing._store import WatchEvent
-from restmapper.testing.objects.selectors import compile_selectors
+from restmapper.testing.objects.selectors import METADATA_FIELDS, compile_selectors
 
 if TYPE_CHECKING:
     from restmapper.testing._store import ObjectStore
@@ -63,6 +68,8 @@ class WatchSpec:
     timeout: float
     initial_events: bool = True  # with ``since`` None: ADDED for every current object first
     bookmark_interval: float | None = None  # seconds between periodic bookmarks (None: none)
+    fields: tuple[str, ...] = METADATA_FIELDS  # the field selectors the resource supports
+    metadata_only: bool = False  # objects as PartialObjectMetadata (see restmapper.testing._meta)
 
 
 class WatchStream:
@@ -74,7 +81,7 @@ class WatchStream:
         self._spec = spec
         self._mock_wait = mock_wait
         self._clock = clock
-        self._selected = compile_selectors(spec.label_selector, spec.field_selector)
+        self._selected = compile_selectors(spec.label_selector, spec.field_selector, spec.fields)
         # With ``watch_delay``: the resourceVersion of the first event held back and when it is due (None: none).
         self._held: tuple[int, float] | None = None
 
@@ -82,6 +89,8 @@ class WatchStream:
         if event_type != "ERROR":
             obj = copy.deepcopy(obj)
             obj["apiVersion"], obj["kind"] = self._spec.api_version, self._spec.kind
+            if self._spec.metadata_only:
+                obj = as_metadata(obj)
         return docs.dumps({"type": event_type, "object": obj}) + b"\n"
 
     def _bookmark(self, initial_end: bool = False) -> bytes:
@@ -94,6 +103,18 @@ class WatchStream:
     def _matches(self, key: str, namespace: str, obj: dict[str, Any]) -> bool:
         s = self._spec
         return key == s.key and (s.namespace is None or namespace == s.namespace) and self._selected(obj)
+
+    def _seen(self, event: WatchEvent) -> WatchEvent | None:
+        """The event as this watch sees it, or None: a change that moves an object out of the selection is a
+        ``DELETED`` (carrying the new object) and one that moves it in an ``ADDED``, as the watch cache's
+        ``cacheWatcher`` filters a change by both the new and the previous object."""
+        now = self._matches(event.key, event.namespace, event.object)
+        if event.type != "MODIFIED":
+            return event if now else None
+        before = event.prev is not None and self._matches(event.key, event.namespace, event.prev)
+        if now == before:
+            return event if now else None
+        return dataclasses.replace(event, type="ADDED" if now else "DELETED")
 
     def _expired(self, since: int) -> bytes:
         status = docs.status_doc(410, "Expired", f"too old resource version: {since} "
@@ -118,7 +139,7 @@ class WatchStream:
                     events = events[:i]
                     break
         new_last = events[-1].resource_version if events else last
-        return [e for e in events if self._matches(e.key, e.namespace, e.object)], new_last
+        return [seen for seen in map(self._seen, events) if seen is not None], new_last
 
     def _start(self) -> tuple[list[bytes], int, bool]:
         """The first chunks, the resourceVersion they reach and whether the stream already ended (lock held)."""

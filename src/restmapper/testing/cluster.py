@@ -28,6 +28,7 @@ from restmapper.testing import _served as served
 from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._objects import ObjectsMixin
+from restmapper.testing._rbac import Denial
 from restmapper.testing._router import Request, Router, StreamBody
 from restmapper.testing._served import ServedGroup
 from restmapper.testing._served import StaticVersion as _StaticVersion
@@ -273,6 +274,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         self._stale: set[GroupVersion] = set()
         self._gone: set[GroupVersion] = set()
         self._faults: list[Fault] = []
+        self._denials: dict[str, Denial] = {}  # forbidden namespaces (see forbid_namespace)
         self.requests: list[RecordedRequest] = []
         self._revision = 0
         self._view_cache: tuple[int, tuple[ServedGroup, ...]] | None = None

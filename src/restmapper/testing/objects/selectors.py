@@ -9,24 +9,44 @@ requirements, all of which must hold:
   ``!key`` (does not exist), and ``key>N`` / ``key<N`` (integer comparison, the key must exist).
 
 Field selectors follow ``fields.ParseSelector`` (the "Field Selectors" concept page): ``field=value``,
-``field==value``, ``field!=value``; every resource supports ``metadata.name`` and ``metadata.namespace`` (other
-fields, which some built-in kinds add, answer ``400 field label not supported``).
+``field==value``, ``field!=value``; every resource supports ``metadata.name`` and ``metadata.namespace``, and a
+resource's own selectable fields (:data:`BUILTIN_SELECTABLE_FIELDS` for the built-in kinds the kit serves, a CRD
+version's ``selectableFields``); any other field answers ``400 field label not supported``. A field reads as its
+string form (``true``/``false`` for booleans, ``""`` when absent), as the server's field sets.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Selector", "SelectorError", "compile_selectors", "parse_field_selector", "parse_label_selector",
-           "selector_matches"]
+__all__ = ["BUILTIN_SELECTABLE_FIELDS", "METADATA_FIELDS", "Selector", "SelectorError", "compile_selectors",
+           "parse_field_selector", "parse_label_selector", "selector_matches"]
 
 _NAME = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
 _KEY = re.compile(rf"^(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_NAME}$")
 _VALUE = re.compile(rf"^(?:{_NAME})?$")
-_SUPPORTED_FIELDS = ("metadata.name", "metadata.namespace")
+METADATA_FIELDS = ("metadata.name", "metadata.namespace")
+"""The field selectors every resource supports."""
+
+BUILTIN_SELECTABLE_FIELDS: dict[str, tuple[str, ...]] = {
+    "pods": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+             "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"),
+    "nodes": ("spec.unschedulable",),
+    "namespaces": ("status.phase",),
+    "secrets": ("type",),
+    "services": ("spec.clusterIP", "spec.type"),
+    "replicasets.apps": ("status.replicas",),
+    "jobs.batch": ("status.successful",),
+    "events": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+               "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+               "reportingComponent", "source", "type"),
+    "certificatesigningrequests.certificates.k8s.io": ("spec.signerName",),
+}
+"""The selectable fields beyond :data:`METADATA_FIELDS` of the built-in resources (``resource.group``), as each
+kind's ``ToSelectableFields`` in kube-apiserver's registry."""
 
 
 class SelectorError(ValueError):
@@ -137,41 +157,62 @@ def parse_label_selector(text: str | None) -> Selector:
     return lambda labels: all(r.matches(labels) for r in requirements)
 
 
-def parse_field_selector(text: str | None) -> Callable[[Mapping[str, Any]], bool]:
+def _field_value(obj: Mapping[str, Any], path: tuple[str, ...]) -> str:
+    node: Any = obj
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    if node is None:
+        return ""
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
+
+
+def parse_field_selector(text: str | None,
+                         fields: Collection[str] = METADATA_FIELDS) -> Callable[[Mapping[str, Any]], bool]:
     """Parse a field selector and return a predicate over an object (empty: everything).
 
+    Args:
+        text: the selector.
+        fields: the fields the resource supports (dotted paths).
+
     Raises:
-        SelectorError: for a malformed term or a field other than ``metadata.name``/``metadata.namespace``.
+        SelectorError: for a malformed term or a field not in ``fields``.
     """
     if not text or not text.strip():
         return lambda _obj: True
-    terms: list[tuple[str, bool, str]] = []
+    terms: list[tuple[tuple[str, ...], bool, str]] = []
     for term in (t.strip() for t in text.split(",")):
         for op in ("!=", "==", "="):
             if op in term:
                 key, _, value = term.partition(op)
                 key = key.strip()
-                if key not in _SUPPORTED_FIELDS:
+                if key not in fields:
                     raise SelectorError(f"field label not supported: {key}")
-                terms.append((key.partition(".")[2], op == "!=", value.strip()))
+                terms.append((tuple(key.split(".")), op == "!=", value.strip()))
                 break
         else:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
 
     def matches(obj: Mapping[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
-        return all(((meta.get(field) or "") == value) != negated for field, negated, value in terms)
+        return all((_field_value(obj, path) == value) != negated for path, negated, value in terms)
 
     return matches
 
 
-def compile_selectors(label_selector: str | None, field_selector: str | None) -> Callable[[Mapping[str, Any]], bool]:
+def compile_selectors(label_selector: str | None, field_selector: str | None,
+                      fields: Collection[str] = METADATA_FIELDS) -> Callable[[Mapping[str, Any]], bool]:
     """Parse both selectors once and return a predicate over objects (for lists and watches).
+
+    Args:
+        label_selector: the label selector, or None.
+        field_selector: the field selector, or None.
+        fields: the fields the resource supports (see :func:`parse_field_selector`).
 
     Raises:
         SelectorError: for a selector kube-apiserver would refuse.
     """
-    by_labels, by_fields = parse_label_selector(label_selector), parse_field_selector(field_selector)
+    by_labels, by_fields = parse_label_selector(label_selector), parse_field_selector(field_selector, fields)
     return lambda obj: by_labels((obj.get("metadata") or {}).get("labels") or {}) and by_fields(obj)
 
 
