@@ -248,7 +248,8 @@ def test_a_wake_up_racing_a_move_still_lists_the_new_version(served: ServedClust
         informer = cache.informer(WIDGETS)
         assert informer.wait_for_sync(10)
         assert served.cluster.wait_for_watchers(1, 10)
-        reflector, run = informer._reflector, informer._reflector.run
+        reflector = informer._group.lead
+        run = reflector.run
         poked: list[str] = []
 
         def run_after_a_poke(*, relist: bool = True) -> Any:

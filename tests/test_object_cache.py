@@ -47,7 +47,7 @@ def test_get_and_list_by_any_kind_name(served: ServedCluster, kind: Any) -> None
         assert cache.get(kind, "a", "default")["data"] == {"x": "1"}
         assert sorted(key(o) for o in cache.list(kind)) == ["default/a", "other/b"]
         assert [key(o) for o in cache.list(kind, namespace="other")] == ["other/b"]
-        assert len(cache.informers) == 1  # every spelling shares one informer
+        assert len(cache.informers()) == 1  # every spelling shares one informer
 
 
 def test_missing_object_is_a_typed_not_found(served: ServedCluster) -> None:

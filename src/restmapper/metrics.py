@@ -200,8 +200,8 @@ class StatsCollector(Collector):
             if dataclasses.is_dataclass(getattr(source, "stats", None)):
                 self._add(families, name, source.stats, [], [])
             else:
-                for kind, informer in sorted(source.informers.items(), key=lambda i: str(i[0])):
-                    self._add(families, name, informer.stats, ["kind"], [str(kind)])
+                for info in source.informers():
+                    self._add(families, name, info.informer.stats, ["kind"], [str(info.kind)])
         yield from families.values()
 
     @staticmethod

@@ -45,9 +45,11 @@ from restmapper.errors._core import remembered_suffix as remembered_suffix
 from restmapper.errors._core import replayed_suffix as replayed_suffix
 from restmapper.errors._objects import (
     CacheSyncTimeoutError,
+    InformerNotStartedError,
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    OutsideScopeError,
     TransformError,
     is_not_found,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "DiscoveryError",
     "ForbiddenError",
     "GroupDiscoveryError",
+    "InformerNotStartedError",
     "InformerStoppedError",
     "InvalidArgumentError",
     "InvalidObjectError",
@@ -83,6 +86,7 @@ __all__ = [
     "ObjectNotFoundError",
     "ObjectNotFoundStatusError",
     "ObjectWaitTimeoutError",
+    "OutsideScopeError",
     "PartialDiscoveryWarning",
     "RequestTimeoutError",
     "ResourceTypeNotFoundError",

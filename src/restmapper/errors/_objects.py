@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from restmapper.errors._core import RestMapperError, WaitTimeoutError, _walk
+from restmapper.errors._core import InvalidArgumentError, RestMapperError, WaitTimeoutError, _walk
 
 
 class ObjectNotFoundError(RestMapperError, LookupError):
@@ -92,6 +92,39 @@ class TransformError(RestMapperError):
 
 class InformerStoppedError(RestMapperError):
     """A stopped informer was used (its cache was stopped); ask the cache for the kind again."""
+
+
+class InformerNotStartedError(RestMapperError):
+    """A read (``get``, ``list``, ``add_handler``, ...) of a kind whose informer was not started, on a cache made with
+    ``lazy=False`` (controller-runtime's ``ReaderFailOnMissingInformer``).
+
+    Attributes:
+        kind: the kind read (``Widget.example.com``).
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"no informer runs for {kind} and this cache does not start one on a read (lazy=False): "
+                         f"start it first with cache.start(kinds=[...]) or cache.informer(...)")
+
+
+class OutsideScopeError(InvalidArgumentError):
+    """A read asks for more than the informer holds: a namespace outside the cache's ``namespaces``, or a label or
+    field selector broader than the one the informer lists with (the cache cannot answer it; an empty answer would
+    be wrong).
+
+    Attributes:
+        kind: the kind read (``Pod``).
+        scope: what the informer holds, as :meth:`ObjectCache.informers` describes it.
+        asked: what the read asked for (``namespace 'c'``, ``label selector 'tier=gold'``).
+    """
+
+    def __init__(self, kind: str, scope: str, asked: str) -> None:
+        self.kind = kind
+        self.scope = scope
+        self.asked = asked
+        super().__init__(f"the {kind} informer holds {scope}, which does not cover {asked}: widen the cache's scope "
+                         f"(namespaces=, label_selector=, field_selector=, by_kind=) or read within it")
 
 
 def is_not_found(exc: BaseException) -> bool:

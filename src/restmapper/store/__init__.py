@@ -38,12 +38,14 @@ generation or fingerprint changes; :meth:`ObjectCache.derived` keeps one in step
 
 from __future__ import annotations
 
-from restmapper.store._cache import KindArg, ObjectCache
+from restmapper.store._cache import InformerInfo, KindArg, ObjectCache
 from restmapper.store._errors import (
     CacheSyncTimeoutError,
+    InformerNotStartedError,
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    OutsideScopeError,
     TransformError,
     is_not_found,
 )
@@ -51,6 +53,9 @@ from restmapper.store._generation import GenerationCache, GenerationCacheStats, 
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, InformerStats, State
 from restmapper.store._leading import Leadership, LeadershipBinding
+from restmapper.store._reflectors import NamespaceState
+from restmapper.store._scope import Scope
+from restmapper.store._transforms import strip_last_applied, strip_managed_fields
 
 __all__ = [
     "CacheSyncTimeoutError",
@@ -58,17 +63,24 @@ __all__ = [
     "GenerationCacheStats",
     "HandlerHandle",
     "Informer",
+    "InformerInfo",
+    "InformerNotStartedError",
     "InformerStats",
     "InformerStoppedError",
     "KindArg",
     "Leadership",
     "LeadershipBinding",
+    "NamespaceState",
     "ObjectCache",
     "ObjectNotFoundError",
     "ObjectWaitTimeoutError",
+    "OutsideScopeError",
+    "Scope",
     "State",
     "TransformError",
     "crd_fingerprint",
     "is_not_found",
     "object_uid_generation",
+    "strip_last_applied",
+    "strip_managed_fields",
 ]

@@ -121,7 +121,7 @@ def check_wait(method: str, resource_version: object, generation: object, timeou
 _SECONDS = ("resync", "relist_period", "sync_timeout", "watch_timeout", "watch_idle_timeout", "backoff_initial",
             "backoff_max", "probe_initial", "probe_max")
 _OPTIONAL_SECONDS = ("resync", "relist_period")
-_CALLABLES = ("transform", "sleep")
+_CALLABLES = ("sleep",)  # transform: a callable or a list of them, checked with the scope (store._scope)
 
 
 def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> None:

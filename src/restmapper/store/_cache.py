@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from restmapper._public import own_methods
-from restmapper.errors import InvalidArgumentError
+from restmapper.errors import InformerNotStartedError, InvalidArgumentError, RestMapperError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._args import (
@@ -23,9 +25,12 @@ from restmapper.store._args import (
 )
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._informer import Informer, Transform
+from restmapper.store._informer import Informer
 from restmapper.store._kinds import CacheCall, resolve_for
 from restmapper.store._leading import Leadership, LeadershipBinding
+from restmapper.store._reflectors import NamespaceState
+from restmapper.store._scope import Scope, TransformArg, make_scope
+from restmapper.store._stats import State
 from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
@@ -35,10 +40,33 @@ from restmapper.watch.reflector import DEFAULT_IDLE_TIMEOUT
 if TYPE_CHECKING:
     from restmapper.watch.watcher import Watcher
 
-__all__ = ["KindArg", "ObjectCache"]
+__all__ = ["InformerInfo", "KindArg", "ObjectCache"]
 
 KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
 """What names a kind: a GroupKind, a GVK, a GVR, or what a user types (``"deploy"``, ``"Widget.example.com"``)."""
+
+
+
+@dataclass(frozen=True)
+class InformerInfo:
+    """One informer of :meth:`ObjectCache.informers`.
+
+    Attributes:
+        kind: its GroupKind.
+        scope: what it holds, e.g. ``namespaces 'a', 'b'; label selector 'tier=gold'; metadata only``.
+        state: :attr:`Informer.state`.
+        objects: objects held now.
+        namespaces_state: :attr:`Informer.namespaces_state` (empty unless listed per namespace).
+        informer: the informer itself.
+    """
+
+    kind: GroupKind
+    scope: str
+    state: State
+    objects: int
+    namespaces_state: dict[str, NamespaceState]
+    informer: Informer
+
 
 _CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
@@ -63,8 +91,14 @@ class ObjectCache(ConfigConstructors):
         mapper: LazyRESTMapper,
         *,
         namespace: str | None = None,
+        namespaces: Iterable[str] | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        transform: TransformArg | None = None,
+        by_kind: Mapping[KindArg, Mapping[str, Any]] | None = None,
+        lazy: bool = True,
         resync: float | None = None,
-        transform: Transform | None = None,
         sync_timeout: float = 30.0,
         watcher: Watcher | None = None,
         transport: Transport | None = None,
@@ -81,17 +115,44 @@ class ObjectCache(ConfigConstructors):
     ) -> None:
         """Create a cache (no thread runs until the first use or :meth:`start`).
 
+        The scope options (``namespace(s)``, selectors, ``metadata_only``, ``transform``) are asked of the
+        **server**, as controller-runtime's ``cache.Options``: a controller holds only what it reads. Reads asking
+        for more than an informer holds raise :class:`~restmapper.errors.OutsideScopeError`; reads asking for less
+        are filtered locally.
+
         Args:
             mapper: resolves kinds; its transport lists and watches (unless ``transport`` is given).
-            namespace: hold only this namespace's objects of namespaced kinds (None: all namespaces).
-            resync: every this many seconds, call every ``on_update(obj, obj)`` for every object (client-go's
-                resync period); None never.
-            transform: applied to every object before it is stored (client-go ``TransformFunc``), e.g. to drop
-                ``metadata.managedFields``; it must return the object (a dict, changed in place or a copy) keeping
-                ``metadata`` name/namespace/uid/resourceVersion. When it raises or returns anything else (None
-                from a forgotten ``return obj``...), the list or event that carried the object fails with
+            namespace: hold only this namespace's objects of namespaced kinds (the one-namespace form of
+                ``namespaces``).
+            namespaces: hold only these namespaces' objects of namespaced kinds (None: all namespaces): each is
+                listed and watched at its own path (``/api/v1/namespaces/a/configmaps``) by a reflector of its own
+                that fails on its own (a 403 there leaves the others served), as controller-runtime's
+                multi-namespace cache; reads merge them. Cluster-scoped kinds ignore it.
+            label_selector: hold only objects matching it (``app=web,tier in (a,b)``), sent as ``labelSelector`` on
+                the list and the watch. An object whose labels change out of it reaches handlers as ``on_delete``,
+                one changed into it as ``on_add`` (the server sends ``DELETED``/``ADDED``).
+            field_selector: the same for ``fieldSelector`` (``spec.nodeName=n1``; the server accepts
+                ``metadata.name``, ``metadata.namespace`` and each kind's selectable fields, else the informer
+                fails with its 400).
+            metadata_only: hold ``PartialObjectMetadata`` (``{"apiVersion": "meta.k8s.io/v1", "kind":
+                "PartialObjectMetadata", "metadata": {...}}``) instead of full objects: reads and handlers get those
+                (client-go's metadata informer). A server answering ``406`` gets full objects, with a warning.
+            transform: applied to every object before it is stored (client-go ``TransformFunc``), or a list of
+                them applied in order, e.g. ``[restmapper.store.strip_managed_fields,
+                restmapper.store.strip_last_applied]``; it must return the object (a dict, changed in place or a
+                copy) keeping ``metadata`` name/namespace/uid/resourceVersion. When it raises or returns anything
+                else (None from a forgotten ``return obj``...), the list or event that carried the object fails with
                 :class:`~restmapper.errors.TransformError`: the informer enters ``failing`` and lists again with
                 backoff, and reads raise that error (never an empty cache that says synced).
+            by_kind: per-kind overrides of the scope options above (``{"pods": {"namespaces": ["a"],
+                "metadata_only": True}}``; a key given overrides the cache's, even with None). A kind is anything
+                :meth:`get` takes; a string or GVR is resolved when its informer starts.
+            lazy: start an informer on the first read of its kind, logging at INFO what it started and with which
+                scope (once per kind). False: reads of a kind not started with :meth:`start` (``kinds=``) or
+                :meth:`informer` raise :class:`~restmapper.errors.InformerNotStartedError` (controller-runtime's
+                ``ReaderFailOnMissingInformer``).
+            resync: every this many seconds, call every ``on_update(obj, obj)`` for every object (client-go's
+                resync period); None never.
             sync_timeout: seconds a read waits for an informer's first list before
                 :class:`CacheSyncTimeoutError`.
             watcher: a running CRD :class:`~restmapper.watch.Watcher` over the same mapper: informers of a kind
@@ -120,7 +181,8 @@ class ObjectCache(ConfigConstructors):
             InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``watch_idle_timeout``/``resync``/
                 ``relist_period``, bad backoff bounds, an empty ``namespace``, or a transport that cannot stream
                 watches (such as the testing kit's ``InProcessTransport`` behind the pytest plugin's ``mapper``
-                fixture; the message says how to get one that can).
+                fixture; the message says how to get one that can); a malformed selector, an empty ``namespaces``,
+                both ``namespace`` and ``namespaces``, an unknown ``by_kind`` option.
         """
         check_options("ObjectCache", mapper, dict(
             namespace=namespace, resync=resync, transform=transform, sync_timeout=sync_timeout, watcher=watcher,
@@ -144,13 +206,28 @@ class ObjectCache(ConfigConstructors):
                 f"not: serve the cluster and connect to it (with cluster.serve() as served: "
                 f"ObjectCache.from_kubeconfig(str(served.kubeconfig_path))), pass transport= one that streams, "
                 f"or in a pytest test use the restmapper plugin's object_cache fixture")
+        if not isinstance(lazy, bool):
+            raise TypeError(f"ObjectCache() takes lazy as a bool, not {type(lazy).__name__}")
+        self._scope = make_scope(dict(namespace=namespace, namespaces=namespaces, label_selector=label_selector,
+                                      field_selector=field_selector, metadata_only=metadata_only,
+                                      transform=transform))
+        if by_kind is not None and not isinstance(by_kind, Mapping):
+            raise TypeError(f"ObjectCache() takes by_kind as a mapping of kind to options, not "
+                            f"{type(by_kind).__name__}")
+        self._by_kind: dict[KindArg, Scope] = {}
+        for kind, options in (by_kind or {}).items():
+            if not isinstance(options, Mapping):
+                raise TypeError(f"by_kind[{kind!r}] must be a mapping of scope options, got {type(options).__name__}")
+            self._by_kind[kind] = make_scope(options, self._scope)
+        self._lazy = lazy
+        self._announced: set[GroupKind] = set()  # kinds whose informer start was logged (once per kind)
         self.mapper = mapper
         self.namespace = namespace
         self.watcher = watcher
         self._discovery_cache = mapper.cache
         self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
         self._options: dict[str, Any] = dict(
-            namespace=namespace, transform=transform, resync=resync, sync_timeout=sync_timeout,
+            resync=resync, sync_timeout=sync_timeout,
             watch_timeout=watch_timeout, idle_timeout=watch_idle_timeout, relist_period=relist_period,
             page_size=page_size, sleep=sleep, daemon=daemon,
             backoff=RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max),
@@ -199,10 +276,21 @@ class ObjectCache(ConfigConstructors):
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
-    def start(self) -> ObjectCache:
-        """Mark the cache running (informers still start on first use); returns self. Implicit on first use."""
+    def start(self, kinds: Iterable[KindArg] = ()) -> ObjectCache:
+        """Mark the cache running and start the informers of ``kinds``; returns self (without ``kinds``, informers
+        start on first use; implicit then). Does not wait for them to sync (:meth:`wait_for_sync`).
+
+        Args:
+            kinds: kinds to start now (see :data:`KindArg`); with ``lazy=False`` the only kinds reads may name
+                (with :meth:`informer`'s).
+
+        Raises:
+            As :meth:`informer`.
+        """
         with self._lock:
             self._running = True
+        for kind in kinds:
+            self._informer(kind, CacheCall("start"))
         return self
 
     def stop(self, timeout: float | None = 10.0) -> bool:
@@ -239,11 +327,26 @@ class ObjectCache(ConfigConstructors):
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    @property
-    def informers(self) -> dict[GroupKind, Informer]:
-        """The informers running now, by GroupKind."""
+    def informers(self) -> builtins.list[InformerInfo]:
+        """Describe the informers running now, ordered by kind: what each holds, its state and object count.
+
+        Returns:
+            One :class:`InformerInfo` per informer.
+        """
         with self._lock:
-            return dict(self._informers)
+            informers = sorted(self._informers.values(), key=lambda i: str(i.group_kind))
+        infos = []
+        for informer in informers:
+            mapping = informer.mapping
+            infos.append(InformerInfo(
+                kind=informer.group_kind, scope=informer.scope.describe(mapping.namespaced if mapping else True),
+                state=informer.state, objects=informer.stats.objects,
+                namespaces_state=informer.namespaces_state, informer=informer))
+        return infos
+
+    def _running_informers(self) -> builtins.list[Informer]:
+        with self._lock:
+            return builtins.list(self._informers.values())
 
     def _cache_generation(self) -> int:
         return self._discovery_cache.generation
@@ -304,11 +407,21 @@ class ObjectCache(ConfigConstructors):
         with self._lock:
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
+        if fresh:
+            if not self._lazy and call.method not in ("informer", "start"):
+                raise InformerNotStartedError(str(gk))
+            scope = self._scope_for(gk)
+        with self._lock:
+            informer = self._informers.get(gk)
+            fresh = informer is None or informer._state == "stopped"
             if fresh:
                 # Listen before the informer first resolves its kind: a CRD created once it found the kind not
                 # served must wake it (the event would be lost if the handler were added only after that).
                 self._watched()
-                informer = Informer(gk, self.mapper, self.transport, watched=self._watched, **self._options)
+                announce = gk not in self._announced
+                self._announced.add(gk)
+                informer = Informer(gk, self.mapper, self.transport, watched=self._watched, scope=scope,
+                                    announce=announce, **self._options)
                 self._informers[gk] = informer
                 self._running = True
             assert informer is not None
@@ -323,6 +436,18 @@ class ObjectCache(ConfigConstructors):
         if fresh:
             informer._start()
         return informer
+
+    def _scope_for(self, gk: GroupKind) -> Scope:
+        """The scope of ``gk``'s informer: its ``by_kind`` entry, else the cache's. A string or GVR key is resolved
+        here (a key naming no served kind now is skipped: it is tried again for the next informer)."""
+        for kind, scope in self._by_kind.items():
+            try:
+                if self._group_kind(kind, CacheCall("by_kind")) == gk:
+                    return scope
+            except RestMapperError as exc:
+                if not is_no_match(exc):
+                    raise
+        return self._scope
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -350,7 +475,10 @@ class ObjectCache(ConfigConstructors):
                 whatever names the kind, as a string kind's resolution raises it.
             CacheSyncTimeoutError: no first list within ``sync_timeout`` for another reason (a slow server, 5xx
                 answers; chains the last error).
-            InvalidArgumentError: a namespaced kind without namespace, or outside the cache's ``namespace``.
+            InvalidArgumentError: a namespaced kind without namespace (with several ``namespaces`` in scope).
+            OutsideScopeError: (an InvalidArgumentError) a namespace outside the informer's ``namespaces``.
+            APIStatusError: the namespace is refused to the client (403): the informer serves the others.
+            InformerNotStartedError: ``lazy=False`` and the kind's informer was not started.
             TypeError: ``name`` or ``namespace`` is not a str.
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
         """
@@ -369,9 +497,10 @@ class ObjectCache(ConfigConstructors):
         Args:
             kind: the kind.
             namespace: only this namespace (None: every namespace the cache holds).
-            label_selector: as ``kubectl get -l`` (``app=web,tier!=db,env in (a,b),!legacy``).
+            label_selector: as ``kubectl get -l`` (``app=web,tier!=db,env in (a,b),!legacy``). With an informer
+                scoped by a label selector it must contain every term of that selector (None reads the scope).
             field_selector: ``path=value``/``path!=value`` terms over dotted paths (``metadata.name=x``,
-                ``status.phase=Running``).
+                ``status.phase=Running``); within the informer's field selector as ``label_selector``.
             index: an indexer name (:meth:`Informer.add_indexer`) and ``value``: only objects indexed there.
             value: the index value (give both or neither).
 
@@ -381,6 +510,7 @@ class ObjectCache(ConfigConstructors):
         Raises:
             TypeError: a filter that is not a str (a dict of labels: the message gives the selector string).
             InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
+            OutsideScopeError: a namespace or selector broader than what the informer holds.
             As :meth:`get` otherwise (never ObjectNotFoundError).
         """
         check_selectors("ObjectCache.list", namespace, label_selector, field_selector, index, value)
@@ -527,7 +657,7 @@ class ObjectCache(ConfigConstructors):
         check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
         if isinstance(handle, LeadershipBinding):
             return handle.remove()
-        return any(informer.remove_handler(handle) for informer in self.informers.values())
+        return any(informer.remove_handler(handle) for informer in self._running_informers())
 
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
                 fingerprint: Callable[[Any], Hashable] | None = None,
@@ -582,4 +712,4 @@ class ObjectCache(ConfigConstructors):
 
     def __repr__(self) -> str:
         with self._lock:
-            return f"ObjectCache(informers={len(self._informers)}, namespace={self.namespace!r})"
+            return f"ObjectCache(informers={len(self._informers)}, scope={self._scope.describe()!r})"

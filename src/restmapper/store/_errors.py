@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from restmapper.errors import (
     CacheSyncTimeoutError,
+    InformerNotStartedError,
     InformerStoppedError,
     ObjectNotFoundError,
     ObjectWaitTimeoutError,
+    OutsideScopeError,
     TransformError,
     is_not_found,
 )
 
-__all__ = ["CacheSyncTimeoutError", "InformerStoppedError", "ObjectNotFoundError", "ObjectWaitTimeoutError",
-           "TransformError", "is_not_found"]
+__all__ = ["CacheSyncTimeoutError", "InformerNotStartedError", "InformerStoppedError", "ObjectNotFoundError",
+           "ObjectWaitTimeoutError", "OutsideScopeError", "TransformError", "is_not_found"]

@@ -21,13 +21,22 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from restmapper.errors import InvalidArgumentError, RestMapperError, TransformError, TransportError, is_no_match
+from restmapper.errors import (
+    InvalidArgumentError,
+    OutsideScopeError,
+    RestMapperError,
+    TransformError,
+    TransportError,
+    is_no_match,
+)
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
 from restmapper.store._args import check_handle, check_key, check_selectors
 from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
+from restmapper.store._reflectors import NamespaceState, ReflectorGroup
+from restmapper.store._scope import Scope
 from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.store._waits import InformerWaits
@@ -62,18 +71,21 @@ class Informer(InformerWaits):
     _transform_error: TransformError | None = None  # set by a refused object, cleared by a good list; see _readable
 
     def __init__(self, group_kind: GroupKind, mapper: LazyRESTMapper, transport: Transport, *,
-                 namespace: str | None, transform: Transform | None, resync: float | None, sync_timeout: float,
+                 scope: Scope, resync: float | None, sync_timeout: float,
                  watch_timeout: float, idle_timeout: float, relist_period: float | None, backoff: RetryPolicy,
                  probe: RetryPolicy, page_size: int,
                  sleep: Callable[[threading.Event, float], None] | None, daemon: bool,
-                 watched: Callable[[], bool]) -> None:
+                 watched: Callable[[], bool], announce: bool = False) -> None:
         self.group_kind = group_kind
         self._label = str(group_kind)
         self._mapper = mapper
-        self._namespace = namespace
-        self._transform = transform
+        self._scope = scope
+        self._namespaces = scope.namespaces
+        self._namespace = scope.namespaces[0] if scope.namespaces is not None and len(scope.namespaces) == 1 else None
+        self._transform = scope.transform
         self._sync_timeout = sync_timeout
         self._probe = probe
+        self._announce = announce  # log at INFO what it lists once it knows the kind's scope
         self._watched = watched  # True while a CRD watcher will wake us when the kind is served again
         self._store = ObjectStore()
         self._by_ns = self._store.objects_by_namespace  # read-only alias for the warm get path
@@ -90,17 +102,24 @@ class Informer(InformerWaits):
         self._no_match: RestMapperError | None = None
         self._error: BaseException | None = None  # the last lookup error (the reflector keeps its own)
         self._observed_rv = ""
+        self._observed_in: dict[str, str] = {}  # per namespace of a per-namespace scope: its reflector's
         self._waiters = 0
         self._listeners: builtins.list[Callable[[], None]] = []
         self._counts = dict.fromkeys((f.name for f in fields(InformerStats)), 0)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._not_found_streak = 0
-        self._moved = False  # the next list is in another version's representation than what is held
-        self._reflector = Reflector(transport, "", self, self._stop, label=self._label, backoff=backoff,
-                                    sleep=sleep, watch_timeout=watch_timeout, idle_timeout=idle_timeout,
-                                    relist_period=relist_period, page_size=page_size, count=self._count,
-                                    return_on_early_end=True)
+        # The namespaces whose next list is in another version's representation than what is held (a move).
+        self._moved: set[str] = set()
+
+        def reflector(namespace: str, sink: Any) -> Reflector:
+            return Reflector(transport, "", sink, self._stop, label=f"{self._label} in {namespace}" if namespace
+                             else self._label, backoff=backoff, sleep=sleep, watch_timeout=watch_timeout,
+                             idle_timeout=idle_timeout, relist_period=relist_period, page_size=page_size,
+                             count=self._count, return_on_early_end=True, params=scope.params(),
+                             metadata_only=scope.metadata_only)
+
+        self._group = ReflectorGroup(reflector, self, self._stop)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
                                       resync_snapshot=self._resync_snapshot, daemon=daemon)
         self._thread = threading.Thread(target=self._run, name=f"restmapper-informer-{self._label}", daemon=daemon)
@@ -119,7 +138,7 @@ class Informer(InformerWaits):
             self._changed()
         self._stop.set()
         self._wake.set()
-        self._reflector.close_stream()
+        self._group.halt()
         current = threading.current_thread()
         ended = True
         for thread in (self._thread, self._dispatcher.thread):
@@ -132,7 +151,7 @@ class Informer(InformerWaits):
         """Re-resolve soon (a CRD of this group changed): wake a not-served wait, interrupt a watch."""
         self._wake.set()
         if self._state != "not_served":
-            self._reflector.interrupt()
+            self._group.interrupt()
 
     # --- state ---------------------------------------------------------------------------------------------------
 
@@ -140,6 +159,18 @@ class Informer(InformerWaits):
     def state(self) -> State:
         """``"starting"`` | ``"synced"`` | ``"not_served"`` | ``"failing"`` | ``"stopped"`` (module docstring)."""
         return self._state
+
+    @property
+    def namespaces_state(self) -> dict[str, NamespaceState]:
+        """Each namespace's state when the kind is listed per namespace (``"starting"``, ``"synced"``, or
+        ``"failing"``: backing off, e.g. after a 403 there, whose message :meth:`get`/:meth:`list` of that
+        namespace raise); empty for one cluster-wide list. :attr:`state` is the worst of them."""
+        return self._group.states()
+
+    @property
+    def scope(self) -> Scope:
+        """What this informer holds (its namespaces, selectors, metadata-only, transform)."""
+        return self._scope
 
     @property
     def has_synced(self) -> bool:
@@ -155,7 +186,7 @@ class Informer(InformerWaits):
     def last_error(self) -> BaseException | None:
         """The most recent failure (lookup, transform, list/watch, or the no-match while not served), or None."""
         known = self._error if self._error is not None else self._transform_error
-        return known if known is not None else self._reflector.last_error
+        return known if known is not None else self._group.last_error()
 
     @property
     def stats(self) -> InformerStats:
@@ -215,8 +246,11 @@ class Informer(InformerWaits):
         ns = namespace or self._namespace
         if not ns:
             raise InvalidArgumentError(f"{self._label} is namespaced: give a namespace")
-        if self._namespace is not None and ns != self._namespace:
-            raise InvalidArgumentError(f"this cache holds namespace {self._namespace!r} only, not {ns!r}")
+        if self._namespaces is not None and ns not in self._namespaces:
+            raise OutsideScopeError(self._label, self._scope.describe(), f"namespace {ns!r}")
+        error = self._group.error_in(ns)
+        if error is not None:
+            raise error  # RBAC refuses that namespace: no answer is better than an empty one
         return ns
 
     # --- reads -----------------------------------------------------------------------------------------------------
@@ -235,7 +269,7 @@ class Informer(InformerWaits):
             try:
                 if not self._namespaced:
                     objects = self._by_ns.get("")
-                elif namespace is not None and (self._namespace is None or namespace == self._namespace):
+                elif namespace is not None and (self._namespaces is None or namespace in self._namespaces):
                     objects = self._by_ns.get(namespace)
                 else:
                     objects = self._by_ns.get(self._ns(namespace))
@@ -267,6 +301,7 @@ class Informer(InformerWaits):
     def _list(self, namespace: str | None, label_selector: str | None, field_selector: str | None,
               index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
         check_selectors("Informer.list", namespace, label_selector, field_selector, index, value)
+        self._scope.check_selectors(self._label, label_selector, field_selector)
         label = label_matcher(label_selector) if label_selector else None
         field = field_matcher(field_selector) if field_selector else None
         if (index is None) != (value is None):
@@ -288,6 +323,11 @@ class Informer(InformerWaits):
         else:
             objects = self._store.snapshot(ns or None)
         return objects
+
+    def _observed_for(self, namespace: str) -> str:
+        """The resourceVersion everything of ``namespace`` was seen up to (lock held): per namespace, each
+        reflector's own (another namespace's bookmark says nothing about this one)."""
+        return self._observed_in.get(namespace, "") if self._group.per_namespace else self._observed_rv
 
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
         """Add an index: ``fn(obj)`` returns the index values of ``obj`` (client-go ``IndexFunc``).
@@ -375,36 +415,42 @@ class Informer(InformerWaits):
                 if self._mapping is not None:
                     self._count("moves")
                     _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource, mapping.resource)
-                self._reflector.reset()  # held objects stay for the relist's diff, but are no answer (old version)
+                # Held objects stay for the relist's diff, but are no answer (old version). A kind that changed
+                # scope changes layout: one reflector per namespace of the scope, or one for the collection.
+                self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path)
+                if self._announce:
+                    self._announce = False
+                    _log.info("started the %s informer: %s at %s", self._label,
+                              self._scope.describe(mapping.namespaced), mapping.resource)
                 with self._cond:
                     self._unreadable()  # first: a lock-free read must not see the new scope as readable
-                    self._moved = self._mapping is not None
+                    self._moved = set(self._group.reflectors) if self._mapping is not None else set()
                     self._mapping, self._namespaced = mapping, mapping.namespaced
+                    self._observed_in.clear()
                     if self._mismatch:
                         self._mismatch = 0
                     self._set_state()  # in the same critical section: never the new mapping with state synced
-                self._reflector.path = mapping.path(self._namespace)
                 relist = True
-            outcome = self._reflector.run(relist=relist)
+            outcome = self._group.run(relist)
+            lead = self._group.lead
             relist = False
             if outcome == "stopped":
                 return
             if self._transform_error is not None:
                 # A transform refused an object (the list or event that carried it was not stored): back off,
                 # then list again, as client-go's reflector does when its store's transform fails.
-                self._reflector.reset()
+                self._group.reset()
                 relist = True
-                self._reflector.fail(self._transform_error)
+                lead.fail(self._transform_error)
                 continue
             if self._mismatch:
                 # The server's objects are not what the mapping says: discovery is stale. Ask it again, list
                 # again (what was refused is not held), and back off while it keeps saying the same.
                 self._mapper.invalidate_group(mapping.resource.group)
-                self._reflector.reset()
+                self._group.reset()
                 relist = True
                 if self._mismatch > 1:
-                    self._reflector.fail(TransportError(f"{self._label} objects disagree with discovery",
-                                                        path=self._reflector.path))
+                    lead.fail(TransportError(f"{self._label} objects disagree with discovery", path=lead.path))
                 continue
             if outcome == "not_found":
                 # A 404 for the resource type: evict the group so the next resolution refetches discovery.
@@ -414,10 +460,10 @@ class Informer(InformerWaits):
                 relist = True
                 if self._not_found_streak > 1:
                     # Discovery still sends us to a path that 404s (the upgrade race): back off, then retry.
-                    self._reflector.fail(self._reflector.last_error or TransportError("404", path=""))
+                    lead.fail(lead.last_error or TransportError("404", path=""))
             elif outcome == "forbidden":
-                relist = not self._reflector.synced
-                self._reflector.fail(self._reflector.last_error or TransportError("403", path=""))
+                relist = not lead.synced
+                lead.fail(lead.last_error or TransportError("403", path=""))
             elif outcome == "ended_early":
                 # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
                 # recreated, version no longer served): ask discovery again before reconnecting (the reflector
@@ -439,12 +485,12 @@ class Informer(InformerWaits):
                     continue
                 self._error = exc
                 self._set_state()
-                self._reflector.fail(exc)  # discovery failed: we cannot tell, keep serving what we hold
+                self._group.lead.fail(exc)  # discovery failed: we cannot tell, keep serving what we hold
                 continue
             except Exception as exc:  # a bug below must not end the thread while `state` says it runs
                 self._error = exc
                 self._set_state()
-                self._reflector.fail(exc)
+                self._group.lead.fail(exc)
                 continue
             self._error = None
             if self._state == "not_served":
@@ -452,7 +498,8 @@ class Informer(InformerWaits):
                     self._state, self._no_match = "starting", None
                     self._counts["restarts"] += 1
                     self._changed()
-                self._reflector.reset_backoff()  # served again: start over with a fresh backoff (§1.3)
+                for reflector in self._group.all():
+                    reflector.reset_backoff()  # served again: start over with a fresh backoff (§1.3)
             return mapping
         return None
 
@@ -470,7 +517,7 @@ class Informer(InformerWaits):
                 self._mismatch = 0
             self._dispatcher.broadcast_entries(self._store.replace_entries([]))
             self._changed()
-        self._reflector.reset()
+        self._group.reset()
         if first:
             _log.info("%s is not served (%s): its informer waits for it to come back", self._label, exc)
 
@@ -479,8 +526,8 @@ class Informer(InformerWaits):
         with self._cond:
             if self._state in ("not_served", "stopped"):
                 return
-            failing = self._reflector.failures > 0 or self._error is not None or self._transform_error is not None
-            synced = self._reflector.synced and self._mapping is not None and self._readable
+            failing = self._group.failing() or self._error is not None or self._transform_error is not None
+            synced = self._group.settled() and self._mapping is not None and self._readable
             self._state = "failing" if failing else ("synced" if synced else "starting")
             self._changed()
 
@@ -507,7 +554,7 @@ class Informer(InformerWaits):
                 self._transform_error = exc
                 self._unreadable()
                 self._set_state()
-            self._reflector.interrupt()
+            self._group.interrupt()
             raise
 
     def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
@@ -517,10 +564,12 @@ class Informer(InformerWaits):
 
     # --- ReflectorSink ---------------------------------------------------------------------------------------------
 
-    def reflector_replace(self, items: builtins.list[Any], resource_version: str) -> None:
-        # The mapping is written by this (the reflector's) thread only: the pure check of every item needs no lock.
+    def reflector_replace_in(self, namespace: str, items: builtins.list[Any], resource_version: str) -> None:
+        # The mapping is written by the informer thread only, between reflector runs: the pure check of every item
+        # needs no lock.
         mapping = self._mapping
-        bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced)
+        bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced,
+                                 metadata=self._scope.metadata_only)
                if mapping is not None else None)
         if self._transform is None or bad is not None:  # with a disagreeing object nothing is stored (below)
             objs = [o for o in items if isinstance(o, dict)]
@@ -531,16 +580,24 @@ class Informer(InformerWaits):
                 return
             if bad is not None and self._disagrees(bad):
                 return
-            self._dispatcher.broadcast_entries(self._store.replace_entries(objs, representation_changed=self._moved))
-            self._moved = False
+            self._dispatcher.broadcast_entries(self._store.replace_entries(
+                objs, namespace=namespace if self._group.per_namespace else None,
+                representation_changed=namespace in self._moved))
+            self._moved.discard(namespace)
             self._observed_rv = resource_version
-            self._readable = next(_READABLE)
+            self._observed_in[namespace] = resource_version
             if self._transform_error is not None:
                 self._transform_error = None
             if self._mismatch:
                 self._mismatch = 0
-            self._state = "failing" if self._reflector.failures > 0 else "synced"
-            self._changed()
+            self._settle(namespace)
+
+    def _settle(self, listing: str | None) -> None:
+        """Readable once every reflector listed (per namespace: or is refused there by RBAC); lock held."""
+        if self._group.settled(listing):
+            self._readable = next(_READABLE)
+            self._state = "failing" if self._group.failing() else "synced"
+        self._changed()
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         transformed = self._transformed(obj)
@@ -556,6 +613,8 @@ class Informer(InformerWaits):
                 rv = transformed["metadata"].get("resourceVersion")
                 if isinstance(rv, str) and rv:
                     self._observed_rv = rv
+                    if self._group.per_namespace:
+                        self._observed_in[transformed["metadata"].get("namespace") or ""] = rv
                 if self._waiters or self._listeners:
                     self._changed()
         except InvalidArgumentError as exc:
@@ -568,26 +627,32 @@ class Informer(InformerWaits):
         watch was down (or answered 410) lists at the same path with another scope or kind: stored under the old
         mapping, its objects answer "not found" for objects the server has, or as the wrong kind (DESIGN 5.10)."""
         mapping = self._mapping
-        if mapping is None or not disagrees(obj, mapping.group_version_kind, self._namespaced):
+        if mapping is None or not disagrees(obj, mapping.group_version_kind, self._namespaced,
+                                            metadata=self._scope.metadata_only):
             return False
         if not self._mismatch:
             _log.info("%s: the server sent an object that is not a %s: re-resolving", self._label, mapping)
         self._mismatch += 1
         self._unreadable()
         self._set_state()
-        self._reflector.interrupt()
+        self._group.interrupt()
         return True
 
-    def reflector_bookmark(self, resource_version: str) -> None:
+    def reflector_bookmark_in(self, namespace: str, resource_version: str) -> None:
         with self._cond:
             self._observed_rv = resource_version
+            self._observed_in[namespace] = resource_version
             if self._waiters or self._listeners:
                 self._changed()
 
     def reflector_state(self) -> None:
-        if self._reflector.connected:
+        if any(r.connected for r in self._group.all()):
             # Only a watch that opened proves the path serves (a list may succeed where the watch 404s).
             self._not_found_streak = 0
+        with self._cond:
+            if not self._readable and self._mapping is not None and self._group.per_namespace and \
+                    self._state not in ("not_served", "stopped") and self._group.settled():
+                self._settle(None)  # the last namespace to settle was refused by RBAC: serve the others
         self._set_state()
 
     def __repr__(self) -> str:

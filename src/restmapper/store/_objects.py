@@ -85,14 +85,16 @@ def reached(obj: Mapping[str, Any] | None, resource_version: str | None, generat
     return True
 
 
-def disagrees(obj: object, kind: GroupVersionKind, namespaced: bool) -> bool:
+def disagrees(obj: object, kind: GroupVersionKind, namespaced: bool, *, metadata: bool = False) -> bool:
     """True when the server's object ``obj`` (raw) is not a ``kind`` of that scope: it has (or lacks) a namespace
     the scope does not, or an ``apiVersion``/``kind`` that is not ``kind``'s (absent ones agree: built-in types
-    list their items without them)."""
-    return first_disagreeing((obj,), kind, namespaced) is not None
+    list their items without them). With ``metadata``, a ``meta.k8s.io/v1`` ``PartialObjectMetadata`` agrees too
+    (what a metadata-only list holds)."""
+    return first_disagreeing((obj,), kind, namespaced, metadata=metadata) is not None
 
 
-def first_disagreeing(objs: Iterable[object], kind: GroupVersionKind, namespaced: bool) -> object | None:
+def first_disagreeing(objs: Iterable[object], kind: GroupVersionKind, namespaced: bool, *,
+                      metadata: bool = False) -> object | None:
     """The first of ``objs`` (raw) for which :func:`disagrees` holds, or None: one pass over a list page, the
     expected ``apiVersion`` computed once (not once an object)."""
     api_version = f"{kind.group}/{kind.version}" if kind.group else kind.version  # GroupVersion.__str__
@@ -103,6 +105,8 @@ def first_disagreeing(objs: Iterable[object], kind: GroupVersionKind, namespaced
         meta = obj.get("metadata")
         if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
             return obj
+        if metadata and obj.get("kind") == "PartialObjectMetadata" and obj.get("apiVersion") == "meta.k8s.io/v1":
+            continue
         got = obj.get("apiVersion")
         if got is not None and got != api_version:
             return obj
@@ -387,9 +391,13 @@ class ObjectStore:
         resourceVersion: unchanged, replaced silently)."""
         return [_change(e) for e in self.replace_entries(objs, representation_changed=representation_changed)]
 
-    def replace_entries(self, objs: Iterable[dict[str, Any]], *,
+    def replace_entries(self, objs: Iterable[dict[str, Any]], namespace: str | None = None, *,
                         representation_changed: bool = False) -> list[Entry]:
-        """:meth:`replace`, its changes as :data:`Entry` (an ``ADDED`` is the object alone)."""
+        """:meth:`replace`, its changes as :data:`Entry` (an ``ADDED`` is the object alone).
+
+        With ``namespace``, replace what is held of that namespace only (a per-namespace list): objects of other
+        namespaces are neither listed nor deleted.
+        """
         # Staged per namespace, in list order (a key listed twice: its first place, its last object), with no
         # tuple an object: a relist must not add a container an object to what the garbage collector walks.
         fresh: dict[str, dict[str, dict[str, Any]]] = {}
@@ -408,6 +416,8 @@ class ObjectStore:
                 except InvalidArgumentError as exc:
                     _log.warning("ignoring a listed object: %s", exc)
                     continue
+            if namespace is not None and ns != namespace:
+                continue
             names = fresh.get(ns)
             if names is None:
                 names = fresh[ns] = {}
@@ -424,7 +434,7 @@ class ObjectStore:
                 by_ns.update(fresh)
                 self._size = len(order_names)
                 return [fresh[ns][name] for ns, name in zip(order_ns, order_names, strict=True)]
-            for ns in list(by_ns):
+            for ns in (list(by_ns) if namespace is None else [namespace]):
                 kept = fresh.get(ns)
                 for name in list(by_ns.get(ns, ())):
                     if kept is None or name not in kept:

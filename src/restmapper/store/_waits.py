@@ -22,7 +22,7 @@ from restmapper.store._stats import State
 __all__ = ["InformerWaits"]
 
 if TYPE_CHECKING:
-    from restmapper.watch.reflector import Reflector
+    from restmapper.store._reflectors import ReflectorGroup
 
 
 class InformerWaits:
@@ -40,7 +40,7 @@ class InformerWaits:
     _no_match: RestMapperError | None
     _error: BaseException | None
     _transform_error: TransformError | None
-    _reflector: Reflector
+    _group: ReflectorGroup
     _sync_timeout: float
 
     @property
@@ -48,6 +48,9 @@ class InformerWaits:
         raise NotImplementedError
 
     def _ns(self, namespace: str | None) -> str:
+        raise NotImplementedError
+
+    def _observed_for(self, namespace: str) -> str:
         raise NotImplementedError
 
     def wait_for_sync(self, timeout: float | None) -> bool:
@@ -83,7 +86,7 @@ class InformerWaits:
         known = self._transform_error or self._error
         if known is not None:
             return known
-        error = self._reflector.last_error
+        error = self._group.blocking_error()
         if (state == "failing" and isinstance(error, TransportError) and not error.transient
                 and not (isinstance(error, APIStatusError) and error.not_found)):
             return error
@@ -170,7 +173,7 @@ class InformerWaits:
             if reached(obj, resource_version, generation):
                 return obj
             if resource_version is not None and generation is None and \
-                    newer_resource_version(resource_version, self._observed_rv) is False:
+                    newer_resource_version(resource_version, self._observed_for(ns)) is False:
                 # Everything up to that version was seen: the object is as new as it will get.
                 if obj is None:
                     raise ObjectNotFoundError(self._label, ns, name)

@@ -19,6 +19,10 @@ It is the Kubernetes reflector protocol (client-go ``tools/cache.Reflector.ListA
 * every failure backs off (exponential, jittered: :meth:`~restmapper.transport.RetryPolicy.backoff`, at least
   what a ``Retry-After`` asks for); the exponent resets only after a healthy period without failures (client-go's
   backoff manager), never by a mere connect, so a flapping endpoint cannot make it spin.
+* scope the collection on the server: ``params`` (``labelSelector``, ``fieldSelector``) go on the list and on the
+  watch; ``metadata_only`` asks for ``PartialObjectMetadataList``/``PartialObjectMetadata`` (the ``Accept`` header
+  of client-go's metadata informer) and falls back to full objects, with a logged warning, when the server answers
+  ``406 Not Acceptable``;
 
 What the loop learns goes to a :class:`ReflectorSink`; the loop never interprets objects beyond ``metadata``.
 It returns to its owner when the owner must decide: RBAC forbids the resource (403), the resource *type* is not
@@ -50,6 +54,8 @@ __all__ = ["DEFAULT_IDLE_TIMEOUT", "Outcome", "Reflector", "ReflectorSink", "too
 _log = logging.getLogger("restmapper.watch")
 
 _ACCEPT = {"Accept": "application/json"}
+_METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
+_METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
 _READ_MARGIN = 30.0  # seconds beyond timeoutSeconds before a silent stream counts as dropped
 DEFAULT_IDLE_TIMEOUT = 70.0
 """Seconds a watch that allows bookmarks may stay silent before it counts as a dead connection (kube-apiserver
@@ -123,6 +129,8 @@ class Reflector:
     Attributes (written by the running thread only; other threads read them GIL-atomically):
         path: the collection path (``/apis/apps/v1/deployments``, ``/api/v1/namespaces/ns/configmaps``); the
             owner may change it between runs.
+        params: the query parameters of every list and watch (the owner may change them between runs).
+        metadata_only: lists and watches ask for ``PartialObjectMetadata`` (false after a 406 fallback).
         resource_version: the last list, event or bookmark resourceVersion (``""`` before the first list).
         synced: a list completed since the last :meth:`reset`.
         connected: a watch stream is open.
@@ -147,6 +155,8 @@ class Reflector:
         count: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         return_on_early_end: bool = False,
+        params: Mapping[str, str] | None = None,
+        metadata_only: bool = False,
     ) -> None:
         """Create a reflector (nothing runs until :meth:`run`).
 
@@ -175,6 +185,8 @@ class Reflector:
                 healthy period that resets the backoff.
             return_on_early_end: return ``"ended_early"`` when a stream with no error ends before 90 % of
                 ``watch_timeout`` (a storage teardown, a restart); otherwise reconnect.
+            params: query parameters sent on every list and watch (``labelSelector``, ``fieldSelector``).
+            metadata_only: list and watch ``PartialObjectMetadata`` (see the module docstring).
 
         Raises:
             InvalidArgumentError: a non-positive ``watch_timeout``, ``idle_timeout`` or ``relist_period``, or a
@@ -196,6 +208,8 @@ class Reflector:
         self._count = count or (lambda name: None)
         self._clock = clock
         self._return_on_early_end = return_on_early_end
+        self.params = dict(params or {})
+        self.metadata_only = metadata_only
         self.resource_version = ""
         self.synced = False
         self.connected = False
@@ -325,6 +339,12 @@ class Reflector:
         self.sink.reflector_state()
         self._sleep(self.stop, delay)
 
+    def _full_objects(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+        """The server does not serve PartialObjectMetadata here (406): ask for full objects from now on."""
+        self.metadata_only = False
+        _log.warning("%s: the server refused metadata-only objects (%s); listing and watching full objects instead",
+                     self.label, self._error(status, body, headers))
+
     # --- list ----------------------------------------------------------------------------------------------------
 
     def _decode(self, body: bytes, what: str) -> dict[str, Any]:
@@ -365,10 +385,15 @@ class Reflector:
         rv = ""
         while True:
             paged = bool(self._page) and expired < 2
-            params = {"limit": self._page} if paged else {}
+            params = {**self.params, "limit": self._page} if paged else dict(self.params)
             if cont:
                 params["continue"] = cont
-            resp = self.transport.get(self.path, _ACCEPT, params=params)
+            resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if self.metadata_only else _ACCEPT,
+                                      params=params)
+            if resp.status == 406 and self.metadata_only:
+                self._full_objects(resp.status, resp.body, resp.headers)
+                items, cont, rv = [], "", ""
+                continue
             if resp.status == 410 and cont:
                 # The continue token expired between pages: start over; when it happens again (compaction faster
                 # than our pages), list in one request, as client-go's pager falls back to a full list.
@@ -409,10 +434,11 @@ class Reflector:
             _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
             _Return: 403, 404, stopped.
         """
-        params = {"watch": "1", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
-                  "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
+        params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
+                  "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
         opened = self._clock()
-        stream = self.transport.stream(self.path, _ACCEPT, params=params, timeout=self._read_timeout)
+        stream = self.transport.stream(self.path, _METADATA_ACCEPT if self.metadata_only else _ACCEPT,
+                                       params=params, timeout=self._read_timeout)
         with self._stream_lock:
             self._stream = stream
         lines = changes = 0
@@ -421,6 +447,9 @@ class Reflector:
                 return False
             if stream.status == 410:
                 raise _Relist("410 Gone", 0)
+            if stream.status == 406 and self.metadata_only:
+                self._full_objects(stream.status, stream.read(), stream.headers)
+                raise _Relist("406 Not Acceptable: metadata-only refused", 0)  # list again: full objects only
             if stream.status != 200:
                 self._check(stream.status, stream.read(), stream.headers)
             self._count("connects")

@@ -1,0 +1,220 @@
+"""The reflectors of one informer: one for the whole collection, or one per namespace of the cache's scope.
+
+A kind listed in several namespaces (``ObjectCache(namespaces=[...])``) runs one
+:class:`~restmapper.watch.reflector.Reflector` per namespace, as controller-runtime's multi-namespace cache runs one
+informer per namespace: each lists and watches ``/.../namespaces/<ns>/<resource>`` on its own thread and fails on
+its own (a 403 in one namespace backs that one off and leaves the others served). The first outcome the informer
+must act on (a 404 for the type, an early end, an interrupt) ends the run of every reflector of the group; each
+keeps its resourceVersion, so the next run resumes its watch unless the informer asks for a relist.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
+
+from restmapper.errors import APIStatusError, TransportError
+from restmapper.watch.reflector import Outcome, Reflector
+
+__all__ = ["NamespaceSink", "NamespaceState", "ReflectorGroup"]
+
+NamespaceState = Literal["starting", "synced", "failing"]
+"""The state of one namespace's reflector (:attr:`Informer.namespaces_state`)."""
+
+
+class NamespaceSink(Protocol):
+    """What the reflectors of a group report to (the informer); every call is on the reporting reflector's thread."""
+
+    def reflector_replace_in(self, namespace: str, items: list[Any], resource_version: str) -> None:
+        """A complete list of ``namespace`` (``""``: the whole collection)."""
+
+    def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
+        """One watch event."""
+
+    def reflector_bookmark_in(self, namespace: str, resource_version: str) -> None:
+        """A bookmark of ``namespace``'s watch."""
+
+    def reflector_state(self) -> None:
+        """A reflector's ``connected``/``failures``/``last_error`` changed."""
+
+
+class _Forward:
+    """The :class:`~restmapper.watch.reflector.ReflectorSink` of one namespace's reflector."""
+
+    def __init__(self, sink: NamespaceSink, namespace: str) -> None:
+        self._sink = sink
+        self._namespace = namespace
+        self.reflector_event = sink.reflector_event
+        self.reflector_state = sink.reflector_state
+
+    def reflector_replace(self, items: list[Any], resource_version: str) -> None:
+        self._sink.reflector_replace_in(self._namespace, items, resource_version)
+
+    def reflector_bookmark(self, resource_version: str) -> None:
+        self._sink.reflector_bookmark_in(self._namespace, resource_version)
+
+
+def forbidden(reflector: Reflector) -> bool:
+    """True when the reflector's last failure is a 403 it has not recovered from."""
+    error = reflector.last_error
+    return reflector.failures > 0 and isinstance(error, APIStatusError) and error.status == 403
+
+
+class ReflectorGroup:
+    """The reflectors of one informer, keyed by namespace (``""``: the whole collection or a cluster-scoped kind).
+
+    Attributes:
+        reflectors: by namespace; replaced by :meth:`layout` (informer thread only).
+        per_namespace: the reflectors are per namespace of the scope (a namespace that never listed because of a
+            403 then counts as settled: the others are served).
+    """
+
+    def __init__(self, make: Callable[[str, Any], Reflector], sink: NamespaceSink, stop: threading.Event) -> None:
+        """Create an empty group.
+
+        Args:
+            make: ``make(namespace, sink)`` returns a new reflector reporting to ``sink``.
+            sink: the informer.
+            stop: the informer's stop event.
+        """
+        self._make = make
+        self._sink = sink
+        self._stop = stop
+        self.reflectors: dict[str, Reflector] = {"": make("", _Forward(sink, ""))}
+        self.per_namespace = False
+        # _lock guards _run_stop: the event ending the run in progress (set by halt() from any thread).
+        self._lock = threading.Lock()
+        self._run_stop: threading.Event | None = None
+
+    @property
+    def lead(self) -> Reflector:
+        """The reflector whose backoff the informer's own failures (lookups, 404 streaks) use."""
+        return next(iter(self.reflectors.values()))
+
+    def all(self) -> list[Reflector]:
+        """The reflectors now (a copy: safe from any thread)."""
+        return list(self.reflectors.values())
+
+    def layout(self, namespaces: Sequence[str] | None, path: Callable[[str | None], str]) -> None:
+        """One reflector per namespace of ``namespaces`` (None: one for the whole collection), each reset to list
+        ``path(namespace)`` from scratch (informer thread, between runs). Reflectors of namespaces kept are reused
+        (their backoff counts stay); the others are dropped."""
+        wanted = list(namespaces) if namespaces is not None else [""]
+        reflectors = {ns: self.reflectors.get(ns) or self._make(ns, _Forward(self._sink, ns)) for ns in wanted}
+        for ns, reflector in reflectors.items():
+            reflector.path = path(ns or None)
+            reflector.reset()
+        self.reflectors = reflectors
+        self.per_namespace = namespaces is not None
+
+    # --- aggregate state (any thread) ---------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Make every reflector list from scratch on its next run."""
+        for reflector in self.all():
+            reflector.reset()
+
+    def failing(self) -> bool:
+        """True when any reflector is backing off after a failure."""
+        return any(r.failures > 0 for r in self.all())
+
+    def settled(self, listing: str | None = None) -> bool:
+        """True when every reflector listed (or, per namespace, is refused by RBAC: the others are served).
+
+        Args:
+            listing: the namespace whose reflector is handing over a complete list now (it is synced once that
+                returns).
+        """
+        return all(r.synced or ns == listing or (self.per_namespace and forbidden(r))
+                   for ns, r in list(self.reflectors.items()))
+
+    def last_error(self) -> BaseException | None:
+        """The error of a failing reflector (the first), else the lead's last error."""
+        return next((r.last_error for r in self.all() if r.failures > 0 and r.last_error is not None),
+                    self.lead.last_error)
+
+    def blocking_error(self) -> BaseException | None:
+        """The last error of the one reflector; per namespace, the first one's only when every namespace is failing
+        before its first list (a read then has nothing to wait for; while one may still list, it waits)."""
+        if not self.per_namespace:
+            return self.lead.last_error
+        reflectors = self.all()
+        errors = [r.last_error for r in reflectors if r.failures > 0 and not r.synced and r.last_error is not None]
+        return errors[0] if len(errors) == len(reflectors) else None
+
+    def states(self) -> dict[str, NamespaceState]:
+        """Each namespace's state (empty unless per namespace)."""
+        if not self.per_namespace:
+            return {}
+        return {ns: "failing" if r.failures > 0 else ("synced" if r.synced else "starting")
+                for ns, r in list(self.reflectors.items())}
+
+    def error_in(self, namespace: str) -> BaseException | None:
+        """The 403 that keeps ``namespace`` from being listed, or None."""
+        reflector = self.reflectors.get(namespace) if self.per_namespace else None
+        if reflector is not None and not reflector.synced and forbidden(reflector):
+            return reflector.last_error
+        return None
+
+    # --- control (any thread) ------------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Make the run in progress return ``"interrupted"`` soon."""
+        for reflector in self.all():
+            reflector.interrupt()
+
+    def halt(self) -> None:
+        """End the run in progress (the informer stops): wake every reflector."""
+        with self._lock:
+            if self._run_stop is not None:
+                self._run_stop.set()
+        for reflector in self.all():
+            reflector.close_stream()
+
+    # --- the run (informer thread) ------------------------------------------------------------------------------
+
+    def run(self, relist: bool) -> Outcome:
+        """Run the reflectors until one returns an outcome the informer must act on; return it.
+
+        One reflector runs on the calling thread (its 403 is returned as ``"forbidden"``); several run on threads
+        of their own, each backing off on its own 403, and the first other outcome ends them all.
+        """
+        reflectors = self.all()
+        if len(reflectors) == 1:
+            reflectors[0].stop = self._stop
+            return reflectors[0].run(relist=relist)
+        run_stop = threading.Event()
+        with self._lock:
+            self._run_stop = run_stop
+        if self._stop.is_set():
+            run_stop.set()
+        outcomes: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
+
+        def run_one(reflector: Reflector) -> None:
+            again = relist
+            while True:
+                outcome = reflector.run(relist=again)
+                if outcome != "forbidden":
+                    outcomes.put(outcome)
+                    return
+                again = not reflector.synced
+                reflector.fail(reflector.last_error or TransportError("403", path=reflector.path))
+
+        threads = []
+        for reflector in reflectors:
+            reflector.stop = run_stop
+            thread = threading.Thread(target=run_one, args=(reflector,), daemon=True,
+                                      name=f"restmapper-reflector-{reflector.label}")
+            threads.append(thread)
+            thread.start()
+        outcome = outcomes.get()
+        run_stop.set()
+        for reflector in reflectors:
+            reflector.close_stream()
+        for thread in threads:
+            thread.join()
+        with self._lock:
+            self._run_stop = None
+        return "stopped" if self._stop.is_set() else outcome

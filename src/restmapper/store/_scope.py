@@ -1,0 +1,178 @@
+"""What one informer holds: its scope on the server and its transform (the cache's options, per kind).
+
+A :class:`Scope` is asked of the **server**, as controller-runtime's ``cache.Options`` (``DefaultNamespaces``,
+``DefaultLabelSelector``, ``DefaultFieldSelector``, ``DefaultTransform``, ``ByObject``) and client-go's metadata
+informer: namespaced kinds are listed and watched per namespace (one reflector each), selectors are sent as
+``labelSelector``/``fieldSelector`` on both the list and the watch, ``metadata_only`` asks for
+``PartialObjectMetadata``. A read asking for more than the scope holds is refused (:class:`OutsideScopeError`);
+one asking for less is filtered locally.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from restmapper.errors import InvalidArgumentError, OutsideScopeError
+from restmapper.store._selector import _split, field_matcher, label_matcher
+from restmapper.store._stats import Transform
+
+__all__ = ["SCOPE_OPTIONS", "Scope", "TransformArg", "make_scope"]
+
+SCOPE_OPTIONS = ("namespace", "namespaces", "label_selector", "field_selector", "metadata_only", "transform")
+"""The keys of a ``by_kind`` entry: the cache's scope options."""
+
+TransformArg = Transform | Iterable[Transform]
+"""A transform, or transforms applied in order (``[strip_managed_fields, strip_last_applied]``)."""
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The scope of one informer.
+
+    Attributes:
+        namespaces: the namespaces its namespaced kind is listed in, one reflector each (None: all namespaces, one
+            cluster-wide reflector). Cluster-scoped kinds ignore it.
+        label_selector: sent as ``labelSelector`` (``""``: none).
+        field_selector: sent as ``fieldSelector`` (``""``: none).
+        metadata_only: hold ``PartialObjectMetadata`` instead of full objects.
+        transform: applied to every object before it is stored, or None.
+    """
+
+    namespaces: tuple[str, ...] | None = None
+    label_selector: str = ""
+    field_selector: str = ""
+    metadata_only: bool = False
+    transform: Transform | None = None
+
+    def params(self) -> dict[str, str]:
+        """The query parameters of its lists and watches."""
+        params = {"labelSelector": self.label_selector} if self.label_selector else {}
+        if self.field_selector:
+            params["fieldSelector"] = self.field_selector
+        return params
+
+    def describe(self, namespaced: bool = True) -> str:
+        """What it holds, for logs and messages: ``namespaces 'a', 'b'; label selector 'tier=gold'``."""
+        parts = []
+        if namespaced and self.namespaces is not None:
+            parts.append(("namespace " if len(self.namespaces) == 1 else "namespaces ")
+                         + ", ".join(repr(ns) for ns in self.namespaces))
+        else:
+            parts.append("all namespaces" if namespaced else "the cluster scope")
+        if self.label_selector:
+            parts.append(f"label selector {self.label_selector!r}")
+        if self.field_selector:
+            parts.append(f"field selector {self.field_selector!r}")
+        if self.metadata_only:
+            parts.append("metadata only")
+        if self.transform is not None:
+            parts.append("transformed")
+        return "; ".join(parts)
+
+    def check_selectors(self, kind: str, label_selector: str | None, field_selector: str | None) -> None:
+        """Refuse a read whose selector may select objects the informer does not hold.
+
+        An omitted selector reads what the informer holds. A given one must contain every term of the informer's
+        (it is then as narrow or narrower, and the cache filters locally): ``tier=gold,app=web`` within
+        ``tier=gold``; ``app=web`` alone is not within it.
+
+        Raises:
+            OutsideScopeError: a selector not within the scope.
+        """
+        for mine, theirs, what in ((self.label_selector, label_selector, "label selector"),
+                                   (self.field_selector, field_selector, "field selector")):
+            if mine and theirs is not None and not _terms(mine) <= _terms(theirs):
+                raise OutsideScopeError(kind, self.describe(), f"{what} {theirs!r}")
+
+
+def _terms(selector: str) -> frozenset[str]:
+    """The terms of a selector, spelled one way (no spaces, ``==`` as ``=``, set values sorted)."""
+    terms = set()
+    for term in _split(selector):
+        term = _SPACES.sub(" ", term.strip())
+        if "(" in term:
+            head, _, values = term.partition("(")
+            term = f"{head.strip()} ({','.join(sorted(v.strip() for v in values.rstrip(')').split(',')))})"
+        else:
+            term = term.replace(" ", "").replace("==", "=")
+        terms.add(term)
+    return frozenset(terms)
+
+
+def _composed(transforms: tuple[Transform, ...]) -> Transform:
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        for fn in transforms:
+            obj = fn(obj)
+        return obj
+    return transform
+
+
+def _transform(value: Any) -> Transform | None:
+    if value is None or callable(value):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, (list, tuple)) and value and all(callable(fn) for fn in value):
+        fns: tuple[Transform, ...] = tuple(value)
+        return fns[0] if len(fns) == 1 else _composed(fns)
+    raise TypeError(f"ObjectCache() takes transform as a callable, a non-empty list of callables or None, not "
+                    f"{type(value).__name__}")
+
+
+def _selector(value: Any, name: str, check: Callable[[str], Any]) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
+    check(value)  # InvalidArgumentError for a malformed selector, before any request
+    return value.strip()
+
+
+def _namespaces(namespace: Any, namespaces: Any) -> tuple[str, ...] | None:
+    if namespace is not None and namespaces is not None:
+        raise InvalidArgumentError("give namespace (one) or namespaces (several), not both")
+    if namespace is not None:
+        namespaces = [namespace]
+    if namespaces is None:
+        return None
+    if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
+        raise TypeError(f"namespaces must be a list of namespace names, got {type(namespaces).__name__}")
+    names = tuple(dict.fromkeys(namespaces))
+    if not names or not all(isinstance(ns, str) and ns for ns in names):
+        raise InvalidArgumentError("namespaces must be a non-empty list of non-empty strings (None: all namespaces)")
+    return names
+
+
+def make_scope(options: Mapping[str, Any], base: Scope | None = None) -> Scope:
+    """Return ``base`` (or the widest scope) with the scope options in ``options`` applied.
+
+    Args:
+        options: keys of :data:`SCOPE_OPTIONS` (a key present overrides ``base``, even with None).
+        base: the cache's scope, when ``options`` are a ``by_kind`` entry.
+
+    Raises:
+        InvalidArgumentError: an unknown key, a malformed selector, an empty ``namespaces``, both ``namespace``
+            and ``namespaces``.
+        TypeError: a value of the wrong type.
+    """
+    unknown = set(options) - set(SCOPE_OPTIONS)
+    if unknown:
+        raise InvalidArgumentError(f"unknown scope option(s) {sorted(unknown)}; the options are {list(SCOPE_OPTIONS)}")
+    scope = base or Scope()
+    changes: dict[str, Any] = {}
+    if "namespace" in options or "namespaces" in options:
+        changes["namespaces"] = _namespaces(options.get("namespace"), options.get("namespaces"))
+    if "label_selector" in options:
+        changes["label_selector"] = _selector(options["label_selector"], "label_selector", label_matcher)
+    if "field_selector" in options:
+        changes["field_selector"] = _selector(options["field_selector"], "field_selector", field_matcher)
+    if "metadata_only" in options:
+        if not isinstance(options["metadata_only"], bool):
+            raise TypeError(f"metadata_only must be a bool, got {type(options['metadata_only']).__name__}")
+        changes["metadata_only"] = options["metadata_only"]
+    if "transform" in options:
+        changes["transform"] = _transform(options["transform"])
+    return replace(scope, **changes)
