@@ -15,13 +15,14 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
 from restmapper._public import own_methods
+from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.store._args import check_handle, check_key, check_selectors, check_uid, check_wait
-from restmapper.store._cache import KindArg, ObjectCache
+from restmapper.store._cache import InformerInfo, KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
 from restmapper.store._kinds import CacheCall
@@ -42,8 +43,8 @@ class AsyncObjectCache(ConfigConstructors):
 
     Example (kopf, or any asyncio controller)::
 
-        async with AsyncObjectCache.from_kubeconfig() as cache:    # or AsyncObjectCache(ObjectCache(...))
-            widget = await cache.get("widgets.example.com", "w1", "default")
+        async with AsyncObjectCache.from_kubeconfig(namespaces=["a", "b"]) as cache:  # or AsyncObjectCache(cache)
+            widget = await cache.get("widgets.example.com", "w1", "a")
 
         async def on_update(old, new):
             await reconcile(new)
@@ -54,17 +55,28 @@ class AsyncObjectCache(ConfigConstructors):
         cache: the synchronous cache doing the work.
     """
 
-    def __init__(self, cache: ObjectCache) -> None:
-        """Wrap ``cache``.
+    def __init__(self, cache: ObjectCache | LazyRESTMapper, **options: Any) -> None:
+        """Wrap ``cache``, or a new :class:`ObjectCache` over a mapper built with ``options``.
+
+        Args:
+            cache: an ObjectCache, or the LazyRESTMapper of a new one.
+            **options: with a mapper, the :class:`ObjectCache` options (``namespaces``, ``label_selector``,
+                ``field_selector``, ``metadata_only``, ``transform``, ``by_kind``, ``lazy``, ...).
 
         Raises:
-            TypeError: ``cache`` is not an ObjectCache (for a kubeconfig path the message names
-                :meth:`from_kubeconfig`).
+            TypeError: ``cache`` is neither (for a kubeconfig path the message names :meth:`from_kubeconfig`), or
+                options given with an ObjectCache (it has its own). As :class:`ObjectCache` for the options.
         """
-        if not isinstance(cache, ObjectCache):
+        if isinstance(cache, LazyRESTMapper):
+            cache = ObjectCache(cache, **options)
+        elif not isinstance(cache, ObjectCache):
             hint = (f"; to build one from a kubeconfig file call AsyncObjectCache.from_kubeconfig({json.dumps(cache)})"
                     if isinstance(cache, str) else "")
-            raise TypeError(f"AsyncObjectCache wraps an ObjectCache, got {type(cache).__name__}{hint}")
+            raise TypeError(f"AsyncObjectCache wraps an ObjectCache (or a LazyRESTMapper), got "
+                            f"{type(cache).__name__}{hint}")
+        elif options:
+            raise TypeError(f"options {sorted(options)} are for a new cache: pass a mapper, or set them on the "
+                            "ObjectCache")
         self.cache = cache
         self._tasks: dict[HandlerHandle, tuple[Informer, asyncio.Task[None]]] = {}
 
@@ -104,6 +116,15 @@ class AsyncObjectCache(ConfigConstructors):
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.aclose()
+
+    async def start(self, kinds: Iterable[KindArg] = ()) -> AsyncObjectCache:
+        """Await :meth:`ObjectCache.start` (resolving ``kinds`` in a worker thread); returns self."""
+        await asyncio.to_thread(self.cache.start, kinds)
+        return self
+
+    def informers(self) -> list[InformerInfo]:
+        """:meth:`ObjectCache.informers` (no I/O)."""
+        return self.cache.informers()
 
     async def informer(self, kind: KindArg) -> Informer:
         """Await :meth:`ObjectCache.informer` (inline when the kind is already known)."""

@@ -420,8 +420,9 @@ class Informer(InformerWaits):
                 self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path)
                 if self._announce:
                     self._announce = False
-                    _log.info("started the %s informer: %s at %s", self._label,
-                              self._scope.describe(mapping.namespaced), mapping.resource)
+                    _log.info("started the %s informer: %s (%s %s)", self._label,
+                              self._scope.describe(mapping.namespaced), mapping.resource.group_version,
+                              mapping.resource.resource)
                 with self._cond:
                     self._unreadable()  # first: a lock-free read must not see the new scope as readable
                     self._moved = set(self._group.reflectors) if self._mapping is not None else set()

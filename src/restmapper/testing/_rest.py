@@ -195,7 +195,8 @@ def selectable_fields(cluster: FakeCluster, t: Target) -> tuple[str, ...]:
     if not t.custom:
         return METADATA_FIELDS + BUILTIN_SELECTABLE_FIELDS.get(t.key, ())
     crd = cluster.internals.crds().get(t.key, {})
-    version: dict[str, Any] = next((v for v in crd.get("spec", {}).get("versions", ()) if v.get("name") == t.gv.version), {})
+    versions = crd.get("spec", {}).get("versions", ())
+    version: dict[str, Any] = next((v for v in versions if v.get("name") == t.gv.version), {})
     return METADATA_FIELDS + tuple(str(f.get("jsonPath", "")).lstrip(".") for f in version.get("selectableFields", ()))
 
 
