@@ -50,12 +50,14 @@ EXTRA_SECTIONS: dict[str, str] = {
     "client": "bench.client_bench",
     "workqueue": "bench.workqueue_bench",
     "leader": "bench.leader_bench",
+    "scope": "bench.scope_bench",
 }
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""
 
 EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)", "client": "issue 28 (read-your-writes client)",
-                                "workqueue": "issue 28 (work queue)", "leader": "issue 28 (leader election)"}
+                                "workqueue": "issue 28 (work queue)", "leader": "issue 28 (leader election)",
+                                "scope": "issue 24 (scoped object cache)"}
 """The issue a missed target of an optional section is reported against, when its rows name none."""
 
 SECTIONS = ("full", "warm", "questions", "refresh", "cold", "memory", "storm", "cli", "import", *EXTRA_SECTIONS)
