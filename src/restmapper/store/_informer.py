@@ -9,6 +9,10 @@ State machine (``Informer.state``)::
     not_served ◀── the mapper says the kind is not served (handlers see deletes; reads raise the no-match)
        │ served again (watcher CRD event, or a bounded re-probe with backoff) ─▶ starting (backoff reset)
     stopped (only by the cache's stop(); a stopped informer is never handed out again)
+
+A kind listed per namespace (the cache's ``namespaces``) runs one reflector per namespace
+(:class:`~restmapper.store._reflectors.ReflectorGroup`): ``namespaces_state`` gives each one's state and ``state``
+the worst; a namespace refused by RBAC (403) fails alone while the others are served.
 """
 
 from __future__ import annotations

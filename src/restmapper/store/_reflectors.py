@@ -215,6 +215,8 @@ class ReflectorGroup:
             reflector.close_stream()
         for thread in threads:
             thread.join()
+        for reflector in reflectors:
+            reflector.stop = self._stop  # the informer's own backoff waits (fail()) end with the informer only
         with self._lock:
             self._run_stop = None
         return "stopped" if self._stop.is_set() else outcome
