@@ -141,3 +141,27 @@ def test_per_namespace_informer_comes_back_namespaced(served: ServedCluster) -> 
         assert informer.wait_until(lambda i: i.namespaces_state == {"default": "synced", "other": "synced"},
                                    timeout=10)
         assert [o["metadata"]["name"] for o in cache.list(WIDGET_GK)] == ["a"]
+
+
+def test_backoff_after_a_per_namespace_run_really_waits(served: ServedCluster) -> None:
+    """After the per-namespace reflectors' run ends (a 404 for the type: report, re-resolve), the informer's own
+    backoff waits on its stop event, not on the ended run's (already set: every wait would return at once and the
+    informer would spin against the server)."""
+    cluster = served.cluster
+    cluster.apply_object(gold("a"))
+    waits: list[bool] = []
+
+    def sleep(stop: Any, seconds: float) -> None:
+        waits.append(stop.is_set())
+        stop.wait(min(seconds, 0.01))
+
+    with object_cache(served, namespaces=["default", "other"], sleep=sleep) as cache:
+        informer = cache.informer(WIDGETS)
+        assert informer.wait_for_sync(10) and cluster.wait_for_watchers(2, 10)
+        gone = cluster.inject("/apis/example.com/v1/namespaces/default/widgets", status=404,
+                              body="404 page not found")
+        cluster.drop_watches()  # the re-watch of "default" is a 404 again and again: the informer backs off
+        assert informer.wait_until(lambda i: i.stats.not_found >= 3 and len(waits) >= 2, timeout=10)
+        assert not any(waits), waits
+        gone.remove()
+        assert informer.wait_for_state("synced", timeout=10)
