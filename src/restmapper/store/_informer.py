@@ -266,7 +266,9 @@ class Informer(InformerWaits):
             ObjectNotFoundError: no such object.
             NoKindMatchError: the kind is not served (the mapper's no-match).
             CacheSyncTimeoutError: not synced within the cache's ``sync_timeout``.
-            InvalidArgumentError: a namespaced kind without a namespace, or one outside the cache's namespace.
+            InvalidArgumentError: a namespaced kind without a namespace (several namespaces in scope).
+            OutsideScopeError: (an InvalidArgumentError) a namespace outside the informer's ``namespaces``.
+            APIStatusError: the namespace is refused to the client (its 403); the others are served.
             InformerStoppedError: the cache was stopped.
         """
         if self._readable:  # the warm path: attribute reads and two dict lookups, no lock
