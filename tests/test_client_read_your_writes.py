@@ -212,7 +212,7 @@ def test_a_write_of_a_kind_without_informer_does_not_wait_and_a_first_read_sees_
     with object_cache(served) as cache:
         served.cluster.delay_watch_events(math.inf)  # a wait would time out: none happens
         created = Client(cache, timeout=0.2).create(cm("a", k="1"))
-        assert not cache.informers
+        assert not cache.informers()
         served.cluster.delay_watch_events(0)
         assert _rv(cache.get(CONFIGMAPS, "a", "default")) == _rv(created)
 

@@ -191,7 +191,7 @@ class Client:
         """Send ``write``; return the answer and what the cache must observe (None: nothing to wait for)."""
         answer, mapping, status = send(self._transport, self.cache.mapper, write)
         obs = observation(write, mapping, answer, status, uid)
-        if obs is None or obs.group_kind not in self.cache.informers:
+        if obs is None or not self.cache.has_informer(obs.group_kind):
             return answer, None  # no informer yet: its first list comes after this write
         if obs.resource_version is None and obs.deleted_at is None:
             obs = dataclasses.replace(obs, deleted_at=self._resource_version_now(write, mapping))

@@ -344,6 +344,12 @@ class ObjectCache(ConfigConstructors):
                 namespaces_state=informer.namespaces_state, informer=informer))
         return infos
 
+    def has_informer(self, kind: GroupKind) -> bool:
+        """True when an informer of ``kind`` runs now (no I/O, no lock held beyond a dict lookup)."""
+        with self._lock:
+            informer = self._informers.get(kind)
+        return informer is not None and informer.state != "stopped"
+
     def _running_informers(self) -> builtins.list[Informer]:
         with self._lock:
             return builtins.list(self._informers.values())
