@@ -81,6 +81,7 @@ class Options:
     sections: tuple[str, ...]
     quick: bool
     passes: int = 1
+    scope_pods: int = 20_000
 
 
 @dataclass
@@ -164,6 +165,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Options, Path | None]
     parser.add_argument("--skip", type=_sections, default=(), help="comma-separated sections to skip")
     parser.add_argument("--output", type=Path, default=None,
                         help="also write the markdown report (date, machine, load, command, table) to this file")
+    parser.add_argument("--scope-pods", type=int, default=None,
+                        help="Pods of the scope section (20000; --quick 2000): about 8 KB each, served in a process")
     parser.add_argument("--write-results", action="store_true",
                         help=f"write the report to {RESULTS.relative_to(RESULTS.parents[1])} (2 passes unless "
                              "--passes is given)")
@@ -188,6 +191,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Options, Path | None]
         sections=tuple(s for s in ns.only if s not in ns.skip),
         quick=quick,
         passes=ns.passes or (2 if ns.write_results else 1),
+        scope_pods=max(100, ns.scope_pods or (2_000 if quick else 20_000)),
     )
     if options.storm_seconds <= 0:
         parser.error("--storm-seconds must be positive")
