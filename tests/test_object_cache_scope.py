@@ -267,3 +267,21 @@ def test_options_are_checked_before_anything_runs(served: ServedCluster) -> None
         with pytest.raises(error):
             object_cache(served, **options).__enter__()
     assert key(cm("a")) == "default/a"
+
+
+def test_a_transform_runs_on_each_list_page_as_it_arrives(served: ServedCluster) -> None:
+    """The raw list is never held whole: page one's objects are transformed before page two is asked for (what
+    a transform saves is then saved while the list is received, not only once it is stored)."""
+    cluster = served.cluster
+    for i in range(6):
+        cluster.apply_object(cm(f"c{i}"))
+    pages_asked: list[int] = []
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        pages_asked.append(sum(1 for r in cluster.requests
+                               if r.path == "/api/v1/configmaps" and "watch" not in r.query))
+        return strip_managed_fields(obj)
+
+    with object_cache(served, transform=transform, page_size=2) as cache:
+        assert len(cache.list("cm")) == 6
+    assert pages_asked == [1, 1, 2, 2, 3, 3]

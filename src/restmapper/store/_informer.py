@@ -121,7 +121,8 @@ class Informer(InformerWaits):
                              else self._label, backoff=backoff, sleep=sleep, watch_timeout=watch_timeout,
                              idle_timeout=idle_timeout, relist_period=relist_period, page_size=page_size,
                              count=self._count, return_on_early_end=True, params=scope.params(),
-                             metadata_only=scope.metadata_only)
+                             metadata_only=scope.metadata_only,
+                             page=self._prepare_page if scope.transform is not None else None)
 
         self._group = ReflectorGroup(reflector, self, self._stop)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
@@ -564,6 +565,15 @@ class Informer(InformerWaits):
             self._group.interrupt()
             raise
 
+    def _prepare_page(self, items: builtins.list[Any]) -> builtins.list[Any]:
+        """One list page, transformed as it arrives (the reflector's thread): the raw list is never held whole. A
+        page with an object that disagrees with the mapping stays raw: :meth:`reflector_replace_in` refuses it."""
+        mapping = self._mapping
+        if mapping is not None and first_disagreeing(items, mapping.group_version_kind, self._namespaced,
+                                                     metadata=self._scope.metadata_only) is not None:
+            return items
+        return [o for o in map(self._transformed, items) if o is not None]
+
     def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
         """The objects held now and the sequence number of the last change queued, or None when unreadable."""
         with self._cond:
@@ -578,10 +588,7 @@ class Informer(InformerWaits):
         bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced,
                                  metadata=self._scope.metadata_only)
                if mapping is not None else None)
-        if self._transform is None or bad is not None:  # with a disagreeing object nothing is stored (below)
-            objs = [o for o in items if isinstance(o, dict)]
-        else:
-            objs = [o for o in map(self._transformed, items) if o is not None]
+        objs = [o for o in items if isinstance(o, dict)]  # transformed page by page (_prepare_page)
         with self._cond:
             if self._state in ("stopped", "not_served"):
                 return

@@ -157,6 +157,7 @@ class Reflector:
         return_on_early_end: bool = False,
         params: Mapping[str, str] | None = None,
         metadata_only: bool = False,
+        page: Callable[[list[Any]], list[Any]] | None = None,
     ) -> None:
         """Create a reflector (nothing runs until :meth:`run`).
 
@@ -187,6 +188,8 @@ class Reflector:
                 ``watch_timeout`` (a storage teardown, a restart); otherwise reconnect.
             params: query parameters sent on every list and watch (``labelSelector``, ``fieldSelector``).
             metadata_only: list and watch ``PartialObjectMetadata`` (see the module docstring).
+            page: called with each list page's items as it arrives; what it returns is kept for the list handed to
+                the sink (an owner's transform: the whole list is then never held untransformed).
 
         Raises:
             InvalidArgumentError: a non-positive ``watch_timeout``, ``idle_timeout`` or ``relist_period``, or a
@@ -209,6 +212,7 @@ class Reflector:
         self._clock = clock
         self._return_on_early_end = return_on_early_end
         self.params = dict(params or {})
+        self._page_items = page
         self.metadata_only = metadata_only
         self.resource_version = ""
         self.synced = False
@@ -406,7 +410,7 @@ class Reflector:
                 raise InvalidArgumentError(f"GET {self.path}: list without items")
             raw_meta = doc.get("metadata")
             meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            items.extend(doc["items"])
+            items.extend(self._page_items(doc["items"]) if self._page_items is not None else doc["items"])
             page_rv = meta.get("resourceVersion", "")
             cont = (meta.get("continue") or "") if paged else ""
             if not isinstance(cont, str) or not isinstance(page_rv, str):
