@@ -210,13 +210,17 @@ class ReflectorGroup:
             threads.append(thread)
             thread.start()
         outcome = outcomes.get()
-        run_stop.set()
+        # End the others: an interrupt first (closes a stream, ends a run after the request in flight; a reflector
+        # cancels requests for good once its stop event is set, so that comes second), then the run's stop event
+        # (wakes a backoff wait).
         for reflector in reflectors:
-            reflector.close_stream()
+            reflector.interrupt()
+        run_stop.set()
         for thread in threads:
             thread.join()
         for reflector in reflectors:
             reflector.stop = self._stop  # the informer's own backoff waits (fail()) end with the informer only
+            reflector.resume()
         with self._lock:
             self._run_stop = None
         return "stopped" if self._stop.is_set() else outcome

@@ -252,6 +252,11 @@ class Reflector:
         self._interrupted = True
         self.close_stream()
 
+    def resume(self) -> None:
+        """Forget an :meth:`interrupt` that did not end a run (owner's thread, between runs): the next :meth:`run`
+        lists or watches instead of returning ``"interrupted"`` at once."""
+        self._interrupted = False
+
     def reset(self) -> None:
         """Forget the resourceVersion: the next :meth:`run` lists from scratch (owner's thread, between runs)."""
         self.resource_version = ""
