@@ -140,7 +140,7 @@ def test_a_wrong_type_is_refused_before_an_informer_starts(served: ServedCluster
             fresh.list("widgets.example.com", label_selector={"app": "web"})
         with pytest.raises(TypeError):
             fresh.wait_for("cm", "a", "default", resource_version=42, timeout=5)
-        assert fresh.informers == {}
+        assert fresh.informers() == []
 
 
 ASYNC_READS: list[tuple[str, Callable[[AsyncObjectCache], Any], str]] = [

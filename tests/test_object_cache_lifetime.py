@@ -65,7 +65,7 @@ def test_async_cache_closes_with_aclose_and_async_with(served: ServedCluster) ->
         again = AsyncObjectCache(ObjectCache.from_kubeconfig(str(served.kubeconfig_path)))
         assert (await again.get("cm", "a", "default"))["data"] == {"x": "1"}
         assert await again.aclose()
-        assert not again.cache.informers
+        assert not again.cache.informers()
 
     asyncio.run(main())
 
