@@ -6,12 +6,11 @@ import builtins
 import inspect
 import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from restmapper._public import own_methods
-from restmapper.errors import InformerNotStartedError, InvalidArgumentError, RestMapperError, is_no_match
+from restmapper.errors import InformerNotStartedError, InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._args import (
@@ -28,9 +27,8 @@ from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
 from restmapper.store._kinds import CacheCall, resolve_for
 from restmapper.store._leading import Leadership, LeadershipBinding
-from restmapper.store._reflectors import NamespaceState
-from restmapper.store._scope import Scope, TransformArg, make_scope
-from restmapper.store._stats import State
+from restmapper.store._scope import KindScopes, TransformArg
+from restmapper.store._stats import InformerInfo
 from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.config import ClientConfig, ConfigConstructors
@@ -45,27 +43,6 @@ __all__ = ["InformerInfo", "KindArg", "ObjectCache"]
 KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
 """What names a kind: a GroupKind, a GVK, a GVR, or what a user types (``"deploy"``, ``"Widget.example.com"``)."""
 
-
-
-@dataclass(frozen=True)
-class InformerInfo:
-    """One informer of :meth:`ObjectCache.informers`.
-
-    Attributes:
-        kind: its GroupKind.
-        scope: what it holds, e.g. ``namespaces 'a', 'b'; label selector 'tier=gold'; metadata only``.
-        state: :attr:`Informer.state`.
-        objects: objects held now.
-        namespaces_state: :attr:`Informer.namespaces_state` (empty unless listed per namespace).
-        informer: the informer itself.
-    """
-
-    kind: GroupKind
-    scope: str
-    state: State
-    objects: int
-    namespaces_state: dict[str, NamespaceState]
-    informer: Informer
 
 
 _CRD = "CustomResourceDefinition"
@@ -208,17 +185,9 @@ class ObjectCache(ConfigConstructors):
                 f"or in a pytest test use the restmapper plugin's object_cache fixture")
         if not isinstance(lazy, bool):
             raise TypeError(f"ObjectCache() takes lazy as a bool, not {type(lazy).__name__}")
-        self._scope = make_scope(dict(namespace=namespace, namespaces=namespaces, label_selector=label_selector,
-                                      field_selector=field_selector, metadata_only=metadata_only,
-                                      transform=transform))
-        if by_kind is not None and not isinstance(by_kind, Mapping):
-            raise TypeError(f"ObjectCache() takes by_kind as a mapping of kind to options, not "
-                            f"{type(by_kind).__name__}")
-        self._by_kind: dict[KindArg, Scope] = {}
-        for kind, options in (by_kind or {}).items():
-            if not isinstance(options, Mapping):
-                raise TypeError(f"by_kind[{kind!r}] must be a mapping of scope options, got {type(options).__name__}")
-            self._by_kind[kind] = make_scope(options, self._scope)
+        self._scopes = KindScopes(dict(namespace=namespace, namespaces=namespaces, label_selector=label_selector,
+                                       field_selector=field_selector, metadata_only=metadata_only,
+                                       transform=transform), by_kind)
         self._lazy = lazy
         self._announced: set[GroupKind] = set()  # kinds whose informer start was logged (once per kind)
         self.mapper = mapper
@@ -416,7 +385,7 @@ class ObjectCache(ConfigConstructors):
         if fresh:
             if not self._lazy and call.method not in ("informer", "start"):
                 raise InformerNotStartedError(str(gk))
-            scope = self._scope_for(gk)
+            scope = self._scopes.for_kind(gk, lambda k: self._group_kind(k, CacheCall("by_kind")))
         with self._lock:
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
@@ -442,18 +411,6 @@ class ObjectCache(ConfigConstructors):
         if fresh:
             informer._start()
         return informer
-
-    def _scope_for(self, gk: GroupKind) -> Scope:
-        """The scope of ``gk``'s informer: its ``by_kind`` entry, else the cache's. A string or GVR key is resolved
-        here (a key naming no served kind now is skipped: it is tried again for the next informer)."""
-        for kind, scope in self._by_kind.items():
-            try:
-                if self._group_kind(kind, CacheCall("by_kind")) == gk:
-                    return scope
-            except RestMapperError as exc:
-                if not is_no_match(exc):
-                    raise
-        return self._scope
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -718,4 +675,4 @@ class ObjectCache(ConfigConstructors):
 
     def __repr__(self) -> str:
         with self._lock:
-            return f"ObjectCache(informers={len(self._informers)}, scope={self._scope.describe()!r})"
+            return f"ObjectCache(informers={len(self._informers)}, scope={self._scopes.base.describe()!r})"

@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 
 from restmapper.errors import (
     InvalidArgumentError,
-    OutsideScopeError,
     RestMapperError,
     TransformError,
     TransportError,
@@ -35,20 +34,20 @@ from restmapper.errors import (
 )
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
-from restmapper.store._args import check_handle, check_key, check_selectors
-from restmapper.store._errors import InformerStoppedError, ObjectNotFoundError
+from restmapper.store._args import check_handle, check_selectors
+from restmapper.store._errors import InformerStoppedError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
+from restmapper.store._reads import InformerReads, _NotReadable
 from restmapper.store._reflectors import NamespaceState, ReflectorGroup
 from restmapper.store._scope import Scope
-from restmapper.store._selector import field_matcher, label_matcher
 from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.store._waits import InformerWaits
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch.reflector import Reflector
 
-__all__ = ["Informer", "InformerStats", "State", "Transform"]
+__all__ = ["Informer", "InformerStats", "State", "Transform", "_NotReadable"]
 
 _log = logging.getLogger("restmapper.store")
 
@@ -56,11 +55,7 @@ _T = TypeVar("_T")
 _READABLE = itertools.count(1)  # the values of Informer._readable while readable (see there)
 
 
-class _NotReadable(Exception):
-    """Internal: a read that must not wait found the informer unreadable (the caller waits elsewhere)."""
-
-
-class Informer(InformerWaits):
+class Informer(InformerReads, InformerWaits):
     """List-then-watch of one kind into a generation-aware store, with handlers and indexers.
 
     Get one from :meth:`ObjectCache.informer`; it runs for the life of its cache (see the ``restmapper.store``
@@ -223,118 +218,6 @@ class Informer(InformerWaits):
     def _unreadable(self) -> None:
         # Lock held: reads wait from now on, and a read in progress that decided before this reads again.
         self._readable = 0
-
-    def _read(self, fn: Callable[..., _T], *args: Any, wait: bool = True) -> _T:
-        """``fn(*args)`` (a read of the store, its key computed from the mapping's scope) answered from one readable
-        state: a move, a not-served period or a stop between finding the informer readable and reading makes it
-        read again after the next list (DESIGN 5.10: never an answer for neither state, such as the old objects
-        looked up with the new scope). Without ``wait``, raise :class:`_NotReadable` instead of waiting."""
-        while True:
-            epoch = self._readable
-            if not epoch:
-                if not wait:
-                    raise _NotReadable
-                self._ensure_readable()
-                continue
-            try:
-                result = fn(*args)
-            except (ObjectNotFoundError, InvalidArgumentError):
-                if self._readable == epoch:
-                    raise
-                continue
-            if self._readable == epoch:
-                return result
-
-    def _ns(self, namespace: str | None) -> str:
-        if not self._namespaced:
-            return ""  # as client-go's NamespaceIfScoped: a namespace means nothing to a cluster-scoped kind
-        ns = namespace or self._namespace
-        if not ns:
-            raise InvalidArgumentError(f"{self._label} is namespaced: give a namespace")
-        if self._namespaces is not None and ns not in self._namespaces:
-            raise OutsideScopeError(self._label, self._scope.describe(), f"namespace {ns!r}")
-        error = self._group.error_in(ns)
-        if error is not None:
-            raise error  # RBAC refuses that namespace: no answer is better than an empty one
-        return ns
-
-    # --- reads -----------------------------------------------------------------------------------------------------
-
-    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
-        """Return the cached object (shared: never mutate it; see :meth:`ObjectCache.get`).
-
-        Raises:
-            ObjectNotFoundError: no such object.
-            NoKindMatchError: the kind is not served (the mapper's no-match).
-            CacheSyncTimeoutError: not synced within the cache's ``sync_timeout``.
-            InvalidArgumentError: a namespaced kind without a namespace (several namespaces in scope).
-            OutsideScopeError: (an InvalidArgumentError) a namespace outside the informer's ``namespaces``.
-            APIStatusError: the namespace is refused to the client (its 403); the others are served.
-            InformerStoppedError: the cache was stopped.
-        """
-        if self._readable:  # the warm path: attribute reads and two dict lookups, no lock
-            try:
-                if not self._namespaced:
-                    objects = self._by_ns.get("")
-                elif namespace is not None and (self._namespaces is None or namespace in self._namespaces):
-                    objects = self._by_ns.get(namespace)
-                else:
-                    objects = self._by_ns.get(self._ns(namespace))
-                obj = objects.get(name) if objects is not None else None
-            except TypeError:  # an unhashable argument: check_key below says what is wrong
-                obj = None
-            if obj is not None:
-                return obj
-        check_key("Informer.get", name, namespace)
-        return self._read(self._get_held, name, namespace)  # no closure: cells would slow the warm path
-
-    def _get_held(self, name: str, namespace: str | None) -> dict[str, Any]:
-        ns = self._ns(namespace)
-        obj = self._store.get(ns, name)
-        if obj is None:
-            raise ObjectNotFoundError(self._label, ns, name)
-        return obj
-
-    def list(self, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None, index: str | None = None,
-             value: str | None = None) -> builtins.list[dict[str, Any]]:
-        """Return the cached objects that match, ordered by namespace then name (see :meth:`ObjectCache.list`)."""
-        return self._list(namespace, label_selector, field_selector, index, value, wait=True)
-
-    def _get_now(self, name: str, namespace: str | None) -> dict[str, Any]:
-        """:meth:`get` that never waits (for the event loop): :class:`_NotReadable` when it would."""
-        return self._read(self._get_held, name, namespace, wait=False)
-
-    def _list(self, namespace: str | None, label_selector: str | None, field_selector: str | None,
-              index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
-        check_selectors("Informer.list", namespace, label_selector, field_selector, index, value)
-        self._scope.check_selectors(self._label, label_selector, field_selector)
-        label = label_matcher(label_selector) if label_selector else None
-        field = field_matcher(field_selector) if field_selector else None
-        if (index is None) != (value is None):
-            raise InvalidArgumentError("give both index and value, or neither")
-        objects = self._read(self._list_held, namespace, index, value, wait=wait)
-        if label is not None:
-            objects = [o for o in objects if label(o)]
-        if field is not None:
-            objects = [o for o in objects if field(o)]
-        return objects
-
-    def _list_held(self, namespace: str | None, index: str | None, value: str | None
-                   ) -> builtins.list[dict[str, Any]]:
-        ns = self._ns(namespace) if namespace is not None or self._namespace is not None else None
-        if index is not None and value is not None:
-            objects = self._store.by_index(index, value)
-            if ns:
-                objects = [o for o in objects if o["metadata"].get("namespace") == ns]
-        else:
-            objects = self._store.snapshot(ns or None)
-        return objects
-
-    def _observed_for(self, namespace: str) -> str:
-        """The resourceVersion everything of ``namespace`` was seen up to (lock held): per namespace, each
-        reflector's own (another namespace's bookmark says nothing about this one)."""
-        return self._observed_in.get(namespace, "") if self._group.per_namespace else self._observed_rv
 
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
         """Add an index: ``fn(obj)`` returns the index values of ``obj`` (client-go ``IndexFunc``).

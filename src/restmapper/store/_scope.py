@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from restmapper.errors import InvalidArgumentError, OutsideScopeError
+from restmapper.errors import InvalidArgumentError, OutsideScopeError, RestMapperError, is_no_match
 from restmapper.store._selector import _split, field_matcher, label_matcher
 from restmapper.store._stats import Transform
 
-__all__ = ["SCOPE_OPTIONS", "Scope", "TransformArg", "make_scope"]
+__all__ = ["SCOPE_OPTIONS", "KindScopes", "Scope", "TransformArg", "make_scope"]
 
 SCOPE_OPTIONS = ("namespace", "namespaces", "label_selector", "field_selector", "metadata_only", "transform")
 """The keys of a ``by_kind`` entry: the cache's scope options."""
@@ -176,3 +176,47 @@ def make_scope(options: Mapping[str, Any], base: Scope | None = None) -> Scope:
     if "transform" in options:
         changes["transform"] = _transform(options["transform"])
     return replace(scope, **changes)
+
+
+class KindScopes:
+    """The cache's scope and its per-kind overrides (``by_kind``), checked up front.
+
+    Attributes:
+        base: the cache's scope.
+    """
+
+    def __init__(self, options: Mapping[str, Any], by_kind: Mapping[Any, Mapping[str, Any]] | None) -> None:
+        """Check the cache's scope ``options`` and its ``by_kind`` entries.
+
+        Raises:
+            As :func:`make_scope`; TypeError: ``by_kind`` or one of its entries is not a mapping.
+        """
+        self.base = make_scope(options)
+        if by_kind is not None and not isinstance(by_kind, Mapping):
+            raise TypeError(f"ObjectCache() takes by_kind as a mapping of kind to options, not "
+                            f"{type(by_kind).__name__}")
+        self._by_kind: dict[Any, Scope] = {}
+        for kind, entry in (by_kind or {}).items():
+            if not isinstance(entry, Mapping):
+                raise TypeError(f"by_kind[{kind!r}] must be a mapping of scope options, got {type(entry).__name__}")
+            self._by_kind[kind] = make_scope(entry, self.base)
+
+    def for_kind(self, group_kind: Any, resolve: Callable[[Any], Any]) -> Scope:
+        """The scope of ``group_kind``'s informer: its ``by_kind`` entry, else the cache's.
+
+        Args:
+            group_kind: the informer's GroupKind.
+            resolve: the GroupKind a ``by_kind`` key names (a string or GVR is resolved by the mapper now; a key
+                naming no served kind is skipped, and tried again for the next informer).
+
+        Raises:
+            As ``resolve``, but its no-match.
+        """
+        for kind, scope in self._by_kind.items():
+            try:
+                if resolve(kind) == group_kind:
+                    return scope
+            except RestMapperError as exc:
+                if not is_no_match(exc):
+                    raise
+        return self.base

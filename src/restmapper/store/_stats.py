@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["InformerStats", "State", "Transform"]
+if TYPE_CHECKING:
+    from restmapper.model import GroupKind
+    from restmapper.store._informer import Informer
+    from restmapper.store._reflectors import NamespaceState
+
+__all__ = ["InformerInfo", "InformerStats", "State", "Transform"]
 
 State = Literal["starting", "synced", "not_served", "failing", "stopped"]
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
@@ -52,3 +57,24 @@ class InformerStats:
     resyncs: int = 0
     objects: int = 0
     backlog: int = 0
+
+
+@dataclass(frozen=True)
+class InformerInfo:
+    """One informer of :meth:`ObjectCache.informers`.
+
+    Attributes:
+        kind: its GroupKind.
+        scope: what it holds, e.g. ``namespaces 'a', 'b'; label selector 'tier=gold'; metadata only``.
+        state: :attr:`Informer.state`.
+        objects: objects held now.
+        namespaces_state: :attr:`Informer.namespaces_state` (empty unless listed per namespace).
+        informer: the informer itself.
+    """
+
+    kind: GroupKind
+    scope: str
+    state: State
+    objects: int
+    namespaces_state: dict[str, NamespaceState]
+    informer: Informer

@@ -47,11 +47,10 @@ class InformerWaits:
     def last_error(self) -> BaseException | None:
         raise NotImplementedError
 
-    def _ns(self, namespace: str | None) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # InformerReads's (a stub here would shadow them in the informer's method order)
+        def _ns(self, namespace: str | None) -> str: ...
 
-    def _observed_for(self, namespace: str) -> str:
-        raise NotImplementedError
+        def _observed_for(self, namespace: str) -> str: ...
 
     def wait_for_sync(self, timeout: float | None) -> bool:
         """Block until the informer has synced, ``timeout`` seconds passed, or waiting cannot help: the kind is not
