@@ -99,35 +99,22 @@ class ObjectCache(ConfigConstructors):
 
         Args:
             mapper: resolves kinds; its transport lists and watches (unless ``transport`` is given).
-            namespace: hold only this namespace's objects of namespaced kinds (the one-namespace form of
-                ``namespaces``).
-            namespaces: hold only these namespaces' objects of namespaced kinds (None: all namespaces): each is
-                listed and watched at its own path (``/api/v1/namespaces/a/configmaps``) by a reflector of its own
-                that fails on its own (a 403 there leaves the others served), as controller-runtime's
-                multi-namespace cache; reads merge them. Cluster-scoped kinds ignore it.
-            label_selector: hold only objects matching it (``app=web,tier in (a,b)``), sent as ``labelSelector`` on
-                the list and the watch. An object whose labels change out of it reaches handlers as ``on_delete``,
-                one changed into it as ``on_add`` (the server sends ``DELETED``/``ADDED``).
-            field_selector: the same for ``fieldSelector`` (``spec.nodeName=n1``; the server accepts
-                ``metadata.name``, ``metadata.namespace`` and each kind's selectable fields, else the informer
-                fails with its 400).
-            metadata_only: hold ``PartialObjectMetadata`` (``{"apiVersion": "meta.k8s.io/v1", "kind":
-                "PartialObjectMetadata", "metadata": {...}}``) instead of full objects: reads and handlers get those
-                (client-go's metadata informer). A server answering ``406`` gets full objects, with a warning.
-            transform: applied to every object before it is stored (client-go ``TransformFunc``), or a list of
-                them applied in order, e.g. ``[restmapper.store.strip_managed_fields,
-                restmapper.store.strip_last_applied]``; it must return the object (a dict, changed in place or a
-                copy) keeping ``metadata`` name/namespace/uid/resourceVersion. When it raises or returns anything
-                else (None from a forgotten ``return obj``...), the list or event that carried the object fails with
-                :class:`~restmapper.errors.TransformError`: the informer enters ``failing`` and lists again with
-                backoff, and reads raise that error (never an empty cache that says synced).
-            by_kind: per-kind overrides of the scope options above (``{"pods": {"namespaces": ["a"],
-                "metadata_only": True}}``; a key given overrides the cache's, even with None). A kind is anything
-                :meth:`get` takes; a string or GVR is resolved when its informer starts.
-            lazy: start an informer on the first read of its kind, logging at INFO what it started and with which
-                scope (once per kind). False: reads of a kind not started with :meth:`start` (``kinds=``) or
-                :meth:`informer` raise :class:`~restmapper.errors.InformerNotStartedError` (controller-runtime's
-                ``ReaderFailOnMissingInformer``).
+            namespace: the one-namespace form of ``namespaces``.
+            namespaces: the namespaces of namespaced kinds to hold, each listed and watched by a reflector of its
+                own that fails on its own; None: all. Cluster-scoped kinds ignore it.
+            label_selector, field_selector: sent as ``labelSelector``/``fieldSelector`` on the list and the watch;
+                objects changing out of (into) them reach handlers as ``on_delete`` (``on_add``).
+            metadata_only: hold ``PartialObjectMetadata`` (reads and handlers get those; full objects after a 406).
+            transform: a callable or a list applied in order (``[strip_managed_fields, strip_last_applied]``) to
+                every object, page by page, before it is stored; it must return the object keeping ``metadata``
+                name/namespace/uid/resourceVersion, else the list or event fails with
+                :class:`~restmapper.errors.TransformError` (the informer is ``failing``, reads raise it).
+            by_kind: per-kind overrides of the options above (``{"pods": {"metadata_only": True}}``; a key given
+                overrides, even with None); a string or GVR kind is resolved when its informer starts.
+            lazy: start an informer on the first read of its kind (logged at INFO with its scope, once per kind);
+                False: reads of a kind not started by :meth:`start` or :meth:`informer` raise
+                :class:`~restmapper.errors.InformerNotStartedError` (controller-runtime's
+                ``ReaderFailOnMissingInformer``). See :class:`~restmapper.store.Scope` for the scope's rules.
             resync: every this many seconds, call every ``on_update(obj, obj)`` for every object (client-go's
                 resync period); None never.
             sync_timeout: seconds a read waits for an informer's first list before

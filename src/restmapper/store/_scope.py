@@ -34,6 +34,16 @@ _SPACES = re.compile(r"\s+")
 class Scope:
     """The scope of one informer.
 
+    Namespaces are listed and watched at their own paths (``/api/v1/namespaces/a/configmaps``), one reflector
+    each, as controller-runtime's multi-namespace cache: reads merge them, a read of another namespace raises
+    :class:`~restmapper.errors.OutsideScopeError`, and a 403 in one namespace leaves the others served. Selectors
+    are filtered by the server on the list and the watch: an object whose labels or selected fields change out of
+    them is sent as ``DELETED`` (and reaches ``on_delete``), one changing into them as ``ADDED``; the server accepts
+    ``metadata.name``, ``metadata.namespace`` and each kind's selectable fields (a 400 otherwise, and the informer
+    fails). Metadata-only objects are ``{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+    "metadata": {...}}``, exactly as the server sends them; a server answering 406 gets full objects, with a
+    warning.
+
     Attributes:
         namespaces: the namespaces its namespaced kind is listed in, one reflector each (None: all namespaces, one
             cluster-wide reflector). Cluster-scoped kinds ignore it.
