@@ -51,7 +51,7 @@ class ChecksumController:
     def __init__(self, cache: ObjectCache, elector: LeaderElector, workers: int = 2) -> None:
         self.cache, self.elector = cache, elector
         self.client = Client(cache)                      # writes the cache reads back
-        self.queue = RateLimitingQueue("checksums")
+        self.queue: RateLimitingQueue[str] = RateLimitingQueue("checksums")
         self.writes: list[str] = []                      # what we did, for the demo's report
         self.retries: list[str] = []
         cache.add_handler("configmaps",                  # handlers only enqueue; attached while we lead
@@ -162,8 +162,8 @@ def main() -> None:
         print("retries:", controller.retries)
         print("standby took over after our release:", took_over.wait(10))
         standby.stop()
-        print("lease holder after the standby's release:",
-              repr(cluster.get_object("leases.coordination.k8s.io", "checksum-controller", "default")["spec"].get("holderIdentity")))
+        lease = cluster.get_object("leases.coordination.k8s.io", "checksum-controller", "default")
+        print("lease holder after the standby's release:", repr(lease["spec"].get("holderIdentity") if lease else None))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,12 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
                        "retries: ['default/c: ConflictError']",
                        "standby took over after our release: True",
                        "lease holder after the standby's release: ''"]),
+    ("controller_async.py", ["converged: ['a=a892c16f91cb', 'b=8ee1da264ef6', 'c=aaa1d7de78af', 'plain=None']",
+                             "after edits: ['a=aee35b8f0f2a', 'b=None', 'c=aaa1d7de78af', 'plain=None']",
+                             "writes: 5 ['default/a -> a892c16f91cb', 'default/a -> aee35b8f0f2a', "
+                             "'default/b -> 8ee1da264ef6', 'default/b -> None', 'default/c -> aaa1d7de78af']",
+                             "retries: ['default/c: ConflictError']",
+                             "lease holder after our release: ''"]),
     ("crd_upgrade_race.py", ["race (listed but gone):", "Cluster@v1alpha4:404", "ours healed: True",
                              "after upgrade: Cluster@v1beta1:200 Machine@v1beta1:200 MachineDeployment@v1beta1:200",
                              "kubernetes.dynamic after the upgrade"]),
