@@ -26,7 +26,7 @@ from typing import Any
 
 from restmapper.client import Client
 from restmapper.leader import LeaderElector
-from restmapper.store import Informer, ObjectCache, is_not_found
+from restmapper.store import Informer, ObjectCache, is_not_found, object_key, split_object_key
 from restmapper.testing import FakeCluster
 from restmapper.workqueue import RateLimitingQueue, ShutDown
 
@@ -43,10 +43,6 @@ def wanted(configmap: dict[str, Any]) -> str | None:
     return checksum(configmap) if configmap["metadata"].get("labels", {}).get(LABEL) == "true" else None
 
 
-def key(obj: dict[str, Any]) -> str:
-    return f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-
-
 class ChecksumController:
     def __init__(self, cache: ObjectCache, elector: LeaderElector, workers: int = 2) -> None:
         self.cache, self.elector = cache, elector
@@ -55,9 +51,9 @@ class ChecksumController:
         self.writes: list[str] = []                      # what we did, for the demo's report
         self.retries: list[str] = []
         cache.add_handler("configmaps",                  # handlers only enqueue; attached while we lead
-                          on_add=lambda obj: self.queue.add(key(obj)),
-                          on_update=lambda old, new: self.queue.add(key(new)),
-                          on_delete=lambda obj: self.queue.add(key(obj)),
+                          on_add=lambda obj: self.queue.add(object_key(obj)),
+                          on_update=lambda old, new: self.queue.add(object_key(new)),
+                          on_delete=lambda obj: self.queue.add(object_key(obj)),
                           while_leading=elector)
         self.threads = [threading.Thread(target=self.worker, name=f"worker-{i}") for i in range(workers)]
 
@@ -83,7 +79,7 @@ class ChecksumController:
     def reconcile(self, item: str) -> None:
         if not self.elector.is_leader:                   # lost the lease: the new leader reconciles it
             return
-        namespace, name = item.split("/")
+        namespace, name = split_object_key(item)
         try:
             configmap = self.cache.get("configmaps", name, namespace)
         except LookupError as exc:

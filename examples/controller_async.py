@@ -1,7 +1,7 @@
 """The controller of ``controller.py`` in asyncio form: ``AsyncObjectCache``, ``AsyncClient``,
 ``AsyncRateLimitingQueue`` and ``AsyncLeaderElector``; workers are tasks, handlers run on the loop.
 
-What it keeps in step, and the demo's helpers (``wanted``, ``key``, ...), are imported from ``controller.py``.
+What it keeps in step, and the demo's helpers (``wanted``, ``configmap``, ...), are imported from ``controller.py``.
 
 Run: python examples/controller_async.py  (about a second; prints what it did)
 """
@@ -12,12 +12,12 @@ import asyncio
 import copy
 import json
 
-from controller import ANNOTATION, configmap, converged, key, report, wanted
+from controller import ANNOTATION, configmap, converged, report, wanted
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient
 from restmapper.leader import AsyncLeaderElector
-from restmapper.store import is_not_found
+from restmapper.store import is_not_found, object_key, split_object_key
 from restmapper.testing import FakeCluster
 from restmapper.workqueue import AsyncRateLimitingQueue, ShutDown
 
@@ -33,9 +33,9 @@ class ChecksumController:
 
     async def start(self) -> None:
         await self.cache.add_handler("configmaps",       # run on the loop, only while we lead
-                                     on_add=lambda obj: self.queue.add(key(obj)),
-                                     on_update=lambda old, new: self.queue.add(key(new)),
-                                     on_delete=lambda obj: self.queue.add(key(obj)),
+                                     on_add=lambda obj: self.queue.add(object_key(obj)),
+                                     on_update=lambda old, new: self.queue.add(object_key(new)),
+                                     on_delete=lambda obj: self.queue.add(object_key(obj)),
                                      while_leading=self.elector)
         await self.elector.start()
 
@@ -57,7 +57,7 @@ class ChecksumController:
     async def reconcile(self, item: str) -> None:
         if not self.elector.is_leader:
             return
-        namespace, name = item.split("/")
+        namespace, name = split_object_key(item)
         try:
             cm = await self.cache.get("configmaps", name, namespace)
         except LookupError as exc:

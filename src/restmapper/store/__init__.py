@@ -52,6 +52,7 @@ from restmapper.store._errors import (
 from restmapper.store._generation import GenerationCache, GenerationCacheStats, crd_fingerprint, object_uid_generation
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, InformerStats, State
+from restmapper.store._keys import object_key, split_object_key
 from restmapper.store._leading import Leadership, LeadershipBinding
 from restmapper.store._reflectors import NamespaceState
 from restmapper.store._scope import Scope
@@ -80,7 +81,9 @@ __all__ = [
     "TransformError",
     "crd_fingerprint",
     "is_not_found",
+    "object_key",
     "object_uid_generation",
+    "split_object_key",
     "strip_last_applied",
     "strip_managed_fields",
 ]
