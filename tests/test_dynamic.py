@@ -15,8 +15,8 @@ from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, 
 from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
 from restmapper.dynamic import SelfHealingDiscoverer, SelfHealingDynamicClient, is_resource_type_not_found
-from restmapper.errors import GroupDiscoveryError
-from restmapper.model import APIResource
+from restmapper.errors import GroupDiscoveryError, MappingChangedError
+from restmapper.model import APIResource, Scope
 from restmapper.testing import FakeCluster
 from restmapper.transport import ApiClientTransport
 
@@ -256,7 +256,11 @@ def test_miss_storm_is_rate_limited_without_full_wipe() -> None:
         assert res.get(kind="Deployment").name == "deployments"
 
 
-def test_scenario_2_crd_recreated_cluster_scoped_request_heals() -> None:
+def test_scenario_2_crd_recreated_cluster_scoped_request_is_refused_then_heals() -> None:
+    """DESIGN 8.2, as the resend rule has it: the request on the old, namespaced mapping gets 404, the kind is
+    resolved again (cluster-scoped now) and the request is not resent to the cluster-scoped path (a namespace
+    would silently mean the whole cluster): MappingChangedError names both mappings. The next lookup answers the
+    cluster-scoped mapping, whose requests go to the cluster-scoped path."""
     cluster = FakeCluster.embedded()
     cluster.add_crd(crd("stuff.example.com", "Gizmo"))
     with cluster.serve() as s:
@@ -266,10 +270,14 @@ def test_scenario_2_crd_recreated_cluster_scoped_request_heals() -> None:
         cluster.remove_crd("gizmos.stuff.example.com")
         cluster.add_crd(crd("stuff.example.com", "Gizmo", scope="Cluster"))
         before = cluster.request_count(prefix="/apis/stuff.example.com/v1/gizmos")
-        listed = gizmo.get(namespace="default")  # old, namespaced mapping
-        assert listed.kind == "GizmoList"
+        with pytest.raises(MappingChangedError) as info:
+            gizmo.get(namespace="default")  # old, namespaced mapping
+        assert (info.value.old.scope, info.value.new.scope) == (Scope.NAMESPACED, Scope.CLUSTER)
+        assert cluster.request_count(prefix="/apis/stuff.example.com/v1/gizmos") == before  # nothing resent
+        fresh = dc.resources.get(api_version="stuff.example.com/v1", kind="Gizmo")
+        assert fresh.namespaced is False
+        assert fresh.get().kind == "GizmoList"
         assert cluster.request_count(prefix="/apis/stuff.example.com/v1/gizmos") == before + 1
-        assert dc.resources.get(api_version="stuff.example.com/v1", kind="Gizmo").namespaced is False
 
 
 def test_missing_object_is_not_healed() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from dynamic_helpers import crd
 
+from restmapper.errors import MappingChangedError
 from restmapper.testing import FakeCluster, ServiceAccount
 
 LIBRARIES = {
@@ -123,7 +124,9 @@ def test_own_errors_and_preferred_version(lib: Lib) -> None:
         run(main)
 
 
-def test_crd_recreated_cluster_scoped_request_heals(lib: Lib) -> None:
+def test_crd_recreated_cluster_scoped_request_is_refused_then_heals(lib: Lib) -> None:
+    """The request on the old, namespaced mapping is not resent to the cluster-scoped path (MappingChangedError);
+    the group was evicted, so the next lookup answers the cluster-scoped mapping."""
     cluster = FakeCluster.embedded()
     cluster.add_crd(crd("stuff.example.com", "Gizmo"))
     with cluster.serve() as served:
@@ -134,10 +137,12 @@ def test_crd_recreated_cluster_scoped_request_heals(lib: Lib) -> None:
                 assert gizmo.namespaced
                 cluster.remove_crd("gizmos.stuff.example.com")
                 cluster.add_crd(crd("stuff.example.com", "Gizmo", scope="Cluster"))
-                listed = await client.get(gizmo, namespace="default")  # the old, namespaced mapping
-                assert listed.kind == "GizmoList"
+                with pytest.raises(MappingChangedError) as info:
+                    await client.get(gizmo, namespace="default")  # the old, namespaced mapping
+                assert not info.value.new.namespaced
                 fresh = await client.resources.get(api_version="stuff.example.com/v1", kind="Gizmo")
                 assert fresh.namespaced is False
+                assert (await client.get(fresh)).kind == "GizmoList"
                 pods = await client.resources.get(api_version="v1", kind="Pod")
                 before = cluster.request_count(prefix="/api/v1/namespaces/default/pods/missing")
                 await not_found(lib, client.get(pods, name="missing", namespace="default"))  # an object: no heal

@@ -13,6 +13,7 @@ from kubernetes.dynamic import DynamicClient, LazyDiscoverer
 from kubernetes.dynamic.exceptions import NotFoundError
 
 from restmapper.dynamic import SelfHealingDiscoverer, SelfHealingDynamicClient
+from restmapper.errors import MappingChangedError
 from restmapper.testing import FakeCluster
 
 
@@ -62,7 +63,9 @@ def test_crud_and_watch_parity(tmp_path: Path, api_version: str, kind: str, name
     assert results[1][0] == ("create", "obj", kind)
 
 
-def test_scenario_2_create_after_crd_recreated_cluster_scoped(tmp_path: Path) -> None:
+def test_scenario_2_create_after_crd_recreated_cluster_scoped_is_not_resent(tmp_path: Path) -> None:
+    """A create on the old, namespaced mapping after the CRD was recreated cluster-scoped is refused with
+    MappingChangedError (never made cluster-scoped behind the caller's back); created on the new mapping, it is."""
     cluster = FakeCluster.embedded()
     cluster.add_crd(crd("stuff.example.com", "Gizmo"))
     with cluster.serve(kubeconfig_path=tmp_path / "kubeconfig") as s:
@@ -72,10 +75,11 @@ def test_scenario_2_create_after_crd_recreated_cluster_scoped(tmp_path: Path) ->
         cluster.remove_crd("gizmos.stuff.example.com")
         cluster.add_crd(crd("stuff.example.com", "Gizmo", scope="Cluster"))
         body = {"apiVersion": "stuff.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g1"}}
-        created = gizmo.create(body=body, namespace="default")  # the old, namespaced mapping
-        assert created.metadata.name == "g1"
-        assert created.metadata.namespace is None
+        with pytest.raises(MappingChangedError) as info:
+            gizmo.create(body=body, namespace="default")  # the old, namespaced mapping
+        assert info.value.verb == "create" and not info.value.new.namespaced
         posts = [r.path for r in cluster.requests if r.method == "POST"]
-        assert posts == ["/apis/stuff.example.com/v1/namespaces/default/gizmos", "/apis/stuff.example.com/v1/gizmos"]
+        assert posts == ["/apis/stuff.example.com/v1/namespaces/default/gizmos"]
         fresh = dc.resources.get(api_version="stuff.example.com/v1", kind="Gizmo")
+        assert fresh.create(body=body).metadata.namespace is None
         assert fresh.get(name="g1").metadata.name == "g1"

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from restmapper.aio import run_blocking
 from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
-from restmapper.dynamic.client import relocated
+from restmapper.dynamic._resend import healing_questions, resend_target
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
@@ -249,59 +249,109 @@ class AsyncHealingClientMixin:
 
     async def _healed(self, verb: str, resource: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         method = getattr(super(), verb)
-        return await call_healed(self, method, resource, self._flavour, self._subresource_class, args, kwargs)
+        return await call_healed(self, verb, method, resource, self._flavour, self._subresource_class, args, kwargs)
 
     async def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.get``, healed once on a resource-type 404."""
+        """``DynamicClient.get``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("get", resource, args, kwargs)
 
     async def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.create``, healed once on a resource-type 404."""
+        """``DynamicClient.create``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("create", resource, args, kwargs)
 
     async def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.delete``, healed once on a resource-type 404."""
+        """``DynamicClient.delete``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("delete", resource, args, kwargs)
 
     async def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.replace``, healed once on a resource-type 404."""
+        """``DynamicClient.replace``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("replace", resource, args, kwargs)
 
     async def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.patch``, healed once on a resource-type 404."""
+        """``DynamicClient.patch``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("patch", resource, args, kwargs)
 
     async def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.server_side_apply``, healed once on a resource-type 404."""
+        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 (see :func:`call_healed`).
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as the library's client.
+        """
         return await self._healed("server_side_apply", resource, args, kwargs)
 
 
-async def call_healed(client: Any, method: Callable[..., Any], resource: Any, flavour: Flavour,
+async def call_healed(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Await ``method(resource, ...)`` (a bound client method); on a resource-type 404, re-resolve the kind once and
-    retry if it moved.
+    """Await ``method(resource, ...)`` (the bound client method ``verb``); on a resource-type 404, re-resolve the
+    kind and resend once where :func:`~restmapper.dynamic._resend.resend_target` allows.
 
     As :class:`~restmapper.dynamic.SelfHealingDynamicClient`: the group is reported to the mapper (evicted), the
-    same kind in the same group is resolved again (preferred version) and the request is sent once more when the
-    mapping changed (version, plural or scope). A missing object is never retried.
+    kind is resolved again (at the request's version, else the preferred one), and the request is resent only
+    when the kind is still served at the request's version, in the same scope, and it is a read or a delete. A
+    missing object is never retried.
+
+    Raises:
+        MappingChangedError: the kind moved where the request may not follow (nothing was resent).
     """
     try:
         result = await method(resource, *args, **kwargs)
     except Exception as exc:
         if getattr(exc, "status", None) != 404 or not is_resource_type_not_found(exc):
             raise
-        fresh = await _heal(client, resource, flavour, subresource_class)
+        fresh = await _heal(client, verb, resource, flavour, subresource_class, exc)
         if fresh is None:
             raise
         return await method(fresh, *args, **kwargs)
     if _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
-        fresh = await _heal(client, resource, flavour, subresource_class)
+        fresh = await _heal(client, verb, resource, flavour, subresource_class, _ReturnedStatus(result))
         if fresh is not None:
             return await method(fresh, *args, **kwargs)
     return result
 
 
-async def _heal(client: Any, resource: Any, flavour: Flavour, subresource_class: Any) -> Any | None:
+class _ReturnedStatus(Exception):
+    """A 404 ``Status`` a client returned instead of raising, as the cause of the error raised for it.
+
+    Attributes:
+        status: 404, as the libraries' ``ApiException``.
+        returned: the ``Status`` the client returned.
+    """
+
+    def __init__(self, returned: Any) -> None:
+        message = getattr(returned, "message", None) or "the server could not find the requested resource"
+        super().__init__(f"404: {message}")
+        self.status = 404
+        self.returned = returned
+
+
+async def _heal(client: Any, verb: str, resource: Any, flavour: Flavour, subresource_class: Any,
+                cause: BaseException) -> Any | None:
     if isinstance(resource, flavour.resource_list):
         return None
     parent = resource.parent if isinstance(resource, subresource_class) else resource
@@ -313,11 +363,11 @@ async def _heal(client: Any, resource: Any, flavour: Flavour, subresource_class:
         mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
     else:
         await discoverer.invalidate_cache()
-    try:
-        if parent.group:
-            fresh = await discoverer.get(group=parent.group, kind=parent.kind)
-        else:
-            fresh = await discoverer.get(api_version=parent.api_version, kind=parent.kind)
-    except (flavour.not_found, flavour.not_unique):
-        return None
-    return relocated(resource, fresh, subresource_class)
+    fresh = None
+    for question in healing_questions(parent):
+        try:
+            fresh = await discoverer.get(**question)
+            break
+        except (flavour.not_found, flavour.not_unique):
+            continue
+    return resend_target(verb, resource, fresh, subresource_class, cause)

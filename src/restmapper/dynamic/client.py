@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from kubernetes.client import ApiClient, Configuration
@@ -12,42 +11,27 @@ from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
 from restmapper.dynamic._config import api_client_for
 from restmapper.dynamic._notfound import is_resource_type_not_found
+from restmapper.dynamic._resend import healing_questions, resend_target
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import incluster_config, resolve_config
 
 __all__ = ["SelfHealingDynamicClient", "is_resource_type_not_found"]
 
-log = logging.getLogger("restmapper.dynamic")
-
-
-def relocated(resource: Any, fresh: Any, subresource_class: Any) -> Any | None:
-    """Return ``fresh`` (or its subresource matching ``resource``) when the mapping moved, else None.
-
-    "Moved" means another group version, plural or scope: the request is worth sending once more.
-    """
-    if isinstance(resource, subresource_class):
-        fresh = fresh.subresources.get(resource.subresource)
-        if fresh is None:
-            return None
-    if (fresh.group_version, fresh.name, fresh.namespaced) == (
-            resource.group_version, resource.name, resource.namespaced):
-        return None
-    log.info("%s %s moved to %s (namespaced=%s); retrying once", fresh.kind, resource.group_version,
-             fresh.group_version, fresh.namespaced)
-    return fresh
-
-
 class SelfHealingDynamicClient(DynamicClient):
     """A ``kubernetes.dynamic.DynamicClient`` whose default discoverer is :class:`SelfHealingDiscoverer` and whose
-    requests heal once when the resource type vanished.
+    requests heal when the resource type vanished under them, never changing what a request means.
 
     When ``get``/``create``/``replace``/``patch``/``server_side_apply``/``delete`` (and ``watch``, which lists
     through ``get``) answer 404 for the resource *type* (see :func:`is_resource_type_not_found`), the group is
-    reported to the mapper (evicted), the same kind in the same group is resolved again (preferred version) and,
-    if the mapping changed (version, plural or scope: a CRD recreated cluster-scoped), the request is sent once
-    more on the new mapping. A missing *object* is never retried. Mirrors controller-runtime's reaction to a
-    NoKindMatch after a CRD change, done at the request instead of at the next reconcile.
+    reported to the mapper (evicted) and the kind is resolved again: at the request's version, else at the
+    group's preferred version. The request is sent once more only when the kind is still served at the request's
+    version and in the same scope, and only for reads (``get``: get, list, watch) and deletes: that is a CRD
+    recreated with another plural. Otherwise (another version, another scope, or a write to a renamed resource)
+    :class:`~restmapper.errors.MappingChangedError` names the old and new mapping and nothing is resent; when
+    nothing changed or the kind is gone, the 404 is raised as it came. A missing *object* is never retried.
+    Mirrors controller-runtime's reaction to a NoKindMatch after a CRD change (re-resolve, then the caller rebuilds
+    the request), done at the request instead of at the next reconcile.
     """
 
     def __init__(self, client: Any, cache_file: str | None = None, discoverer: Any = None) -> None:
@@ -105,8 +89,12 @@ class SelfHealingDynamicClient(DynamicClient):
         return cls(api_client_for(incluster_config(service_account_dir)), cache_file=cache_file,
                    discoverer=discoverer)
 
-    def _heal(self, resource: Any) -> Any | None:
-        """Return a re-resolved resource of the same kind and group, or None when nothing changed."""
+    def _heal(self, verb: str, resource: Any, cause: BaseException) -> Any | None:
+        """The resource to resend ``verb`` to after a resource-type 404 (:func:`resend_target`), or None.
+
+        Raises:
+            MappingChangedError: the kind moved where the request may not follow (nothing was resent).
+        """
         if isinstance(resource, ResourceList):
             return None
         parent = resource.parent if isinstance(resource, Subresource) else resource
@@ -119,15 +107,14 @@ class SelfHealingDynamicClient(DynamicClient):
             mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
         else:
             discoverer.invalidate_cache()
-        try:
-            if parent.group:
-                fresh = discoverer.get(group=parent.group, kind=parent.kind)
-            else:
-                # Only the core group: its one version names it (``v1`` is core-only for our discoverer).
-                fresh = discoverer.get(api_version=parent.api_version, kind=parent.kind)
-        except (ResourceNotFoundError, ResourceNotUniqueError):
-            return None
-        return relocated(resource, fresh, Subresource)
+        fresh = None
+        for question in healing_questions(parent):
+            try:
+                fresh = discoverer.get(**question)
+                break
+            except (ResourceNotFoundError, ResourceNotUniqueError):
+                continue
+        return resend_target(verb, resource, fresh, Subresource, cause)
 
     def _call(self, verb: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(DynamicClient, verb)
@@ -137,31 +124,61 @@ class SelfHealingDynamicClient(DynamicClient):
             # A subresource's 404 may mean only that this resource has no such subresource (a /scale probe).
             if isinstance(resource, Subresource) or not is_resource_type_not_found(exc):
                 raise
-            fresh = self._heal(resource)
+            fresh = self._heal(verb, resource, exc)
             if fresh is None:
                 raise
         return method(self, fresh, *args, **kwargs)
 
     def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.get``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.get``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("get", resource, *args, **kwargs)
 
     def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.create``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.create``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("create", resource, *args, **kwargs)
 
     def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.delete``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.delete``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("delete", resource, *args, **kwargs)
 
     def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.replace``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.replace``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("replace", resource, *args, **kwargs)
 
     def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.patch``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.patch``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("patch", resource, *args, **kwargs)
 
     def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 (raises as upstream otherwise)."""
+        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 as the class says.
+
+        Raises:
+            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
+                resent (nothing was resent). Otherwise as upstream.
+        """
         return self._call("server_side_apply", resource, *args, **kwargs)
