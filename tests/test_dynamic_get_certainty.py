@@ -1,8 +1,9 @@
 """``resources.get`` of the drop-in is never confidently wrong while a group version is unreadable (DESIGN 5.10).
 
-Upstream's ``get`` raises ``ResourceNotUniqueError`` when several groups serve a match, so an unreadable group
-version of another group in scope turns a single answer into :class:`GroupDiscoveryError` (review-final F1); a
-``...List`` kind is judged as its resource, by rank too, in ``get`` and ``search`` (review-final F7).
+By the mapper's rule (client-go priority, as ``resolve`` and kubectl): an unreadable group version ranking above
+the answer refuses it (:class:`GroupDiscoveryError`); one ranking below it, which could serve a second match
+(upstream's ``get`` would then say "not unique"), gives the answer with a :class:`PartialDiscoveryWarning`
+naming it in ``failed``. A ``...List`` kind is judged as its resource, by rank too, in ``get`` and ``search``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotUniqueError
 from test_dynamic_async import LIBRARIES, Lib
 
-from restmapper import GroupDiscoveryError, is_no_match
+from restmapper import GroupDiscoveryError, PartialDiscoveryWarning, is_no_match
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
@@ -67,18 +68,36 @@ def _refused(resources: Any, failed: str, method: str = "get", **kwargs: Any) ->
     assert f"resources.{method}(" in str(info.value)
 
 
+def _partial(resources: Any, failed: str, **kwargs: Any) -> Any:
+    """The answer of ``resources.get(**kwargs)``, which must warn that ``failed`` could not be read."""
+    with pytest.warns(PartialDiscoveryWarning) as caught:
+        found = resources.get(**kwargs)
+    (warning,) = [w.message for w in caught if isinstance(w.message, PartialDiscoveryWarning)]
+    assert list(warning.failed) == [GroupVersion(*failed.split("/"))], warning.failed
+    assert "resources.get(" in str(warning) and failed in str(warning)
+    return found
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_an_unreadable_group_below_the_answer_may_hold_a_second_match(mode: str) -> None:
+def test_an_unreadable_group_below_the_answer_makes_it_partial_above_refuses_it(mode: str) -> None:
+    """Two groups serve Widget; upstream says "not unique". With z.example.com (ranked below a.example.com)
+    unreadable, a.example.com's Widget is answered with a warning naming z; with a.example.com unreadable, z's
+    Widget is refused (a.example.com's would win)."""
     healthy = _resources(_widgets(mode))
     for kwargs in WIDGET_QUESTIONS:
         with pytest.raises(ResourceNotUniqueError):
             healthy.get(**kwargs)
-    for broken in ("z.example.com/v1", "a.example.com/v1"):  # ranked below, then above, the answer
-        cluster = _widgets(mode)
-        _break(cluster, mode, broken)
-        resources = _resources(cluster)
-        for kwargs in WIDGET_QUESTIONS:
-            _refused(resources, broken, **kwargs)
+    cluster = _widgets(mode)
+    _break(cluster, mode, "z.example.com/v1")
+    resources = _resources(cluster)
+    for kwargs in WIDGET_QUESTIONS:
+        assert _partial(resources, "z.example.com/v1", **kwargs).group_version == "a.example.com/v1"
+        assert _partial(resources, "z.example.com/v1", **kwargs).group_version == "a.example.com/v1"  # not memoized
+    cluster = _widgets(mode)
+    _break(cluster, mode, "a.example.com/v1")
+    resources = _resources(cluster)
+    for kwargs in WIDGET_QUESTIONS:
+        _refused(resources, "a.example.com/v1", **kwargs)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -90,7 +109,8 @@ def test_a_pinned_group_version_is_unaffected_by_other_failures(mode: str) -> No
                    {"api_version": "m.example.com/v2", "kind": "Mk"}):
         found = resources.get(**kwargs)
         assert (found.group_version, found.kind) == (kwargs.get("api_version", "a.example.com/v1"), kwargs["kind"])
-    _refused(resources, "z.example.com/v1", kind="Mk")  # z.example.com/v1 could serve an Mk too
+    # z.example.com/v1 could serve an Mk too, but ranks below m.example.com: the answer stands, warned
+    assert _partial(resources, "z.example.com/v1", kind="Mk").group_version == "m.example.com/v2"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -120,16 +140,30 @@ def test_a_list_kind_is_ranked_as_its_resource(mode: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(LIBRARIES))
 def test_the_async_drop_ins_get_by_the_same_rules(name: str) -> None:
+    """As the sync drop-in: warned (at the caller's line, on the loop) for a failure ranked below the answer,
+    refused for one ranked above it."""
     lib = Lib(name)
     cluster = _widgets("legacy")
     with cluster.serve() as served:
         async def main() -> None:
             async with lib.api_client(served.url) as api:
                 ours = await lib.dynamic.DynamicClient(api, discoverer=lib.discoverer)
-                cluster.inject("/apis/z.example.com/v1", status=503, body="down")
+                below = cluster.inject("/apis/z.example.com/v1", status=503, body="down")
+                for kwargs in ({"kind": "Widget"}, {"kind": "WidgetList"}):
+                    with pytest.warns(PartialDiscoveryWarning) as caught:
+                        found = await ours.resources.get(**kwargs)
+                    assert found.group_version == "a.example.com/v1"
+                    (warning,) = caught
+                    assert warning.filename == __file__
+                    assert list(warning.message.failed) == [GroupVersion("z.example.com", "v1")]
+                    with pytest.warns(PartialDiscoveryWarning):
+                        assert len(await ours.resources.search(**kwargs)) == 1
+                below.remove()
+                cluster.inject("/apis/a.example.com/v1", status=503, body="down")
+                await ours.resources.invalidate_cache()
                 for kwargs in ({"kind": "Widget"}, {"kind": "WidgetList"}):
                     with pytest.raises(GroupDiscoveryError) as info:
                         await ours.resources.get(**kwargs)
-                    assert GroupVersion("z.example.com", "v1") in info.value.failed and not is_no_match(info.value)
+                    assert GroupVersion("a.example.com", "v1") in info.value.failed and not is_no_match(info.value)
 
         asyncio.run(main())

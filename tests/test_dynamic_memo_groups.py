@@ -18,7 +18,7 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 from test_dynamic_async import LIBRARIES, Lib
 
-from restmapper import GroupDiscoveryError
+from restmapper import PartialDiscoveryWarning
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
@@ -126,7 +126,7 @@ def test_answers_about_the_refreshed_group_are_recomputed_and_right(mode: str) -
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_answer_from_any_group_is_refused_once_another_group_is_unreadable(mode: str) -> None:
+def test_an_answer_from_any_group_is_partial_once_a_lower_group_is_unreadable(mode: str) -> None:
     cluster = _cluster(mode)
     resources = _discoverer(cluster)
     pinned = {"api_version": f"{A}/v1", "kind": "Alpha"}
@@ -141,10 +141,12 @@ def test_an_answer_from_any_group_is_refused_once_another_group_is_unreadable(mo
     computed = _count_computations(resources)
     assert resources.get(**pinned).kind == "Alpha", "pinned to A: B cannot change it"
     assert computed[0] == 0, "and it stays memoized"
-    # B could hold another Alpha (upstream's get would then raise ResourceNotUniqueError): refused.
-    with pytest.raises(GroupDiscoveryError) as info:
-        resources.get(kind="Alpha")
-    assert GroupVersion(B, "v1") in info.value.failed
+    # B (ranked below A) could hold another Alpha (upstream's get would then raise ResourceNotUniqueError): the
+    # answer is given with a warning naming B's version, on every call (never memoized while B is unreadable).
+    for _ in range(2):
+        with pytest.warns(PartialDiscoveryWarning) as caught:
+            assert resources.get(kind="Alpha").group == A
+        assert GroupVersion(B, "v1") in caught[0].message.failed
     with pytest.warns(Warning):  # a partial answer, with B's version as failed
         partial = resources.search(kind="Alpha")
     assert [r.kind for r in partial] == ["Alpha"] and GroupVersion(B, "v1") in partial.failed

@@ -18,7 +18,7 @@ from dynamic_helpers import crd
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 from test_dynamic_memo_groups import MODES, A, B, _ask, _cluster, _discoverer
 
-from restmapper import GroupDiscoveryError
+from restmapper import PartialDiscoveryWarning
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.dynamic._memo import memo_key
 
@@ -157,7 +157,8 @@ def test_refreshing_group_b_leaves_the_ready_answers_about_group_a(mode: str) ->
 @pytest.mark.parametrize("mode", MODES)
 def test_a_ready_answer_no_longer_held_is_not_used(mode: str) -> None:
     """Invalidating a group (no reload yet), making it unreadable, or invalidating the cache: the ready answers
-    that may come from any group are refused, as memoized ones would be (DESIGN 5.10)."""
+    that may come from any group are not used, as memoized ones would not be (DESIGN 5.10): the full lookup
+    answers, warned."""
     cluster = _cluster(mode)
     resources = _ready(cluster)
     counts = _counting(resources)
@@ -171,8 +172,8 @@ def test_a_ready_answer_no_longer_held_is_not_used(mode: str) -> None:
     else:
         cluster.set_stale(f"{B}/v1", True)
     resources.mapper.invalidate_group(B)
-    with pytest.raises(GroupDiscoveryError):
-        _first_time(resources, [("get", {"kind": "Alpha"})])  # B could serve another Alpha
+    with pytest.warns(PartialDiscoveryWarning):  # B, ranked below A, could serve another Alpha: warned
+        assert _first_time(resources, [("get", {"kind": "Alpha"})])[0][0] == f"{A}/v1"
     assert _first_time(resources, [("get", {"api_version": f"{A}/v1", "kind": "Alpha"})])[0][0] == f"{A}/v1"
 
     resources.invalidate_cache()

@@ -16,7 +16,10 @@ The rule asserted in every cell (DESIGN 5.10, "an answer is never confidently wr
     document the lookup needs was read: the fault is on a document the lookup never reads, or it is a 404 on a
     named group version (the server saying that version is gone: still 404 after a re-list, as in the upgrade race
     of DESIGN 8.1, so a lookup in that group may say no-match too). Never another answer, never an untyped
-    exception. A fault on an unrelated, lower-priority group version never fails a lookup.
+    exception. A fault on an unrelated, lower-priority group version never fails a lookup, and the drop-in's
+    ``resources.get`` answers whenever the faulted group version is another group's, ranked below its answer
+    (``get(kind="Deployment")`` while ``cert-manager.io/v1`` is down: ``apps/v1``), with a
+    ``PartialDiscoveryWarning`` naming exactly that group version when it could hold a second match.
 
 Rule 2 is in the cells too: the cluster serves ``pods`` and ``nodes`` in metrics.k8s.io and a namespaced ``nodes``
 in longhorn.io, so an unreadable core group that let another group answer would show as a wrong answer.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import io
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +47,7 @@ from restmapper import (
     GroupKind,
     GroupVersionResource,
     MappingError,
+    PartialDiscoveryWarning,
     TransportError,
     is_no_match,
 )
@@ -118,6 +123,8 @@ TARGETS = {
     "named": Target("certificates", GroupVersionResource("", "", "certificates"),
                     GroupKind("cert-manager.io", "Certificate"),
                     dict(api_version="cert-manager.io/v1", kind="Certificate")),
+    "kind-only": Target("Deployment", GroupVersionResource("", "", "deployments"), GroupKind("apps", "Deployment"),
+                        dict(kind="Deployment")),
     "absent": Target("xyzzy", GroupVersionResource("", "", "xyzzies"), GroupKind("example.com", "Xyzzy"),
                      dict(kind="Xyzzy"), needs_only_apis=True),
 }
@@ -214,6 +221,32 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
         return ("no-match" if is_no_match(exc) else "error"), exc
 
 
+def _dropin_outcome(call: Callable[[], Any], endpoint: str | None = None) -> tuple[str, Any]:
+    """The drop-in's outcome; a PartialDiscoveryWarning it emits must come with an answer and name only the
+    faulted group version (``endpoint``)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kind, value = _outcome(call)
+    for warning in caught:
+        if isinstance(warning.message, PartialDiscoveryWarning):
+            assert kind == "value", (kind, value, warning.message)
+            named = {f"/apis/{gv}" for gv in warning.message.failed}
+            assert endpoint is not None and named == {endpoint}, (endpoint, warning.message)
+    return kind, value
+
+
+# Discovery priority of make_cluster's groups: core, then /apis in the kit's order (its CRD groups come first).
+RANKS = {"": 0, "cert-manager.io": 1, "longhorn.io": 2, "apps": 3, "metrics.k8s.io": 4}
+
+
+def _below_the_answer(endpoint: str, target: Target) -> bool:
+    """Whether ``endpoint`` is a version of another named group, ranked below the target's group."""
+    if endpoint.count("/") != 3:
+        return False
+    group, mine = endpoint.split("/")[2], target.group_kind.group
+    return mine in RANKS and RANKS[group] > RANKS[mine]
+
+
 def _dropin_value(resource: Any) -> tuple[str, str, bool]:
     return resource.group_version, resource.name, resource.namespaced
 
@@ -229,7 +262,7 @@ def healthy(mode: str) -> dict[tuple[str, str], tuple[str, Any]]:
             for lname, lookup in LOOKUPS.items():
                 kind, value = _outcome(functools.partial(lookup, clients.mapper, target))
                 answers[(tname, lname)] = (kind, value if kind == "value" else None)
-            kind, value = _outcome(functools.partial(clients.dropin.get, **target.get))
+            kind, value = _dropin_outcome(functools.partial(clients.dropin.get, **target.get))
             answers[(tname, "get")] = (kind, _dropin_value(value) if kind == "value" else None)
             answers[(tname, "cli")] = ("cli", _cli(clients.session, target))
     return answers
@@ -269,6 +302,8 @@ def _check(cell: str, mode: str, endpoint: str, fault: str, tname: str, lname: s
         else:
             assert code == 1 and err.startswith("error: ") and target.arg in err, where
         return
+    if lname == "get" and want_kind == "value" and _below_the_answer(endpoint, target):
+        assert kind == "value", f"a failure ranked below the answer failed the drop-in's get: {where}"
     if kind == "value":
         assert want_kind == "value", where
         assert (_dropin_value(value) if lname == "get" else value) == want, where
@@ -311,13 +346,13 @@ def test_fault_matrix(mode: str, endpoint: str, fault: str, state: str) -> None:
             for target in TARGETS.values():
                 for lookup in LOOKUPS.values():
                     _outcome(functools.partial(lookup, clients.mapper, target))
-                _outcome(functools.partial(clients.dropin.get, **target.get))
+                _dropin_outcome(functools.partial(clients.dropin.get, **target.get))
             clock.now += TTL + 1
         _inject(cluster, endpoint, fault)
         for tname, target in TARGETS.items():
             for lname, lookup in LOOKUPS.items():
                 got = _outcome(functools.partial(lookup, clients.mapper, target))
                 _check(cell, mode, endpoint, fault, tname, lname, got)
-            got = _outcome(functools.partial(clients.dropin.get, **target.get))
+            got = _dropin_outcome(functools.partial(clients.dropin.get, **target.get), endpoint)
             _check(cell, mode, endpoint, fault, tname, "get", got)
             _check(cell, mode, endpoint, fault, tname, "cli", ("cli", _cli(clients.session, target)))

@@ -2,7 +2,8 @@
 
 - ``resources.get`` never says "not found" (``ResourceNotFoundError``) while a group that could hold the answer
   could not be read, and never answers from a lower-priority group while a higher one is unreadable: it raises
-  :class:`~restmapper.errors.GroupDiscoveryError`.
+  :class:`~restmapper.errors.GroupDiscoveryError`. An unreadable group ranked below the answer does not fail it:
+  the answer comes with a :class:`~restmapper.errors.PartialDiscoveryWarning` naming it, by the mapper's rule.
 - Only a 404 for the resource *type* evicts a group: not a 404 naming an object (``details.name``), and not a
   404 on a subresource path (kube-apiserver answers an unknown built-in subresource with the same empty-details
   Status as an unknown type, and a CRD's unknown subresource with the object's NotFound); evictions of one group
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -19,9 +21,11 @@ from dynamic_helpers import FakeClock, api_client, crd
 from kubernetes import client as kclient
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+from test_dynamic_async import Lib
 
-from restmapper import GroupDiscoveryError, is_no_match
+from restmapper import GroupDiscoveryError, PartialDiscoveryWarning, is_no_match
 from restmapper.dynamic import SelfHealingDiscoverer, SelfHealingDynamicClient
+from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster
 
 _DISCOVERY = re.compile(r"^/(api|apis)(/v1|/[^/]+(/[^/]+)?)?$")
@@ -121,3 +125,54 @@ def test_get_never_answers_core_from_another_group(mode: str) -> None:
 def test_drop_in_with_the_wrong_thing_is_a_type_error(wrong: Any) -> None:
     with pytest.raises(TypeError, match="ApiClient"):
         SelfHealingDynamicClient(wrong)
+
+
+def _break_cert_manager(cluster: FakeCluster, mode: str) -> None:
+    if mode == "aggregated":
+        cluster.set_stale("cert-manager.io/v1")
+    else:
+        cluster.inject("/apis/cert-manager.io/v1", status=500, body="Internal error", content_type="text/plain")
+
+
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_kind_only_get_answers_while_an_unrelated_lower_group_is_down(mode: str) -> None:
+    """``get(kind="Deployment")`` while cert-manager.io/v1 answers 500 (or is stale): apps/v1, as the mapper and
+    kubectl answer, with a PartialDiscoveryWarning whose ``failed`` names cert-manager.io/v1 (it ranks below apps
+    but could serve a second Deployment kind). Without a kind filter it would have to read every group."""
+    cluster = FakeCluster.embedded(mode=mode)
+    _break_cert_manager(cluster, mode)
+    with cluster.serve() as s:
+        dc = client(s.url, FakeClock())
+        assert dc.resources.mapper.resolve("Deployment").resource.group == "apps"
+        for kwargs in (dict(kind="Deployment"), dict(kind="deployment"), dict(kind="DeploymentList"),
+                       dict(name="deployments"), dict(short_names=["deploy"])):
+            with pytest.warns(PartialDiscoveryWarning) as caught:
+                found = dc.resources.get(**kwargs)
+            assert found.group_version == "apps/v1", kwargs
+            (warning,) = [w.message for w in caught if isinstance(w.message, PartialDiscoveryWarning)]
+            assert list(warning.failed) == [GroupVersion("cert-manager.io", "v1")]
+            assert caught[0].filename == __file__  # at the caller's line
+            with pytest.warns(PartialDiscoveryWarning):
+                assert {r.group_version for r in dc.resources.search(**kwargs)} == {"apps/v1"}
+        with pytest.raises(GroupDiscoveryError):  # the failed group itself is not answered for
+            dc.resources.get(kind="Certificate")
+
+
+@pytest.mark.parametrize("name", ["kubernetes.aio", "kubernetes_asyncio"])
+def test_kind_only_get_of_the_async_drop_ins_answers_while_an_unrelated_lower_group_is_down(name: str) -> None:
+    lib = Lib(name)
+    cluster = FakeCluster.embedded(mode="legacy")
+    _break_cert_manager(cluster, "legacy")
+    with cluster.serve() as served:
+        async def main() -> None:
+            async with lib.api_client(served.url) as api:
+                dc = await lib.healing_client(api)
+                with pytest.warns(PartialDiscoveryWarning) as caught:
+                    found = await dc.resources.get(kind="Deployment")
+                assert found.group_version == "apps/v1"
+                assert list(caught[0].message.failed) == [GroupVersion("cert-manager.io", "v1")]
+                assert caught[0].filename == __file__
+                with pytest.raises(GroupDiscoveryError):
+                    await dc.resources.get(kind="Certificate")
+
+        asyncio.run(main())

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from restmapper.aio import run_blocking
 from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
+from restmapper.dynamic._partial import deferring_warnings, emit_deferred
 from restmapper.dynamic._resend import healing_questions, resend_target
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
@@ -213,17 +214,25 @@ class AsyncSelfHealingDiscovererBase:
             GroupDiscoveryError: as :meth:`SelfHealingDiscoverer.search`: never an empty or core-less answer while
                 a group version that could hold a match is unreadable. Also when the root documents fail.
         """
-        return await self._run(self.sync.search, **kwargs)  # type: ignore[no-any-return]
+        results, made = await self._run(deferring_warnings, self.sync.search, **kwargs)
+        emit_deferred(made)
+        return results  # type: ignore[no-any-return]
 
     async def get(self, **kwargs: Any) -> Any:
         """Await :meth:`SelfHealingDiscoverer.get`: one of this library's ``Resource`` objects.
 
+        A :class:`~restmapper.errors.PartialDiscoveryWarning` (with ``failed``) is emitted, at the caller's line,
+        for an answer found while lower-ranked group versions could not be read.
+
         Raises:
             ResourceNotFoundError, ResourceNotUniqueError: this library's, as :meth:`SelfHealingDiscoverer.get`.
             TypeError: an unknown keyword.
-            DiscoveryError: the root documents could not be read.
+            GroupDiscoveryError: as :meth:`SelfHealingDiscoverer.get` (a group version that could hold the answer
+                and ranks above it could not be read), or the root documents could not be read.
         """
-        return await self._run(self.sync.get, **kwargs)
+        resource, made = await self._run(deferring_warnings, self.sync.get, **kwargs)
+        emit_deferred(made)
+        return resource
 
     async def __aiter__(self) -> AsyncIterator[list[Any]]:
         """Yield, per group version (core first), one list per kind, as the synchronous discoverer iterates."""

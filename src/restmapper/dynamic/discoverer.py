@@ -26,18 +26,17 @@ from restmapper.cache import GroupEntry
 from restmapper.cache._replay import Replays, replay_mark
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import _cachefile
-from restmapper.dynamic._certainty import check_get
 from restmapper.dynamic._direct import DirectAnswers
 from restmapper.dynamic._index import KUBERNETES_DYNAMIC, Flavour, GroupResources, build_group, generic_list
 from restmapper.dynamic._memo import LIST_TAG, LISTED, MEMO_LIMIT, Deps, depend_on_read, memo_key, recall, remember
 from restmapper.dynamic._notfound import observe_requests_of
-from restmapper.dynamic._partial import SearchResults, search_answer
+from restmapper.dynamic._partial import SearchResults, judge_partial, search_answer
 from restmapper.dynamic._query import FILTER_KEYWORDS, Query, choose, collect, parse
 from restmapper.dynamic._ready import any_unsure, ready_found
 from restmapper.dynamic._surface import UpstreamSurface
 from restmapper.errors import DiscoveryError, GroupDiscoveryError, InvalidArgumentError, remembered_suffix
-from restmapper.mapper import LazyRESTMapper
-from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, with_question
+from restmapper.mapper import LazyRESTMapper, outranking
+from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, raced, with_question
 from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._memo import Memo
 from restmapper.mapper.merged import Cell
@@ -79,10 +78,10 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
     private and atomic); TTL, 404 eviction and rate-limited miss revalidation instead of a full wipe per miss;
     thread-safe; a group-less ``api_version`` names the core group when the core group serves it (``v1`` never
     matches ``apps/v1``); a kind served by several versions of one group resolves to the preferred version; kinds
-    and names match case-insensitively; a failing group version fails only lookups that need it (a ``get`` not
-    pinned to one group needs every group: another could make the answer not unique); two resources
-    of one version sharing a kind resolve to the one named after the kind; several keyword filters must all
-    match (upstream returned the first resource matching any one); unknown keywords raise ``TypeError``.
+    and names match case-insensitively; a failing group version fails only lookups whose answer it could
+    outrank (one ranking below the answer makes it partial: a warning, as kubectl); two resources of one version
+    sharing a kind resolve to the one named after the kind; several keyword filters must all match (upstream
+    returned the first resource matching any one); unknown keywords raise ``TypeError``.
 
     Attributes:
         client: the ``DynamicClient``.
@@ -279,16 +278,22 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
             **kwargs: as :meth:`search`.
 
         Returns:
-            The ``Resource`` (or ``ResourceList`` for ``...List`` kinds).
+            The ``Resource`` (or ``ResourceList`` for ``...List`` kinds). When group versions that could hold
+            another match could not be read but all rank below the answer in discovery priority (client-go's:
+            core first, then groups in server order, preferred version first), the answer is given with a
+            :class:`~restmapper.errors.PartialDiscoveryWarning` whose ``failed`` names them, as
+            ``LazyRESTMapper.resolve`` and kubectl answer (``get(kind="Deployment")`` while ``cert-manager.io/v1``
+            is down: ``apps/v1``, warned).
 
         Raises:
             ResourceNotFoundError: nothing matches, also after a (rate-limited) revalidation, and every group
                 version that could hold it was read (the server said so).
             ResourceNotUniqueError: several groups match.
             TypeError: an unknown keyword.
-            GroupDiscoveryError: a group version that could hold the answer, of another group than the one found
-                (it could make the answer not unique, as upstream), or of its group ranking above it, could not
-                be read; or the root documents could not be read. Never a ``ResourceNotFoundError``: code that
+            GroupDiscoveryError: a group version that could hold the answer and ranks above the one found (the
+                mapper's :func:`~restmapper.mapper.outranking`), or the core group in scope, could not be read; or
+                nothing was found while one could not; or the root documents could not be read. Never a
+                ``ResourceNotFoundError``: code that
                 skips "not installed" kinds must not skip these.
         """
         # The answers held while nothing changed (``restmapper.mapper._hot``), then the warm path of
@@ -380,7 +385,9 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
         value: Any = None
         error: BaseException | None = None
         try:
-            value, until = self._get(q, deps)
+            value, until, partial = self._get(q, deps, since)
+            if partial:  # never memoized: each call re-checks, and warns
+                return value  # type: ignore[no-any-return]
         except _Miss as miss:  # remembered until the server's confirmation is an interval old
             if key is not None:
                 remember(self._get_memo, key, None, miss, miss.until, deps, epoch)
@@ -401,7 +408,10 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
 
     # --- the one lookup path -------------------------------------------------------------------------------------
 
-    def _get(self, q: Query, deps: Deps) -> tuple[Resource, float]:
+    def _get(self, q: Query, deps: Deps, since: int) -> tuple[Resource, float, bool]:
+        """The one match of ``q``, until when it holds, and whether it is partial: found while group versions in
+        scope ranking below it could not be read (then a warning was emitted: :mod:`restmapper.dynamic._partial`).
+        ``since``: the call's :func:`replay_mark`."""
         found, until, failures, entries, confirmed = self._lookup(q, deps)
         if not found and failures:
             # Not "not found": a group version that could hold it could not be read (DESIGN 5.10).
@@ -409,9 +419,14 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
         results = choose(found, q, self._flavour, self._version_rank)
         if len(results) == 1:
             result = results[0]
-            if result is not self._generic_list and (failures or any_unsure(entries)):
-                check_get(result, failures, q.asked, lambda r: self._check_rank(r, q, entries))
-            return result, until
+            if result is self._generic_list:
+                return result, until, False
+            if failures:
+                judge_partial([result], Replays(self._clock, since).failures(failures), q.asked(),
+                              lambda r: self._check_rank(r, q, entries), one=True)
+            elif any_unsure(entries):
+                self._check_rank(result, q, entries)
+            return result, until, bool(failures)
         if not results:
             raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until, confirmed)
         raise self._flavour.not_unique(f"Multiple matches found for {q.kwargs}: {results}")

@@ -3,10 +3,13 @@
 Pure parts (no I/O, no cache): :class:`GroupIndex` (one group's lookup tables), :class:`StaticRESTMapper`
 (client-go ``NewDiscoveryRESTMapper`` semantics over a set of indexes), :func:`expand_resource_shortcut`,
 :func:`expand_category`, :func:`mapping_for` and :func:`resolve` (kubectl's argument resolution).
+:func:`outranking` is the rule every answer given while some discovery failed obeys (the mapper's own and the
+integrations' built on it).
 """
 
 from __future__ import annotations
 
+from restmapper.mapper._certainty import outranking
 from restmapper.mapper.index import GroupIndex, ResourceEntry, VersionIndex, unsafe_guess_kind_to_resource
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.mapper.priority import (
@@ -53,6 +56,7 @@ __all__ = [
     "kind_matches",
     "mapping_for",
     "narrow_by_priority",
+    "outranking",
     "resolve",
     "resource_matches",
     "short_name_warning",

@@ -118,12 +118,27 @@ def outranking(entries: Sequence[GroupEntry], answer: GroupVersion, versions: Se
                ) -> dict[GroupVersion, BaseException]:
     """The unsure group versions of ``entries`` (in scope of ``versions``) that rank above ``answer`` (rule 2).
 
+    An answer found while some group versions in scope could not be read may be given only when this is empty
+    (then with those failures attached, as a :class:`~restmapper.errors.PartialDiscoveryWarning`); otherwise it is
+    a :class:`~restmapper.errors.GroupDiscoveryError` naming the returned ones. Published as
+    :func:`restmapper.mapper.outranking` for the integrations that answer from the cache's entries themselves
+    (the ``kubernetes.dynamic`` drop-ins).
+
     Ranks follow client-go ``NewDiscoveryRESTMapper``; versions the caller asked for come first, in the caller's
     order. A failed version the group does not list as served (aggregated ``Stale``) may be the real preferred
     version, so it ranks just above the group's first version. Every version of an outdated group other than the
     answer's ranks above every named group (it changed since it was read: any of its versions may now hold the
     answer, and its own earlier answers are served stale; its place is unknown too, since the legacy ``/apis``
     orders groups by their best ``<version>.<group>``, so a group that gained a version may have moved up).
+
+    Args:
+        entries: the cache entries of the groups read (``GroupEntry``), in discovery order (as the cache lists
+            them: a group's rank is its place here).
+        answer: the group version that holds the answer.
+        versions: the versions the question was restricted to (empty: all).
+
+    Returns:
+        Each outranking unsure group version with its failure; empty when none.
     """
     failed: dict[GroupVersion, BaseException] = {}
     outdated: dict[GroupVersion, BaseException] = {}
