@@ -2,7 +2,8 @@
 
 ``DynamicClient(api_client, discoverer=SelfHealingDiscoverer)`` keeps existing code working while fixing what
 upstream's ``LazyDiscoverer`` gets wrong; :class:`SelfHealingDynamicClient` also re-resolves a resource whose
-type vanished under a request (a CRD recreated with another scope) and retries once.
+type vanished under a request and resends it once only where it means the same (same version and scope, a read
+or a delete); otherwise :class:`~restmapper.errors.MappingChangedError` says so and nothing is resent.
 """
 
 from __future__ import annotations

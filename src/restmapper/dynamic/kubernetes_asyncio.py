@@ -4,7 +4,8 @@
 answers with that library's own ``Resource`` objects and errors, adding what :class:`SelfHealingDiscoverer` adds
 to the synchronous client (TTL, 404 eviction, no temp-dir cache file, preferred versions, thread safety).
 :class:`SelfHealingAsyncioDynamicClient` also re-resolves a resource whose type vanished under a request and
-retries once. Discovery work runs off the event loop.
+resends it once where that means the same (see :mod:`restmapper.dynamic._resend`). Discovery work runs off
+the event loop.
 """
 
 from __future__ import annotations
