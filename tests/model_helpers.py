@@ -33,6 +33,7 @@ from restmapper import (
     GroupKind,
     GroupVersionKind,
     GroupVersionResource,
+    PartialDiscoveryWarning,
     TransportError,
     is_ambiguous,
     is_no_match,
@@ -190,10 +191,13 @@ class Outcome:
 ERRORS_ALLOWED_IN_A_FAULT = ("discovery-error", "partial")
 
 
-def outcome_of(ask: Callable[[], tuple[object, frozenset[str]]]) -> Outcome:
+def outcome_of(ask: Callable[[], tuple[object, frozenset[str]]], *, dropin: bool = False) -> Outcome:
+    """The outcome of ``ask``; for a ``dropin`` question, an answer given with a PartialDiscoveryWarning (a get
+    while a group ranked below its answer is unreadable: that group could make it not unique) is "partial", as a
+    partial search is."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # short-name conflicts and partial searches warn
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # short-name conflicts and partial answers warn
             value, groups = ask()
     except (ResourceNotUniqueError, AioResourceNotUniqueError):
         return Outcome("not-unique")
@@ -207,7 +211,7 @@ def outcome_of(ask: Callable[[], tuple[object, frozenset[str]]]) -> Outcome:
         if isinstance(exc, DiscoveryError | TransportError):
             return Outcome("discovery-error", type(exc).__name__)
         return Outcome("crash", repr(exc))
-    if value == "partial":
+    if value == "partial" or (dropin and any(issubclass(w.category, PartialDiscoveryWarning) for w in caught)):
         return Outcome("partial")
     return Outcome("ok", value, groups)
 
@@ -423,10 +427,10 @@ class Oracle:
                 got = outcome_of(lambda: MAPPER_QUESTIONS[question](mapper))
             elif question.startswith(AIO):  # the asyncio drop-in mirrors its own library, not the sync one
                 aio = make_aio_dropin(twin, ManualClock(), ttl=None)
-                got = outcome_of(lambda: DROPIN_QUESTIONS[question.removeprefix(AIO)](aio))
+                got = outcome_of(lambda: DROPIN_QUESTIONS[question.removeprefix(AIO)](aio), dropin=True)
             else:
                 dropin = make_dropin(twin, ManualClock(), ttl=None)
-                got = outcome_of(lambda: DROPIN_QUESTIONS[question](dropin))
+                got = outcome_of(lambda: DROPIN_QUESTIONS[question](dropin), dropin=True)
             twin.clear_requests()
             assert got.kind not in ("discovery-error", "partial", "crash"), (question, combo, got)
             self._answers[key] = got

@@ -19,9 +19,10 @@ The invariant, checked on every question (see ``model_helpers.py`` for the model
   is active or just ended, one within ``ttl + max_stale`` served stale-on-error (``max_stale > 0``; after an
   invalidation only the group's own answers: never a no-match, never another group's answer in its place;
   never content from before a 404);
-- a typed discovery error (GroupDiscoveryError / DiscoveryError / TransportError) or a partial search only while a
-  fault is active or just ended (backoff cap plus miss interval), or within the window of an untold change
-  (permissive: a rate-limited 404 eviction may then fail honestly);
+- a typed discovery error (GroupDiscoveryError / DiscoveryError / TransportError), a partial search or a drop-in
+  ``get`` answered with a PartialDiscoveryWarning only while a fault is active or just ended (backoff cap plus miss
+  interval), or within the window of an untold change (permissive: a rate-limited 404 eviction may then fail
+  honestly);
 - anything else (an untyped exception) is always wrong.
 
 Answers are compared with scope (``namespaced``) too. The default profile is derandomized (tests/conftest.py);
@@ -279,11 +280,11 @@ class NeverConfidentlyWrong(RuleBasedStateMachine):
 
     @rule(question=st.sampled_from(sorted(DROPIN_QUESTIONS)))
     def ask_dropin(self, question: str) -> None:
-        self._judge(question, outcome_of(lambda: DROPIN_QUESTIONS[question](self.dropin)))
+        self._judge(question, outcome_of(lambda: DROPIN_QUESTIONS[question](self.dropin), dropin=True))
 
     @rule(question=st.sampled_from(sorted(DROPIN_QUESTIONS)))
     def ask_aio_dropin(self, question: str) -> None:
-        self._judge(AIO + question, outcome_of(lambda: DROPIN_QUESTIONS[question](self.aio_dropin)))
+        self._judge(AIO + question, outcome_of(lambda: DROPIN_QUESTIONS[question](self.aio_dropin), dropin=True))
 
     def _fault_window(self) -> bool:
         if self.faults or self.stale:

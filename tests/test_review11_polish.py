@@ -17,7 +17,6 @@ from restmapper.cli import run
 from restmapper.discovery import DiscoveryClient
 from restmapper.dynamic import SelfHealingDiscoverer
 from restmapper.errors import InvalidArgumentError
-from restmapper.model import APIResource
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock, crd_manifest
 
 
@@ -55,21 +54,24 @@ def test_manifest_pair_message_has_an_apostrophe_not_a_quote() -> None:
 # --- F18: the drop-in's unpinned get says how to ask one group -------------------------------------------------
 
 def test_unpinned_drop_in_get_refused_by_another_group_says_how_to_pin_it() -> None:
+    """a.example.com (ranked above z.example.com) is unreadable and could serve the Widget that wins: the answer
+    found in z.example.com is refused, and the error says how to ask z.example.com alone."""
     cluster = FakeCluster.embedded(mode="aggregated")
-    cluster.add_api_resources("metrics.k8s.io/v1beta1", [APIResource("pods", "", True, "PodMetrics", ("get", "list"))])
-    cluster.set_stale("metrics.k8s.io/v1beta1", True)
+    cluster.add_crd(crd_manifest("a.example.com", "Widget"))
+    cluster.add_crd(crd_manifest("z.example.com", "Widget"))
+    cluster.set_stale("a.example.com/v1", True)
     config = kclient.Configuration(host="https://kube.restmapper.test")
     resources = DynamicClient(kclient.ApiClient(config), discoverer=lambda c, f: SelfHealingDiscoverer(
         c, f, transport=InProcessTransport(cluster), observe_requests=False, clock=ManualClock(),
         max_stale=0)).resources
     with pytest.raises(GroupDiscoveryError) as info:
-        resources.get(kind="Deployment")
+        resources.get(kind="Widget")
     text = str(info.value)
-    assert "metrics.k8s.io/v1beta1" in text
+    assert "a.example.com/v1" in text
     assert "api_version=" in text and "group=" in text, text
-    assert "'apps/v1'" in text, text  # the group the answer was found in, ready to paste
-    assert resources.get(api_version="apps/v1", kind="Deployment").kind == "Deployment"  # the remedy works
-    assert resources.get(group="apps", kind="Deployment").kind == "Deployment"
+    assert "'z.example.com/v1'" in text, text  # the group the answer was found in, ready to paste
+    assert resources.get(api_version="z.example.com/v1", kind="Widget").kind == "Widget"  # the remedy works
+    assert resources.get(group="z.example.com", kind="Widget").kind == "Widget"
 
 
 # --- F19: options given with a ready cache are refused, not ignored --------------------------------------------

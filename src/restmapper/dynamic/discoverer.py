@@ -446,9 +446,15 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
         if result is self._generic_list:
             return
         versions = (q.version,) if isinstance(q.version, str) else ()
-        doubt = outranking([e for e, _ in read], GroupVersion(result.group or "", result.api_version), versions)
+        group = result.group or ""
+        doubt = outranking([e for e, _ in read], GroupVersion(group, result.api_version), versions)
         if doubt:
-            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked())
+            hint = ""
+            if all(gv.group != group for gv in doubt):  # pinned to the group found, the question is unaffected
+                found = str(GroupVersion(group, result.api_version))
+                hint = (f"to ask one group, which these failures do not affect, pass api_version= or group= "
+                        f"(e.g. api_version={found!r} or group={group!r}, where it was found)")
+            raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked(), hint=hint)
 
     def _version_rank(self, group: str) -> dict[str, int]:
         g = self._groups.get(group)
