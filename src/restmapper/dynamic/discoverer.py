@@ -278,12 +278,13 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
             **kwargs: as :meth:`search`.
 
         Returns:
-            The ``Resource`` (or ``ResourceList`` for ``...List`` kinds). When group versions that could hold
-            another match could not be read but all rank below the answer in discovery priority (client-go's:
-            core first, then groups in server order, preferred version first), the answer is given with a
-            :class:`~restmapper.errors.PartialDiscoveryWarning` whose ``failed`` names them, as
+            The ``Resource`` (or ``ResourceList`` for ``...List`` kinds). When group versions of other groups,
+            which could hold another match, could not be read but all rank below the answer in discovery priority
+            (client-go's: core first, then groups in server order, preferred version first), the answer is given
+            with a :class:`~restmapper.errors.PartialDiscoveryWarning` whose ``failed`` names them, as
             ``LazyRESTMapper.resolve`` and kubectl answer (``get(kind="Deployment")`` while ``cert-manager.io/v1``
-            is down: ``apps/v1``, warned).
+            is down: ``apps/v1``, warned). A failed version of the answer's own group ranked below it cannot change
+            it (the preferred version wins): no warning.
 
         Raises:
             ResourceNotFoundError: nothing matches, also after a (rate-limited) revalidation, and every group
@@ -421,12 +422,16 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
             result = results[0]
             if result is self._generic_list:
                 return result, until, False
-            if failures:
-                judge_partial([result], Replays(self._clock, since).failures(failures), q.asked(),
+            # Another group's failure below the answer could serve a second match (partial); one of its own group
+            # below it cannot change it (the preferred version wins), so only the rank counts there.
+            group = result.group or ""
+            others = {gv: err for gv, err in failures.items() if gv.group != group}
+            if others:
+                judge_partial([result], Replays(self._clock, since).failures(others), q.asked(),
                               lambda r: self._check_rank(r, q, entries), one=True)
-            elif any_unsure(entries):
+            elif failures or any_unsure(entries):
                 self._check_rank(result, q, entries)
-            return result, until, bool(failures)
+            return result, until, bool(others)
         if not results:
             raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until, confirmed)
         raise self._flavour.not_unique(f"Multiple matches found for {q.kwargs}: {results}")
