@@ -23,6 +23,7 @@ from restmapper.errors import (
     TransportError,
     is_no_match,
 )
+from restmapper.mapper import may_resend
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping
 from restmapper.transport import WritingTransport, status_error
@@ -77,11 +78,10 @@ class Write:
         return f"{path}/{self.subresource}" if self.subresource else path
 
     def may_resend(self, old: RESTMapping, new: RESTMapping) -> bool:
-        """Whether the request may go to ``new`` after ``old`` answered 404 for the type: same kind, same scope and
-        (for a body written for a version) the same version; a write is never replayed elsewhere."""
-        if new.group_version_kind.group_kind != old.group_version_kind.group_kind or new.scope != old.scope:
-            return False
-        return new.resource == old.resource or not self.bound_to_version
+        """Whether the request may go to ``new`` after ``old`` answered 404 for the type, by the one rule of
+        :func:`restmapper.mapper.may_resend`: a write is never replayed elsewhere, a delete stays in its scope (and
+        at its version when the caller named one)."""
+        return may_resend(old, new, writes=self.verb != "delete", version_named=self.bound_to_version)
 
 
 @dataclass(frozen=True)

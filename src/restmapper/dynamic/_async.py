@@ -322,8 +322,8 @@ async def call_healed(client: Any, verb: str, method: Callable[..., Any], resour
 
     As :class:`~restmapper.dynamic.SelfHealingDynamicClient`: the group is reported to the mapper (evicted), the
     kind is resolved again (at the request's version, else the preferred one), and the request is resent only
-    when the kind is still served at the request's version, in the same scope, and it is a read or a delete. A
-    missing object is never retried.
+    where :func:`restmapper.mapper.may_resend` allows: the same request when nothing changed, or a read or a
+    delete to a renamed resource at the same version and scope. A missing object is never retried.
 
     Raises:
         MappingChangedError: the kind moved where the request may not follow (nothing was resent).

@@ -1,19 +1,13 @@
-"""The one rule for resending a request after healing, shared by every healing client (sync and asyncio).
+"""Healing a drop-in request after a 404 for its resource type, by the one rule of
+:func:`restmapper.mapper.may_resend`, for every healing client here (sync and asyncio).
 
-A request that answered 404 for its resource *type* reports the group to the mapper (evicting it) and the kind is
-looked up again. The request is then sent once more only when that cannot change what it means:
-
-- the kind is still served at the version the request was built for (a body names that version; a merge or JSON
-  patch names none and would be applied under another version's schema, pruning renamed fields), and
-- in the same scope (a namespace must not silently become the whole cluster, nor a cluster-wide request a
-  namespaced one), and
-- the request is a read (``get``, which lists and, through ``DynamicClient.watch``, watches) or a delete (the
-  object it names is the same at any plural).
-
-So what is resent is the same request at a renamed resource (a CRD recreated with another plural). When nothing
-changed (the upgrade race: a version still listed but 404 on its own path) or the kind is no longer served, the
-404 is raised as it came. Every other case raises :class:`~restmapper.errors.MappingChangedError` naming the old
-and the new mapping: nothing was resent.
+The group is reported to the mapper (evicting it) and the kind looked up again, at the request's version first
+(:func:`healing_questions`). A drop-in request always names its version (its ``Resource`` is of one group version),
+so it is sent once more only to the same kind in the same scope at that version: a read (``get``: get, list and,
+through ``DynamicClient.watch``, watch) or a delete also to a renamed resource (a CRD recreated with another
+plural), any request to the very same mapping (the upgrade race: still listed, 404 once). Every other case raises
+:class:`~restmapper.errors.MappingChangedError` naming the old and the new mapping: nothing was resent. When the
+kind is no longer served, the 404 is raised as it came.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ import logging
 from typing import Any
 
 from restmapper.errors import MappingChangedError
+from restmapper.mapper import may_resend
 from restmapper.model import GroupVersionKind, GroupVersionResource, RESTMapping, Scope
 
 __all__ = ["RESENT_VERBS", "healing_questions", "mapping_of", "resend_target"]
@@ -29,8 +24,8 @@ __all__ = ["RESENT_VERBS", "healing_questions", "mapping_of", "resend_target"]
 log = logging.getLogger("restmapper.dynamic")
 
 RESENT_VERBS = frozenset({"get", "delete"})
-"""The client methods that may be resent after healing: reads (``get`` also lists, and ``DynamicClient.watch``
-streams through it) and deletes."""
+"""The client methods that carry no body written for a mapping: reads (``get`` also lists, and
+``DynamicClient.watch`` streams through it) and deletes."""
 
 
 def mapping_of(resource: Any) -> RESTMapping:
@@ -65,22 +60,22 @@ def resend_target(verb: str, resource: Any, fresh: Any | None, subresource_class
 
     Returns:
         The ``Resource`` (or ``Subresource``) to send the request to once more, or None when the 404 stands
-        (nothing changed, or the kind is gone).
+        (the kind is gone, or a subresource request found its mapping unchanged).
 
     Raises:
-        MappingChangedError: the kind moved to another version or scope, or (at the same version and scope) the
-            request is not a read or a delete; nothing was resent.
+        MappingChangedError: :func:`~restmapper.mapper.may_resend` refuses (another version or scope, or a write
+            to a renamed resource); nothing was resent.
     """
     if fresh is None:
         return None
-    parent = resource.parent if isinstance(resource, subresource_class) else resource
-    old, new = mapping_of(parent), mapping_of(fresh)
-    if old == new:
-        return None
-    if (new.resource.group_version != old.resource.group_version or new.scope is not old.scope
-            or verb not in RESENT_VERBS):
+    subresource = isinstance(resource, subresource_class)
+    old, new = mapping_of(resource.parent if subresource else resource), mapping_of(fresh)
+    if not may_resend(old, new, writes=verb not in RESENT_VERBS):
         raise MappingChangedError(verb, old, new) from cause
-    if isinstance(resource, subresource_class):
+    if old == new:
+        # The same request again (the upgrade race). A subresource's 404 may mean only that it has none.
+        return None if subresource else resource
+    if subresource:
         fresh = fresh.subresources.get(resource.subresource)
         if fresh is None:
             return None

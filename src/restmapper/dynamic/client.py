@@ -25,11 +25,12 @@ class SelfHealingDynamicClient(DynamicClient):
     When ``get``/``create``/``replace``/``patch``/``server_side_apply``/``delete`` (and ``watch``, which lists
     through ``get``) answer 404 for the resource *type* (see :func:`is_resource_type_not_found`), the group is
     reported to the mapper (evicted) and the kind is resolved again: at the request's version, else at the
-    group's preferred version. The request is sent once more only when the kind is still served at the request's
-    version and in the same scope, and only for reads (``get``: get, list, watch) and deletes: that is a CRD
-    recreated with another plural. Otherwise (another version, another scope, or a write to a renamed resource)
-    :class:`~restmapper.errors.MappingChangedError` names the old and new mapping and nothing is resent; when
-    nothing changed or the kind is gone, the 404 is raised as it came. A missing *object* is never retried.
+    group's preferred version. The request is sent once more only where it keeps its meaning
+    (:func:`restmapper.mapper.may_resend`): the same request when nothing changed (the upgrade race), or a read
+    (``get``: get, list, watch) or delete to a renamed resource at the same version and scope (a CRD recreated
+    with another plural). Otherwise (another version, another scope, or a write to a renamed resource)
+    :class:`~restmapper.errors.MappingChangedError` names the old and new mapping and nothing is resent; when the
+    kind is gone, the 404 is raised as it came. A missing *object* is never retried.
     Mirrors controller-runtime's reaction to a NoKindMatch after a CRD change (re-resolve, then the caller rebuilds
     the request), done at the request instead of at the next reconcile.
     """

@@ -23,9 +23,11 @@ class MappingChangedError(RestMapperError):
     was (re)sent.
 
     After such a 404 the healing clients (:class:`~restmapper.dynamic.SelfHealingDynamicClient` and the asyncio
-    drop-ins) resolve the kind again. They resend the request only when the kind is still served at the version
-    the request was built for, in the same scope, and only for reads (``get``, which lists and watches too) and
-    deletes. Any other request is refused with this error: a body built for one version is never sent to another
+    drop-ins, and :class:`~restmapper.client.Client`) resolve the kind again. They resend the request only when the
+    kind is still served at the version the request was built for (or, for a read or delete, the caller named
+    none), in the same scope, and, unless the mapping is exactly the same, only reads (``get``, which lists and
+    watches too) and deletes (:func:`restmapper.mapper.may_resend`). Any other request is refused with this
+    error: a body built for one version is never sent to another
     (kube-apiserver answers 400 for a create, and applies a merge or JSON patch, which names no version, under the
     new version's schema, pruning renamed fields), and a namespace never silently means the whole cluster (a
     namespaced kind recreated cluster-scoped).

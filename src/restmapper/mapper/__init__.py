@@ -4,7 +4,7 @@ Pure parts (no I/O, no cache): :class:`GroupIndex` (one group's lookup tables), 
 (client-go ``NewDiscoveryRESTMapper`` semantics over a set of indexes), :func:`expand_resource_shortcut`,
 :func:`expand_category`, :func:`mapping_for` and :func:`resolve` (kubectl's argument resolution).
 :func:`outranking` is the rule every answer given while some discovery failed obeys (the mapper's own and the
-integrations' built on it).
+integrations' built on it); :func:`may_resend` is the rule every healing client resends a request by.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from restmapper.mapper.priority import (
     narrow_by_priority,
     resource_matches,
 )
+from restmapper.mapper.resend import may_resend
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -55,6 +56,7 @@ __all__ = [
     "kind_for_expanded",
     "kind_matches",
     "mapping_for",
+    "may_resend",
     "narrow_by_priority",
     "outranking",
     "resolve",
