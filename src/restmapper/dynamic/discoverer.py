@@ -294,8 +294,7 @@ class SelfHealingDiscoverer(UpstreamSurface, DirectAnswers, _cachefile.CacheFile
             GroupDiscoveryError: a group version that could hold the answer and ranks above the one found (the
                 mapper's :func:`~restmapper.mapper.outranking`), or the core group in scope, could not be read; or
                 nothing was found while one could not; or the root documents could not be read. Never a
-                ``ResourceNotFoundError``: code that
-                skips "not installed" kinds must not skip these.
+                ``ResourceNotFoundError``: code that skips "not installed" kinds must not skip these.
         """
         # The answers held while nothing changed (``restmapper.mapper._hot``), then the warm path of
         # ``LazyRESTMapper._fresh_in``, inlined (the slow path below checks again, fully).
