@@ -6,8 +6,10 @@ One :meth:`Election.turn` is what client-go's elector does on each tick of its a
 turns and run the callbacks.
 
 Times: ``clock`` is monotonic and local. Expiry of another holder's lease is judged from the clock reading at which
-*we observed* its record change (client-go's ``observedTime``), never from the ``renewTime`` it wrote with its own
-wall clock. Our own leadership is bounded by ``renewed_at + renew_deadline``, where ``renewed_at`` is the clock
+*we observed* its record change (client-go's ``observedTime``) plus the ``leaseDurationSeconds`` *that record* says
+(client-go's ``isLeaseValid``: the holder's own timing, never ours), never from the ``renewTime`` it wrote with its
+own wall clock. Only the leader election record counts as a change (client-go's ``observedRawRecord``): an edit of
+the Lease's metadata (a label) does not restart the count. Our own leadership is bounded by ``renewed_at + renew_deadline``, where ``renewed_at`` is the clock
 reading taken *before* sending the last write the server accepted (so it precedes the server's commit, which
 precedes any other candidate's observation of it).
 """
@@ -15,6 +17,7 @@ precedes any other candidate's observation of it).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -47,7 +50,11 @@ class Turn:
 
 
 class Election:
-    """The state of one candidate for one Lease; every method is called by one driver thread at a time."""
+    """The state of one candidate for one Lease; :meth:`turn` and :meth:`release` run one at a time.
+
+    A finished election (:meth:`close`) sends no write naming us again; :meth:`release` waits for the turn in
+    flight (one request at a time, guarded by an I/O lock), so a release is never undone by a late renewal.
+    """
 
     def __init__(self, lock: LeaseLock, identity: str, *, lease_duration: float, renew_deadline: float,
                  retry_period: float, clock: Callable[[], float], wall_clock: Callable[[], float] = time.time
@@ -61,9 +68,10 @@ class Election:
         self._wall_clock = wall_clock
         # Guards the fields below against readers on other threads (is_leader, leader); the I/O runs unlocked.
         self._guard = threading.Lock()
+        self._io = threading.Lock()  # one turn or release at a time, whichever driver thread calls it
+        self._closed = False
         self._lease: dict[str, Any] | None = None  # the Lease as last read or written (its resourceVersion)
         self._observed = LeaderElectionRecord()
-        self._observed_rv = ""
         self._observed_at = float("-inf")  # clock reading when we saw the record change
         self._leading = False
         self._renewed_at = float("-inf")  # clock reading before sending our last accepted write
@@ -74,9 +82,17 @@ class Election:
     # --- state seen from other threads ---------------------------------------------------------------------------
 
     def is_leader(self) -> bool:
-        """True while we lead: a write of ours was accepted less than ``renew_deadline`` ago (local clock)."""
+        """True while we lead: a write of ours was accepted less than ``renew_deadline`` ago (local clock) and the
+        Lease as we last observed it names us (as client-go's ``IsLeader``: False at once when we observe another
+        holder, or the Lease gone)."""
         with self._guard:
-            return self._leading and self._clock() < self._renewed_at + self.renew_deadline
+            return (self._leading and self._observed.holder_identity == self.identity
+                    and self._clock() < self._renewed_at + self.renew_deadline)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called: this election never leads again."""
+        return self._closed
 
     @property
     def leading(self) -> bool:
@@ -98,12 +114,19 @@ class Election:
     def turn(self) -> Turn:
         """Try to acquire the lease (a candidate) or renew it (the leader) once; return what changed.
 
-        Never raises for a failed request: the error is kept in :attr:`last_error` and logged, and counts as a
-        failed attempt (a 409 is a lost race, not an error).
+        Never raises: a failed request (or any other exception) is kept in :attr:`last_error`, logged, and counts as
+        a failed attempt (a 409 is a lost race, not an error). After :meth:`close` it sends nothing and never
+        reports ``started``.
         """
-        was_leading = self._leading
-        deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
-        ok = self._try_acquire_or_renew(timeout=self._request_timeout())
+        with self._io:
+            if self._closed:
+                return Turn(delay=self.retry_period)
+            was_leading = self._leading
+            deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
+            ok = self._try_acquire_or_renew(timeout=self._request_timeout())
+            return self._outcome(was_leading, deadline, ok)
+
+    def _outcome(self, was_leading: bool, deadline: float, ok: bool) -> Turn:
         now = self._clock()
         new_leader = None
         holder = self._observed.holder_identity
@@ -112,16 +135,26 @@ class Election:
         if not was_leading:
             if ok:
                 with self._guard:
+                    if self._closed:  # stopped while the acquire was in flight: never start
+                        return Turn(new_leader=new_leader, delay=self.retry_period)
                     self._leading = True
                 return Turn(started=True, new_leader=new_leader, delay=self._renew_delay(now))
             return Turn(new_leader=new_leader, delay=self.retry_period)
-        if now >= deadline or (not ok and holder != self.identity and now < self._observed_at + self.lease_duration
-                               and holder != ""):
-            # Past the renew deadline, or the record names a live other holder (a steal): stop now, before any
-            # other candidate can have waited lease_duration > renew_deadline since our last accepted write.
+        if now >= deadline or (not ok and holder != self.identity):
+            # Past the renew deadline, or the record no longer names us (another holder, or the Lease gone and
+            # re-created by another): stop now, before any other candidate can have waited the
+            # leaseDurationSeconds we wrote (> renew_deadline) since our last accepted write.
             self.stop_leading()
             return Turn(stopped=True, new_leader=new_leader, delay=self.retry_period)
         return Turn(new_leader=new_leader, delay=self._renew_delay(now))
+
+    def close(self) -> bool:
+        """Finish: never lead again (``is_leader`` False from now on, no write naming us is sent after the one in
+        flight); return True when we were leading. :meth:`release` may still follow."""
+        with self._guard:
+            self._closed = True
+            was, self._leading = self._leading, False
+        return was
 
     def stop_leading(self) -> bool:
         """Mark us as not leading (is_leader False from now on); return True when we were leading."""
@@ -133,21 +166,23 @@ class Election:
         """Give the lease up if the record we observed names us (client-go's ``release``): holder "", a 1 s
         duration, transitions kept. Call :meth:`stop_leading` first. Returns True when the server accepted it.
 
-        Never raises for a failed request (recorded in :attr:`last_error`).
+        Waits for the turn in flight (another thread's) to end first, so that its write cannot land after ours.
+        Never raises (a failure is recorded in :attr:`last_error`).
         """
-        if self._lease is None or self._observed.holder_identity != self.identity:
-            return False
-        now = self._wall_clock()
-        record = LeaderElectionRecord("", 1, micro_time(now), micro_time(now), self._observed.lease_transitions)
-        try:
-            written = self.lock.update(self._lease, record, timeout=self.renew_deadline)
-        except RestMapperError as exc:
-            self._failed("release", exc)
-            return False
-        if written is None:
-            return False
-        self._observe(written)
-        return True
+        with self._io:
+            if self._lease is None or self._observed.holder_identity != self.identity:
+                return False
+            now = self._wall_clock()
+            record = LeaderElectionRecord("", 1, micro_time(now), micro_time(now), self._observed.lease_transitions)
+            try:
+                written = self.lock.update(self._lease, record, timeout=self.renew_deadline)
+            except Exception as exc:  # noqa: BLE001 - recorded and logged: a release must never kill the driver
+                self._failed("release", exc)
+                return False
+            if written is None:
+                return False
+            self._observe(written)
+            return True
 
     # --- internals -------------------------------------------------------------------------------------------------
 
@@ -163,14 +198,18 @@ class Election:
     def _try_acquire_or_renew(self, timeout: float) -> bool:
         try:
             return self._attempt(timeout)
-        except RestMapperError as exc:
+        except Exception as exc:  # noqa: BLE001 - recorded and logged: the election loop must never die silently
             self._failed("acquire or renew", exc)
             return False
 
     def _failed(self, what: str, exc: BaseException) -> None:
         self.last_error = exc
-        _log.warning("leader election %s/%s (%s): %s failed: %s", self.lock.namespace, self.lock.name,
-                     self.identity, what, exc)
+        if isinstance(exc, RestMapperError):
+            _log.warning("leader election %s/%s (%s): %s failed: %s", self.lock.namespace, self.lock.name,
+                         self.identity, what, exc)
+        else:  # not a request failure: a bug somewhere; keep its traceback
+            _log.error("leader election %s/%s (%s): %s failed", self.lock.namespace, self.lock.name,
+                       self.identity, what, exc_info=exc)
 
     def _record(self, *, acquire_time: str | None, transitions: int) -> LeaderElectionRecord:
         # renewTime strictly increases, so every renewal changes the record (and its resourceVersion): an update
@@ -178,38 +217,58 @@ class Election:
         wall = max(self._wall_clock(), self._last_renew_wall + 1e-6)
         self._last_renew_wall = wall
         stamp = micro_time(wall)
-        return LeaderElectionRecord(self.identity, max(round(self.lease_duration), 1), acquire_time or stamp,
-                                    stamp, transitions)
+        # Rounded up: the duration others wait must stay longer than our renew_deadline (validate_timing checks
+        # that it fits the int32 field).
+        return LeaderElectionRecord(self.identity, math.ceil(self.lease_duration), acquire_time or stamp, stamp,
+                                    transitions)
+
+    def _valid(self, now: float) -> bool:
+        """True while the observed record's lease has not expired (client-go's ``isLeaseValid``)."""
+        return now < self._observed_at + self._observed.lease_duration_seconds
+
+    def _write(self, lease: dict[str, Any] | None, record: LeaderElectionRecord, timeout: float
+               ) -> tuple[dict[str, Any] | None, float]:
+        """Create (``lease`` None) or update the Lease; return what was written (None: a lost race, or closed)
+        and the clock reading taken before sending."""
+        with self._guard:
+            if self._closed:  # a finished election never writes itself as holder
+                return None, 0.0
+        sent = self._clock()
+        if lease is None:
+            return self.lock.create(record, timeout), sent
+        return self.lock.update(lease, record, timeout), sent
 
     def _attempt(self, timeout: float) -> bool:
-        start = self._clock()
         if (self._leading and self._lease is not None and self._observed.holder_identity == self.identity
-                and start < self._observed_at + self.lease_duration):
+                and self._valid(self._clock())):
             # Fast path: we hold it and our view is fresh: update the Lease we last wrote.
             record = self._record(acquire_time=self._observed.acquire_time,
                                   transitions=self._observed.lease_transitions)
-            written = self.lock.update(self._lease, record, timeout)
+            try:
+                written, sent = self._write(self._lease, record, timeout)
+            except RestMapperError as exc:  # e.g. a 404 (the Lease was deleted): as client-go, take the slow path
+                self._failed("renew", exc)
+                written = None
             if written is not None:
-                self._accepted(written, start)
+                self._accepted(written, sent)
                 return True
-            # 409: the Lease changed under us; read it and decide as a candidate would.
+            # 409 or an error: read the Lease and decide as a candidate would.
         lease = self.lock.get(timeout)
         if lease is None:
-            sent = self._clock()
-            written = self.lock.create(self._record(acquire_time=None, transitions=0), timeout)
+            self._observe_gone()
+            written, sent = self._write(None, self._record(acquire_time=None, transitions=0), timeout)
             if written is None:
                 return False  # another candidate created it first
             self._accepted(written, sent)
             return True
         self._observe(lease)
         holder = self._observed.holder_identity
-        if holder and holder != self.identity and self._clock() < self._observed_at + self.lease_duration:
+        if holder and holder != self.identity and self._valid(self._clock()):
             return False  # held by another candidate whose lease has not expired by our observation
         ours = holder == self.identity
         record = self._record(acquire_time=self._observed.acquire_time if ours else None,
                               transitions=self._observed.lease_transitions + (0 if ours else 1))
-        sent = self._clock()
-        written = self.lock.update(lease, record, timeout)
+        written, sent = self._write(lease, record, timeout)
         if written is None:
             return False  # lost the race: someone wrote the Lease since we read it
         self._accepted(written, sent)
@@ -221,10 +280,19 @@ class Election:
             self._renewed_at = sent
 
     def _observe(self, lease: dict[str, Any]) -> None:
-        """Remember ``lease``; restart the expiry count when its record or resourceVersion changed."""
+        """Remember ``lease`` (its resourceVersion is the next write's precondition); restart the expiry count when
+        its leader election record changed (metadata-only edits do not count, as client-go's
+        ``observedRawRecord``)."""
         record = LeaderElectionRecord.from_lease(lease)
-        rv = str(lease.get("metadata", {}).get("resourceVersion") or "")
-        self._lease = lease
-        if record != self._observed or rv != self._observed_rv:
-            self._observed, self._observed_rv = record, rv
-            self._observed_at = self._clock()  # after the answer arrived: never earlier than the server's commit
+        with self._guard:
+            self._lease = lease
+            if record != self._observed:
+                self._observed = record
+                self._observed_at = self._clock()  # after the answer arrived: never earlier than the commit
+
+    def _observe_gone(self) -> None:
+        """The Lease does not exist: nobody holds it (``is_leader`` False until a create of ours is accepted)."""
+        with self._guard:
+            self._lease = None
+            self._observed = LeaderElectionRecord()
+            self._observed_at = self._clock()

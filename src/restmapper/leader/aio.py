@@ -93,6 +93,7 @@ class AsyncLeaderElector:
         self._turn_lock: asyncio.Lock | None = None  # created on the loop that drives us
         self._stopping: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._in_turn: asyncio.Task[Any] | None = None  # the task running a turn now (turn lock held), or None
         self._running = False
         self._finished = False
         self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
@@ -147,18 +148,23 @@ class AsyncLeaderElector:
         async with self._lock():
             if self._finished:
                 raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped")
-            turn = await asyncio.to_thread(self._election.turn)
-            await self._callbacks(turn)
-            return turn.delay
+            turn = await self._turn()
+        if self._event().is_set():  # stop() was called during the turn (from a callback)
+            await self._finish()
+        return turn.delay
 
     async def start(self) -> AsyncLeaderElector:
         """Run the election in a task on the running loop and return self.
+
+        When that task is cancelled (``asyncio.run`` ending, a ``TaskGroup`` cancelling), the elector finishes as
+        on :meth:`stop`: ``is_leader`` False, listeners and ``on_stopped_leading`` told, the Lease released with
+        ``release_on_cancel``.
 
         Raises:
             InvalidArgumentError: already started, or stopped.
         """
         self._claim()
-        self._task = asyncio.create_task(self._loop(), name=f"restmapper-leader-{self.name}")
+        self._task = asyncio.create_task(self._run_then_finish(), name=f"restmapper-leader-{self.name}")
         return self
 
     async def run(self) -> None:
@@ -168,18 +174,23 @@ class AsyncLeaderElector:
             InvalidArgumentError: already started, or stopped.
         """
         self._claim()
-        try:
-            await self._loop()
-        finally:
-            await asyncio.shield(self._finish())
+        await self._run_then_finish()
 
     async def stop(self) -> None:
-        """Stop: if leading, ``is_leader`` turns False, ``on_stopped_leading`` runs (awaited) and then, with
-        ``release_on_cancel``, the Lease is released. Idempotent."""
+        """Stop: ``is_leader`` turns False at once; if we were leading, ``on_stopped_leading`` runs (awaited) and
+        then, with ``release_on_cancel``, the Lease is released, after the turn in flight (a request in a worker
+        thread) ended. Once this returned, ``on_started_leading`` never runs. Idempotent; it does not raise the
+        ``CancelledError`` of a cancelled :meth:`start` task.
+
+        Called from a callback during a turn, it only asks for the stop: the elector finishes when the turn ends.
+        """
+        self._election.close()
         self._event().set()
+        if self._in_turn is not None and self._in_turn is asyncio.current_task():
+            return
         task = self._task
-        if task is not None and task is not asyncio.current_task():
-            await task
+        if task is not None and task is not asyncio.current_task() and not task.done():
+            await asyncio.wait([task])
         await self._finish()
 
     async def __aenter__(self) -> AsyncLeaderElector:
@@ -205,9 +216,29 @@ class AsyncLeaderElector:
         return self._stopping
 
     def _claim(self) -> None:
+        if self._finished and not self._running:
+            raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped before it was started: "
+                                       "an elector runs once, create a new one")
         if self._running or self._finished:
             raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
         self._running = True
+
+    async def _run_then_finish(self) -> None:
+        try:
+            await self._loop()
+        finally:  # also when cancelled: finish as a stop (the turn in flight, if any, ends before the release)
+            self._election.close()
+            await asyncio.shield(self._finish())
+
+    async def _turn(self) -> Turn:
+        """One turn (its requests in a worker thread) and its callbacks (turn lock held)."""
+        self._in_turn = asyncio.current_task()
+        try:
+            turn = await asyncio.to_thread(self._election.turn)
+            await self._callbacks(turn)
+        finally:
+            self._in_turn = None
+        return turn
 
     async def _loop(self) -> None:
         stopping = self._event()
@@ -215,8 +246,7 @@ class AsyncLeaderElector:
             async with self._lock():
                 if stopping.is_set():
                     break
-                turn = await asyncio.to_thread(self._election.turn)
-                await self._callbacks(turn)
+                turn = await self._turn()
             delay = turn.delay
             if not self._election.leading:
                 delay *= 1 + JITTER * random.random()
@@ -226,10 +256,10 @@ class AsyncLeaderElector:
     async def _callbacks(self, turn: Turn) -> None:
         if turn.new_leader is not None:
             await _call("on_new_leader", self._on_new_leader, turn.new_leader)
-        if turn.started:
+        if turn.started and not self._election.closed:  # never start after a stop
             _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
             await self._announce(started=True)
-        if turn.stopped:
+        if turn.stopped and self._announced:
             _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
             await self._announce(started=False)
 
@@ -241,11 +271,14 @@ class AsyncLeaderElector:
                     self._on_started if started else self._on_stopped)
 
     async def _finish(self) -> None:
+        if self._finished:
+            return
         async with self._lock():
             if self._finished:
                 return
             self._finished = True
-            if self._election.stop_leading() or self._announced:
+            self._election.close()
+            if self._announced:
                 await self._announce(started=False)
-            if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
+            if self.release_on_cancel:  # after the callback returned; release() waits for the turn in flight
                 await asyncio.to_thread(self._election.release)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import socket
 import threading
@@ -16,7 +17,7 @@ from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock
 from restmapper.mapper.lazy import LazyRESTMapper
 
-__all__ = ["JITTER", "LeaderElector", "default_identity", "validate_timing"]
+__all__ = ["JITTER", "MAX_LEASE_SECONDS", "LeaderElector", "default_identity", "validate_timing"]
 
 _log = logging.getLogger("restmapper.leader")
 
@@ -31,17 +32,30 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
+MAX_LEASE_SECONDS = 2**31 - 1
+"""The largest ``leaseDurationSeconds`` a Lease holds (the field is an int32)."""
+
+
 def validate_timing(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
-    """Check the timing rules of client-go's ``NewLeaderElector``.
+    """Check the timing rules of client-go's ``NewLeaderElector``, and that the lease fits the Lease.
+
+    The Lease stores ``leaseDurationSeconds`` as an int32 count of seconds: the elector writes
+    ``ceil(lease_duration)``, which is then always greater than ``renew_deadline`` (what other candidates wait,
+    from their observation, stays longer than we keep leading without a renewal).
 
     Raises:
-        InvalidArgumentError: a value is not positive, ``lease_duration <= renew_deadline`` or
+        InvalidArgumentError: a value is not a positive finite number, ``ceil(lease_duration)`` exceeds
+            :data:`MAX_LEASE_SECONDS`, ``lease_duration <= renew_deadline`` or
             ``renew_deadline <= 1.2 * retry_period``.
     """
     for label, value in (("lease_duration", lease_duration), ("renew_deadline", renew_deadline),
                          ("retry_period", retry_period)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise InvalidArgumentError(f"{label} must be a positive number of seconds, got {value!r}")
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+                or not math.isfinite(value)):
+            raise InvalidArgumentError(f"{label} must be a positive finite number of seconds, got {value!r}")
+    if math.ceil(lease_duration) > MAX_LEASE_SECONDS:
+        raise InvalidArgumentError(f"lease_duration ({lease_duration} s) does not fit the Lease's int32 "
+                                   f"leaseDurationSeconds (at most {MAX_LEASE_SECONDS} s)")
     if lease_duration <= renew_deadline:
         raise InvalidArgumentError(f"lease_duration ({lease_duration} s) must be greater than renew_deadline "
                                    f"({renew_deadline} s): a leader must stop before another can take over")
@@ -160,6 +174,7 @@ class LeaderElector:
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._in_turn: int | None = None  # the thread ident running a turn now (turn lock held), or None
         self._finished = False
 
     # --- state -----------------------------------------------------------------------------------------------------
@@ -221,8 +236,9 @@ class LeaderElector:
         with self._turn_lock:
             if self._finished:
                 raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped")
-            turn = self._election.turn()
-            self._callbacks(turn)
+            turn = self._turn()
+            if self._stopping.is_set():  # stop() was called during the turn (from a callback, or a signal handler)
+                self._finish()
             return turn.delay
 
     def start(self) -> LeaderElector:
@@ -232,8 +248,7 @@ class LeaderElector:
             InvalidArgumentError: already started, or stopped.
         """
         with self._turn_lock:
-            if self._thread is not None or self._finished:
-                raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+            self._claim()
             self._thread = threading.Thread(target=self._run_then_finish, name=f"restmapper-leader-{self.name}",
                                             daemon=True)
         self._thread.start()
@@ -246,23 +261,29 @@ class LeaderElector:
             InvalidArgumentError: already started, or stopped.
         """
         with self._turn_lock:
-            if self._thread is not None or self._finished:
-                raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+            self._claim()
             self._thread = threading.current_thread()
         self._run_then_finish()
 
     def stop(self, timeout: float | None = 10.0) -> bool:
-        """Stop: if leading, ``is_leader`` turns False, ``on_stopped_leading`` runs and returns, and then (with
-        ``release_on_cancel``) the Lease is released. Idempotent.
+        """Stop: ``is_leader`` turns False at once (whatever is returned); then, if we were leading,
+        ``on_stopped_leading`` runs and returns, and then (with ``release_on_cancel``) the Lease is released, after
+        the turn in flight (if any) ended, so that a renewal in flight can never undo the release. Once this
+        returned True, ``on_started_leading`` never runs. Idempotent.
 
         Args:
             timeout: seconds to wait for the election thread to finish its turn in flight.
 
         Returns:
-            True when the election thread (if any) has finished; False when it is still in a turn (a request in
-            flight): it then stops, and releases, as soon as that turn ends.
+            True when the election has finished; False when a turn is still in flight (a request; or this is
+            called from the election thread inside a turn: a callback, or a signal handler interrupting
+            :meth:`run`): the elector then finishes (callbacks, release) as soon as that turn ends, and a turn
+            that acquired the Lease meanwhile does not start leading.
         """
+        self._election.close()
         self._stopping.set()
+        if self._in_turn == threading.get_ident():
+            return False
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -289,13 +310,29 @@ class LeaderElector:
         finally:  # also when stop() gave up waiting for a turn in flight: the stop still happens, here
             self._finish()
 
+    def _claim(self) -> None:
+        if self._finished and self._thread is None:
+            raise InvalidArgumentError(f"leader elector {self.identity!r} was stopped before it was started: "
+                                       "an elector runs once, create a new one")
+        if self._thread is not None or self._finished:
+            raise InvalidArgumentError(f"leader elector {self.identity!r} was already started")
+
+    def _turn(self) -> Turn:
+        """One turn and its callbacks (turn lock held)."""
+        self._in_turn = threading.get_ident()
+        try:
+            turn = self._election.turn()
+            self._callbacks(turn)
+        finally:
+            self._in_turn = None
+        return turn
+
     def _loop(self) -> None:
         while not self._stopping.is_set():
             with self._turn_lock:
                 if self._stopping.is_set():
                     break
-                turn = self._election.turn()
-                self._callbacks(turn)
+                turn = self._turn()
             delay = turn.delay
             if not self._election.leading:
                 delay *= 1 + JITTER * random.random()
@@ -304,10 +341,10 @@ class LeaderElector:
     def _callbacks(self, turn: Turn) -> None:
         if turn.new_leader is not None:
             _call("on_new_leader", self._on_new_leader, turn.new_leader)
-        if turn.started:
+        if turn.started and not self._election.closed:  # never start after a stop() returned
             _log.info("leader election %s/%s: %s started leading", self.namespace, self.name, self.identity)
             self._announce(started=True)
-        if turn.stopped:
+        if turn.stopped and self._announced:
             _log.info("leader election %s/%s: %s stopped leading", self.namespace, self.name, self.identity)
             self._announce(started=False)
 
@@ -324,7 +361,8 @@ class LeaderElector:
             if self._finished:
                 return
             self._finished = True
-            if self._election.stop_leading() or self._announced:
+            self._election.close()
+            if self._announced:
                 self._announce(started=False)
-            if self.release_on_cancel:  # after the callback returned: a standby never leads while it runs
+            if self.release_on_cancel:  # after the callback returned (and the turn in flight): see release()
                 self._election.release()
