@@ -9,8 +9,8 @@ Times: ``clock`` is monotonic and local. Expiry of another holder's lease is jud
 *we observed* its record change (client-go's ``observedTime``) plus the ``leaseDurationSeconds`` *that record* says
 (client-go's ``isLeaseValid``: the holder's own timing, never ours), never from the ``renewTime`` it wrote with its
 own wall clock. Only the leader election record counts as a change (client-go's ``observedRawRecord``): an edit of
-the Lease's metadata (a label) does not restart the count. Our own leadership is bounded by ``renewed_at + renew_deadline``, where ``renewed_at`` is the clock
-reading taken *before* sending the last write the server accepted (so it precedes the server's commit, which
+the Lease's metadata (a label) does not restart the count. Our own leadership is bounded by
+``renewed_at + renew_deadline``, where ``renewed_at`` is the clock reading taken *before* sending the last write the server accepted (so it precedes the server's commit, which
 precedes any other candidate's observation of it).
 """
 
@@ -176,7 +176,7 @@ class Election:
             record = LeaderElectionRecord("", 1, micro_time(now), micro_time(now), self._observed.lease_transitions)
             try:
                 written = self.lock.update(self._lease, record, timeout=self.renew_deadline)
-            except Exception as exc:  # noqa: BLE001 - recorded and logged: a release must never kill the driver
+            except Exception as exc:  # recorded and logged: a release never kills the driver
                 self._failed("release", exc)
                 return False
             if written is None:
@@ -198,7 +198,7 @@ class Election:
     def _try_acquire_or_renew(self, timeout: float) -> bool:
         try:
             return self._attempt(timeout)
-        except Exception as exc:  # noqa: BLE001 - recorded and logged: the election loop must never die silently
+        except Exception as exc:  # recorded and logged: the election loop never dies silently
             self._failed("acquire or renew", exc)
             return False
 
