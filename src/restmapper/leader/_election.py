@@ -9,9 +9,9 @@ Times: ``clock`` is monotonic and local. Expiry of another holder's lease is jud
 *we observed* its record change (client-go's ``observedTime``) plus the ``leaseDurationSeconds`` *that record* says
 (client-go's ``isLeaseValid``: the holder's own timing, never ours), never from the ``renewTime`` it wrote with its
 own wall clock. Only the leader election record counts as a change (client-go's ``observedRawRecord``): an edit of
-the Lease's metadata (a label) does not restart the count. Our own leadership is bounded by
-``renewed_at + renew_deadline``, where ``renewed_at`` is the clock reading taken *before* sending the last write the server accepted (so it precedes the server's commit, which
-precedes any other candidate's observation of it).
+the Lease's metadata (a label) does not restart the count. Our own leadership is bounded by ``renewed_at +
+renew_deadline``, where ``renewed_at`` is the clock reading taken *before* sending the last write the server
+accepted (so it precedes the server's commit, which precedes any other candidate's observation of it).
 """
 
 from __future__ import annotations
