@@ -12,9 +12,10 @@ import math
 from typing import Any
 
 import pytest
-from leader_helpers import LEASE, NAME, NAMESPACE, candidate, holder, lease
+from leader_helpers import LEASE, NAME, NAMESPACE, candidate, holder, lease, mapper_for
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.leader import LeaderElector
 from restmapper.testing import FakeCluster, ManualClock
 
 
@@ -113,3 +114,24 @@ def test_a_leader_stops_at_once_when_it_observes_the_lease_recreated_by_another(
     a.elector.tick()  # a's renewal: a 409 or 404, then it reads b's record
     assert not a.elector.is_leader
     assert a.events[-1] == "stopped"
+
+
+def test_an_unexpected_exception_in_a_turn_is_recorded_and_logged_not_raised(
+        cluster: FakeCluster, caplog: pytest.LogCaptureFixture) -> None:
+    """A failure that is no request error (here the injected clock) never kills the election loop."""
+    manual = ManualClock()
+    broken = [True]
+
+    def clock() -> float:
+        if broken[0]:
+            raise RuntimeError("clock unavailable")
+        return manual()
+
+    elector = LeaderElector(mapper_for(cluster), NAME, NAMESPACE, identity="a", clock=clock)
+    with caplog.at_level("ERROR", logger="restmapper.leader"):
+        elector.tick()
+    assert isinstance(elector.last_error, RuntimeError)
+    assert any(r.exc_info and r.exc_info[1] is elector.last_error for r in caplog.records)
+    broken[0] = False
+    elector.tick()
+    assert elector.is_leader

@@ -121,10 +121,14 @@ class Election:
         with self._io:
             if self._closed:
                 return Turn(delay=self.retry_period)
-            was_leading = self._leading
-            deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
-            ok = self._try_acquire_or_renew(timeout=self._request_timeout())
-            return self._outcome(was_leading, deadline, ok)
+            try:
+                was_leading = self._leading
+                deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
+                ok = self._try_acquire_or_renew(timeout=self._request_timeout())
+                return self._outcome(was_leading, deadline, ok)
+            except Exception as exc:  # recorded and logged (a bug, or a failing injected clock): the loop goes on
+                self._failed("turn", exc)
+                return Turn(delay=self.retry_period)
 
     def _outcome(self, was_leading: bool, deadline: float, ok: bool) -> Turn:
         now = self._clock()
