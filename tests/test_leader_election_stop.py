@@ -145,3 +145,21 @@ def test_a_start_task_cancelled_by_asyncio_run_finishes_as_a_stop() -> None:
     assert holder(cluster) == "" and not a.is_leader
     asyncio.run(a.stop())  # no CancelledError for a caller that was not cancelled
     assert events[-1] == "stopped" and len(events) == 4
+
+
+def test_a_listener_is_added_without_waiting_for_the_request_in_flight() -> None:
+    cluster, during = held_cluster()
+    a = elector(cluster, [], clock=ManualClock())
+    in_flight, go_on = threading.Event(), threading.Event()
+    waited_in_vain: list[bool] = []
+    during.append(lambda: (in_flight.set(), waited_in_vain.append(not go_on.wait(10))))
+    cluster.inject(LEASE_PATH, latency=1e-9, times=1)
+    ticking = threading.Thread(target=a.tick)
+    ticking.start()
+    assert in_flight.wait(30)  # the tick's request is held by the hook until go_on
+    calls: list[str] = []
+    a.add_leadership_listener(lambda: calls.append("started"), lambda: calls.append("stopped"))
+    go_on.set()
+    ticking.join(30)
+    assert waited_in_vain == [False]  # added while the request was held, not after the hook gave up
+    assert calls == ["started"]

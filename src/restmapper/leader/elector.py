@@ -169,7 +169,9 @@ class LeaderElector:
         self._clock = clock if clock is not None else time.monotonic
         self._election = Election(LeaseLock(mapper, name, namespace), identity, lease_duration=lease_duration,
                                   renew_deadline=renew_deadline, retry_period=retry_period, clock=self._clock)
-        self._turn_lock = threading.RLock()  # one turn (or the final stop) at a time; guards the two below
+        self._turn_lock = threading.RLock()  # one turn (or the final stop) at a time
+        # Guards the two below; never held during I/O, so registering a listener never waits for a request.
+        self._listeners_lock = threading.RLock()
         self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet
         self._stopping = threading.Event()
@@ -205,19 +207,20 @@ class LeaderElector:
                                 on_stopped: Callable[[], None]) -> Callable[[], None]:
         """Call ``on_started`` when we start leading (at once, here, if we lead now) and ``on_stopped`` when we
         stop, each before ``on_started_leading`` / ``on_stopped_leading`` (so before a release). What
-        ``ObjectCache.add_handler(..., while_leading=elector)`` binds to.
+        ``ObjectCache.add_handler(..., while_leading=elector)`` binds to. Never waits for a Lease request in
+        flight (safe to call from an event loop).
 
         Returns:
             A function removing the listener (it is not called again once that returns).
         """
         pair = (on_started, on_stopped)
-        with self._turn_lock:
+        with self._listeners_lock:
             self._listeners.append(pair)
             if self._announced:
                 _call("leadership listener", on_started)
 
         def remove() -> None:
-            with self._turn_lock:
+            with self._listeners_lock:
                 if pair in self._listeners:
                     self._listeners.remove(pair)
 
@@ -350,9 +353,10 @@ class LeaderElector:
 
     def _announce(self, *, started: bool) -> None:
         """Run the listeners, then the user's callback, of a start or a stop (turn lock held)."""
-        self._announced = started
-        for on_started, on_stopped in list(self._listeners):
-            _call("leadership listener", on_started if started else on_stopped)
+        with self._listeners_lock:
+            self._announced = started
+            for on_started, on_stopped in list(self._listeners):
+                _call("leadership listener", on_started if started else on_stopped)
         _call("on_started_leading" if started else "on_stopped_leading",
               self._on_started if started else self._on_stopped)
 
