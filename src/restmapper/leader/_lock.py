@@ -9,6 +9,7 @@ that changed meanwhile. A 409 is a lost race, reported as ``None``, never as an 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -23,6 +24,8 @@ __all__ = ["LEASE_KIND", "LeaderElectionRecord", "LeaseLock", "micro_time"]
 LEASE_KIND = GroupKind("coordination.k8s.io", "Lease")
 _VERSION = "v1"
 _JSON = "application/json"
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def micro_time(seconds: float) -> str:
@@ -91,11 +94,16 @@ class LeaseLock:
         """Bind to Lease ``namespace/name``.
 
         Raises:
-            InvalidArgumentError: ``name`` or ``namespace`` is empty, or the transport cannot send writes.
+            InvalidArgumentError: ``name`` is no DNS-1123 subdomain or ``namespace`` no DNS-1123 label (as the
+                API server validates them; checked here so that no request path is built from them), or the
+                transport cannot send writes.
         """
-        for label, value in (("name", name), ("namespace", namespace)):
-            if not isinstance(value, str) or not value:
-                raise InvalidArgumentError(f"the Lease {label} must be a non-empty string, got {value!r}")
+        for label, value, pattern, longest in (("name", name, _DNS_SUBDOMAIN, 253),
+                                               ("namespace", namespace, _DNS_LABEL, 63)):
+            if not isinstance(value, str) or len(value) > longest or not pattern.fullmatch(value):
+                raise InvalidArgumentError(f"the Lease {label} must be a DNS-1123 "
+                                           f"{'subdomain' if label == 'name' else 'label'} (lowercase letters, "
+                                           f"digits, '-'; at most {longest} characters), got {value!r}")
         transport = mapper.transport
         if not isinstance(transport, WritingTransport):
             raise InvalidArgumentError(f"leader election writes a Lease, but the mapper's transport "

@@ -14,7 +14,7 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock
-from restmapper.leader.elector import JITTER, default_identity, validate_timing
+from restmapper.leader.elector import JITTER, validate_options, validate_timing
 from restmapper.mapper.lazy import LazyRESTMapper
 
 __all__ = ["AsyncLeaderElector"]
@@ -77,9 +77,9 @@ class AsyncLeaderElector:
             InvalidArgumentError: as :class:`~restmapper.leader.LeaderElector`.
         """
         validate_timing(lease_duration, renew_deadline, retry_period)
-        identity = default_identity() if identity is None else identity
-        if not isinstance(identity, str) or not identity:
-            raise InvalidArgumentError(f"identity must be a non-empty string, got {identity!r}")
+        identity = validate_options(identity, release_on_cancel, clock, {
+            "on_started_leading": on_started_leading, "on_stopped_leading": on_stopped_leading,
+            "on_new_leader": on_new_leader})
         self.identity = identity
         self.name = name
         self.namespace = namespace

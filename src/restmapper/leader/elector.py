@@ -17,7 +17,8 @@ from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock
 from restmapper.mapper.lazy import LazyRESTMapper
 
-__all__ = ["JITTER", "MAX_LEASE_SECONDS", "LeaderElector", "default_identity", "validate_timing"]
+__all__ = ["JITTER", "MAX_LEASE_SECONDS", "MIN_RETRY_PERIOD", "LeaderElector", "default_identity",
+           "validate_options", "validate_timing"]
 
 _log = logging.getLogger("restmapper.leader")
 
@@ -34,6 +35,9 @@ def default_identity() -> str:
 
 MAX_LEASE_SECONDS = 2**31 - 1
 """The largest ``leaseDurationSeconds`` a Lease holds (the field is an int32)."""
+
+MIN_RETRY_PERIOD = 0.01
+"""The shortest ``retry_period`` accepted, in seconds: below it the election loop would spin on the API server."""
 
 
 def validate_timing(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
@@ -53,6 +57,8 @@ def validate_timing(lease_duration: float, renew_deadline: float, retry_period: 
         if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
                 or not math.isfinite(value)):
             raise InvalidArgumentError(f"{label} must be a positive finite number of seconds, got {value!r}")
+    if retry_period < MIN_RETRY_PERIOD:
+        raise InvalidArgumentError(f"retry_period ({retry_period} s) must be at least {MIN_RETRY_PERIOD} s")
     if math.ceil(lease_duration) > MAX_LEASE_SECONDS:
         raise InvalidArgumentError(f"lease_duration ({lease_duration} s) does not fit the Lease's int32 "
                                    f"leaseDurationSeconds (at most {MAX_LEASE_SECONDS} s)")
@@ -62,6 +68,27 @@ def validate_timing(lease_duration: float, renew_deadline: float, retry_period: 
     if renew_deadline <= 1.2 * retry_period:
         raise InvalidArgumentError(f"renew_deadline ({renew_deadline} s) must be greater than 1.2 * retry_period "
                                    f"({retry_period} s), so that a renewal can be retried before the deadline")
+
+
+def validate_options(identity: object, release_on_cancel: object, clock: object,
+                     callbacks: dict[str, object]) -> str:
+    """Check an elector's other options; return the identity (None: :func:`default_identity`).
+
+    Raises:
+        InvalidArgumentError: ``identity`` is not a non-blank string, or holds a control character or ``/``;
+            ``release_on_cancel`` is not a bool; ``clock`` or a callback is neither callable nor None.
+    """
+    identity = default_identity() if identity is None else identity
+    if (not isinstance(identity, str) or not identity.strip() or "/" in identity
+            or any(ord(char) < 32 or ord(char) == 127 for char in identity)):
+        raise InvalidArgumentError(f"identity must be a non-blank string without control characters or '/', "
+                                   f"got {identity!r}")
+    if not isinstance(release_on_cancel, bool):
+        raise InvalidArgumentError(f"release_on_cancel must be a bool, got {release_on_cancel!r}")
+    for label, value in (("clock", clock), *callbacks.items()):
+        if value is not None and not callable(value):
+            raise InvalidArgumentError(f"{label} must be callable or None, got {value!r}")
+    return identity
 
 
 def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> None:
@@ -152,13 +179,14 @@ class LeaderElector:
             clock: monotonic clock in seconds (inject :class:`~restmapper.testing.ManualClock` with :meth:`tick`).
 
         Raises:
-            InvalidArgumentError: an empty name, namespace or identity; timing that breaks client-go's rules
-                (see :func:`validate_timing`); a transport that cannot write.
+            InvalidArgumentError: a name or namespace that is no DNS-1123 subdomain / label; a bad identity or
+                option (see :func:`validate_options`); timing that breaks client-go's rules or does not fit the
+                Lease (see :func:`validate_timing`); a transport that cannot write.
         """
         validate_timing(lease_duration, renew_deadline, retry_period)
-        identity = default_identity() if identity is None else identity
-        if not isinstance(identity, str) or not identity:
-            raise InvalidArgumentError(f"identity must be a non-empty string, got {identity!r}")
+        identity = validate_options(identity, release_on_cancel, clock, {
+            "on_started_leading": on_started_leading, "on_stopped_leading": on_stopped_leading,
+            "on_new_leader": on_new_leader})
         self.identity = identity
         self.name = name
         self.namespace = namespace
