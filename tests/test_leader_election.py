@@ -279,16 +279,31 @@ def test_a_server_error_is_recorded_and_retried(cluster: FakeCluster, clock: Man
     assert a.elector.is_leader
 
 
-def test_a_failing_callback_does_not_stop_the_election(cluster: FakeCluster, clock: ManualClock) -> None:
-    def boom() -> None:
-        raise RuntimeError("controller failed to start")
+def test_a_failing_on_started_leading_hands_the_lease_to_a_standby(cluster: FakeCluster,
+                                                                   clock: ManualClock) -> None:
+    """We cannot lead (client-go's process would crash): stop, release, a standby takes over, we retry later."""
+    failures = [RuntimeError("controller failed to start")]
 
-    a = LeaderElector(mapper_for(cluster), NAME, NAMESPACE, identity="a", clock=clock, on_started_leading=boom)
+    def boom() -> None:
+        if failures:
+            raise failures.pop()
+
+    stopped: list[str] = []
+    a = LeaderElector(mapper_for(cluster), NAME, NAMESPACE, identity="a", clock=clock, on_started_leading=boom,
+                      on_stopped_leading=lambda: stopped.append(str(holder(cluster))))
+    b = candidate(cluster, clock, "b")
     a.tick()
-    assert a.is_leader
+    assert not a.is_leader and isinstance(a.last_error, RuntimeError)
+    assert stopped == ["a"]  # told before the release
+    assert holder(cluster) == ""
     clock.advance(2.0)
-    a.tick()
-    assert a.is_leader
+    b.elector.tick()
+    a.tick()  # backing off: no attempt
+    assert b.elector.is_leader and holder(cluster) == "b"
+    clock.advance(15.0)
+    b.elector.stop()
+    a.tick()  # a candidate again: the lease is free, and on_started_leading now succeeds
+    assert holder(cluster) == "a" and a.is_leader
 
 
 def test_a_stopped_elector_refuses_more_turns(cluster: FakeCluster, clock: ManualClock) -> None:

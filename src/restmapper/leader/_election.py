@@ -77,6 +77,7 @@ class Election:
         self._renewed_at = float("-inf")  # clock reading before sending our last accepted write
         self._reported = ""  # the holder last reported as new leader
         self._last_renew_wall = 0.0
+        self._resume_at = float("-inf")  # after resign(): no attempt before this clock reading
         self.last_error: BaseException | None = None
 
     # --- state seen from other threads ---------------------------------------------------------------------------
@@ -122,6 +123,9 @@ class Election:
             if self._closed:
                 return Turn(delay=self.retry_period)
             try:
+                wait = self._resume_at - self._clock()
+                if not self._leading and wait > 0:  # resigned: let a standby take the lease first
+                    return Turn(delay=min(wait, self.retry_period))
                 was_leading = self._leading
                 deadline = self._renewed_at + self.renew_deadline  # of the leadership we hold now, if any
                 ok = self._try_acquire_or_renew(timeout=self._request_timeout())
@@ -165,6 +169,15 @@ class Election:
         with self._guard:
             was, self._leading = self._leading, False
         return was
+
+    def resign(self, cause: BaseException) -> None:
+        """Give leadership up after our own failure to lead (``on_started_leading`` raised; client-go's process
+        would crash): keep ``cause`` in :attr:`last_error`, stop leading, release the Lease, and make no attempt
+        for ``lease_duration`` seconds, so that a standby (retrying every ``retry_period``) takes over first."""
+        self.last_error = cause
+        self.stop_leading()
+        self.release()
+        self._resume_at = self._clock() + self.lease_duration
 
     def release(self) -> bool:
         """Give the lease up if the record we observed names us (client-go's ``release``): holder "", a 1 s

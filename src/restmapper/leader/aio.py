@@ -22,15 +22,18 @@ __all__ = ["AsyncLeaderElector"]
 _log = logging.getLogger("restmapper.leader")
 
 
-async def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> None:
+async def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> Exception | None:
+    """Run (and await) ``callback``; log and return what it raised (never stops the election loop)."""
     if callback is None:
-        return
+        return None
     try:
         result = callback(*args)
         if inspect.isawaitable(result):
             await result
-    except Exception:  # a callback's failure must not stop the election loop
+    except Exception as exc:
         _log.exception("leader election callback %s raised", name)
+        return exc
+    return None
 
 
 def _call_now(name: str, callback: Callable[[], None]) -> None:
@@ -267,8 +270,11 @@ class AsyncLeaderElector:
         self._announced = started
         for on_started, on_stopped in list(self._listeners):
             _call_now("leadership listener", on_started if started else on_stopped)
-        await _call("on_started_leading" if started else "on_stopped_leading",
-                    self._on_started if started else self._on_stopped)
+        failure = await _call("on_started_leading" if started else "on_stopped_leading",
+                              self._on_started if started else self._on_stopped)
+        if started and failure is not None:  # we cannot lead: hand the lease over (see LeaderElector)
+            await self._announce(started=False)
+            await asyncio.to_thread(self._election.resign, failure)
 
     async def _finish(self) -> None:
         if self._finished:

@@ -91,13 +91,16 @@ def validate_options(identity: object, release_on_cancel: object, clock: object,
     return identity
 
 
-def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> None:
+def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> Exception | None:
+    """Run ``callback``; log and return what it raised (a callback's failure never stops the election loop)."""
     if callback is None:
-        return
+        return None
     try:
         callback(*args)
-    except Exception:  # a callback's failure must not stop the election loop
+    except Exception as exc:
         _log.exception("leader election callback %s raised", name)
+        return exc
+    return None
 
 
 class LeaderElector:
@@ -128,7 +131,11 @@ class LeaderElector:
 
     Callbacks run on the election thread, synchronously, and should return promptly: the lease is not renewed
     while they run (start long work on a thread of your own and stop it in ``on_stopped_leading``). An exception
-    in a callback is logged and does not stop the election.
+    in ``on_stopped_leading`` or ``on_new_leader`` is logged and does not stop the election. When
+    ``on_started_leading`` raises (we cannot lead; client-go's process would crash and free the Lease), the
+    exception is logged and kept in :attr:`last_error`, the leadership listeners and ``on_stopped_leading`` are
+    told, the Lease is released, and the elector is a candidate again after ``lease_duration`` seconds (so a
+    standby takes over first).
 
     Example::
 
@@ -385,8 +392,11 @@ class LeaderElector:
             self._announced = started
             for on_started, on_stopped in list(self._listeners):
                 _call("leadership listener", on_started if started else on_stopped)
-        _call("on_started_leading" if started else "on_stopped_leading",
-              self._on_started if started else self._on_stopped)
+        failure = _call("on_started_leading" if started else "on_stopped_leading",
+                        self._on_started if started else self._on_stopped)
+        if started and failure is not None:  # we cannot lead: hand the lease over (see the class docstring)
+            self._announce(started=False)
+            self._election.resign(failure)
 
     def _finish(self) -> None:
         with self._turn_lock:
