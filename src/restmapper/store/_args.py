@@ -10,11 +10,10 @@ wrong-typed name or namespace can never be found, so the miss is where it is rep
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from restmapper.errors import InvalidArgumentError
+from restmapper.transport.retry import check_seconds
 
 __all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_uid",
            "check_wait"]
@@ -112,24 +111,24 @@ def check_wait(method: str, resource_version: object, generation: object, timeou
     hint = f" (resourceVersions are strings: {str(resource_version)!r})" if isinstance(resource_version, int) else ""
     _str(method, "resource_version", resource_version, optional=True, hint=hint)
     _number(method, "generation", generation, optional=True, integer=True)
-    _number(method, "timeout", timeout, optional=timeout_optional)
-    if timeout is not None and not 0 <= timeout < math.inf:  # type: ignore[operator]
-        raise InvalidArgumentError(f"timeout must be a finite number of seconds, not negative, got {timeout}"
-                                   f"{' (None waits without bound)' if timeout_optional else ''}")
+    check_seconds(method, "timeout", timeout, optional=timeout_optional, positive=False)
 
 
 _SECONDS = ("resync", "relist_period", "sync_timeout", "watch_timeout", "watch_idle_timeout", "backoff_initial",
             "backoff_max", "probe_initial", "probe_max")
 _OPTIONAL_SECONDS = ("resync", "relist_period")
+_MAY_BE_ZERO = ("backoff_initial", "backoff_max")
 _CALLABLES = ("sleep",)  # transform: a callable or a list of them, checked with the scope (store._scope)
 
 
 def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> None:
-    """The constructor's arguments, by type (their ranges are checked by the constructor).
+    """The constructor's arguments: types, and every seconds option a finite number (:func:`check_seconds`; the
+    order of the backoff bounds is checked by the constructor).
 
     Raises:
         TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path names ``from_kubeconfig``), or an option
             of the wrong type.
+        InvalidArgumentError: a seconds option that is NaN, infinite, negative, or 0 where 0 means nothing.
     """
     from restmapper.mapper.lazy import LazyRESTMapper
 
@@ -138,7 +137,7 @@ def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> No
             if isinstance(mapper, str) else ""
         raise TypeError(f"{method}() takes a LazyRESTMapper as its first argument, not {_type(mapper)}{hint}")
     for name in _SECONDS:
-        _number(method, name, options[name], optional=name in _OPTIONAL_SECONDS)
+        check_seconds(method, name, options[name], optional=name in _OPTIONAL_SECONDS, positive=name not in _MAY_BE_ZERO)
     _number(method, "page_size", options["page_size"], optional=False, integer=True)
     _str(method, "namespace", options["namespace"], optional=True)
     for name in _CALLABLES:

@@ -15,7 +15,8 @@ Objects are wire-form dicts keyed by ``(namespace, name)`` (``""`` for cluster-s
   held: deletes for what vanished, an update for every object that differs (in resourceVersion, or in content
   under the same resourceVersion, which a restore that reuses resourceVersions makes possible), nothing for what
   did not, a delete and an add for a new UID, never a second ``ADDED`` for a held object. A list in another
-  version's representation (a kind that moved) counts an object with the same resourceVersion as unchanged.
+  version's representation (a kind that moved) is compared the same way, ``apiVersion``/``kind`` aside: an object
+  with the same resourceVersion and content is replaced silently.
 
 No I/O. Writers hold :attr:`ObjectStore.lock`; :meth:`ObjectStore.get` takes no lock (dict reads are atomic).
 """
@@ -169,7 +170,7 @@ def transformed(transform: Callable[[dict[str, Any]], Any], obj: dict[str, Any],
     name, namespace = str(before[0] or ""), str(before[1] or "")
     try:
         result = transform(obj)
-    except Exception as exc:
+    except BaseException as exc:  # user code on a worker thread: SystemExit too must not end the informer
         raise TransformError(kind, _callable_name(transform), namespace, name,
                              f"raised {type(exc).__name__}: {exc}") from exc
     problem = ""
@@ -275,7 +276,7 @@ class ObjectStore:
             if isinstance(values, (str, bytes)) or not all(isinstance(v, str) for v in values):
                 raise InvalidArgumentError("an indexer must return an iterable of strings")
             return set(values)
-        except Exception:
+        except BaseException:  # user code on the informer thread: SystemExit too is the indexer's failure
             if strict:
                 raise
             self.index_errors += 1
@@ -337,7 +338,8 @@ class ObjectStore:
                 out: list[Entry], *, listed: Literal["", "content", "representation"] = "") -> None:
         # Lock held; the identity is obj's (validated). Appends the changes made to ``out`` (an ADDED as obj alone).
         # ``listed``: obj comes from a relist, the truth: never refused as older, an update whenever it differs
-        # (by resourceVersion, and by content too unless the list is in another version's representation).
+        # (by resourceVersion or by content but for apiVersion/kind); "representation": an unchanged object is
+        # still replaced, silently, to hold the new version's apiVersion.
         objects = self._by_ns.get(ns)
         old = objects.get(name) if objects is not None else None
         if old is None:
@@ -353,12 +355,11 @@ class ObjectStore:
             out.append(obj)
             return
         if listed:
-            if old_meta.get("resourceVersion") != meta.get("resourceVersion") or (listed == "content"
-                                                                               and not _same_content(old, obj)):
+            if old_meta.get("resourceVersion") != meta.get("resourceVersion") or not _same_content(old, obj):
                 self._put(ns, name, obj, old)
                 out.append(("MODIFIED", old, obj))
             elif listed == "representation":
-                self._put(ns, name, obj, old)
+                self._put(ns, name, obj, old)  # the same content in the new version's apiVersion
             return
         if _older(meta, old_meta):
             self.stale_drops += 1
@@ -387,8 +388,8 @@ class ObjectStore:
     def replace(self, objs: Iterable[dict[str, Any]], *, representation_changed: bool = False) -> list[Change]:
         """Make the store hold exactly ``objs`` (a relist: the truth, see the module docstring) and return the
         changes: deletes for held objects that are absent first, then adds and updates. Objects without identity
-        are skipped. ``representation_changed``: the list is in another version than what is held (same
-        resourceVersion: unchanged, replaced silently)."""
+        are skipped. ``representation_changed``: the list is in another version than what is held (an object
+        with the same resourceVersion and content but for ``apiVersion``/``kind`` is replaced silently)."""
         return [_change(e) for e in self.replace_entries(objs, representation_changed=representation_changed)]
 
     def replace_entries(self, objs: Iterable[dict[str, Any]], namespace: str | None = None, *,

@@ -23,7 +23,7 @@ from restmapper.transport.base import (
 )
 from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.kubeconfig import ConfigError
-from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, parse_retry_after
+from restmapper.transport.retry import DEFAULT_RETRY_STATUSES, RetryPolicy, check_seconds, parse_retry_after
 
 if TYPE_CHECKING:
     from restmapper.transport.apiclient_transport import ApiClientTransport
@@ -55,6 +55,7 @@ __all__ = [
     "StreamResponse",
     "Transport",
     "WritingTransport",
+    "check_seconds",
     "end_idle_deadline_thread",
     "header",
     "incluster_config",

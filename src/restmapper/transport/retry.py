@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -20,12 +21,39 @@ import tenacity
 from restmapper.errors import InvalidArgumentError, RequestTimeoutError, ResponseTooLargeError, TransportError
 from restmapper.transport.base import Response
 
-__all__ = ["DEFAULT_RETRY_STATUSES", "RetryPolicy", "parse_retry_after", "run_with_retry"]
+__all__ = ["DEFAULT_RETRY_STATUSES", "RetryPolicy", "check_seconds", "parse_retry_after", "run_with_retry"]
 
 DEFAULT_RETRY_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504})
 """Statuses retried by default: rate limiting and the transient server-side errors."""
 
 _log = logging.getLogger("restmapper.transport")
+
+
+def check_seconds(method: str, arg: str, value: object, *, optional: bool = False, positive: bool = True) -> None:
+    """Check a duration option: a finite real number of seconds (int or float, never a bool), positive (or, with
+    ``positive=False``, non-negative); None too when ``optional``. The one check of every seconds option of the
+    library (object cache, watcher, reflector), made before anything starts: NaN or infinity would otherwise make
+    a wait that never ends or a loop that never waits.
+
+    Args:
+        method: the call, for the message (``"ObjectCache"``).
+        arg: the argument's name, for the message.
+        value: what was passed.
+        optional: None is allowed (the option is off).
+        positive: 0 is refused (0 is allowed when False).
+
+    Raises:
+        TypeError: ``value`` is not an int or float (a bool or a string too).
+        InvalidArgumentError: NaN, infinite, negative, or 0 when ``positive``.
+    """
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind = "None" if value is None else type(value).__name__
+        raise TypeError(f"{method}() takes {arg} as a number of seconds{' or None' if optional else ''}, not {kind}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise InvalidArgumentError(f"{method}() takes {arg} as a finite number of seconds {bound}, got {value!r}")
 
 _NOT_PROCESSED = frozenset({429})
 """Statuses that say the server did nothing with the request: the only ones after which a write is resent."""

@@ -15,7 +15,13 @@ It is the Kubernetes reflector protocol (client-go ``tools/cache.Reflector.ListA
   event or bookmark: a proxy closing stale watches) is a failure, and three in a row relist, as client-go's
   "very short watch"; streams ending early again and again without a change back off too;
 * a stream silent for ``idle_timeout`` seconds (kube-apiserver sends a bookmark about every minute to a watch
-  that allows them) is a dead connection: a failure, then a reconnect;
+  that allows them) is reopened at once, without counting a failure: a dead connection and a quiet collection on
+  a server that sends no periodic bookmarks look the same, and only a reconnect that fails is a failure;
+* a relist sooner than a healthy period (120 s) after the previous one is a failure (events and bookmarks in
+  between do not make it healthy), as client-go restarts ListAndWatch through its backoff manager;
+* an ``ADDED``/``MODIFIED``/``DELETED`` event whose object has no ``metadata.resourceVersion`` is malformed
+  (counted, skipped);
+* with ``relist_period``, a list is owed once that long has passed since the last one, however the watch ended;
 * every failure backs off (exponential, jittered: :meth:`~restmapper.transport.RetryPolicy.backoff`, at least
   what a ``Retry-After`` asks for); the exponent resets only after a healthy period without failures (client-go's
   backoff manager), never by a mere connect, so a flapping endpoint cannot make it spin.
@@ -44,7 +50,7 @@ from typing import Any, Literal, Protocol
 
 from restmapper._redact import scrubbing
 from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError, release_frames
-from restmapper.transport import Cancellation, scrub_with, status_error
+from restmapper.transport import Cancellation, check_seconds, scrub_with, status_error
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.wire import decode_json
@@ -108,10 +114,6 @@ def too_large_resource_version(status: object) -> bool:
 class _Relist(Exception):
     """The resourceVersion cannot be watched from (410 Gone, or too large): list again."""
 
-    def __init__(self, why: str, events: int) -> None:
-        super().__init__(why)
-        self.events = events  # events the stream delivered before
-
 
 class _Return(Exception):
     def __init__(self, outcome: Outcome) -> None:
@@ -173,12 +175,12 @@ class Reflector:
             sleep: ``sleep(stop, seconds)`` for backoff waits; should return early once ``stop`` is set.
             watch_timeout: ``timeoutSeconds`` asked of the server per watch, seconds; the stream then ends and is
                 reopened from the last resourceVersion.
-            idle_timeout: seconds a watch stream may send nothing (no event, no bookmark) before it counts as a
-                dead connection (a failure, then a reconnect); the read timeout of the stream is the smaller of it
-                and ``watch_timeout`` + 30 s.
-            relist_period: list again when a stream ends this many seconds or more after the last list (the list is
-                the truth: it repairs an event the server dropped without a 410); None: only when the protocol
-                needs it (client-go's reflector has no such period).
+            idle_timeout: seconds a watch stream may send nothing (no event, no bookmark) before it is reopened
+                (at once, not a failure; a failing reconnect is one); the read timeout of the stream is the smaller
+                of it and ``watch_timeout`` + 30 s.
+            relist_period: list again when a stream ends, however it ends, this many seconds or more after the
+                last list (the list is the truth: it repairs an event the server dropped without a 410); None:
+                only when the protocol needs it (client-go's reflector has no such period).
             page_size: ``limit`` of each list page (client-go's pager uses 500); 0 lists in one request.
             count: called with a counter name (``lists``, ``relists``, ``connects``, ``events``, ``bookmarks``,
                 ``errors``, ``malformed``) for each occurrence.
@@ -192,12 +194,15 @@ class Reflector:
                 the sink (an owner's transform: the whole list is then never held untransformed).
 
         Raises:
-            InvalidArgumentError: a non-positive ``watch_timeout``, ``idle_timeout`` or ``relist_period``, or a
-                negative ``page_size``.
+            InvalidArgumentError: a ``watch_timeout``, ``idle_timeout`` or ``relist_period`` that is not positive
+                and finite, or a negative ``page_size``.
+            TypeError: one of those seconds options is not a number.
         """
-        if watch_timeout <= 0 or idle_timeout <= 0 or page_size < 0 or (relist_period is not None
-                                                                         and relist_period <= 0):
-            raise InvalidArgumentError("need watch_timeout, idle_timeout, relist_period > 0 and page_size >= 0")
+        check_seconds("Reflector", "watch_timeout", watch_timeout)
+        check_seconds("Reflector", "idle_timeout", idle_timeout)
+        check_seconds("Reflector", "relist_period", relist_period, optional=True)
+        if page_size < 0:
+            raise InvalidArgumentError(f"need page_size >= 0, got {page_size}")
         self.transport = transport
         self.path = path
         self.sink = sink
@@ -226,7 +231,7 @@ class Reflector:
         self._last_failure_at: float | None = None
         self._short_streak = 0
         self._quiet_streak = 0
-        self._gone_streak = 0
+        self._last_relist_at: float | None = None
         self._relist_owed = False
         self._relist_period = relist_period
         self._listed_at = 0.0
@@ -286,6 +291,9 @@ class Reflector:
             if self._interrupted:
                 self._interrupted = False
                 return "interrupted"
+            if (self._relist_period is not None and self.synced
+                    and self._clock() - self._listed_at >= self._relist_period):
+                self._relist_owed = True  # however the last watch ended: cleanly, idle, by an error, at once
             try:
                 with self._cancel:
                     if self._relist_owed:
@@ -297,9 +305,12 @@ class Reflector:
             except _Relist as relist_now:
                 self._relist(relist_now)
                 continue
-            except Exception as exc:
-                # A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug:
-                # never end the thread silently; record it, back off, and list or watch again.
+            except BaseException as exc:
+                # A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug, a
+                # sink's user code raising SystemExit: never end a worker thread silently; record it, back off, and
+                # list or watch again. On the main thread, Ctrl-C and SystemExit still end the program.
+                if not isinstance(exc, Exception) and threading.current_thread() is threading.main_thread():
+                    raise
                 if self.stop.is_set():
                     return "stopped"
                 if self._interrupted:
@@ -308,19 +319,22 @@ class Reflector:
                     self._count("malformed")
                 self.fail(exc)
                 continue
-            self._gone_streak = 0
             if early and self._return_on_early_end and not self.stop.is_set() and not self._interrupted:
                 return "ended_early"
 
     def _relist(self, why: _Relist) -> None:
         self._count("relists")
         self._relist_owed = True
-        # The first one relists at once; a server answering so again and again gets the backoff too (client-go's
-        # reflector restarts ListAndWatch through its backoff manager).
-        self._gone_streak = 0 if why.events else self._gone_streak + 1
+        # A relist after a healthy period (120 s since the previous one) is at once; one sooner is a failure and
+        # waits the backoff, as client-go's reflector restarts ListAndWatch through its backoff manager. Events
+        # or bookmarks the watch delivered meanwhile do not count: a server that answers every watch with one
+        # event then a 410 must not make the loop list and watch without pause.
+        now = self._clock()
+        last, self._last_relist_at = self._last_relist_at, now
         _log.info("%s: %s; relisting", self.label, why)
-        if self._gone_streak > 1 and not self.stop.is_set():
-            self.fail(TransportError(f"GET {self.path}: {why} {self._gone_streak} times in a row", path=self.path))
+        if last is not None and now - last < _HEALTHY_PERIOD and not self.stop.is_set():
+            self.fail(TransportError(f"GET {self.path}: {why} again {now - last:.1f}s after the last relist",
+                                     path=self.path))
 
     def fail(self, exc: BaseException) -> None:
         """Record a failure and wait the backoff for it (the running thread; owners call it for an outcome they
@@ -372,7 +386,7 @@ class Reflector:
         if status == 404:
             self._refuse("not_found", self._error(status, body, headers))
         if status == 504 and self._status_doc(body, too_large_resource_version):
-            raise _Relist("too large resource version", 0)
+            raise _Relist("too large resource version")
         raise self._error(status, body, headers)
 
     def _status_doc(self, body: bytes, test: Callable[[object], bool]) -> bool:
@@ -451,26 +465,34 @@ class Reflector:
         with self._stream_lock:
             self._stream = stream
         lines = changes = 0
+        idle = False
         try:
             if self.stop.is_set() or self._interrupted:
                 return False
             if stream.status == 410:
-                raise _Relist("410 Gone", 0)
+                raise _Relist("410 Gone")
             if stream.status == 406 and self.metadata_only:
                 self._full_objects(stream.status, stream.read(), stream.headers)
-                raise _Relist("406 Not Acceptable: metadata-only refused", 0)  # list again: full objects only
+                raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
             if stream.status != 200:
                 self._check(stream.status, stream.read(), stream.headers)
             self._count("connects")
             self.failures = 0  # connected: no longer failing (the backoff exponent waits for a healthy period)
             self.connected = True
             self.sink.reflector_state()
-            for line in stream.iter_lines():  # a read timeout (idle_timeout) raises: a dead connection
-                if self.stop.is_set() or self._interrupted:
-                    return False
-                if self._event(line, lines):
-                    changes += 1
-                lines += 1
+            heard = self._clock()
+            try:
+                for line in stream.iter_lines():  # a read timeout (idle_timeout) raises
+                    if self.stop.is_set() or self._interrupted:
+                        return False
+                    if self._event(line):
+                        changes += 1
+                    lines += 1
+                    heard = self._clock()
+            except TransportError:
+                if self.stop.is_set() or self._interrupted or self._clock() - heard < self._read_timeout:
+                    raise
+                idle = True  # silent for the whole idle timeout: see below
         finally:
             with self._stream_lock:
                 self._stream = None
@@ -478,6 +500,13 @@ class Reflector:
             if self.connected:
                 self.connected = False
                 self.sink.reflector_state()
+        if idle:
+            # Silent for idle_timeout: a dead connection, or a healthy watch of a quiet collection on a server that
+            # sends no periodic bookmarks (an aggregated API server, a resource without the watch cache); both
+            # look the same from here. Reconnect at once from the last resourceVersion, with no failure counted
+            # and the backoff left alone: only when that reconnect fails is it a failure.
+            _log.info("%s: watch silent for %.0fs; reconnecting", self.label, self._read_timeout)
+            return False
         return self._ended(self._clock() - opened, lines, changes)
 
     def _ended(self, lasted: float, lines: int, changes: int) -> bool:
@@ -496,8 +525,6 @@ class Reflector:
                                      path=self.path))
             return True
         self._short_streak = 0
-        if self._relist_period is not None and self._clock() - self._listed_at >= self._relist_period:
-            self._relist_owed = True
         early = lasted < self._watch_timeout * _EARLY_FRACTION
         self._quiet_streak = 0 if changes or not early else self._quiet_streak + 1
         if self._quiet_streak >= _QUIET_ENDS_BEFORE_BACKOFF:
@@ -505,7 +532,7 @@ class Reflector:
                                      f"{self._quiet_streak} times in a row", path=self.path))
         return early
 
-    def _event(self, line: bytes, seen: int) -> bool:
+    def _event(self, line: bytes) -> bool:
         """Apply one watch event; True for a change (ADDED/MODIFIED/DELETED).
 
         Raises:
@@ -518,9 +545,9 @@ class Reflector:
         if event_type == "ERROR":
             code = obj.get("code")
             if code == 410:
-                raise _Relist("410 Gone", seen)
+                raise _Relist("410 Gone")
             if too_large_resource_version(obj):
-                raise _Relist("too large resource version", seen)
+                raise _Relist("too large resource version")
             raise self._error(code, obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
@@ -534,8 +561,13 @@ class Reflector:
             self._count("malformed")
             _log.debug("ignoring watch event of type %r on %s", event_type, self.label)
             return False
+        if not isinstance(rv, str) or not rv:
+            # Every object the API server sends has one; without it a change cannot be told from a repeat, nor
+            # the watch resumed after it: malformed, as an object without a name.
+            self._count("malformed")
+            _log.warning("ignoring a %s event without metadata.resourceVersion on %s", event_type, self.label)
+            return False
         self._count("events")
         self.sink.reflector_event(event_type, obj)
-        if isinstance(rv, str) and rv:
-            self.resource_version = rv
+        self.resource_version = rv
         return True

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from restmapper.errors import APIStatusError, InvalidArgumentError
 from restmapper.store._generation import GenerationCache
+from restmapper.transport import check_seconds, end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._loop import ResourceLoop
@@ -132,13 +133,16 @@ class Watcher:
             watch_apiservices: also watch APIServices (aggregated APIs); False watches CRDs only.
 
         Raises:
-            InvalidArgumentError: a negative backoff, or a non-positive ``watch_timeout`` or ``watch_idle_timeout``.
+            InvalidArgumentError: a negative backoff, a non-positive ``watch_timeout`` or ``watch_idle_timeout``, or
+                any of them NaN or infinite.
+            TypeError: a seconds option that is not a number (a bool or a string too).
         """
-        if backoff_initial < 0 or backoff_max < backoff_initial:
+        check_seconds("Watcher", "backoff_initial", backoff_initial, positive=False)
+        check_seconds("Watcher", "backoff_max", backoff_max, positive=False)
+        check_seconds("Watcher", "watch_timeout", watch_timeout)
+        check_seconds("Watcher", "watch_idle_timeout", watch_idle_timeout)
+        if backoff_max < backoff_initial:
             raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max")
-        if watch_timeout <= 0 or watch_idle_timeout <= 0:
-            raise InvalidArgumentError(f"watch_timeout and watch_idle_timeout must be positive, got {watch_timeout} "
-                                       f"and {watch_idle_timeout}")
         self.mapper = mapper
         self.transport: Transport = transport if transport is not None else mapper.transport
         self.generation_cache = generation_cache
@@ -197,7 +201,8 @@ class Watcher:
         return self
 
     def stop(self, timeout: float | None = 10.0) -> bool:
-        """Stop the threads, remove every handler, and wait for the threads to end.
+        """Stop the threads, remove every handler, and wait for the threads to end; then end the transports' shared
+        request-deadline thread (``restmapper-deadlines``) unless someone else's request is in flight.
 
         Open watch streams are closed from this thread so blocked readers wake at once. When this returns, no
         handler runs and none will be called again (a handler running when stop() is called finishes first).
@@ -240,6 +245,8 @@ class Watcher:
                     thread.join(timeout)
                     ended = ended and not thread.is_alive()
         self._notify()
+        if ended:
+            end_idle_deadline_thread(timeout)  # shared: only when no one else's request is in flight
         return ended
 
     def __enter__(self) -> Watcher:
@@ -407,7 +414,7 @@ class Watcher:
                 cache.forget(uid)
             if event_type != "DELETED":
                 cache.get(obj)
-        except Exception as exc:
+        except BaseException as exc:  # user code (a generation cache build), SystemExit too: never ends the loop
             # A failing build must not stop the watch; the next get() by a reader retries it.
             self._count("build_errors")
             _log.warning("refreshing the generation cache for a CRD failed: %s", exc)
