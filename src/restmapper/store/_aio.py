@@ -251,8 +251,10 @@ class AsyncObjectCache(ConfigConstructors):
         """Register handlers (plain or coroutine functions) run on the calling event loop, in order.
 
         Semantics as :meth:`Informer.add_handler` (synthetic adds after sync, deletes while not served); a
-        handler that raises (or lets a ``CancelledError`` escape) is logged and counted in the informer's
-        ``stats.handler_errors`` and is called again for later changes. With
+        handler that raises anything (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` included: a
+        handler's exception is never the program's) or lets a ``CancelledError`` escape is logged and counted in
+        the informer's ``stats.handler_errors`` and is called again for later changes. (Ctrl-C under
+        ``asyncio.run`` on Python 3.11+ cancels the main task rather than raising in a handler.) With
         ``while_leading`` (a ``LeaderElector`` or ``AsyncLeaderElector``) as :meth:`ObjectCache.add_handler`: the
         handlers are attached while it leads, and one whose turn on the loop comes after the lease was lost is not
         called.
@@ -328,25 +330,38 @@ class AsyncObjectCache(ConfigConstructors):
                 _log.exception("async handler of the %s informer failed", informer.group_kind)
                 continue
             if inspect.isawaitable(result):
-                try:
-                    await _alone(result)
-                except Exception:
+                error = await _alone(result)
+                if error is not None:
                     informer._count("handler_errors")
-                    _log.exception("async handler of the %s informer failed", informer.group_kind)
+                    _log.error("async handler of the %s informer failed", informer.group_kind, exc_info=error)
 
 
-async def _alone(awaitable: Any) -> None:
-    """Await ``awaitable`` in a task of its own and raise what it raised; a CancelledError it lets escape is raised
-    as a RuntimeError (it ended that task, not the caller); cancelling the caller cancels it too."""
-    task = asyncio.ensure_future(awaitable)
+async def _contained(awaitable: Any) -> BaseException | None:
+    """Await ``awaitable``; return what it raised (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit`` too),
+    None when it returned. Caught in here, so the task running this never sees it: a task whose coroutine raises
+    ``SystemExit`` or ``KeyboardInterrupt`` re-raises it out of the event loop, ending ``asyncio.run()``."""
+    try:
+        await awaitable
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # a handler's failure, whatever it is, is the handler's: counted by the caller
+        return exc
+    return None
+
+
+async def _alone(awaitable: Any) -> BaseException | None:
+    """Await ``awaitable`` in a task of its own; return what it raised (None when nothing): a CancelledError it
+    lets escape ended that task, not the caller, and is returned as a RuntimeError; cancelling the caller cancels
+    it too."""
+    task = asyncio.ensure_future(_contained(awaitable))
     try:
         await asyncio.wait({task})
     except asyncio.CancelledError:
         task.cancel()
         raise
     if task.cancelled():
-        raise RuntimeError("the handler let a CancelledError escape")
-    task.result()
+        return RuntimeError("the handler let a CancelledError escape")
+    return task.result()
 
 
 def _while_leading(leadership: Leadership, fn: AsyncHandler) -> AsyncHandler:

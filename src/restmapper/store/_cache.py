@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -256,11 +257,16 @@ class ObjectCache(ConfigConstructors):
         (``restmapper-deadlines``) unless a request of someone else (a mapper lookup, a watcher) is in flight.
         Using the cache afterwards starts new informers (a stopped informer is never handed out).
 
+        Every informer is told to stop before any is waited for, and ``timeout`` bounds the whole wait. An informer
+        thread waiting for a discovery lookup (the mapper's, shared with its other callers, so never cut) is not
+        waited for: it ends when that request does (bounded by the transport's request timeout), without any
+        other request or change.
+
         Args:
-            timeout: seconds to wait for each thread, or None without bound.
+            timeout: seconds to wait for all the threads together, or None without bound.
 
         Returns:
-            True when every informer and handler thread ended in time.
+            True when every informer and handler thread ended in time (or was left waiting for discovery).
         """
         with self._lock:
             informers = list(self._informers.values())
@@ -269,9 +275,12 @@ class ObjectCache(ConfigConstructors):
             self._running = False
         if self.watcher is not None:
             self.watcher.remove_handler(self._crd_handler)
+        for informer in informers:  # every informer told first: they all end meanwhile, not one after the other
+            informer._signal_stop()
+        deadline = None if timeout is None else time.monotonic() + timeout
         ended = True
         for informer in informers:
-            ended = informer._stop_now(timeout) and ended
+            ended = informer._join(deadline) and ended
         if ended:
             end_idle_deadline_thread(timeout)  # shared: only when no one else's request is in flight
         return ended

@@ -21,6 +21,7 @@ import builtins
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
@@ -52,7 +53,15 @@ __all__ = ["Informer", "InformerStats", "State", "Transform", "_NotReadable"]
 _log = logging.getLogger("restmapper.store")
 
 _T = TypeVar("_T")
+_DISCOVERY_POLL = 0.05  # seconds between looks, while joining, at whether the thread waits for discovery
 _READABLE = itertools.count(1)  # the values of Informer._readable while readable (see there)
+
+
+class _InformerThread(threading.Thread):
+    """An informer's list/watch thread; ``in_discovery`` is True while it waits for a discovery lookup (the
+    mapper's, shared with other callers): :meth:`Informer._join` does not wait for such a thread."""
+
+    in_discovery = False
 
 
 class Informer(InformerReads, InformerWaits):
@@ -122,7 +131,7 @@ class Informer(InformerReads, InformerWaits):
         self._group = ReflectorGroup(reflector, self, self._stop)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
                                       resync_snapshot=self._resync_snapshot, daemon=daemon)
-        self._thread = threading.Thread(target=self._run, name=f"restmapper-informer-{self._label}", daemon=daemon)
+        self._thread = _InformerThread(target=self._run, name=f"restmapper-informer-{self._label}", daemon=daemon)
 
     # --- lifecycle (driven by the cache) ----------------------------------------------------------------------------
 
@@ -130,7 +139,8 @@ class Informer(InformerReads, InformerWaits):
         self._dispatcher.thread.start()
         self._thread.start()
 
-    def _stop_now(self, timeout: float | None) -> bool:
+    def _signal_stop(self) -> None:
+        """Tell both threads to end (cuts the list/watch request in flight); returns at once."""
         with self._cond:
             self._state = "stopped"
             self._unreadable()
@@ -139,12 +149,23 @@ class Informer(InformerReads, InformerWaits):
         self._stop.set()
         self._wake.set()
         self._group.halt()
+
+    def _join(self, deadline: float | None) -> bool:
+        """Wait for both threads until ``deadline`` (``time.monotonic()`` seconds; None: without bound); True when
+        they ended. The list/watch thread inside a discovery lookup is abandoned, not waited for: that request is
+        the mapper's (shared, never cancelled: cutting it would fail it for every caller sharing it), it is bounded
+        by the transport's request timeout, and the thread ends after it without a request or a change."""
         current = threading.current_thread()
         ended = True
-        for thread in (self._thread, self._dispatcher.thread):
-            if thread is not current and thread.ident is not None:
-                thread.join(timeout)
-                ended = ended and not thread.is_alive()
+        for thread in (self._dispatcher.thread, self._thread):
+            if thread is current or thread.ident is None:
+                continue
+            while thread.is_alive() and not (thread is self._thread and self._thread.in_discovery):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                thread.join(_DISCOVERY_POLL if left is None else min(left, _DISCOVERY_POLL))
+            ended = ended and (not thread.is_alive() or (thread is self._thread and self._thread.in_discovery))
         return ended
 
     def _poke(self) -> None:
@@ -357,16 +378,21 @@ class Informer(InformerReads, InformerWaits):
                 lead.fail(lead.last_error or TransportError("403", path=""))
             elif outcome == "ended_early":
                 # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
-                # recreated, version no longer served): ask discovery again before reconnecting (the reflector
-                # backs off when it keeps happening).
-                self._mapper.invalidate_group(mapping.resource.group)
+                # recreated, version no longer served): ask discovery again before reconnecting, at most once per
+                # the mapper's miss_refresh_interval for the group (a flapping endpoint ends every watch early:
+                # each must not become a discovery request); the reflector backs off when it keeps happening.
+                self._mapper.cache.report_not_found_limited(mapping.resource.group_version)
 
     def _resolve(self) -> RESTMapping | None:
         probes = 0
         while not self._stop.is_set():
             self._wake.clear()
             try:
-                mapping = self._mapper.rest_mapping(self.group_kind)
+                self._thread.in_discovery = True
+                try:
+                    mapping = self._mapper.rest_mapping(self.group_kind)
+                finally:
+                    self._thread.in_discovery = False
             except RestMapperError as exc:
                 if is_no_match(exc):
                     self._enter_not_served(exc)
