@@ -60,10 +60,23 @@ def test_an_older_object_from_a_watch_event_is_still_refused() -> None:
     assert store.replace([_obj({"name": "a", "uid": "u1", "rv": 5, "gen": 1, "data": "y"})])[0][0] == "MODIFIED"
 
 
-def test_a_list_in_another_version_with_the_same_resource_versions_changes_nothing() -> None:
+def test_a_list_in_another_version_with_the_same_content_changes_nothing() -> None:
+    """A kind that moved lists its objects in the new version: the same object (apiVersion aside) is no change,
+    but it is held in the new version's form."""
+    store = ObjectStore()
+    held = dict(_obj({"name": "a", "uid": "u1", "rv": 9, "gen": 2, "data": "x"}), apiVersion="example.com/v1")
+    store.replace([held])
+    moved = dict(held, apiVersion="example.com/v1beta1")
+    assert store.replace([moved], representation_changed=True) == []
+    assert store.get("ns", "a") is moved
+
+
+def test_a_list_in_another_version_reports_a_content_change_under_the_same_resource_version() -> None:
+    """After an etcd restore that reuses resourceVersions, the relist of a moved kind may carry other content
+    under the same resourceVersion: that is a change, as in any relist."""
     store = ObjectStore()
     held = _obj({"name": "a", "uid": "u1", "rv": 9, "gen": 2, "data": "x"})
     store.replace([held])
-    moved = dict(held, apiVersion="example.com/v1beta1", data="converted")
-    assert store.replace([moved], representation_changed=True) == []
+    moved = dict(held, apiVersion="example.com/v1beta1", data="y")
+    assert store.replace([moved], representation_changed=True) == [("MODIFIED", held, moved)]
     assert store.get("ns", "a") is moved

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 from store_helpers import cm
-from watch_helpers import make_mapper
+from watch_helpers import make_mapper, running
 
+from restmapper.model import GroupKind
 from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.watch import Watcher
@@ -100,3 +101,34 @@ def test_watcher_stop_during_a_trickled_list(served: ServedCluster, pause: Serve
     pause.release.set()
     ended, took = _timed_stop(watcher.stop)
     assert ended and took < STOP_BOUND and not _ours(), (took, _ours())
+
+
+def test_stop_does_not_wait_for_informers_waiting_for_discovery(served: ServedCluster, pause: ServerPause) -> None:
+    """Three informers resolve their kinds on their own threads while discovery does not answer: stop() tells them
+    all, waits once, and does not wait for the discovery request (the mapper's, shared: never cut). Once that
+    request answers, the threads end without another request, and the mapper answers as before."""
+    cluster = served.cluster
+    cluster.inject("/api*", latency=60)  # the server holds every discovery answer
+    mapper = make_mapper(served.url)
+    cache = ObjectCache(mapper, sync_timeout=10)
+    for kind in ("ConfigMap", "Secret", "Service"):
+        cache.informer(GroupKind("", kind))
+    assert pause.entered.wait(10)
+    ended, took = _timed_stop(cache.stop)
+    assert ended and took < STOP_BOUND, took
+    cluster.clear_faults()
+    cluster.clear_requests()
+    pause.release.set()
+    for thread in threading.enumerate():
+        if thread.name.startswith("restmapper-informer"):
+            thread.join(10)
+    assert not _ours()
+    assert not [r for r in cluster.requests if r.path.startswith("/api/v1/")]  # no list or watch after stop
+    assert mapper.rest_mapping(GroupKind("", "ConfigMap")).resource.resource == "configmaps"
+
+
+def test_watcher_stop_ends_the_request_deadline_thread(served: ServedCluster) -> None:
+    watcher = Watcher(make_mapper(served.url))
+    with running(watcher, served.cluster, 2):
+        assert "restmapper-deadlines" in {t.name for t in threading.enumerate()}
+    assert "restmapper-deadlines" not in {t.name for t in threading.enumerate()}
