@@ -137,7 +137,7 @@ def test_a_watch_ending_in_gone_every_time_relists_through_the_backoff(first: st
         head = line("MODIFIED", cm(str(5 + n))) if first == "event" else line("BOOKMARK", cm(str(5 + n)))
         return Stream([head, line("ERROR", error)])
 
-    server, waits, counts, _ = run(watch, 12, ManualClock())
+    _, waits, counts, _ = run(watch, 12, ManualClock())
     assert counts["relists"] >= 10
     assert len(waits.delays) >= counts["relists"] - 1, (waits.delays, counts)
     assert waits.delays[:4] == sorted(waits.delays[:4]) and waits.delays[3] > waits.delays[0]
@@ -151,7 +151,7 @@ def test_a_relist_after_a_healthy_period_is_at_once() -> None:
         clock.advance(300.0)  # each watch lasted five minutes
         return Stream([line("MODIFIED", cm(str(5 + n))), line("ERROR", GONE)])
 
-    server, waits, counts, _ = run(watch, 4, clock)
+    _, waits, counts, _ = run(watch, 4, clock)
     assert counts["relists"] >= 3 and waits.delays == []
 
 

@@ -137,7 +137,8 @@ def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> No
             if isinstance(mapper, str) else ""
         raise TypeError(f"{method}() takes a LazyRESTMapper as its first argument, not {_type(mapper)}{hint}")
     for name in _SECONDS:
-        check_seconds(method, name, options[name], optional=name in _OPTIONAL_SECONDS, positive=name not in _MAY_BE_ZERO)
+        check_seconds(method, name, options[name], optional=name in _OPTIONAL_SECONDS,
+                      positive=name not in _MAY_BE_ZERO)
     _number(method, "page_size", options["page_size"], optional=False, integer=True)
     _str(method, "namespace", options["namespace"], optional=True)
     for name in _CALLABLES:

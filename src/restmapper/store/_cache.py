@@ -144,10 +144,11 @@ class ObjectCache(ConfigConstructors):
             TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path: use :meth:`from_kubeconfig`), or an
                 option of the wrong type (``transform`` or ``sleep`` not callable, seconds that are not numbers).
             InvalidArgumentError: a non-positive ``sync_timeout``/``watch_timeout``/``watch_idle_timeout``/``resync``/
-                ``relist_period``, any seconds option NaN or infinite, bad backoff bounds, an empty ``namespace``, or a transport that cannot stream
-                watches (such as the testing kit's ``InProcessTransport`` behind the pytest plugin's ``mapper``
-                fixture; the message says how to get one that can); a malformed selector, an empty ``namespaces``,
-                both ``namespace`` and ``namespaces``, an unknown ``by_kind`` option.
+                ``relist_period``, any seconds option NaN or infinite, bad backoff bounds, an empty ``namespace``,
+                or a transport that cannot stream watches (such as the testing kit's ``InProcessTransport`` behind
+                the pytest plugin's ``mapper`` fixture; the message says how to get one that can); a malformed
+                selector, an empty ``namespaces``, both ``namespace`` and ``namespaces``, an unknown ``by_kind``
+                option.
         """
         check_options("ObjectCache", mapper, dict(
             namespace=namespace, resync=resync, transform=transform, sync_timeout=sync_timeout, watcher=watcher,
