@@ -125,8 +125,9 @@ class ObjectCache(ConfigConstructors):
                 changes. None: a bounded re-probe with backoff.
             transport: list/watch transport; None uses the mapper's discovery transport.
             watch_timeout: ``timeoutSeconds`` of each watch request, seconds.
-            watch_idle_timeout: seconds a watch may stay silent (no event, no bookmark) before it counts as a dead
-                connection (the state says ``failing`` until a new watch connects); kube-apiserver sends a bookmark
+            watch_idle_timeout: seconds a watch may stay silent (no event, no bookmark) before it is reopened at
+                once from where it was (not a failure: a quiet watch on a server without periodic bookmarks looks
+                the same as a dead connection; a reconnect that fails is one); kube-apiserver sends a bookmark
                 about every minute to the watches we open.
             relist_period: list again (the list is the truth: handlers hear of every difference) when a watch
                 ends this many seconds or more after the last list, seconds; bounds how long an event the server

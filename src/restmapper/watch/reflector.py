@@ -64,12 +64,13 @@ _METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataLis
 _METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
 _READ_MARGIN = 30.0  # seconds beyond timeoutSeconds before a silent stream counts as dropped
 DEFAULT_IDLE_TIMEOUT = 70.0
-"""Seconds a watch that allows bookmarks may stay silent before it counts as a dead connection (kube-apiserver
+"""Seconds a watch that allows bookmarks may stay silent before it is reopened as a dead connection (kube-apiserver
 sends such a watch a bookmark about every minute; client-go health-checks its HTTP/2 connections at ~45 s)."""
 _SHORT_WATCH = 1.0  # seconds: a stream that ends sooner without any event failed (client-go's "very short watch")
 _SHORT_WATCHES_BEFORE_RELIST = 3
 _QUIET_ENDS_BEFORE_BACKOFF = 3  # streams ending early without a change: a server that ends every watch must not spin
 _EARLY_FRACTION = 0.9  # a stream that ends before this fraction of timeoutSeconds ended "early"
+_IDLE_FRACTION = 0.9  # a stream error after this fraction of the read timeout in silence is that timeout expiring
 _HEALTHY_PERIOD = 120.0  # seconds without a failure that reset the backoff exponent (client-go's backoff manager)
 _MAX_RETRY_AFTER = 300.0  # a Retry-After beyond this is a hostile or broken server: wait this long at most
 
@@ -490,9 +491,10 @@ class Reflector:
                     lines += 1
                     heard = self._clock()
             except TransportError:
-                if self.stop.is_set() or self._interrupted or self._clock() - heard < self._read_timeout:
-                    raise
-                idle = True  # silent for the whole idle timeout: see below
+                silent = self._clock() - heard
+                if self.stop.is_set() or self._interrupted or silent < self._read_timeout * _IDLE_FRACTION:
+                    raise  # a connection that failed while the stream was not idle
+                idle = True  # the read timeout: silent for the whole idle timeout (see below)
         finally:
             with self._stream_lock:
                 self._stream = None

@@ -126,7 +126,7 @@ class Watcher:
             watch_timeout: ``timeoutSeconds`` asked of the server per watch request, seconds; the stream then
                 ends and is reopened at once from the last resource version.
             watch_idle_timeout: seconds a watch may stay silent (no event, no bookmark; kube-apiserver sends a bookmark
-                about every minute) before it counts as a dead connection and is reopened.
+                about every minute) before it is reopened at once (not a failure; a reconnect that fails is one).
             daemon: run the threads as daemon threads.
             sleep: ``sleep(stop_event, seconds)`` used for backoff waits (inject a recorder in tests); it should
                 return early when ``stop_event`` is set. None waits on the event.
