@@ -105,6 +105,19 @@ def test_a_generation_cache_build_raising_any_exception_does_not_end_the_crd_wat
 
 
 @pytest.mark.parametrize("exc", UNCATCHABLE)
+def test_a_generation_cache_dispose_raising_any_exception_is_counted(exc: type[BaseException]) -> None:
+    def dispose(value: str) -> None:
+        raise exc()
+
+    cache: GenerationCache[dict[str, Any], str] = GenerationCache.for_crds(lambda crd: "built", dispose=dispose)
+    crd = _crd("example.com")
+    crd["metadata"].update(uid="u1", generation=1)
+    assert cache.get(crd) == "built"
+    assert cache.forget("u1")
+    assert cache.stats.dispose_errors == 1
+
+
+@pytest.mark.parametrize("exc", UNCATCHABLE)
 def test_an_async_handler_raising_any_exception_is_counted_and_delivery_goes_on(served: ServedCluster,
                                                                                 exc: type[BaseException]) -> None:
     async def scenario() -> tuple[list[str], int]:

@@ -536,7 +536,7 @@ class GenerationCache(Generic[T, V]):
             if self._dispose is not None:
                 try:
                     self._dispose(value)
-                except Exception:
+                except BaseException:  # user code, SystemExit too: may run on a watch thread, never ends it
                     failed = True
                     # The value itself is not logged: it may hold credentials.
                     logger.warning("dispose failed for the value cached for object %s", uid, exc_info=True)
