@@ -77,3 +77,14 @@ def test_check_seconds(value: Any, optional: bool, positive: bool, error: type[E
     else:
         with pytest.raises(error, match="x"):
             check_seconds("f", "x", value, optional=optional, positive=positive)
+
+
+@pytest.mark.parametrize(("timeout", "poll_interval"), [(math.nan, 1.0), (math.inf, 1.0), (1.0, math.nan),
+                                                        (1.0, math.inf)])
+def test_waiting_for_a_kind_refuses_non_finite_seconds(timeout: float, poll_interval: float) -> None:
+    from restmapper.mapper.wait import wait_for_mapping
+    from restmapper.model import GroupKind
+
+    with pytest.raises(InvalidArgumentError):
+        wait_for_mapping(make_mapper(URL), GroupKind("example.com", "Widget"), timeout=timeout,
+                         poll_interval=poll_interval)

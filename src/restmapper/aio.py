@@ -24,7 +24,7 @@ from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from restmapper.cache import CacheStats, GroupEntry
-from restmapper.errors import InvalidArgumentError, RestMapperError, WaitTimeoutError
+from restmapper.errors import RestMapperError, WaitTimeoutError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper.wait import CRD_KIND, ChangeNotifier, is_retryable_wait_error
 from restmapper.model import (
@@ -36,7 +36,7 @@ from restmapper.model import (
     RESTMapping,
 )
 from restmapper.store._aio import AsyncObjectCache
-from restmapper.transport import ClientConfig, Transport
+from restmapper.transport import ClientConfig, Transport, check_seconds
 
 __all__ = ["AsyncObjectCache", "AsyncRESTMapper", "run_blocking"]
 
@@ -224,10 +224,11 @@ class AsyncRESTMapper:
         Raises:
             WaitTimeoutError: not served by the deadline (chains the last lookup error).
             AmbiguousKindError, AmbiguousResourceError, DiscoveryError, TransportError: as the sync method.
-            InvalidArgumentError: a negative timeout or a non-positive poll interval.
+            InvalidArgumentError: a negative timeout or a non-positive poll interval, or either NaN or infinite.
+            TypeError: either is not a number.
         """
-        if timeout < 0 or poll_interval <= 0:
-            raise InvalidArgumentError(f"need timeout >= 0 and poll_interval > 0, got {timeout}, {poll_interval}")
+        check_seconds("AsyncRESTMapper.wait_for", "timeout", timeout, positive=False)
+        check_seconds("AsyncRESTMapper.wait_for", "poll_interval", poll_interval)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last: RestMapperError | None = None

@@ -14,7 +14,6 @@ from typing import Protocol
 from restmapper.errors import (
     APIStatusError,
     GroupDiscoveryError,
-    InvalidArgumentError,
     MappingError,
     RestMapperError,
     TransportError,
@@ -22,6 +21,7 @@ from restmapper.errors import (
     is_no_match,
 )
 from restmapper.model import GroupKind, RESTMapping
+from restmapper.transport import check_seconds
 
 __all__ = ["CRD_KIND", "ChangeNotifier", "is_retryable_wait_error", "wait_for_mapping"]
 
@@ -98,13 +98,14 @@ def wait_for_mapping(
             it chains the last NoKindMatchError/NoResourceMatchError/GroupDiscoveryError.
         AmbiguousKindError, AmbiguousResourceError: the lookup is ambiguous (waiting will not fix it).
         DiscoveryError, TransportError: a permanent discovery failure (403, malformed document).
-        InvalidArgumentError: a negative timeout or a non-positive poll interval.
+        InvalidArgumentError: a negative timeout or a non-positive poll interval, or either NaN or infinite.
+        TypeError: either is not a number.
 
     Mirrors ``kubectl wait --for=condition=Established`` followed by a mapper reset, without the reset: the
     mapper's invalidation and miss revalidation find the new kind.
     """
-    if timeout < 0 or poll_interval <= 0:
-        raise InvalidArgumentError(f"need timeout >= 0 and poll_interval > 0, got {timeout}, {poll_interval}")
+    check_seconds("wait_for_mapping", "timeout", timeout, positive=False)
+    check_seconds("wait_for_mapping", "poll_interval", poll_interval)
     deadline = clock() + timeout
     last: RestMapperError | None = None
     idle = threading.Event()
