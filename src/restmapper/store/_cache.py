@@ -259,10 +259,8 @@ class ObjectCache(ConfigConstructors):
         (``restmapper-deadlines``) unless a request of someone else (a mapper lookup, a watcher) is in flight.
         Using the cache afterwards starts new informers (a stopped informer is never handed out).
 
-        Every informer is told to stop before any is waited for, and ``timeout`` bounds the whole wait. An informer
-        thread waiting for a discovery lookup (the mapper's, shared with its other callers, so never cut) is not
-        waited for: it ends when that request does (bounded by the transport's request timeout), without any
-        other request or change.
+        Every informer is told to stop before any is waited for; ``timeout`` bounds the whole wait. An informer thread
+        waiting for discovery (the mapper's shared request, never cut) is not waited for: it ends after it, idle.
 
         Args:
             timeout: seconds to wait for all the threads together, or None without bound.
