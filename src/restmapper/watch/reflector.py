@@ -73,6 +73,7 @@ _EARLY_FRACTION = 0.9  # a stream that ends before this fraction of timeoutSecon
 _IDLE_FRACTION = 0.9  # a stream error after this fraction of the read timeout in silence is that timeout expiring
 _HEALTHY_PERIOD = 120.0  # seconds without a failure that reset the backoff exponent (client-go's backoff manager)
 _MAX_RETRY_AFTER = 300.0  # a Retry-After beyond this is a hostile or broken server: wait this long at most
+_WARN_EVERY = 300.0  # seconds: the longest a failing list/watch goes without a WARNING (between powers of two)
 
 Outcome = Literal["stopped", "forbidden", "not_found", "interrupted", "ended_early"]
 """Why :meth:`Reflector.run` returned: the stop event was set; a 403; a 404 for the resource type;
@@ -230,6 +231,10 @@ class Reflector:
         # it last grew, the streaks of streams that ended at once / early without a change, a relist owed.
         self._backoff_exponent = 0
         self._last_failure_at: float | None = None
+        # Failures since the list/watch last worked (a watch delivered a change or ran its full time): the
+        # WARNING log is rated by it, and an INFO says when it works again.
+        self._failing_count = 0
+        self._warned_at = 0.0
         self._short_streak = 0
         self._quiet_streak = 0
         self._last_relist_at: float | None = None
@@ -342,7 +347,9 @@ class Reflector:
         treat as an error, e.g. a 404 on a collection that must exist).
 
         The wait is ``backoff.backoff(n)`` for the n-th failure since the last healthy period (120 s without a
-        failure), and at least what a ``Retry-After`` of the error asks for (at most 300 s)."""
+        failure), and at least what a ``Retry-After`` of the error asks for (at most 300 s). Logged (logger
+        ``restmapper.watch``) at WARNING on the 1st, 2nd, 4th, 8th... failure in a row and at least every 300 s
+        while it keeps failing, with the count and the error, else at DEBUG; an INFO says when it works again."""
         now = self._clock()
         if self._last_failure_at is not None and now - self._last_failure_at >= _HEALTHY_PERIOD:
             self._backoff_exponent = 0
@@ -356,10 +363,16 @@ class Reflector:
         retry_after = exc.retry_after if isinstance(exc, APIStatusError) else None
         if retry_after is not None and retry_after > delay:
             delay = min(retry_after, _MAX_RETRY_AFTER)
-        # One warning an unhealthy period (a flapping endpoint reconnects between failures: not one a reconnect).
-        log = _log.warning if self._backoff_exponent == 1 else _log.debug
-        log("list/watch of %s failed (%s); retrying in %.2fs (failure %d since the last healthy period)", self.label,
-            exc, delay, self._backoff_exponent)
+        # A WARNING on the 1st, 2nd, 4th, 8th... failure in a row and at least every 5 minutes, with the count and
+        # the last error; DEBUG in between (a flapping endpoint fails every few seconds: not a line each time).
+        self._failing_count += 1
+        count = self._failing_count
+        warn = count & (count - 1) == 0 or now - self._warned_at >= _WARN_EVERY
+        if warn:
+            self._warned_at = now
+        (_log.warning if warn else _log.debug)(
+            "list/watch of %s failing (%d failure%s in a row, the last: %s); retrying in %.2fs", self.label, count,
+            "" if count == 1 else "s", exc, delay)
         self.sink.reflector_state()
         self._sleep(self.stop, delay)
 
@@ -368,6 +381,13 @@ class Reflector:
         self.metadata_only = False
         _log.warning("%s: the server refused metadata-only objects (%s); listing and watching full objects instead",
                      self.label, self._error(status, body, headers))
+
+    def _works(self) -> None:
+        """The list/watch works again (a watch delivered a change or ran its full time): say so once."""
+        if self._failing_count:
+            _log.info("list/watch of %s works again after %d failure%s", self.label, self._failing_count,
+                      "" if self._failing_count == 1 else "s")
+            self._failing_count = 0
 
     # --- list ----------------------------------------------------------------------------------------------------
 
@@ -488,6 +508,7 @@ class Reflector:
                         return False
                     if self._event(line):
                         changes += 1
+                        self._works()
                     lines += 1
                     heard = self._clock()
             except TransportError:
@@ -528,6 +549,8 @@ class Reflector:
             return True
         self._short_streak = 0
         early = lasted < self._watch_timeout * _EARLY_FRACTION
+        if not early:
+            self._works()
         self._quiet_streak = 0 if changes or not early else self._quiet_streak + 1
         if self._quiet_streak >= _QUIET_ENDS_BEFORE_BACKOFF:
             self.fail(TransportError(f"GET {self.path}: watch ended early without a change "
