@@ -341,7 +341,9 @@ def test_a_stopped_informer_is_never_handed_out(served: ServedCluster) -> None:
         assert old.state == "stopped"
         with pytest.raises(InformerStoppedError):
             old.add_handler(on_add=print)
-        fresh = cache.informer("cm")
+        with pytest.raises(InformerStoppedError):  # a stopped cache hands out nothing until started again
+            cache.informer("cm")
+        fresh = cache.start().informer("cm")
         assert fresh is not old and fresh.state != "stopped"
         assert cache.get("cm", "a", "default")["metadata"]["name"] == "a"
 

@@ -43,8 +43,8 @@ def test_stop_ends_every_thread_the_cache_started(served: ServedCluster) -> None
     assert cache.stop()
     assert not [t.name for t in started if t.is_alive()]
     assert "restmapper-deadlines" not in {t.name for t in threading.enumerate()}
-    # Using it again starts what it needs again, and stopping again ends it again.
-    assert cache.get("cm", "a", "default")["data"] == {"x": "1"}
+    # Started again, it starts what it needs again, and stopping again ends it again.
+    assert cache.start().get("cm", "a", "default")["data"] == {"x": "1"}
     assert cache.stop()
     assert not [t.name for t in client_threads() - before]
 

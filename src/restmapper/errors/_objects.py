@@ -91,7 +91,8 @@ class TransformError(RestMapperError):
 
 
 class InformerStoppedError(RestMapperError):
-    """A stopped informer was used (its cache was stopped); ask the cache for the kind again."""
+    """A stopped informer or a stopped ObjectCache was used: ask the cache for the kind again, or ``start()`` a
+    stopped cache again (a stopped cache starts no informer threads by itself)."""
 
 
 class InformerNotStartedError(RestMapperError):

@@ -23,6 +23,7 @@ from restmapper.store._args import (
     check_uid,
     check_wait,
 )
+from restmapper.store._errors import InformerStoppedError
 from restmapper.store._generation import GenerationCache
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
@@ -191,10 +192,10 @@ class ObjectCache(ConfigConstructors):
             page_size=page_size, sleep=sleep, daemon=daemon,
             backoff=RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max),
             probe=RetryPolicy(initial_backoff=probe_initial, max_backoff=probe_max))
-        # _lock guards _informers and _running; never held across I/O or while joining threads.
+        # _lock guards _informers and _stopped; never held across I/O or while joining threads.
         self._lock = threading.Lock()
         self._informers: dict[GroupKind, Informer] = {}
-        self._running = False
+        self._stopped = False  # stop() was called and start() not since: no informer may start
         # The warm path: kind string or id(kind object) -> (kind, mapper cache generation or None, informer).
         self._hot: dict[Hashable, tuple[KindArg, int | None, Informer]] = {}
 
@@ -236,8 +237,9 @@ class ObjectCache(ConfigConstructors):
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
     def start(self, kinds: Iterable[KindArg] = ()) -> ObjectCache:
-        """Mark the cache running and start the informers of ``kinds``; returns self (without ``kinds``, informers
-        start on first use; implicit then). Does not wait for them to sync (:meth:`wait_for_sync`).
+        """Make the cache usable and start the informers of ``kinds``; returns self (without ``kinds``, informers
+        start on first use; implicit for a new cache; after :meth:`stop`, reads raise :class:`InformerStoppedError`
+        until this is called again). Does not wait for them to sync (:meth:`wait_for_sync`).
 
         Args:
             kinds: kinds to start now (see :data:`KindArg`); with ``lazy=False`` the only kinds reads may name
@@ -247,7 +249,7 @@ class ObjectCache(ConfigConstructors):
             As :meth:`informer`.
         """
         with self._lock:
-            self._running = True
+            self._stopped = False
         for kind in kinds:
             self._informer(kind, CacheCall("start"))
         return self
@@ -257,7 +259,8 @@ class ObjectCache(ConfigConstructors):
 
         The informer and handler threads end, and so does the transports' shared request-deadline thread
         (``restmapper-deadlines``) unless a request of someone else (a mapper lookup, a watcher) is in flight.
-        Using the cache afterwards starts new informers (a stopped informer is never handed out).
+        Afterwards reads, waits and handler registrations raise :class:`InformerStoppedError` (nothing restarts
+        threads nobody would stop) until :meth:`start` is called again; a stopped informer is never handed out.
 
         Every informer is told to stop before any is waited for; ``timeout`` bounds the whole wait. An informer thread
         waiting for discovery (the mapper's shared request, never cut) is not waited for: it ends after it, idle.
@@ -272,7 +275,7 @@ class ObjectCache(ConfigConstructors):
             informers = list(self._informers.values())
             self._informers.clear()
             self._hot = {}
-            self._running = False
+            self._stopped = True
         if self.watcher is not None:
             self.watcher.remove_handler(self._crd_handler)
         for informer in informers:  # every informer told first: they all end meanwhile, not one after the other
@@ -284,6 +287,12 @@ class ObjectCache(ConfigConstructors):
         if ended:
             end_idle_deadline_thread(timeout)  # shared: only when no one else's request is in flight
         return ended
+
+    def _check_not_stopped_locked(self) -> None:
+        """Raise InformerStoppedError after :meth:`stop` (until :meth:`start`): no informer starts then (lock held)."""
+        if self._stopped:
+            raise InformerStoppedError("the object cache was stopped (stop(), or its with block ended): it starts no "
+                                       "informer; call start() to use it again")
 
     def __enter__(self) -> ObjectCache:
         return self.start()
@@ -365,6 +374,7 @@ class ObjectCache(ConfigConstructors):
 
         Raises:
             As :meth:`group_kind`.
+            InformerStoppedError: the cache was stopped (see :meth:`stop`).
         """
         return self._informer(kind, CacheCall("informer"))
 
@@ -376,6 +386,7 @@ class ObjectCache(ConfigConstructors):
         generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self._cache_generation()
         gk = self._group_kind(kind, call)
         with self._lock:
+            self._check_not_stopped_locked()
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
         if fresh:
@@ -383,6 +394,7 @@ class ObjectCache(ConfigConstructors):
                 raise InformerNotStartedError(str(gk))
             scope = self._scopes.for_kind(gk, lambda k: self._group_kind(k, CacheCall("by_kind")))
         with self._lock:
+            self._check_not_stopped_locked()
             informer = self._informers.get(gk)
             fresh = informer is None or informer._state == "stopped"
             if fresh:
@@ -394,7 +406,6 @@ class ObjectCache(ConfigConstructors):
                 informer = Informer(gk, self.mapper, self.transport, watched=self._watched, scope=scope,
                                     announce=announce, **self._options)
                 self._informers[gk] = informer
-                self._running = True
             assert informer is not None
             if len(self._hot) >= _HOT_LIMIT:
                 self._hot = {}
@@ -440,6 +451,8 @@ class ObjectCache(ConfigConstructors):
             InformerNotStartedError: ``lazy=False`` and the kind's informer was not started.
             TypeError: ``name`` or ``namespace`` is not a str.
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
+            InformerStoppedError: the cache was stopped (:meth:`stop`, or its ``with`` block ended) and not
+                started again; so for every read, wait and handler registration.
         """
         hot = self._hot.get(kind if kind.__class__ is str else id(kind))
         if hot is not None and (hot[0] is kind or hot[0] == kind) and hot[2]._readable and (
