@@ -5,7 +5,17 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["missing", "require"]
+__all__ = ["install_hint", "missing", "require"]
+
+
+def install_hint(extra: str) -> str:
+    """How to install the kube-restmapper extra ``extra``: from the package index and from a source checkout (the
+    project's name means nothing to pip inside a checkout that is not installed).
+
+    Returns:
+        ``"pip install 'kube-restmapper[<extra>]' (from a checkout: pip install '.[<extra>]')"``.
+    """
+    return f"pip install 'kube-restmapper[{extra}]' (from a checkout: pip install '.[{extra}]')"
 
 
 def missing(user: str, package: str, extra: str, cause: ModuleNotFoundError | None = None) -> ModuleNotFoundError:
@@ -18,10 +28,10 @@ def missing(user: str, package: str, extra: str, cause: ModuleNotFoundError | No
         cause: the original error (its ``name``, the module that failed, is kept).
 
     Returns:
-        ``ModuleNotFoundError("<user> needs <package>: pip install 'kube-restmapper[<extra>]'")``.
+        ``ModuleNotFoundError("<user> needs <package>: " + install_hint(extra))``.
     """
     name = cause.name if cause is not None and cause.name else package
-    return ModuleNotFoundError(f"{user} needs {package}: pip install 'kube-restmapper[{extra}]'", name=name)
+    return ModuleNotFoundError(f"{user} needs {package}: {install_hint(extra)}", name=name)
 
 
 def require(user: str, module: str, extra: str) -> ModuleType:

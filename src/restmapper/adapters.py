@@ -37,7 +37,8 @@ def kr8s_class(mapping: RESTMapping, *, asyncio: bool = False) -> Any:
         come from the mapping.
 
     Raises:
-        ModuleNotFoundError: kr8s is not installed (``pip install 'kube-restmapper[kr8s]'``).
+        ModuleNotFoundError: kr8s is not installed (``pip install 'kube-restmapper[kr8s]'``; from a checkout
+            ``pip install '.[kr8s]'``).
         TypeError: ``mapping`` is not a RESTMapping.
     """
     if not isinstance(mapping, RESTMapping):
@@ -59,7 +60,8 @@ def lightkube_resource(mapping: RESTMapping) -> Any:
         scope) called with the served group, version, kind and plural.
 
     Raises:
-        ModuleNotFoundError: lightkube is not installed (``pip install 'kube-restmapper[lightkube]'``).
+        ModuleNotFoundError: lightkube is not installed (``pip install 'kube-restmapper[lightkube]'``; from a
+            checkout ``pip install '.[lightkube]'``).
         TypeError: ``mapping`` is not a RESTMapping.
     """
     if not isinstance(mapping, RESTMapping):

@@ -1,4 +1,5 @@
-"""Optional Prometheus metrics (``pip install 'kube-restmapper[prometheus]'``); nothing is registered unless asked.
+"""Optional Prometheus metrics (``pip install 'kube-restmapper[prometheus]'``; from a checkout
+``pip install '.[prometheus]'``); nothing is registered unless asked.
 
 Three pieces, all built on ``prometheus_client``:
 

@@ -14,6 +14,8 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from restmapper._optional import install_hint
+
 __all__ = ["TLSMaterial", "make_tls_material"]
 
 
@@ -49,7 +51,7 @@ def make_tls_material(directory: Path) -> TLSMaterial:
         The file paths.
 
     Raises:
-        ModuleNotFoundError: the ``cryptography`` package is not installed (``pip install 'kube-restmapper[test]'``).
+        ModuleNotFoundError: the ``cryptography`` package is not installed (the ``testing`` extra brings it).
     """
     try:
         from cryptography import x509
@@ -57,8 +59,8 @@ def make_tls_material(directory: Path) -> TLSMaterial:
         from cryptography.hazmat.primitives.asymmetric import ec
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
     except ModuleNotFoundError as exc:  # an optional test dependency
-        raise ModuleNotFoundError("the kit's TLS mode needs the 'cryptography' package: "
-                                  "pip install 'kube-restmapper[test]'", name="cryptography") from exc
+        raise ModuleNotFoundError("the kit's TLS mode needs the 'cryptography' package: " + install_hint("testing"),
+                                  name="cryptography") from exc
 
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1)

@@ -29,6 +29,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from restmapper._optional import install_hint
+
 if TYPE_CHECKING:
     from restmapper.testing._router import StreamBody
     from restmapper.testing.cluster import FakeCluster
@@ -67,8 +69,8 @@ def mock_cluster(cluster: FakeCluster, *, assert_all_requests_are_fired: bool = 
         from responses.registries import FirstMatchRegistry
     except ModuleNotFoundError as exc:  # a test-only dependency
         raise ModuleNotFoundError(
-            "FakeCluster.mock() needs the 'responses' package: pip install 'kube-restmapper[testing]' (from a "
-            "checkout: pip install '.[testing]'; or use FakeCluster.serve(), which needs nothing extra)",
+            f"FakeCluster.mock() needs the 'responses' package: {install_hint('testing')}; or use "
+            "FakeCluster.serve(), which needs nothing extra",
             name="responses") from exc
 
     pattern = re.compile(re.escape(cluster.base_url) + r"(?:[/?#].*)?\Z")

@@ -19,6 +19,8 @@ import copy
 import json
 from typing import Any
 
+from restmapper._optional import install_hint
+
 
 def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
@@ -88,8 +90,8 @@ def json_patch(doc: dict[str, Any], operations: Any) -> Any:
     try:
         import jsonpatch
     except ModuleNotFoundError:  # pragma: no cover - declared in the kit's extra
-        raise PatchError(500, "InternalError", "JSON patch needs the 'jsonpatch' package: pip install "
-                         "'kube-restmapper[testing]'") from None
+        raise PatchError(500, "InternalError", "JSON patch needs the 'jsonpatch' package: "
+                         + install_hint("testing")) from None
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         raise PatchError(400, "BadRequest", "the JSON patch must be a list of operation objects")
     try:
