@@ -17,6 +17,7 @@ from restmapper.client._writes import (
     Write,
     check_object_name,
     check_scope,
+    check_subresource,
     encode,
     mapping_for_kind,
     mapping_for_object,
@@ -146,6 +147,11 @@ class Client:
         ns = namespace_for(mapping, namespace, own, self.cache.namespace)
         return Write(verb, method, mapping, ns, None if create else name, encode(obj), content_type,
                      dict(params or {}), subresource)
+
+    def _status_write(self, obj: Mapping[str, Any]) -> Write:
+        write = self._object_write("update_status", "PUT", obj, None, subresource="status")
+        check_subresource(self.cache.mapper, write.mapping, "status")
+        return write
 
     def _patch_write(self, kind: KindArg, name: str, patch: Any, namespace: str | None, patch_type: str) -> Write:
         check_object_name("patch", name)
@@ -282,13 +288,14 @@ class Client:
         """Replace the object's ``status`` (``PUT`` to its ``/status`` subresource); as :meth:`update`.
 
         Raises:
+            InvalidArgumentError: discovery lists no ``status`` subresource for the kind at that version (a
+                ConfigMap; a CRD version without ``subresources.status``): refused before anything is sent.
             ObjectNotFoundError: no such object (the server's Status names it).
             MappingChangedError: a 404 on the status subresource that names no object, and the kind is no longer
                 served at that version (resolved again, rate-limited); nothing is resent.
-            APIStatusError: that 404 for a kind that did not move (no status subresource). As :meth:`update`
-                otherwise.
+            APIStatusError: that 404 for a kind that did not move. As :meth:`update` otherwise.
         """
-        return self._write(self._object_write("update_status", "PUT", obj, None, subresource="status"))
+        return self._write(self._status_write(obj))
 
     def patch(self, kind: KindArg, name: str, patch: Any, namespace: str | None = None,
               patch_type: str = "merge") -> dict[str, Any]:
@@ -410,8 +417,7 @@ class AsyncClient:
 
     async def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Await :meth:`Client.update_status`."""
-        return await self._write(
-            lambda: self.client._object_write("update_status", "PUT", obj, None, subresource="status"))
+        return await self._write(lambda: self.client._status_write(obj))
 
     async def patch(self, kind: KindArg, name: str, patch: Any, namespace: str | None = None,
                     patch_type: str = "merge") -> dict[str, Any]:

@@ -28,8 +28,8 @@ from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping
 from restmapper.transport import WritingTransport, status_error
 
-__all__ = ["KindArg", "Observation", "Write", "check_object_name", "check_scope", "mapping_for_kind",
-           "mapping_for_object", "namespace_for", "observation", "send"]
+__all__ = ["KindArg", "Observation", "Write", "check_object_name", "check_scope", "check_subresource",
+           "mapping_for_kind", "mapping_for_object", "namespace_for", "observation", "send"]
 
 _log = logging.getLogger("restmapper.client")
 
@@ -409,3 +409,25 @@ def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], stat
     if not (isinstance(written_name, str) and written_name and isinstance(rv, str) and rv):
         return None
     return Observation(gk, written_name, namespace, rv, None, answer)
+
+
+def check_subresource(mapper: LazyRESTMapper, mapping: RESTMapping, subresource: str) -> None:
+    """Refuse a write to ``subresource`` of ``mapping``'s resource when discovery (the mapper's cached group
+    version, read again only when expired) lists no such subresource: the server would answer a bare 404 naming
+    nothing (a ConfigMap has no ``status``; a CRD version has one only with ``subresources.status``). When the
+    group version's resources are not known (it failed to load), the request is sent and the server decides.
+
+    Raises:
+        InvalidArgumentError: the subresource is not served for that resource at that version.
+        GroupDiscoveryError: discovery of the group cannot be read at all.
+    """
+    gv = mapping.resource.group_version
+    for entry in mapper.cache.groups([gv.group], [gv.version]).entries:
+        resources = entry.resources.get(gv)
+        if resources is None:
+            continue
+        wanted = f"{mapping.resource.resource}/{subresource}"
+        if not any(r.name == wanted for r in resources.resources):
+            raise InvalidArgumentError(f"{mapping.resource.resource}.{gv} has no {subresource} subresource (its "
+                                       f"discovery lists none), so there is no {subresource} to write; write the "
+                                       f"object itself (update/patch/apply)")
