@@ -41,7 +41,8 @@ __all__ = ["AsyncClient", "Client"]
 
 _log = logging.getLogger("restmapper.client")
 
-_PATCH_TYPES = {"merge": "application/merge-patch+json", "json": "application/json-patch+json"}
+_PATCH_TYPES = {"merge": "application/merge-patch+json", "json": "application/json-patch+json",
+                "strategic": "application/strategic-merge-patch+json"}
 _APPLY = "application/apply-patch+yaml"  # JSON is YAML: the manifest is sent as JSON
 
 
@@ -157,9 +158,10 @@ class Client:
         check_object_name("patch", name)
         content_type = _PATCH_TYPES.get(patch_type) if isinstance(patch_type, str) else None
         if content_type is None:
-            raise InvalidArgumentError(f"patch_type must be 'merge' or 'json', got {patch_type!r}")
-        if patch_type == "merge" and not isinstance(patch, Mapping):
-            raise TypeError(f"a merge patch is a mapping, got {type(patch).__name__}")
+            raise InvalidArgumentError(f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}")
+        if patch_type in ("merge", "strategic") and not isinstance(patch, Mapping):
+            what = "merge patch" if patch_type == "merge" else "strategic merge patch"
+            raise TypeError(f"a {what} is a mapping, got {type(patch).__name__}")
         if patch_type == "json" and not (isinstance(patch, Sequence) and not isinstance(patch, (str, bytes))
                                          and all(isinstance(op, Mapping) for op in patch)):
             raise TypeError("a JSON patch is a list of operations ({'op': ..., 'path': ...})")
@@ -304,9 +306,13 @@ class Client:
         Args:
             kind: the kind (``"deploy"``, a GroupKind, GVK or GVR).
             name: the object name.
-            patch: a JSON merge patch (a mapping, RFC 7386) or a JSON patch (a list of operations, RFC 6902).
+            patch: a JSON merge patch (a mapping, RFC 7386), a JSON patch (a list of operations, RFC 6902) or a
+                strategic merge patch (a mapping; lists with a merge key, such as containers by ``name``, are
+                merged item by item, with ``$patch``/``$retainKeys`` directives, as kubectl's default patch).
             namespace: the namespace of a namespaced kind (default: the cache's).
-            patch_type: ``"merge"`` or ``"json"``.
+            patch_type: ``"merge"``, ``"json"`` or ``"strategic"`` (``application/strategic-merge-patch+json``:
+                built-in kinds only; kube-apiserver answers a custom resource 415, raised as
+                :class:`APIStatusError` with ``status`` 415, so use ``"merge"`` there).
 
         Returns:
             The patched object.
