@@ -118,7 +118,7 @@ def test_a_forbidden_write_is_forbidden_with_the_servers_message(served: ServedC
     (lambda c: c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}, namespace="x"),
      "cluster-scoped"),
     (lambda c: c.delete("namespaces", "n", namespace="x"), "cluster-scoped"),
-    (lambda c: c.patch("configmaps", "a", {}, "default", patch_type="strategic"), "patch_type"),
+    (lambda c: c.patch("configmaps", "a", {}, "default", patch_type="smp"), "patch_type"),
     (lambda c: c.apply(cm("a"), ""), "field_manager"),
     (lambda c: c.create({"kind": "ConfigMap", "metadata": {"name": "a"}}), "apiVersion"),
     (lambda c: c.update({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}),

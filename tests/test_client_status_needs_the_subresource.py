@@ -49,7 +49,7 @@ def test_a_crd_version_without_the_status_subresource_is_refused(served: ServedC
     with object_cache(served) as cache:
         client = Client(cache)
         written = client.create(widget_obj("w"))
-        with pytest.raises(InvalidArgumentError, match="widgets.example.com/v1 has no status subresource"):
+        with pytest.raises(InvalidArgumentError, match=r"widgets\.example\.com/v1 has no status subresource"):
             client.update_status(written)
         assert _status_requests(served) == 0
 

@@ -5,10 +5,10 @@ brings the package (the kit's TLS mode needs ``cryptography``, which the ``testi
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from restmapper._optional import missing
 from restmapper.testing import FakeCluster

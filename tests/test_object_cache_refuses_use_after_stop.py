@@ -11,8 +11,8 @@ import pytest
 from store_helpers import cm
 from watch_helpers import make_mapper
 
-from restmapper.errors import InformerStoppedError
 from restmapper.aio import AsyncObjectCache
+from restmapper.errors import InformerStoppedError
 from restmapper.store import ObjectCache
 from restmapper.testing import FakeCluster, ServedCluster
 

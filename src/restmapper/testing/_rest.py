@@ -44,6 +44,7 @@ from restmapper.testing.objects.selectors import (
     SelectorError,
     compile_selectors,
 )
+from restmapper.testing.objects.strategy import check_name
 from restmapper.testing.objects.writes import (
     APPLY_PATCH,
     APIError,
@@ -322,6 +323,8 @@ def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Rep
 
 def _store_new(cluster: FakeCluster, t: Target, new: dict[str, Any]) -> Reply:
     name = new["metadata"]["name"]
+    if t.key != CRD_KEY:  # a CRD's name is checked against its spec by parse_crd
+        check_name(_resource(t), name)
     refused = _namespace_refuses(cluster, t, name)
     if refused is not None:
         return refused

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from restmapper.testing.objects.strategy import BUILT_INS_WITH_GENERATION
+
 __all__ = ["APISERVICE_KEY", "CRD_KEY", "EtcdSnapshot", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
 
 CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
@@ -96,7 +98,8 @@ class ObjectStore:
     def put(self, key: str, obj: dict[str, Any], *, bump_generation: bool | None = True) -> tuple[dict[str, Any], str]:
         """Store ``obj`` (created or replaced, by namespace/name) and record the event.
 
-        Fills ``uid``, ``creationTimestamp``, ``generation`` (bumped when anything but metadata and status changed,
+        Fills ``uid``, ``creationTimestamp``, ``generation`` (only for kinds that carry one, see
+        :mod:`restmapper.testing.objects.strategy`; bumped when anything but metadata and status changed,
         unless ``bump_generation`` is false; None keeps the ``generation`` the caller set) and a fresh
         ``resourceVersion``. A write equal to the stored object
         (ignoring ``resourceVersion``) is a no-op, as the API server skips no-op updates.
@@ -109,17 +112,21 @@ class ObjectStore:
         k = object_key(namespace, meta["name"])
         bucket = self.bucket(key)
         old = bucket.get(k)
+        tracked = self._sets_generation(key)
+        if not tracked:
+            meta.pop("generation", None)
         if old is None:
             meta.setdefault("uid", str(uuid.uuid4()))
             meta.setdefault("creationTimestamp", now_timestamp())
-            meta["generation"] = 1
+            if tracked:
+                meta["generation"] = 1
             event_type = "ADDED"
         else:
             old_meta = old["metadata"]
             meta["uid"] = old_meta["uid"]
             meta["creationTimestamp"] = old_meta["creationTimestamp"]
             changed = _spec_of(old) != _spec_of(obj)
-            if bump_generation is not None or not isinstance(meta.get("generation"), int):
+            if tracked and (bump_generation is not None or not isinstance(meta.get("generation"), int)):
                 meta["generation"] = old_meta.get("generation", 1) + (1 if changed and bump_generation else 0)
             meta["resourceVersion"] = old_meta.get("resourceVersion")
             if obj == old:
@@ -129,6 +136,11 @@ class ObjectStore:
         bucket[k] = obj  # ``old`` is replaced, never mutated: it stays valid as the event's ``prev``
         self._record(WatchEvent(self.resource_version, event_type, key, namespace, copy.deepcopy(obj), old))
         return obj, event_type
+
+    def _sets_generation(self, key: str) -> bool:
+        """True when objects stored under ``key`` carry ``metadata.generation``: a built-in kind whose strategy sets
+        it, or a custom resource (stored under its CRD's name)."""
+        return key in BUILT_INS_WITH_GENERATION or object_key(None, key) in self.buckets.get(CRD_KEY, {})
 
     def remove(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
         """Delete an object and record the ``DELETED`` event (its snapshot carries the deletion's resourceVersion).

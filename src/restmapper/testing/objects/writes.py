@@ -357,5 +357,6 @@ def mark_deleting(res: Resource, current: dict[str, Any], options: Mapping[str, 
     new = copy.deepcopy(current)
     new["metadata"]["deletionTimestamp"] = now
     new["metadata"]["deletionGracePeriodSeconds"] = 0
-    new["metadata"]["generation"] = int(meta.get("generation") or 1) + 1
+    if isinstance(meta.get("generation"), int) and meta["generation"] > 0:  # kinds without one get none
+        new["metadata"]["generation"] = meta["generation"] + 1
     return new
