@@ -140,9 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser(
         "serve", help="serve the embedded fake cluster on loopback and print a kubeconfig for it",
-        description="Serve the embedded fake cluster (discovery of the built-in APIs and sample CRDs, empty "
-                    "lists) over plain HTTP until SIGINT or SIGTERM. Prints the URL and a kubeconfig path "
-                    "usable with kubectl. No authentication: keep it on loopback.")
+        description="Serve the embedded fake cluster over plain HTTP until SIGINT or SIGTERM: discovery of the "
+                    "built-in APIs and sample CRDs, and an in-memory API server for their objects (get, list, "
+                    "watch, create, update, patch, server-side apply, delete; CRDs you create are served too). "
+                    "Prints the URL and a kubeconfig path usable with kubectl. No authentication: keep it on "
+                    "loopback.")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     sv.add_argument("--port", type=_port, default=0, help="port (default: 0, any free port)")
     sv.add_argument("--legacy", action="store_true", help="serve legacy discovery only (a pre-1.26 server)")
@@ -281,7 +283,7 @@ def run_command(argv: Sequence[str] | None, *, session: Session | None, stdout: 
     if args.command is None:
         out.write(parser.format_help())
         return 0
-    from restmapper.errors import RestMapperError  # every command loads it; parsing and --help do not need it
+    from restmapper.errors import ConfigError, RestMapperError  # every command loads them; --help does not
 
     try:
         if args.command == "serve":
@@ -300,6 +302,9 @@ def run_command(argv: Sequence[str] | None, *, session: Session | None, stdout: 
         return 2
     except (RestMapperError, OSError, ValueError) as exc:
         err.write(f"error: {_one_line(exc)}\n")
+        if isinstance(exc, ConfigError) and args.command != "serve" and session is None:
+            err.write(f"hint: no cluster needed to try it: restmapper {args.command} --embedded (the built-in fake "
+                      "cluster)\n")
         return 1
     except KeyboardInterrupt:
         return 130
