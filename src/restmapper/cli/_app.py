@@ -301,10 +301,11 @@ def run_command(argv: Sequence[str] | None, *, session: Session | None, stdout: 
         err.write(f"error: {_one_line(exc)}\n")
         return 2
     except (RestMapperError, OSError, ValueError) as exc:
-        err.write(f"error: {_one_line(exc)}\n")
-        if isinstance(exc, ConfigError) and args.command != "serve" and session is None:
-            err.write(f"hint: no cluster needed to try it: restmapper {args.command} --embedded (the built-in fake "
-                      "cluster)\n")
+        hint = ""
+        if (isinstance(exc, ConfigError) and args.command != "serve" and session is None
+                and getattr(args, "kubeconfig", None) is None and getattr(args, "context", None) is None):
+            hint = f" (to try it without a cluster: restmapper {args.command} --embedded)"  # none was named
+        err.write(f"error: {_one_line(exc)}{hint}\n")
         return 1
     except KeyboardInterrupt:
         return 130
