@@ -8,7 +8,7 @@
     cache = ObjectCache.from_kubeconfig()
     web = cache.get("deploy", "web", "default")              # starts the Deployment informer, waits for sync
     widgets = cache.list("widgets.example.com", label_selector="tier=gold")
-    updated = client.replace(...)                             # your write...
+    updated = dynamic_client.replace(...)                     # your write (not through restmapper.client)...
     cache.wait_for("widgets.example.com", "w1", "default",    # ...read back: read your writes
                    resource_version=updated["metadata"]["resourceVersion"], timeout=10)
 

@@ -250,6 +250,10 @@ class AsyncObjectCache(ConfigConstructors):
                           while_leading: Leadership | None = None) -> HandlerHandle:
         """Register handlers (plain or coroutine functions) run on the calling event loop, in order.
 
+        A coroutine, unlike :meth:`ObjectCache.add_handler`: ``await cache.add_handler(...)``. Called without
+        ``await`` it registers nothing (Python warns "coroutine ... was never awaited" only when the coroutine is
+        collected).
+
         Semantics as :meth:`Informer.add_handler` (synthetic adds after sync, deletes while not served); a
         handler that raises anything (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` included: a
         handler's exception is never the program's) or lets a ``CancelledError`` escape is logged and counted in

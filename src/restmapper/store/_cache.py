@@ -518,7 +518,8 @@ class ObjectCache(ConfigConstructors):
                  timeout: float) -> dict[str, Any]:
         """Read your writes: block until the cache holds ``name`` at least as new as a write you made.
 
-        After ``updated = client.replace(...)``, ``cache.wait_for(kind, name, ns,
+        After ``updated = client.update(...)`` (any write made outside :class:`restmapper.client.Client`, which
+        waits so by itself), ``cache.wait_for(kind, name, ns,
         resource_version=updated["metadata"]["resourceVersion"], timeout=10)`` returns once the cache has caught
         up, and ``get`` returns that version (or a newer one) from then on.
 
