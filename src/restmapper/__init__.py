@@ -15,7 +15,6 @@ logging.getLogger("restmapper").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from restmapper.aio import AsyncRESTMapper
     from restmapper.cache import DiscoveryCache
-    from restmapper.client import AsyncClient, Client
     from restmapper.discovery import DiscoveryClient
     from restmapper.errors import (
         AlreadyExistsError,
@@ -67,6 +66,9 @@ if TYPE_CHECKING:
     from restmapper.store import GenerationCache, ObjectCache, ObjectNotFoundError, is_not_found
     from restmapper.watch import Watcher, wait_for
     from restmapper.workqueue import AsyncRateLimitingQueue, RateLimitingQueue
+
+# Not imported above for type checkers: restmapper.client sits above the CLI, which imports this package (its
+# names reach type checkers as Any through __getattr__; import them from restmapper.client for precise types).
 
 __version__ = "0.1.0.dev0"
 
