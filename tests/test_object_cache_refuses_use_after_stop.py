@@ -39,7 +39,7 @@ def test_reads_after_leaving_the_with_block_raise_and_start_nothing(served: Serv
     for call in calls:
         with pytest.raises(InformerStoppedError, match="stopped"):
             call()
-    assert cache.informers == {}
+    assert cache.informers() == []
     assert _informer_threads() == before
 
 
