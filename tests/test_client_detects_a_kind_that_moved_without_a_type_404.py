@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Iterator
 
 import pytest
 from store_helpers import cm, object_cache, widget_cluster, widget_obj
-from watch_helpers import widget
+from watch_helpers import WIDGET, widget
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
@@ -127,9 +128,19 @@ def test_a_405_resolves_the_kind_again_and_is_never_resent(served: ServedCluster
     assert _writes(cluster) == [("POST", CLUSTER_PATH)]
 
 
+def _with_status(cluster: FakeCluster) -> None:
+    """Give the Widget CRD a status subresource at every version (update_status is refused before sending
+    otherwise)."""
+    versions = copy.deepcopy(WIDGET["spec"]["versions"])
+    for version in versions:
+        version["subresources"] = {"status": {}}
+    cluster.update_crd(widget(versions=versions))
+
+
 def test_update_status_on_a_version_no_longer_served_is_a_mapping_change(served: ServedCluster,
                                                                           cache: ObjectCache) -> None:
     cluster = served.cluster
+    _with_status(cluster)
     client = Client(cache)
     created = client.create(widget_obj("w1"))
     cluster.set_served(WIDGETS, False, version="v1")
@@ -143,6 +154,7 @@ def test_update_status_on_a_version_no_longer_served_is_a_mapping_change(served:
 def test_an_async_update_status_on_a_version_no_longer_served_is_a_mapping_change(served: ServedCluster,
                                                                                    cache: ObjectCache) -> None:
     cluster = served.cluster
+    _with_status(cluster)
 
     async def scenario() -> None:
         client = AsyncClient(AsyncObjectCache(cache))
@@ -169,11 +181,13 @@ def test_update_status_of_a_missing_object_stays_object_not_found(served: Served
 
 def test_a_subresource_404_on_a_kind_that_did_not_move_is_the_servers_error(served: ServedCluster,
                                                                              cache: ObjectCache) -> None:
-    """The Widget CRD has no status subresource: its /status answers 404 for the type; the kind is where it was,
-    so the server's error stands (never resent)."""
+    """The Widget CRD has a status subresource in discovery but the server answers 404 on /status (discovery
+    changed after it was read): the kind is where it was, so the server's error stands (never resent)."""
     cluster = served.cluster
+    _with_status(cluster)
     client = Client(cache)
     created = client.create(widget_obj("w1"))
+    cluster.update_crd(widget())  # the status subresource goes; the client's discovery still lists it
     cluster.clear_requests()
     with pytest.raises(APIStatusError) as caught:
         client.update_status({**created, "status": {"ok": True}})
