@@ -163,6 +163,9 @@ class Watcher:
         self._lifecycle = threading.Lock()
         self._handlers: list[Handler] = []
         self._loops: tuple[ResourceLoop, ...] = ()
+        # Loops of earlier sessions whose threads may still be ending (a start() that raced a stop() replaced them
+        # before that stop() joined them): every stop() joins these too, so none outlives a stop() that says ended.
+        self._retired: list[ResourceLoop] = []
         self._stop = threading.Event()
         self._stop.set()
         self._warned: set[str] = set()
@@ -189,6 +192,7 @@ class Watcher:
                     ResourceLoop(self, kind, self.transport, stop, backoff=self._backoff, sleep=self._sleep,
                                  watch_timeout=self._watch_timeout, idle_timeout=self._idle_timeout,
                                  clock=self._clock, count=self._count) for kind in self._kinds)
+                self._retired.extend(self._loops)
                 self._loops = loops
             # Anything cached before the watch starts may predate changes no event will report.
             self.mapper.invalidate_all()
@@ -239,11 +243,12 @@ class Watcher:
             with self._dispatch:
                 pass
             ended = True
-            for loop in loops:
+            for loop in (*self._retired, *loops):
                 thread = loop.thread
                 if thread is not None:
                     thread.join(timeout)
                     ended = ended and not thread.is_alive()
+            self._retired = [loop for loop in self._retired if loop.thread is not None and loop.thread.is_alive()]
         self._notify()
         if ended:
             end_idle_deadline_thread(timeout)  # shared: only when no one else's request is in flight
