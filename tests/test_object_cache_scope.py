@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 from store_helpers import WIDGETS, Mirror, cm, key, object_cache, widget_cluster, widget_obj
 
-from restmapper.errors import APIStatusError, InformerNotStartedError, InvalidArgumentError, OutsideScopeError
+from restmapper.errors import (
+    APIStatusError,
+    ForbiddenError,
+    InformerNotStartedError,
+    InvalidArgumentError,
+    OutsideScopeError,
+)
 from restmapper.model import GroupKind
 from restmapper.store import strip_last_applied, strip_managed_fields
 from restmapper.testing import FakeCluster, ServedCluster
@@ -101,10 +107,14 @@ def test_a_forbidden_namespace_fails_alone_and_heals(served: ServedCluster) -> N
             cache.get("cm", "b1", "b")
         assert caught.value.status == 403
         assert 'cannot list resource "configmaps" in API group "" in the namespace "b"' in str(caught.value)
-        assert [o["metadata"]["name"] for o in cache.list("cm")] == ["a1"]
+        # A read of every namespace would be partial: it raises the refused namespace's error instead.
+        with pytest.raises(ForbiddenError, match='namespace "b"'):
+            cache.list("cm")
+        assert [o["metadata"]["name"] for o in cache.list("cm", "a")] == ["a1"]
         cluster.allow_namespace("b")
         assert informer.wait_until(lambda i: i.namespaces_state == {"a": "synced", "b": "synced"}, timeout=10)
         assert cache.get("cm", "b1", "b")["metadata"]["name"] == "b1"
+        assert [o["metadata"]["name"] for o in cache.list("cm")] == ["a1", "b1"]
         assert informer.wait_for_state("synced", timeout=10)
 
 

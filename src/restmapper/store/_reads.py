@@ -12,7 +12,7 @@ from restmapper.errors import InvalidArgumentError, OutsideScopeError
 from restmapper.store._args import check_key, check_selectors
 from restmapper.store._errors import ObjectNotFoundError
 from restmapper.store._objects import ObjectStore
-from restmapper.store._selector import field_matcher, label_matcher
+from restmapper.store._selector import FieldTerm, field_terms, fields_match, label_matcher
 
 if TYPE_CHECKING:
     from restmapper.store._reflectors import ReflectorGroup
@@ -68,17 +68,40 @@ class InformerReads:
                 return result
 
     def _ns(self, namespace: str | None) -> str:
+        """The namespace a read of one namespace reads (``""`` for a cluster-scoped kind), checked against the
+        scope: every read's namespace, however given (argument, the one-namespace default, a
+        ``metadata.namespace=`` field selector), goes through here.
+
+        Raises:
+            InvalidArgumentError: a namespaced kind without a namespace.
+            OutsideScopeError: a namespace the informer cannot hold.
+            TransportError: the reflector of that namespace is refused (see :meth:`ReflectorGroup.error_in`).
+        """
         if not self._namespaced:
-            return ""  # as client-go's NamespaceIfScoped: a namespace means nothing to a cluster-scoped kind
-        ns = namespace or self._namespace
-        if not ns:
-            raise InvalidArgumentError(f"{self._label} is namespaced: give a namespace")
-        if self._namespaces is not None and ns not in self._namespaces:
-            raise OutsideScopeError(self._label, self._scope.describe(), f"namespace {ns!r}")
+            ns = ""  # as client-go's NamespaceIfScoped: a namespace means nothing to a cluster-scoped kind
+        else:
+            ns = namespace or self._namespace or ""
+            if not ns:
+                raise InvalidArgumentError(f"{self._label} is namespaced: give a namespace")
+            held = self._namespaces if self._namespaces is not None else self._scope.held_namespaces()
+            if held is not None and ns not in held:
+                raise OutsideScopeError(self._label, self._scope.describe(), f"namespace {ns!r}")
         error = self._group.error_in(ns)
         if error is not None:
-            raise error  # RBAC refuses that namespace: no answer is better than an empty one
+            raise error.with_traceback(None)  # no answer is better than an empty or stale one
         return ns
+
+    def _check_all_namespaces(self) -> None:
+        """A read of every namespace the informer holds answers only when each of them can (DESIGN 5.10: a
+        partial answer would be confidently wrong about the refused ones).
+
+        Raises:
+            TransportError: the first refused namespace's failure (a ForbiddenError's message names its
+                namespace); the namespaces still served answer reads of their own.
+        """
+        refused = self._group.refused()
+        if refused:
+            raise refused[0][1].with_traceback(None)  # held and raised again: never a growing traceback
 
     # --- reads -----------------------------------------------------------------------------------------------------
 
@@ -105,7 +128,7 @@ class InformerReads:
                 obj = objects.get(name) if objects is not None else None
             except TypeError:  # an unhashable argument: check_key below says what is wrong
                 obj = None
-            if obj is not None:
+            if obj is not None and self._group.error_in(obj["metadata"].get("namespace") or "") is None:
                 return obj
         check_key("Informer.get", name, namespace)
         return self._read(self._get_held, name, namespace)  # no closure: cells would slow the warm path
@@ -132,19 +155,42 @@ class InformerReads:
         check_selectors("Informer.list", namespace, label_selector, field_selector, index, value)
         self._scope.check_selectors(self._label, label_selector, field_selector)
         label = label_matcher(label_selector) if label_selector else None
-        field = field_matcher(field_selector) if field_selector else None
+        terms = self._scope.local_field_terms(self._label, field_selector) if field_selector else ()
         if (index is None) != (value is None):
             raise InvalidArgumentError("give both index and value, or neither")
+        if field_selector and self._namespaced:
+            pinned = {v for path, equal, v in field_terms(field_selector) if path == "metadata.namespace" and equal}
+            if namespace is not None:
+                pinned.add(namespace)
+            if len(pinned) > 1:
+                return []  # two namespaces at once: nothing matches
+            namespace = next(iter(pinned), None)
         objects = self._read(self._list_held, namespace, index, value, wait=wait)
         if label is not None:
             objects = [o for o in objects if label(o)]
-        if field is not None:
-            objects = [o for o in objects if field(o)]
+        if terms:
+            if self._scope.transform is not None:
+                self._check_carried(objects, terms, field_selector or "")
+            objects = [o for o in objects if fields_match(o, terms)]
         return objects
+
+    def _check_carried(self, objects: builtins.list[dict[str, Any]], terms: tuple[FieldTerm, ...],
+                       field_selector: str) -> None:
+        """Refuse to filter objects a transform stripped of the part a term reads (``spec`` of ``spec.nodeName``):
+        the answer would be empty or everything."""
+        for path, _, _ in terms:
+            top = path.split(".", 1)[0]
+            if top != "metadata" and any(top not in o for o in objects):
+                raise OutsideScopeError(self._label, self._scope.describe(), f"field selector {field_selector!r} "
+                                        f"(the cache's transform removed {top!r} from objects it holds)")
 
     def _list_held(self, namespace: str | None, index: str | None, value: str | None
                    ) -> builtins.list[dict[str, Any]]:
-        ns = self._ns(namespace) if namespace is not None or self._namespace is not None else None
+        if namespace is not None or self._namespace is not None or not self._namespaced:
+            ns: str | None = self._ns(namespace)
+        else:
+            ns = None
+            self._check_all_namespaces()
         if index is not None and value is not None:
             objects = self._store.by_index(index, value)
             if ns:

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from restmapper.errors import APIStatusError, TransportError
 from restmapper.watch.reflector import Outcome, Reflector
 
-__all__ = ["NamespaceSink", "NamespaceState", "ReflectorGroup"]
+__all__ = ["NamespaceSink", "NamespaceState", "ReflectorGroup", "permanent_failure"]
 
 NamespaceState = Literal["starting", "synced", "failing"]
 """The state of one namespace's reflector (:attr:`Informer.namespaces_state`)."""
@@ -48,12 +48,24 @@ class _Forward:
         self._namespace = namespace
         self.reflector_event = sink.reflector_event
         self.reflector_state = sink.reflector_state
+        self.reflector: Reflector | None = None  # set by the group once made
+        # The reflector's last_error when it last handed over a complete list: a failure it listed past since.
+        self.listed_past: BaseException | None = None
 
     def reflector_replace(self, items: list[Any], resource_version: str) -> None:
+        if self.reflector is not None:
+            self.listed_past = self.reflector.last_error
         self._sink.reflector_replace_in(self._namespace, items, resource_version)
 
     def reflector_bookmark(self, resource_version: str) -> None:
         self._sink.reflector_bookmark_in(self._namespace, resource_version)
+
+
+def permanent_failure(error: BaseException | None) -> bool:
+    """True for a list/watch failure waiting will not cure (403 Forbidden from RBAC, 401, a body over the size
+    cap): a non-transient transport error that is not a 404 (a 404 is discovery catching up)."""
+    return (isinstance(error, TransportError) and not error.transient
+            and not (isinstance(error, APIStatusError) and error.not_found))
 
 
 def forbidden(reflector: Reflector) -> bool:
@@ -82,11 +94,16 @@ class ReflectorGroup:
         self._make = make
         self._sink = sink
         self._stop = stop
-        self.reflectors: dict[str, Reflector] = {"": make("", _Forward(sink, ""))}
+        self.reflectors: dict[str, Reflector] = {"": self._new("")}
         self.per_namespace = False
         # _lock guards _run_stop: the event ending the run in progress (set by halt() from any thread).
         self._lock = threading.Lock()
         self._run_stop: threading.Event | None = None
+
+    def _new(self, namespace: str) -> Reflector:
+        forward = _Forward(self._sink, namespace)
+        forward.reflector = self._make(namespace, forward)
+        return forward.reflector
 
     @property
     def lead(self) -> Reflector:
@@ -102,7 +119,7 @@ class ReflectorGroup:
         ``path(namespace)`` from scratch (informer thread, between runs). Reflectors of namespaces kept are reused
         (their backoff counts stay); the others are dropped."""
         wanted = list(namespaces) if namespaces is not None else [""]
-        reflectors = {ns: self.reflectors.get(ns) or self._make(ns, _Forward(self._sink, ns)) for ns in wanted}
+        reflectors = {ns: self.reflectors.get(ns) or self._new(ns) for ns in wanted}
         for ns, reflector in reflectors.items():
             reflector.path = path(ns or None)
             reflector.reset()
@@ -152,11 +169,21 @@ class ReflectorGroup:
                 for ns, r in list(self.reflectors.items())}
 
     def error_in(self, namespace: str) -> BaseException | None:
-        """The 403 that keeps ``namespace`` from being listed, or None."""
-        reflector = self.reflectors.get(namespace) if self.per_namespace else None
-        if reflector is not None and not reflector.synced and forbidden(reflector):
-            return reflector.last_error
-        return None
+        """The failure that keeps ``namespace``'s objects from being answered (``""``: the whole collection or a
+        cluster-scoped kind), or None: the reflector holding them is failing with a failure waiting will not cure
+        (:func:`permanent_failure`: RBAC's 403, a 401, ...), before its first list or on a relist after it (its
+        objects are then possibly stale: revoked access hides deletions), until it lists or watches again."""
+        reflector = self.reflectors.get(namespace if self.per_namespace else "")
+        if reflector is None or reflector.failures == 0:
+            return None
+        error = reflector.last_error
+        if isinstance(reflector.sink, _Forward) and reflector.sink.listed_past is error:
+            return None  # listed successfully since (its watch not connected yet): the objects are current
+        return error if permanent_failure(error) else None
+
+    def refused(self) -> list[tuple[str, BaseException]]:
+        """``(namespace, error)`` of every reflector :meth:`error_in` names, in scope order."""
+        return [(ns, error) for ns in list(self.reflectors) if (error := self.error_in(ns)) is not None]
 
     # --- control (any thread) ------------------------------------------------------------------------------------
 

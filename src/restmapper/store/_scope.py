@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError, OutsideScopeError, RestMapperError, is_no_match
-from restmapper.store._selector import _split, field_matcher, label_matcher
+from restmapper.store._selector import FieldTerm, _split, field_matcher, field_terms, label_matcher
 from restmapper.store._stats import Transform
 
 __all__ = ["SCOPE_OPTIONS", "KindScopes", "Scope", "TransformArg", "make_scope"]
@@ -94,10 +94,40 @@ class Scope:
         Raises:
             OutsideScopeError: a selector not within the scope.
         """
-        for mine, theirs, what in ((self.label_selector, label_selector, "label selector"),
-                                   (self.field_selector, field_selector, "field selector")):
-            if mine and theirs is not None and not _terms(mine) <= _terms(theirs):
-                raise OutsideScopeError(kind, self.describe(), f"{what} {theirs!r}")
+        if self.label_selector and label_selector is not None \
+                and not _terms(self.label_selector) <= _terms(label_selector):
+            raise OutsideScopeError(kind, self.describe(), f"label selector {label_selector!r}")
+        if self.field_selector and field_selector is not None \
+                and not set(field_terms(self.field_selector)) <= set(field_terms(field_selector)):
+            raise OutsideScopeError(kind, self.describe(), f"field selector {field_selector!r}")
+
+    def local_field_terms(self, kind: str, field_selector: str) -> tuple[FieldTerm, ...]:
+        """The terms of a read's ``field_selector`` the cache must evaluate against the objects it holds: those
+        the informer's own field selector does not already guarantee.
+
+        Raises:
+            OutsideScopeError: a term on a field the held objects do not carry (anything but ``metadata.*`` when
+                the informer holds metadata only): filtering locally would answer empty or everything.
+        """
+        mine = set(field_terms(self.field_selector))
+        local = tuple(term for term in field_terms(field_selector) if term not in mine)
+        if self.metadata_only:
+            for path, _, _ in local:
+                if not path.startswith("metadata."):
+                    raise OutsideScopeError(
+                        kind, self.describe(), f"field selector {field_selector!r} (the informer holds metadata "
+                        f"only: {path} is not in the objects it holds; put the term in the cache's field_selector "
+                        f"to have the server filter on it)")
+        return local
+
+    def held_namespaces(self) -> tuple[str, ...] | None:
+        """The namespaces the informer can hold objects of: its ``namespaces``, else the one its field selector
+        pins with ``metadata.namespace=<ns>`` (None: any)."""
+        if self.namespaces is not None:
+            return self.namespaces
+        pinned = {value for path, equal, value in field_terms(self.field_selector)
+                  if path == "metadata.namespace" and equal}
+        return tuple(sorted(pinned)) if pinned else None
 
 
 def _terms(selector: str) -> frozenset[str]:

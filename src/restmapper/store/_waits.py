@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from restmapper.errors import APIStatusError, RestMapperError, TransformError, TransportError
+from restmapper.errors import RestMapperError, TransformError
 from restmapper.store._args import check_key, check_uid, check_wait
 from restmapper.store._errors import (
     CacheSyncTimeoutError,
@@ -17,6 +17,7 @@ from restmapper.store._errors import (
     ObjectWaitTimeoutError,
 )
 from restmapper.store._objects import ObjectStore, newer_resource_version, reached
+from restmapper.store._reflectors import permanent_failure
 from restmapper.store._stats import State
 
 __all__ = ["InformerWaits"]
@@ -86,8 +87,7 @@ class InformerWaits:
         if known is not None:
             return known
         error = self._group.blocking_error()
-        if (state == "failing" and isinstance(error, TransportError) and not error.transient
-                and not (isinstance(error, APIStatusError) and error.not_found)):
+        if state == "failing" and permanent_failure(error):
             return error
         return None
 
