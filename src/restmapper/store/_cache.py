@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import threading
 import time
@@ -248,6 +249,9 @@ class ObjectCache(ConfigConstructors):
         Raises:
             As :meth:`informer`.
         """
+        if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
+            raise TypeError(f"start() takes kinds as a list of kinds (start(kinds=[{kinds!r}])), not "
+                            f"{type(kinds).__name__}")
         with self._lock:
             self._stopped = False
         for kind in kinds:
@@ -358,6 +362,9 @@ class ObjectCache(ConfigConstructors):
         raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
                         f"got {type(kind).__name__}")
 
+    def _by_kind_key(self, key: KindArg) -> GroupKind:
+        return self._group_kind(key, CacheCall("by_kind"))
+
     def _warm_informer(self, kind: KindArg) -> Informer | None:
         """The memoized informer for ``kind`` when it is still valid (no lock, no hashing of dataclasses)."""
         hot = self._hot.get(kind if kind.__class__ is str else id(kind))
@@ -392,7 +399,9 @@ class ObjectCache(ConfigConstructors):
         if fresh:
             if not self._lazy and call.method not in ("informer", "start"):
                 raise InformerNotStartedError(str(gk))
-            scope = self._scopes.for_kind(gk, lambda k: self._group_kind(k, CacheCall("by_kind")))
+            scope = self._scopes.for_kind(gk, self._by_kind_key)
+            rescope = functools.partial(self._scopes.for_kind, gk, self._by_kind_key) \
+                if self._scopes.pending() else None
         with self._lock:
             self._check_not_stopped_locked()
             informer = self._informers.get(gk)
@@ -404,7 +413,7 @@ class ObjectCache(ConfigConstructors):
                 announce = gk not in self._announced
                 self._announced.add(gk)
                 informer = Informer(gk, self.mapper, self.transport, watched=self._watched, scope=scope,
-                                    announce=announce, **self._options)
+                                    announce=announce, rescope=rescope, **self._options)
                 self._informers[gk] = informer
             assert informer is not None
             if len(self._hot) >= _HOT_LIMIT:

@@ -77,16 +77,22 @@ class Informer(InformerReads, InformerWaits):
 
     _mismatch = 0  # lists/events in a row whose objects were not what the mapping says (_disagrees); see _readable
     _transform_error: TransformError | None = None  # set by a refused object, cleared by a good list; see _readable
+    # While a by_kind key of the cache has not resolved: the cache's scope for this kind, asked again each time the
+    # kind starts being served (the key may name it then). A class default: one instance attribute fewer.
+    _rescope: Callable[[], Scope] | None = None
 
     def __init__(self, group_kind: GroupKind, mapper: LazyRESTMapper, transport: Transport, *,
                  scope: Scope, resync: float | None, sync_timeout: float,
                  watch_timeout: float, idle_timeout: float, relist_period: float | None, backoff: RetryPolicy,
                  probe: RetryPolicy, page_size: int,
                  sleep: Callable[[threading.Event, float], None] | None, daemon: bool,
-                 watched: Callable[[], bool], announce: bool = False) -> None:
+                 watched: Callable[[], bool], announce: bool = False,
+                 rescope: Callable[[], Scope] | None = None) -> None:
         self.group_kind = group_kind
         self._label = str(group_kind)
         self._mapper = mapper
+        if rescope is not None:
+            self._rescope = rescope
         self._scope = scope
         self._namespaces = scope.namespaces
         self._namespace = scope.namespaces[0] if scope.namespaces is not None and len(scope.namespaces) == 1 else None
@@ -124,9 +130,9 @@ class Informer(InformerReads, InformerWaits):
             return Reflector(transport, "", sink, self._stop, label=f"{self._label} in {namespace}" if namespace
                              else self._label, backoff=backoff, sleep=sleep, watch_timeout=watch_timeout,
                              idle_timeout=idle_timeout, relist_period=relist_period, page_size=page_size,
-                             count=self._count, return_on_early_end=True, params=scope.params(),
-                             metadata_only=scope.metadata_only,
-                             page=self._prepare_page if scope.transform is not None else None)
+                             count=self._count, return_on_early_end=True, params=self._scope.params(),
+                             metadata_only=self._scope.metadata_only,
+                             page=self._prepare_page if self._scope.transform is not None else None)
 
         self._group = ReflectorGroup(reflector, self, self._stop)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
@@ -328,7 +334,16 @@ class Informer(InformerReads, InformerWaits):
                     _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource, mapping.resource)
                 # Held objects stay for the relist's diff, but are no answer (old version). A kind that changed
                 # scope changes layout: one reflector per namespace of the scope, or one for the collection.
-                self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path)
+                rescoped = self._mapping is None and self._scope_again()
+                try:
+                    self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path,
+                                       fresh=rescoped)
+                except Exception as exc:  # a bug below must not end the thread while `state` says it runs
+                    _log.error("%s informer cannot lay out its reflectors: %r", self._label, exc)
+                    self._error = exc
+                    self._set_state()
+                    self._group.lead.fail(exc)
+                    continue
                 if self._announce:
                     self._announce = False
                     _log.info("started the %s informer: %s (%s %s)", self._label,
@@ -419,6 +434,26 @@ class Informer(InformerReads, InformerWaits):
                     reflector.reset_backoff()  # served again: start over with a fresh backoff (§1.3)
             return mapping
         return None
+
+    def _scope_again(self) -> bool:
+        """Ask the cache for this kind's scope again (the kind is served now: a ``by_kind`` key that did not
+        resolve may name it); True when it changed (informer thread, nothing held: before its first list)."""
+        if self._rescope is None:
+            return False
+        try:
+            scope = self._rescope()
+        except RestMapperError as exc:
+            _log.warning("%s informer keeps its scope: the cache's by_kind could not be resolved (%s)", self._label,
+                         exc)
+            return False
+        if scope == self._scope:
+            return False
+        with self._cond:
+            self._scope, self._namespaces, self._transform = scope, scope.namespaces, scope.transform
+            one = scope.namespaces is not None and len(scope.namespaces) == 1
+            self._namespace = scope.namespaces[0] if one and scope.namespaces is not None else None
+        _log.info("%s informer takes its by_kind scope: %s", self._label, scope.describe())
+        return True
 
     def _enter_not_served(self, exc: RestMapperError) -> None:
         with self._cond:

@@ -114,12 +114,14 @@ class ReflectorGroup:
         """The reflectors now (a copy: safe from any thread)."""
         return list(self.reflectors.values())
 
-    def layout(self, namespaces: Sequence[str] | None, path: Callable[[str | None], str]) -> None:
+    def layout(self, namespaces: Sequence[str] | None, path: Callable[[str | None], str], *,
+               fresh: bool = False) -> None:
         """One reflector per namespace of ``namespaces`` (None: one for the whole collection), each reset to list
         ``path(namespace)`` from scratch (informer thread, between runs). Reflectors of namespaces kept are reused
-        (their backoff counts stay); the others are dropped."""
+        (their backoff counts stay) unless ``fresh`` (the scope changed: new ones, made with it); the others are
+        dropped."""
         wanted = list(namespaces) if namespaces is not None else [""]
-        reflectors = {ns: self.reflectors.get(ns) or self._new(ns) for ns in wanted}
+        reflectors = {ns: (None if fresh else self.reflectors.get(ns)) or self._new(ns) for ns in wanted}
         for ns, reflector in reflectors.items():
             reflector.path = path(ns or None)
             reflector.reset()

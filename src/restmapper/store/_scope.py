@@ -10,12 +10,15 @@ one asking for less is filtered locally.
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError, OutsideScopeError, RestMapperError, is_no_match
+from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._selector import FieldTerm, _split, field_matcher, field_terms, label_matcher
 from restmapper.store._stats import Transform
 
@@ -28,6 +31,7 @@ TransformArg = Transform | Iterable[Transform]
 """A transform, or transforms applied in order (``[strip_managed_fields, strip_last_applied]``)."""
 
 _SPACES = re.compile(r"\s+")
+_log = logging.getLogger("restmapper.store")
 
 
 @dataclass(frozen=True)
@@ -171,18 +175,33 @@ def _selector(value: Any, name: str, check: Callable[[str], Any]) -> str:
     return value.strip()
 
 
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
 def _namespaces(namespace: Any, namespaces: Any) -> tuple[str, ...] | None:
+    """The namespaces of the scope, each checked as kube-apiserver checks a namespace name (a DNS-1123 label: at
+    most 63 lowercase letters, digits and ``-``, starting and ending with a letter or digit), so no name can
+    change the path it is listed at (``..``, ``a/b``, ``a?x=y``)."""
     if namespace is not None and namespaces is not None:
         raise InvalidArgumentError("give namespace (one) or namespaces (several), not both")
     if namespace is not None:
+        if not isinstance(namespace, str):
+            raise TypeError(f"namespace must be a namespace name (str), got {type(namespace).__name__}")
         namespaces = [namespace]
     if namespaces is None:
         return None
-    if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
+    if not isinstance(namespaces, (list, tuple, set, frozenset)):
         raise TypeError(f"namespaces must be a list of namespace names, got {type(namespaces).__name__}")
-    names = tuple(dict.fromkeys(namespaces))
-    if not names or not all(isinstance(ns, str) and ns for ns in names):
-        raise InvalidArgumentError("namespaces must be a non-empty list of non-empty strings (None: all namespaces)")
+    names = tuple(dict.fromkeys(sorted(namespaces) if isinstance(namespaces, (set, frozenset)) else namespaces))
+    if not names:
+        raise InvalidArgumentError("namespaces must be a non-empty list of namespace names (None: all namespaces)")
+    for ns in names:
+        if not isinstance(ns, str):
+            raise TypeError(f"namespaces must be namespace names (str), got {type(ns).__name__} {ns!r}")
+        if len(ns) > 63 or not _DNS1123_LABEL.fullmatch(ns):
+            raise InvalidArgumentError(f"namespace {ns!r} is not a valid namespace name (a DNS-1123 label: at most "
+                                       f"63 lowercase letters, digits and '-', starting and ending with a letter or "
+                                       f"digit)")
     return names
 
 
@@ -218,8 +237,28 @@ def make_scope(options: Mapping[str, Any], base: Scope | None = None) -> Scope:
     return replace(scope, **changes)
 
 
+_KEY_TYPES = (GroupKind, GroupVersionKind, GroupVersionResource, str)
+
+
+def _check_key(key: Any) -> None:
+    """A ``by_kind`` key: a GroupKind, GVK, GVR, or one resource type as ``kubectl get`` takes it."""
+    if not isinstance(key, _KEY_TYPES):
+        raise TypeError(f"by_kind keys name a kind (a GroupKind, GroupVersionKind, GroupVersionResource or str such "
+                        f"as 'configmaps'), not {type(key).__name__}: {key!r}")
+    if isinstance(key, str) and not (key and key.isascii() and key.isprintable()
+                                     and not any(c in key for c in " /,")):
+        raise InvalidArgumentError(f"by_kind key {key!r} is not one resource type (write it as kubectl get takes "
+                                   f"one: 'configmaps', 'cm', 'widgets.example.com', 'Widget.v1.example.com')")
+
+
 class KindScopes:
     """The cache's scope and its per-kind overrides (``by_kind``), checked up front.
+
+    A ``by_kind`` key is resolved to its GroupKind when an informer is created and remembered from then on (a move
+    to another version keeps it). A key naming no served kind yet (a typo, or a CRD not installed yet) is logged
+    once at WARNING and tried again for every later informer; an informer created meanwhile asks again once its own
+    kind is served (:meth:`pending`), so the entry applies when its kind appears and never falls back to the
+    cache's scope for good.
 
     Attributes:
         base: the cache's scope.
@@ -229,7 +268,9 @@ class KindScopes:
         """Check the cache's scope ``options`` and its ``by_kind`` entries.
 
         Raises:
-            As :func:`make_scope`; TypeError: ``by_kind`` or one of its entries is not a mapping.
+            As :func:`make_scope`; TypeError: ``by_kind`` or one of its entries is not a mapping, or a key is not
+                a GroupKind, GroupVersionKind, GroupVersionResource or str; InvalidArgumentError: a str key that is
+                not one resource type (empty, ``v1/ConfigMap``, a comma list).
         """
         self.base = make_scope(options)
         if by_kind is not None and not isinstance(by_kind, Mapping):
@@ -237,26 +278,54 @@ class KindScopes:
                             f"{type(by_kind).__name__}")
         self._by_kind: dict[Any, Scope] = {}
         for kind, entry in (by_kind or {}).items():
+            _check_key(kind)
             if not isinstance(entry, Mapping):
                 raise TypeError(f"by_kind[{kind!r}] must be a mapping of scope options, got {type(entry).__name__}")
             self._by_kind[kind] = make_scope(entry, self.base)
+        self._lock = threading.Lock()
+        self._resolved: dict[Any, Any] = {}  # key -> its GroupKind, once resolved
+        self._warned: set[Any] = set()
+
+    def pending(self) -> bool:
+        """True while a ``by_kind`` key has not resolved yet."""
+        with self._lock:
+            return len(self._resolved) < len(self._by_kind)
 
     def for_kind(self, group_kind: Any, resolve: Callable[[Any], Any]) -> Scope:
         """The scope of ``group_kind``'s informer: its ``by_kind`` entry, else the cache's.
 
         Args:
             group_kind: the informer's GroupKind.
-            resolve: the GroupKind a ``by_kind`` key names (a string or GVR is resolved by the mapper now; a key
-                naming no served kind is skipped, and tried again for the next informer).
+            resolve: the GroupKind a ``by_kind`` key names (a string or GVR is resolved by the mapper).
 
         Raises:
-            As ``resolve``, but its no-match.
+            InvalidArgumentError: two keys name the same kind (``cm`` and ``configmaps``).
+            As ``resolve``, but its no-match (that key is logged once and tried again next time).
         """
-        for kind, scope in self._by_kind.items():
+        for key in self._by_kind:
+            with self._lock:
+                if key in self._resolved:
+                    continue
             try:
-                if resolve(kind) == group_kind:
-                    return scope
+                resolved = resolve(key)
             except RestMapperError as exc:
                 if not is_no_match(exc):
                     raise
-        return self.base
+                with self._lock:
+                    warn = key not in self._warned
+                    self._warned.add(key)
+                if warn:
+                    _log.warning("by_kind key %r names no kind the server serves (yet): its options apply once "
+                                 "it does (a CRD not installed yet?), check its spelling otherwise", key)
+                continue
+            with self._lock:
+                self._resolved[key] = resolved
+        with self._lock:
+            named: dict[Any, Any] = {}
+            for key, resolved in self._resolved.items():
+                if resolved in named:
+                    raise InvalidArgumentError(f"by_kind names {resolved} twice ({named[resolved]!r} and {key!r}): "
+                                               f"give one entry per kind")
+                named[resolved] = key
+            key = named.get(group_kind)
+        return self._by_kind[key] if key is not None else self.base
