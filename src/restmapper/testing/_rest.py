@@ -41,6 +41,7 @@ from restmapper.testing.objects.patch import loads_request_json
 from restmapper.testing.objects.selectors import (
     BUILTIN_SELECTABLE_FIELDS,
     METADATA_FIELDS,
+    NAME_ONLY_METADATA,
     SelectorError,
     compile_selectors,
 )
@@ -194,7 +195,8 @@ def selectable_fields(cluster: FakeCluster, t: Target) -> tuple[str, ...]:
     """The field selectors ``t``'s resource supports: ``metadata.name``/``metadata.namespace``, and a built-in's own
     fields or the served CRD version's ``selectableFields`` (lock held)."""
     if not t.custom:
-        return METADATA_FIELDS + BUILTIN_SELECTABLE_FIELDS.get(t.key, ())
+        meta = ("metadata.name",) if t.key in NAME_ONLY_METADATA else METADATA_FIELDS
+        return meta + BUILTIN_SELECTABLE_FIELDS.get(t.key, ())
     crd = cluster.internals.crds().get(t.key, {})
     versions = crd.get("spec", {}).get("versions", ())
     version: dict[str, Any] = next((v for v in versions if v.get("name") == t.gv.version), {})

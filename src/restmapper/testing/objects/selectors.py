@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUILTIN_SELECTABLE_FIELDS", "METADATA_FIELDS", "Selector", "SelectorError", "compile_selectors",
-           "parse_field_selector", "parse_label_selector", "selector_matches"]
+__all__ = ["BUILTIN_SELECTABLE_FIELDS", "FIELD_LABEL_ALIASES", "METADATA_FIELDS", "NAME_ONLY_METADATA", "Selector",
+           "SelectorError", "compile_selectors", "parse_field_selector", "parse_label_selector", "selector_matches"]
 
 _NAME = r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
 _KEY = re.compile(rf"^(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_NAME}$")
@@ -33,7 +33,8 @@ METADATA_FIELDS = ("metadata.name", "metadata.namespace")
 
 BUILTIN_SELECTABLE_FIELDS: dict[str, tuple[str, ...]] = {
     "pods": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-             "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"),
+             "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"),
+    "replicationcontrollers": ("status.replicas",),
     "nodes": ("spec.unschedulable",),
     "namespaces": ("status.phase",),
     "secrets": ("type",),
@@ -46,7 +47,16 @@ BUILTIN_SELECTABLE_FIELDS: dict[str, tuple[str, ...]] = {
     "certificatesigningrequests.certificates.k8s.io": ("spec.signerName",),
 }
 """The selectable fields beyond :data:`METADATA_FIELDS` of the built-in resources (``resource.group``), as each
-kind's ``ToSelectableFields`` in kube-apiserver's registry."""
+kind's field label conversion in kube-apiserver (``pkg/apis/core/v1/conversion.go``,
+``AddFieldLabelConversionFunc``)."""
+
+NAME_ONLY_METADATA = frozenset({"nodes", "namespaces"})
+"""Built-in cluster-scoped resources whose field label conversion accepts ``metadata.name`` but not
+``metadata.namespace`` (Node, Namespace); other resources accept both."""
+
+FIELD_LABEL_ALIASES: dict[str, str] = {"spec.host": "spec.nodeName"}
+"""Legacy field labels the server converts (a Pod's ``spec.host``, from old v1 clients, reads ``spec.nodeName``):
+accepted wherever their target is."""
 
 
 class SelectorError(ValueError):
@@ -187,6 +197,8 @@ def parse_field_selector(text: str | None,
             if op in term:
                 key, _, value = term.partition(op)
                 key = key.strip()
+                if key not in fields and FIELD_LABEL_ALIASES.get(key) in fields:
+                    key = FIELD_LABEL_ALIASES[key]
                 if key not in fields:
                     raise SelectorError(f"field label not supported: {key}")
                 terms.append((tuple(key.split(".")), op == "!=", value.strip()))
