@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from restmapper.errors import InvalidArgumentError
+from restmapper.store._labels import label_matcher
 from restmapper.store._objects import ObjectStore, newer_resource_version
-from restmapper.store._selector import field_matcher, label_matcher
+from restmapper.store._selector import field_matcher
 
 
 def obj(name: str, uid: str = "u1", rv: str = "1", gen: int | None = 1, ns: str = "default",

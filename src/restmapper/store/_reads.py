@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from restmapper.errors import InvalidArgumentError, OutsideScopeError
 from restmapper.store._args import check_key, check_selectors
 from restmapper.store._errors import ObjectNotFoundError
+from restmapper.store._labels import label_matcher
 from restmapper.store._objects import ObjectStore
-from restmapper.store._selector import FieldTerm, field_terms, fields_match, label_matcher
+from restmapper.store._selector import FieldTerm, field_terms, fields_match
 
 if TYPE_CHECKING:
     from restmapper.store._reflectors import ReflectorGroup

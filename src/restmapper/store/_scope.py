@@ -19,7 +19,8 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError, OutsideScopeError, RestMapperError, is_no_match
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
-from restmapper.store._selector import FieldTerm, _split, field_matcher, field_terms, label_matcher
+from restmapper.store._labels import label_implies, label_matcher
+from restmapper.store._selector import FieldTerm, field_matcher, field_terms
 from restmapper.store._stats import Transform
 
 __all__ = ["SCOPE_OPTIONS", "KindScopes", "Scope", "TransformArg", "make_scope"]
@@ -99,7 +100,7 @@ class Scope:
             OutsideScopeError: a selector not within the scope.
         """
         if self.label_selector and label_selector is not None \
-                and not _terms(self.label_selector) <= _terms(label_selector):
+                and not label_implies(label_selector, self.label_selector):
             raise OutsideScopeError(kind, self.describe(), f"label selector {label_selector!r}")
         if self.field_selector and field_selector is not None \
                 and not set(field_terms(self.field_selector)) <= set(field_terms(field_selector)):
@@ -132,20 +133,6 @@ class Scope:
         pinned = {value for path, equal, value in field_terms(self.field_selector)
                   if path == "metadata.namespace" and equal}
         return tuple(sorted(pinned)) if pinned else None
-
-
-def _terms(selector: str) -> frozenset[str]:
-    """The terms of a selector, spelled one way (no spaces, ``==`` as ``=``, set values sorted)."""
-    terms = set()
-    for term in _split(selector):
-        term = _SPACES.sub(" ", term.strip())
-        if "(" in term:
-            head, _, values = term.partition("(")
-            term = f"{head.strip()} ({','.join(sorted(v.strip() for v in values.rstrip(')').split(',')))})"
-        else:
-            term = term.replace(" ", "").replace("==", "=")
-        terms.add(term)
-    return frozenset(terms)
 
 
 def _composed(transforms: tuple[Transform, ...]) -> Transform:

@@ -146,7 +146,9 @@ def _parse_label_term(term: str) -> _Requirement:
             if name in ("gt", "lt") and not re.fullmatch(r"-?\d+", value):
                 raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
                                     f"integer: {term!r}")
-            return _Requirement(_check_key(key.strip()), name, (_check_value(value),))
+            # Gt/Lt values are integers (a negative one is no label value, and is accepted).
+            checked = value if name in ("gt", "lt") else _check_value(value)
+            return _Requirement(_check_key(key.strip()), name, (checked,))
     if term.startswith("!"):
         return _Requirement(_check_key(term[1:].strip()), "!exists")
     if " " in term:
