@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, TypeVar
 
 from restmapper.errors import (
@@ -526,6 +526,13 @@ class Informer(InformerReads, InformerWaits):
     # --- ReflectorSink ---------------------------------------------------------------------------------------------
 
     def reflector_replace_in(self, namespace: str, items: builtins.list[Any], resource_version: str) -> None:
+        if self._group.full_objects and self._scope.metadata_only:
+            # The server refused metadata-only objects: the informer holds full ones from now on (its scope says
+            # so), and answers nothing until every namespace listed them (never two representations at once).
+            with self._cond:
+                self._unreadable()
+                self._scope = replace(self._scope, metadata_only=False)
+                self._moved |= self._group.awaiting_full
         # The mapping is written by the informer thread only, between reflector runs: the pure check of every item
         # needs no lock.
         mapping = self._mapping

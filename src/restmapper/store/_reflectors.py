@@ -43,8 +43,9 @@ class NamespaceSink(Protocol):
 class _Forward:
     """The :class:`~restmapper.watch.reflector.ReflectorSink` of one namespace's reflector."""
 
-    def __init__(self, sink: NamespaceSink, namespace: str) -> None:
+    def __init__(self, sink: NamespaceSink, namespace: str, group: ReflectorGroup) -> None:
         self._sink = sink
+        self._group = group
         self._namespace = namespace
         self.reflector_event = sink.reflector_event
         self.reflector_state = sink.reflector_state
@@ -55,6 +56,9 @@ class _Forward:
     def reflector_replace(self, items: list[Any], resource_version: str) -> None:
         if self.reflector is not None:
             self.listed_past = self.reflector.last_error
+            if not self.reflector.metadata_only:
+                self._group.full_objects_for_all(self.reflector)
+                self._group.awaiting_full.discard(self._namespace)
         self._sink.reflector_replace_in(self._namespace, items, resource_version)
 
     def reflector_bookmark(self, resource_version: str) -> None:
@@ -99,9 +103,14 @@ class ReflectorGroup:
         # _lock guards _run_stop: the event ending the run in progress (set by halt() from any thread).
         self._lock = threading.Lock()
         self._run_stop: threading.Event | None = None
+        # Set once a reflector fell back to full objects (a 406 to metadata-only): every reflector then lists full
+        # objects, so that one informer never holds two representations (read by the informer's scope).
+        self.full_objects = False
+        self._relist_all = False
+        self.awaiting_full: set[str] = set()  # namespaces holding metadata-only objects until they list again
 
     def _new(self, namespace: str) -> Reflector:
-        forward = _Forward(self._sink, namespace)
+        forward = _Forward(self._sink, namespace, self)
         forward.reflector = self._make(namespace, forward)
         return forward.reflector
 
@@ -146,7 +155,8 @@ class ReflectorGroup:
             listing: the namespace whose reflector is handing over a complete list now (it is synced once that
                 returns).
         """
-        return all(r.synced or ns == listing or (self.per_namespace and forbidden(r))
+        awaiting = self.awaiting_full
+        return all((r.synced and ns not in awaiting) or ns == listing or (self.per_namespace and forbidden(r))
                    for ns, r in list(self.reflectors.items()))
 
     def last_error(self) -> BaseException | None:
@@ -189,6 +199,19 @@ class ReflectorGroup:
 
     # --- control (any thread) ------------------------------------------------------------------------------------
 
+    def full_objects_for_all(self, fallen_back: Reflector) -> None:
+        """``fallen_back`` lists full objects now (the server refused metadata-only): make every other reflector do
+        the same, listing again from scratch (its run ends; the next one relists)."""
+        others = {ns: r for ns, r in list(self.reflectors.items()) if r is not fallen_back and r.metadata_only}
+        with self._lock:
+            self.full_objects = True
+            self._relist_all = self._relist_all or bool(others)
+            self.awaiting_full |= set(others)
+        others_list = list(others.values())
+        for reflector in others_list:
+            reflector.metadata_only = False
+            reflector.interrupt()
+
     def interrupt(self) -> None:
         """Make the run in progress return ``"interrupted"`` soon."""
         for reflector in self.all():
@@ -210,6 +233,11 @@ class ReflectorGroup:
         One reflector runs on the calling thread (its 403 is returned as ``"forbidden"``); several run on threads
         of their own, each backing off on its own 403, and the first other outcome ends them all.
         """
+        with self._lock:
+            relist_all, self._relist_all = self._relist_all, False
+        if relist_all:
+            relist = True
+            self.reset()
         reflectors = self.all()
         if len(reflectors) == 1:
             reflectors[0].stop = self._stop
