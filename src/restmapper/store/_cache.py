@@ -456,7 +456,8 @@ class ObjectCache(ConfigConstructors):
                 answers; chains the last error).
             InvalidArgumentError: a namespaced kind without namespace (with several ``namespaces`` in scope).
             OutsideScopeError: (an InvalidArgumentError) a namespace outside the informer's ``namespaces``.
-            APIStatusError: the namespace is refused to the client (403): the informer serves the others.
+            APIStatusError: the namespace is refused to the client (403), also when access was revoked after it
+                synced (its objects may be stale), until it lists again: the informer serves the others.
             InformerNotStartedError: ``lazy=False`` and the kind's informer was not started.
             TypeError: ``name`` or ``namespace`` is not a str.
             AmbiguousResourceError, AmbiguousKindError, DiscoveryError, TypeError: resolving ``kind``.
@@ -478,10 +479,15 @@ class ObjectCache(ConfigConstructors):
         Args:
             kind: the kind.
             namespace: only this namespace (None: every namespace the cache holds).
-            label_selector: as ``kubectl get -l`` (``app=web,tier!=db,env in (a,b),!legacy``). With an informer
-                scoped by a label selector it must contain every term of that selector (None reads the scope).
+            label_selector: as ``kubectl get -l`` (``app=web,tier!=db,env in (a,b),!legacy,replicas>2``; parsed as
+                apimachinery's ``labels.Parse``). With an informer scoped by a label selector, every object it
+                selects must be selected by that selector (``env in (a)`` within ``env in (a,b)``; None reads the
+                scope).
             field_selector: ``path=value``/``path!=value`` terms over dotted paths (``metadata.name=x``,
-                ``status.phase=Running``); within the informer's field selector as ``label_selector``.
+                ``status.phase=Running``; values as ``fields.ParseSelector``: ``\\,`` ``\\=`` escapes); it must
+                contain the informer's field selector's terms; other terms are evaluated locally only on fields the
+                held objects carry (``metadata.*`` with ``metadata_only``). ``metadata.namespace=x`` is checked
+                like ``namespace="x"``.
             index: an indexer name (:meth:`Informer.add_indexer`) and ``value``: only objects indexed there.
             value: the index value (give both or neither).
 
@@ -491,7 +497,10 @@ class ObjectCache(ConfigConstructors):
         Raises:
             TypeError: a filter that is not a str (a dict of labels: the message gives the selector string).
             InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
-            OutsideScopeError: a namespace or selector broader than what the informer holds.
+            OutsideScopeError: a namespace or selector broader than what the informer holds, or a field term on a
+                field the held objects lack (metadata-only objects, a transform that removed it).
+            ForbiddenError: a namespace read is refused (its 403); reading every namespace raises the first refused
+                namespace's error (a partial answer would be wrong about it): read the others one at a time.
             As :meth:`get` otherwise (never ObjectNotFoundError).
         """
         check_selectors("ObjectCache.list", namespace, label_selector, field_selector, index, value)
