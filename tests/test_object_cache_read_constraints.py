@@ -69,6 +69,8 @@ def test_a_namespace_given_as_a_field_selector_is_checked_like_the_argument(serv
         cluster.apply_object(cm(name, ns))
     cluster.forbid_namespace("b")
     with object_cache(served, namespaces=["a", "b"]) as cache:
+        informer = cache.informer("cm")
+        assert informer.wait_until(lambda i: i.namespaces_state == {"a": "synced", "b": "failing"}, timeout=30)
         assert names(cache.list("cm", field_selector="metadata.namespace=a")) == ["a1"]
         assert cache.list("cm", "a", field_selector="metadata.namespace=b") == []  # two namespaces: none
         with pytest.raises(OutsideScopeError, match="namespace 'c'"):
