@@ -91,11 +91,14 @@ class Fault:
     reset: bool = False
     times: int | None = None
     trickle: float = 0.0
+    watch: bool | None = None
     hits: int = 0
     _owner: FakeCluster | None = field(default=None, repr=False)
 
-    def matches(self, path: str) -> bool:
-        """True when this fault applies to ``path``."""
+    def matches(self, path: str, query: Mapping[str, str] | None = None) -> bool:
+        """True when this fault applies to ``path`` with ``query`` (its parameters; only ``watch`` is looked at)."""
+        if self.watch is not None and ((query or {}).get("watch") in ("1", "true")) != self.watch:
+            return False
         if self.path.endswith("*"):
             return path.startswith(self.path[:-1])
         return path == self.path
@@ -440,7 +443,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
 
     def inject(self, path: str, *, status: int | None = None, body: bytes | str | None = None,
                content_type: str | None = None, headers: Mapping[str, str] | None = None, latency: float = 0.0,
-               reset: bool = False, times: int | None = None, trickle: float = 0.0) -> Fault:
+               reset: bool = False, times: int | None = None, trickle: float = 0.0,
+               watch: bool | None = None) -> Fault:
         """Inject a fault on ``path`` (exact, or a prefix ending in ``*``); the first matching fault applies.
 
         Args:
@@ -454,6 +458,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
             times: how many requests it applies to; None until removed.
             trickle: send the body (the real answer's, a watch's events too) 8 bytes every this many seconds, in
                 real time (the loopback server; the ``responses`` mock answers at once).
+            watch: True: only watch requests (``watch=1``/``watch=true``), as RBAC granting ``list`` but not
+                ``watch`` answers; False: only the others; None: both.
 
         Returns:
             The :class:`Fault`; call ``remove()`` to take it out.
@@ -465,7 +471,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
             raise InvalidArgumentError("latency, trickle and times must not be negative")
         data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
         fault = Fault(path, status, data, content_type, dict(headers or {}), latency, reset, times, trickle,
-                      _owner=self)
+                      watch, _owner=self)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -584,7 +590,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         with self._lock:
             self.requests.append(recorded)
             for fault in self._faults:
-                if fault.matches(request.path) and not fault.exhausted:
+                if fault.matches(request.path, request.query) and not fault.exhausted:
                     fault.hits += 1
                     return fault
         return None

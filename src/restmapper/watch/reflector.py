@@ -11,6 +11,8 @@ It is the Kubernetes reflector protocol (client-go ``tools/cache.Reflector.ListA
   (``504``, cause ``ResourceVersionTooLarge``: etcd was restored from a snapshot and went back), from the watch
   request or as an ``ERROR`` event. The sink gets the full new list and makes it the truth (diffs it against what
   it holds and tells of every difference);
+* a watch refused with an error but a 429 or a 5xx (401, 403, 400...) ends the round, so the next one (after the
+  backoff) lists again, as client-go ends ListAndWatch: a forbidden watch never leaves a stale list as the truth;
 * a stream that ends cleanly reconnects at once, but one that ends **at once** (under a second without any
   event or bookmark: a proxy closing stale watches) is a failure, and three in a row relist, as client-go's
   "very short watch"; streams ending early again and again without a change back off too;
@@ -121,6 +123,11 @@ class _Return(Exception):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(outcome)
         self.outcome: Outcome = outcome
+
+
+def _retries_watch(status: object) -> bool:
+    """True for a watch error retried as a watch (429, 5xx); any other ends the round (see the module docstring)."""
+    return status == 429 or (isinstance(status, int) and status >= 500)
 
 
 def _wait(stop: threading.Event, seconds: float) -> None:
@@ -496,6 +503,8 @@ class Reflector:
                 self._full_objects(stream.status, stream.read(), stream.headers)
                 raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
             if stream.status != 200:
+                if not _retries_watch(stream.status):
+                    self._relist_owed = True  # the round ends: the next one lists again (after the backoff)
                 self._check(stream.status, stream.read(), stream.headers)
             self._count("connects")
             self.failures = 0  # connected: no longer failing (the backoff exponent waits for a healthy period)
@@ -573,6 +582,8 @@ class Reflector:
                 raise _Relist("410 Gone")
             if too_large_resource_version(obj):
                 raise _Relist("too large resource version")
+            if not _retries_watch(code):
+                self._relist_owed = True
             raise self._error(code, obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
