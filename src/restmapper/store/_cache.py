@@ -446,9 +446,10 @@ class ObjectCache(ConfigConstructors):
         Raises:
             ObjectNotFoundError: the cache has no such object (``is_not_found(exc)``).
             NoKindMatchError, NoResourceMatchError: the kind is not served (the mapper's no-match).
-            ForbiddenError: the list is forbidden (RBAC 403; ``server_status`` is the server's Status), raised as
-                soon as the server answered; the informer keeps retrying with backoff, so a grant heals it. Other
-                permanent list failures (401, a body over the size cap) raise their ``TransportError`` the same way.
+            ForbiddenError: the list, or the watch of a synced informer, is forbidden (RBAC 403; ``server_status``
+                is the server's Status), raised as soon as the server answered (never an answer from a store the
+                refused watch froze); the informer keeps relisting with backoff, so a grant heals it. Other
+                permanent list/watch failures (401, a body over the size cap) raise their ``TransportError`` alike.
             TransformError: the cache's ``transform`` refused an object (see the constructor).
             DiscoveryError, TransportError: the informer could not look its kind up (server down), raised at once
                 whatever names the kind, as a string kind's resolution raises it.
