@@ -618,10 +618,7 @@ class Informer(InformerReads, InformerWaits):
             if not self._readable and self._mapping is not None and self._group.per_namespace and \
                     self._state not in ("not_served", "stopped") and self._group.settled():
                 self._settle(None)  # the last namespace to settle was refused by RBAC: serve the others
-            self._set_state()
-            if self._readable and self._refusal() is not None:
-                self._unreadable()  # e.g. a watch RBAC forbids: the store is frozen, reads raise (_refusal)
-                self._changed()
+        self._set_state()
 
     def __repr__(self) -> str:
         return f"Informer({self._label}, state={self._state}, objects={len(self._store)})"

@@ -86,15 +86,8 @@ class InformerWaits:
         known = self._transform_error or self._error
         if known is not None:
             return known
-        return self._refusal()
-
-    def _refusal(self) -> BaseException | None:
-        """The list/watch failure a retry will not cure (403 Forbidden from RBAC, 401, a body over the size cap;
-        not a 404), or None. Known from a watch of a synced informer, it makes the informer unreadable (see
-        ``Informer.reflector_state``): the store is frozen at the last list, and a read must not answer from it as
-        if it were current, so reads raise this until a list or watch works again. Lock-free."""
         error = self._group.blocking_error()
-        if self._state == "failing" and permanent_failure(error):
+        if state == "failing" and permanent_failure(error):
             return error
         return None
 
