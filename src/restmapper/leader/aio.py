@@ -87,6 +87,7 @@ class AsyncLeaderElector:
         self.name = name
         self.namespace = namespace
         self.release_on_cancel = release_on_cancel
+        self.renew_deadline = renew_deadline
         self._on_started = on_started_leading
         self._on_stopped = on_stopped_leading
         self._on_new_leader = on_new_leader

@@ -637,19 +637,26 @@ class ObjectCache(ConfigConstructors):
         return LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler, on_add, on_update,
                                  on_delete)
 
-    def remove_handler(self, handle: HandlerHandle) -> bool:
+    def remove_handler(self, handle: HandlerHandle, *, wait: float | None = None) -> bool:
         """Unregister handlers added with :meth:`add_handler` (or ``informer(kind).add_handler``), whatever kind.
+
+        Args:
+            handle: what :meth:`add_handler` returned.
+            wait: None: return at once (a call in progress may still be running). Seconds: also wait, at most that
+                long, for a call in progress to return (see :meth:`Informer.remove_handler`; from inside a handler
+                of the same informer it does not wait).
 
         Returns:
             True when they were registered with one of this cache's informers.
 
         Raises:
             TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
+            ValueError: ``wait`` is negative or not a number.
         """
         check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
         if isinstance(handle, LeadershipBinding):
-            return handle.remove()
-        return any(informer.remove_handler(handle) for informer in self._running_informers())
+            return handle.remove(wait)
+        return any(informer.remove_handler(handle, wait=wait) for informer in self._running_informers())
 
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
                 fingerprint: Callable[[Any], Hashable] | None = None,

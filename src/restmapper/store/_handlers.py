@@ -77,6 +77,8 @@ class Dispatcher:
         self._resync = resync
         self._resync_snapshot = resync_snapshot
         self._label = label
+        self._calling: HandlerHandle | None = None  # the handle whose function runs now (dispatch thread)
+        self._returned = threading.Condition()  # notified when a handler call returns
         self.thread = threading.Thread(target=self._run, name=f"restmapper-informer-{label}-handlers",
                                        daemon=daemon)
 
@@ -116,6 +118,17 @@ class Dispatcher:
             return False
         self.handlers = tuple(h for h in self.handlers if h is not handle)
         return True
+
+    def wait_returned(self, handle: HandlerHandle, timeout: float | None) -> bool:
+        """Wait (informer's lock NOT held) until no function of ``handle`` is running; True when none is.
+
+        Called on the dispatch thread (a handler removing itself, or stopping what it is bound to), it does not
+        wait (it would wait for itself) and returns True. ``timeout``: seconds, None for no bound.
+        """
+        if threading.current_thread() is self.thread:
+            return True
+        with self._returned:
+            return self._returned.wait_for(lambda: self._calling is not handle, timeout)
 
     def stop(self) -> None:
         """Deactivate every handler and end the thread after the item in progress."""
@@ -172,6 +185,8 @@ class Dispatcher:
         for handle in (target,) if target is not None else self.handlers:
             if not handle.active or (target is None and seq < handle.since):
                 continue
+            with self._returned:
+                self._calling = handle
             try:
                 if change_type == "ADDED":
                     if handle.on_add is not None:
@@ -187,3 +202,7 @@ class Dispatcher:
             except BaseException:  # SystemExit too: a handler never ends delivery, to itself or to others
                 self._count("handler_errors")
                 _log.exception("%s handler of the %s informer failed", change_type, self._label)
+            finally:
+                with self._returned:
+                    self._calling = None
+                    self._returned.notify_all()

@@ -292,18 +292,32 @@ class Informer(InformerReads, InformerWaits):
             self._dispatcher.add(handle, self._store.snapshot() if self._readable else [])
         return handle
 
-    def remove_handler(self, handle: HandlerHandle) -> bool:
-        """Unregister ``handle``: it is not called once this returns (unless it is running now).
+    def remove_handler(self, handle: HandlerHandle, *, wait: float | None = None) -> bool:
+        """Unregister ``handle``: it is not called once this returns (unless it is running now and ``wait`` is
+        None).
+
+        Args:
+            handle: what :meth:`add_handler` returned.
+            wait: None: return at once. Seconds: also wait, at most that long, for a call of its functions already
+                in progress to return (so that, once this returned, none of them runs; a timeout is logged as an
+                error). Called from a handler of this informer (its dispatch thread), it does not wait: the
+                caller's own call is in progress there.
 
         Returns:
             True when it was registered.
 
         Raises:
             TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
+            ValueError: ``wait`` is negative or not a number.
         """
         check_handle("Informer.remove_handler", handle, HandlerHandle)
+        if wait is not None and (isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0):
+            raise ValueError(f"wait must be None or a number of seconds >= 0, got {wait!r}")
         with self._cond:
-            return self._dispatcher.remove(handle)
+            removed = self._dispatcher.remove(handle)
+        if wait is not None and not self._dispatcher.wait_returned(handle, wait):
+            _log.error("a handler of the %s informer still runs %s s after it was removed", self.group_kind, wait)
+        return removed
 
     def _listen(self, fn: Callable[[], None], on: bool = True) -> None:
         """Add (or remove) a callback run, lock held, after every change a waiter may care about (asyncio)."""

@@ -1,18 +1,28 @@
 """Handlers bound to leadership: attached while a leader elector leads, detached when it stops (DESIGN 5.9).
 
+When leadership ends, the detach waits (at most the elector's ``renew_deadline``, or :data:`DEFAULT_WAIT`) for a call
+of the handlers already in progress to return, so the elector's ``on_stopped_leading`` and its release of the Lease
+come after it: a standby never runs its handlers while ours still run.
+
 The informer keeps running whatever the lease does, so a replica that regains the lease resumes from a synced
 store: no relist, and the re-attached handlers get synthetic adds for what is held (as any late handler does).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 
-__all__ = ["Leadership", "LeadershipBinding"]
+__all__ = ["DEFAULT_WAIT", "Leadership", "LeadershipBinding"]
+
+_log = logging.getLogger("restmapper.store")
+
+DEFAULT_WAIT = 10.0
+"""Seconds a detach waits for a handler call in progress when the elector has no ``renew_deadline``."""
 
 
 @runtime_checkable
@@ -42,7 +52,7 @@ class LeadershipBinding(HandlerHandle):
 
     def __init__(self, leadership: Leadership, attach: Callable[[OnAdd | None, OnUpdate | None, OnDelete | None],
                                                                  HandlerHandle],
-                 detach: Callable[[HandlerHandle], bool], on_add: OnAdd | None, on_update: OnUpdate | None,
+                 detach: Callable[..., bool], on_add: OnAdd | None, on_update: OnUpdate | None,
                  on_delete: OnDelete | None) -> None:
         super().__init__(on_add, on_update, on_delete, 0)
         self._leadership = leadership
@@ -56,13 +66,18 @@ class LeadershipBinding(HandlerHandle):
         """True while the handlers are registered with the informer (between a start and a stop of leading)."""
         return self._inner is not None
 
-    def remove(self) -> bool:
-        """Detach the handlers and stop following the elector; returns True the first time."""
+    def remove(self, wait: float | None = None) -> bool:
+        """Detach the handlers and stop following the elector; returns True the first time.
+
+        Args:
+            wait: None, or seconds to wait for a call of the handlers in progress to return (see
+                ``Informer.remove_handler``; no wait on the handlers' own thread).
+        """
         if not self.active:
             return False
         self.active = False
         self._unlisten()
-        self._stopped()
+        self._detach_inner(wait)
         return True
 
     def _guarded(self, fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
@@ -84,7 +99,14 @@ class LeadershipBinding(HandlerHandle):
                                            self._guarded(self.on_delete))
 
     def _stopped(self) -> None:
+        # Leadership ended: the elector runs this before on_stopped_leading and its release, so a handler call in
+        # progress returns first. A handler that never returns is waited for at most the elector's renew_deadline
+        # (then logged as an error): the lease is not held past it anyway, so the guarantee ends there.
+        bound = getattr(self._leadership, "renew_deadline", None)
+        self._detach_inner(bound if isinstance(bound, (int, float)) else DEFAULT_WAIT)
+
+    def _detach_inner(self, wait: float | None) -> None:
         with self._lock:
             inner, self._inner = self._inner, None
         if inner is not None:
-            self._detach(inner)
+            self._detach(inner, wait=wait)
