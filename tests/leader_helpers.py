@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,15 @@ class Candidate:
 
     elector: LeaderElector
     events: list[str] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)  # notified when on_started_leading ran
+
+    def tick(self) -> float:
+        """One turn; when it started leading, wait (bounded) for on_started_leading, which runs on its own thread."""
+        delay = self.elector.tick()
+        if self.elector.is_leader:
+            with self.changed:
+                assert self.changed.wait_for(lambda: self.leading, 10), "on_started_leading did not run"
+        return delay
 
     @property
     def identity(self) -> str:
@@ -41,11 +51,18 @@ class Candidate:
 def candidate(cluster: FakeCluster, clock: ManualClock, identity: str, **options: Any) -> Candidate:
     """An elector for the test Lease whose callbacks record into ``Candidate.events``."""
     events: list[str] = []
+    changed = threading.Condition()
+
+    def started() -> None:
+        with changed:
+            events.append("started")
+            changed.notify_all()
+
     elector = LeaderElector(
         mapper_for(cluster), NAME, NAMESPACE, identity=identity, clock=clock,
-        on_started_leading=lambda: events.append("started"), on_stopped_leading=lambda: events.append("stopped"),
+        on_started_leading=started, on_stopped_leading=lambda: events.append("stopped"),
         on_new_leader=lambda who: events.append(f"leader:{who}"), **options)
-    return Candidate(elector, events)
+    return Candidate(elector, events, changed)
 
 
 def lease(cluster: FakeCluster) -> dict[str, Any]:

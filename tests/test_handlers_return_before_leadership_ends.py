@@ -33,7 +33,7 @@ def test_stop_releases_the_lease_only_after_a_running_handler_returned() -> None
     with cluster.serve() as served, object_cache(served) as cache:
         cache.add_handler("configmaps", on_update=_blocking_update(entered, release), while_leading=leader.elector)
         assert cache.wait_for_sync("configmaps", timeout=10)
-        leader.elector.tick()
+        leader.tick()
         cluster.apply_object(cm("a", x="1"))
         assert entered.wait(10)  # the handler runs, and blocks
         puts = _lease_puts(cluster)
@@ -57,7 +57,7 @@ def test_a_lost_lease_tells_on_stopped_leading_only_after_a_running_handler_retu
     with cluster.serve() as served, object_cache(served) as cache:
         cache.add_handler("configmaps", on_update=_blocking_update(entered, release), while_leading=leader.elector)
         assert cache.wait_for_sync("configmaps", timeout=10)
-        leader.elector.tick()
+        leader.tick()
         cluster.apply_object(cm("a", x="1"))
         assert entered.wait(10)
         cluster.steal_lease(NAME, NAMESPACE, "other")
@@ -85,7 +85,7 @@ def test_a_handler_that_stops_its_elector_does_not_wait_for_itself() -> None:
     with cluster.serve() as served, object_cache(served) as cache:
         cache.add_handler("configmaps", on_update=on_update, while_leading=leader.elector)
         assert cache.wait_for_sync("configmaps", timeout=10)
-        leader.elector.tick()
+        leader.tick()
         cluster.apply_object(cm("a", x="1"))
         assert returned.wait(5)  # renew_deadline is 10 s: a wait for itself would not return in time
         assert leader.events[-1] == "stopped" and not leader.elector.is_leader

@@ -50,21 +50,21 @@ def test_handlers_follow_the_lease_and_the_informer_never_relists_across_ten_los
         assert cache.wait_for_sync("configmaps", timeout=10)
         informer = cache.informer("configmaps")
         lists = _lists(cluster)
-        elector.elector.tick()
+        elector.tick()
         assert binding.attached
         assert wait_until(lambda: {(e, n) for e, n, _ in events()} == {("add", "a"), ("add", "b")}, 10)
 
         for loss in range(10):
             cluster.steal_lease(NAME, NAMESPACE, "other")
             clock.advance(2.0)
-            elector.elector.tick()  # sees the other holder: stops leading, handlers detached first
+            elector.tick()  # sees the other holder: stops leading, handlers detached first
             assert not elector.elector.is_leader and not binding.attached
             before = len(events())
             changed = cluster.apply_object(cm("a", x=str(loss + 1)))  # a change the loser must not handle
             cache.wait_for("configmaps", "a", "default", resource_version=changed["metadata"]["resourceVersion"],
                            timeout=10)
             cluster.expire_lease(NAME, NAMESPACE)
-            elector.elector.tick()  # regains the lease: attached again, synthetic adds of what is held now
+            elector.tick()  # regains the lease: attached again, synthetic adds of what is held now
             assert elector.elector.is_leader and binding.attached
             assert wait_until(lambda n=before: len(events()) >= n + 2, 10)
             assert sorted((e, n) for e, n, _ in events()[before:]) == [("add", "a"), ("add", "b")]
@@ -85,7 +85,7 @@ def test_a_binding_made_while_leading_attaches_at_once() -> None:
     cluster, clock = FakeCluster(), ManualClock()
     cluster.apply_object(cm("a"))
     elector = candidate(cluster, clock, "me")
-    elector.elector.tick()
+    elector.tick()
     added: list[str] = []
     with cluster.serve() as served, object_cache(served) as cache:
         binding = cache.add_handler("configmaps", on_add=lambda o: added.append(o["metadata"]["name"]),

@@ -62,7 +62,7 @@ class Simulation:
         return c
 
     def _turn(self, c: Candidate) -> None:
-        self.due[c.identity] = self.clock() + c.elector.tick()
+        self.due[c.identity] = self.clock() + c.tick()
 
     # --- events --------------------------------------------------------------------------------------------------
 

@@ -33,13 +33,13 @@ def test_a_candidate_waits_the_holders_lease_duration_not_its_own(cluster: FakeC
     """a (60/40) leads and is partitioned; b (15/10) must wait the 60 s a wrote: never two leaders."""
     a = candidate(cluster, clock, "a", lease_duration=60.0, renew_deadline=40.0, retry_period=2.0)
     b = candidate(cluster, clock, "b")
-    a.elector.tick()
-    b.elector.tick()
+    a.tick()
+    b.tick()
     with cluster.partition_lease("a"):
         for _ in range(40):
             clock.advance(2.0)
-            a.elector.tick()
-            b.elector.tick()
+            a.tick()
+            b.tick()
             assert not (a.elector.is_leader and b.elector.is_leader)
     assert holder(cluster) == "b"  # b took over once the 60 s it observed had passed
 
@@ -51,7 +51,7 @@ def test_the_lease_duration_written_is_rounded_up_above_the_renew_deadline(
         written: int) -> None:
     a = candidate(cluster, clock, "a", lease_duration=lease_duration, renew_deadline=renew_deadline,
                   retry_period=1.0)
-    a.elector.tick()
+    a.tick()
     assert lease(cluster)["spec"]["leaseDurationSeconds"] == written > renew_deadline
 
 
@@ -66,7 +66,7 @@ def test_timing_that_does_not_fit_the_lease_is_refused(cluster: FakeCluster, clo
 
 def test_the_largest_lease_duration_that_fits_is_written(cluster: FakeCluster, clock: ManualClock) -> None:
     a = candidate(cluster, clock, "a", lease_duration=2.0**31 - 1)
-    a.elector.tick()
+    a.tick()
     assert a.elector.is_leader and a.elector.last_error is None
     assert lease(cluster)["spec"]["leaseDurationSeconds"] == 2**31 - 1
 
@@ -74,8 +74,8 @@ def test_the_largest_lease_duration_that_fits_is_written(cluster: FakeCluster, c
 def test_a_metadata_edit_does_not_restart_the_expiry_count(cluster: FakeCluster, clock: ManualClock) -> None:
     """The holder crashed; a label edited every 10 s changes the resourceVersion, not the record."""
     a, b = candidate(cluster, clock, "a"), candidate(cluster, clock, "b")
-    a.elector.tick()
-    b.elector.tick()
+    a.tick()
+    b.tick()
     for second in range(2, 16, 2):
         clock.advance(2.0)
         if second % 10 == 0:
@@ -83,20 +83,20 @@ def test_a_metadata_edit_does_not_restart_the_expiry_count(cluster: FakeCluster,
             edited["metadata"].setdefault("labels", {})["touched"] = str(second)
             edited["metadata"].pop("resourceVersion", None)
             cluster.apply_object(edited)
-        b.elector.tick()
+        b.tick()
     clock.advance(1.0)  # 15 s since b observed a's last renewal
-    b.elector.tick()
+    b.tick()
     assert holder(cluster) == "b" and b.elector.is_leader
 
 
 def test_a_lease_deleted_under_a_sole_leader_is_recreated_without_a_flap(cluster: FakeCluster,
                                                                          clock: ManualClock) -> None:
     a = candidate(cluster, clock, "a")
-    a.elector.tick()
+    a.tick()
     cluster.delete_object(LEASE, NAME, NAMESPACE)
     for _ in range(10):
         clock.advance(2.0)
-        a.elector.tick()
+        a.tick()
         assert a.elector.is_leader
     assert holder(cluster) == "a"
     assert a.events == ["leader:a", "started"]
@@ -105,13 +105,13 @@ def test_a_lease_deleted_under_a_sole_leader_is_recreated_without_a_flap(cluster
 def test_a_leader_stops_at_once_when_it_observes_the_lease_recreated_by_another(cluster: FakeCluster,
                                                                               clock: ManualClock) -> None:
     a, b = candidate(cluster, clock, "a"), candidate(cluster, clock, "b")
-    a.elector.tick()
-    b.elector.tick()
+    a.tick()
+    b.tick()
     cluster.delete_object(LEASE, NAME, NAMESPACE)
     clock.advance(2.0)
-    b.elector.tick()  # b observes it gone and creates it
+    b.tick()  # b observes it gone and creates it
     assert holder(cluster) == "b" and b.elector.is_leader
-    a.elector.tick()  # a's renewal: a 409 or 404, then it reads b's record
+    a.tick()  # a's renewal: a 409 or 404, then it reads b's record
     assert not a.elector.is_leader
     assert a.events[-1] == "stopped"
 

@@ -11,6 +11,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+from kit_helpers import wait_until
 from leader_helpers import LEASE_PATH, NAME, NAMESPACE, holder, lease_or_none, mapper_for
 
 from restmapper.leader import AsyncLeaderElector, LeaderElector
@@ -68,6 +69,7 @@ def test_a_stop_during_a_renewal_is_not_undone_by_it() -> None:
     clock = ManualClock()
     a = elector(cluster, events, clock=clock)
     a.tick()
+    assert wait_until(lambda: events == ["started"], 10)  # on_started_leading runs on its own thread
     clock.advance(0.5)
     during.append(lambda: events.append(f"stop() -> {a.stop()}"))
     cluster.inject(LEASE_PATH, latency=1e-9, times=1)  # the renewal

@@ -47,8 +47,13 @@ class AsyncLeaderElector:
     """:class:`~restmapper.leader.LeaderElector` for asyncio: the same election, constructor and guarantees.
 
     The Lease requests run in a worker thread (:func:`asyncio.to_thread`), never on the event loop; callbacks run
-    on the loop and may be plain functions or coroutine functions (awaited; keep them short, the lease is not
-    renewed while one runs). ``is_leader`` is a plain property, exact at every instant.
+    on the loop and may be plain functions or coroutine functions (awaited). ``on_started_leading`` runs in a task
+    of its own (client-go's ``OnStartedLeading`` goroutine): a coroutine may run the controller for as long as we
+    lead, renewals go on meanwhile; it must watch :attr:`is_leader` and return once it is False. When leadership
+    ends the elector waits for it at most ``renew_deadline`` seconds (then logs an error), then awaits
+    ``on_stopped_leading``, then (on a stop) releases the Lease. A plain function blocks the loop while it runs:
+    keep plain callbacks, ``on_stopped_leading`` and ``on_new_leader`` short (the lease is not renewed while they
+    run). ``is_leader`` is a plain property, exact at every instant.
 
     Example::
 
@@ -102,6 +107,9 @@ class AsyncLeaderElector:
         self._finished = False
         self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet (changed on the loop only)
+        self._term = 0  # counts starts of leading: a late failure of an earlier on_started_leading is ignored
+        self._started_task: asyncio.Task[None] | None = None  # runs on_started_leading
+        self._started_returned: asyncio.Event | None = None  # set when that returned
 
     @property
     def is_leader(self) -> bool:
@@ -268,14 +276,40 @@ class AsyncLeaderElector:
             await self._announce(started=False)
 
     async def _announce(self, *, started: bool) -> None:
+        """Run the listeners, then the user's callback, of a start or a stop (turn lock held); as
+        :meth:`LeaderElector._announce`: a start runs ``on_started_leading`` in a task of its own, a stop waits for it
+        (at most ``renew_deadline`` seconds) before ``on_stopped_leading``."""
         self._announced = started
         for on_started, on_stopped in list(self._listeners):
             _call_now("leadership listener", on_started if started else on_stopped)
-        failure = await _call("on_started_leading" if started else "on_stopped_leading",
-                              self._on_started if started else self._on_stopped)
-        if started and failure is not None:  # we cannot lead: hand the lease over (see LeaderElector)
-            await self._announce(started=False)
-            await asyncio.to_thread(self._election.resign, failure)
+        if started:
+            self._term += 1
+            self._started_returned = asyncio.Event()
+            self._started_task = asyncio.create_task(self._run_started(self._term, self._started_returned),
+                                                     name=f"restmapper-leader-{self.name}-started")
+            return
+        returned = self._started_returned
+        if returned is not None and asyncio.current_task() is not self._started_task:
+            try:
+                await asyncio.wait_for(returned.wait(), self._election.renew_deadline)
+            except asyncio.TimeoutError:
+                _log.error("leader election %s/%s: %s stopped leading but on_started_leading has not returned after "
+                           "%s s (it must return once is_leader is False); going on", self.namespace, self.name,
+                           self.identity, self._election.renew_deadline)
+        await _call("on_stopped_leading", self._on_stopped)
+
+    async def _run_started(self, term: int, returned: asyncio.Event) -> None:
+        """The task of ``on_started_leading``; when it raises, hand the lease over (see LeaderElector)."""
+        try:
+            failure = await _call("on_started_leading", self._on_started)
+        finally:
+            returned.set()
+        if failure is None:
+            return
+        async with self._lock():
+            if self._term == term and self._announced and not self._finished:
+                await self._announce(started=False)
+                await asyncio.to_thread(self._election.resign, failure)
 
     async def _finish(self) -> None:
         if self._finished:

@@ -119,8 +119,8 @@ class LeaderElector:
     observed it for ``lease_duration`` seconds, and it observed it after the server committed it, after we sent
     it. So the guarantee rests on ``renew_deadline < lease_duration`` (checked here) and on the candidates' clocks
     running at the same *rate* (no skew between them matters, no synchronisation is needed); as client-go's, it
-    also needs the Lease to be written only by candidates. ``is_leader`` is exact at every instant; callbacks run
-    on the election thread and can be late by the request in flight (bounded by the time left to the deadline).
+    also needs the Lease to be written only by candidates. ``is_leader`` is exact at every instant; callbacks
+    can be late by the request in flight (bounded by the time left to the deadline).
 
     **Release.** With ``release_on_cancel``, :meth:`stop` runs ``on_stopped_leading`` and, after it returned,
     releases the Lease (holder "", as client-go's ``ReleaseOnCancel``), so a standby can never lead while our
@@ -129,10 +129,16 @@ class LeaderElector:
     After losing the lease (deadline or takeover) the elector is a candidate again, so the process can lead again
     later; ``on_started_leading`` then runs again.
 
-    Callbacks run on the election thread, synchronously, and should return promptly: the lease is not renewed
-    while they run (start long work on a thread of your own and stop it in ``on_stopped_leading``). An exception
-    in ``on_stopped_leading`` or ``on_new_leader`` is logged and does not stop the election. When
-    ``on_started_leading`` raises (we cannot lead; client-go's process would crash and free the Lease), the
+    **Callbacks.** ``on_started_leading`` runs on a thread of its own (as client-go runs ``OnStartedLeading`` in
+    its own goroutine), so it may run the controller for as long as we lead: renewals go on meanwhile. It must
+    watch :attr:`is_leader` (False at once on a stop or a loss; client-go's cancelled context) and return when it
+    turns False. When leadership ends, the elector waits for it to return, at most ``renew_deadline`` seconds
+    (then logs an error and goes on: past that bound the standby may lead while it still runs), then runs
+    ``on_stopped_leading``, then (on a stop) releases the Lease. Handlers bound with ``ObjectCache.add_handler(...,
+    while_leading=elector)`` are detached and waited for the same way, first. ``on_stopped_leading`` and
+    ``on_new_leader`` run on the election thread and should return promptly (the lease is not renewed while they
+    run). An exception in ``on_stopped_leading`` or ``on_new_leader`` is logged and does not stop the election.
+    When ``on_started_leading`` raises (we cannot lead; client-go's process would crash and free the Lease), the
     exception is logged and kept in :attr:`last_error`, the leadership listeners and ``on_stopped_leading`` are
     told, the Lease is released, and the elector is a candidate again after ``lease_duration`` seconds (so a
     standby takes over first).
@@ -180,7 +186,8 @@ class LeaderElector:
             renew_deadline: seconds the leader keeps leading without an accepted renewal (``RenewDeadline``, 10).
             retry_period: seconds between attempts to acquire or renew (``RetryPeriod``, 2).
             release_on_cancel: release the Lease on :meth:`stop` (``ReleaseOnCancel``).
-            on_started_leading: called with no argument when we start leading.
+            on_started_leading: called with no argument when we start leading, on a thread of its own; it may run
+                until :attr:`is_leader` turns False (see the class docstring).
             on_stopped_leading: called with no argument when we stop leading (lost or stopped).
             on_new_leader: called with the holder's identity when we observe a new holder (ourselves included).
             clock: monotonic clock in seconds (inject :class:`~restmapper.testing.ManualClock` with :meth:`tick`).
@@ -210,6 +217,10 @@ class LeaderElector:
         self._listeners_lock = threading.RLock()
         self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet
+        self._term = 0  # counts starts of leading: a late failure of an earlier on_started_leading is ignored
+        self._started_thread: threading.Thread | None = None  # runs on_started_leading
+        self._started_returned = threading.Event()  # set when on_started_leading returned (or never ran)
+        self._started_returned.set()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._in_turn: int | None = None  # the thread ident running a turn now (turn lock held), or None
@@ -388,16 +399,41 @@ class LeaderElector:
             self._announce(started=False)
 
     def _announce(self, *, started: bool) -> None:
-        """Run the listeners, then the user's callback, of a start or a stop (turn lock held)."""
+        """Run the listeners, then the user's callback, of a start or a stop (turn lock held).
+
+        A start runs ``on_started_leading`` on a thread of its own; a stop waits (bounded) for it to return before
+        ``on_stopped_leading``, after the listeners (which wait for bound handlers) ran.
+        """
         with self._listeners_lock:
             self._announced = started
             for on_started, on_stopped in list(self._listeners):
                 _call("leadership listener", on_started if started else on_stopped)
-        failure = _call("on_started_leading" if started else "on_stopped_leading",
-                        self._on_started if started else self._on_stopped)
-        if started and failure is not None:  # we cannot lead: hand the lease over (see the class docstring)
-            self._announce(started=False)
-            self._election.resign(failure)
+        if started:
+            self._term += 1
+            self._started_returned.clear()
+            self._started_thread = threading.Thread(target=self._run_started, args=(self._term,), daemon=True,
+                                                    name=f"restmapper-leader-{self.name}-started")
+            self._started_thread.start()
+            return
+        if (threading.current_thread() is not self._started_thread
+                and not self._started_returned.wait(self._election.renew_deadline)):
+            _log.error("leader election %s/%s: %s stopped leading but on_started_leading has not returned after "
+                       "%s s (it must return once is_leader is False); going on", self.namespace, self.name,
+                       self.identity, self._election.renew_deadline)
+        _call("on_stopped_leading", self._on_stopped)
+
+    def _run_started(self, term: int) -> None:
+        """The thread of ``on_started_leading``; when it raises, hand the lease over (see the class docstring)."""
+        try:
+            failure = _call("on_started_leading", self._on_started)
+        finally:
+            self._started_returned.set()
+        if failure is None:
+            return
+        with self._turn_lock:
+            if self._term == term and self._announced and not self._finished:
+                self._announce(started=False)
+                self._election.resign(failure)
 
     def _finish(self) -> None:
         with self._turn_lock:
