@@ -20,6 +20,7 @@ import struct
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -295,7 +296,7 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         host: the address to bind (loopback by default).
         port: the port; 0 picks a free one.
         kubeconfig_path: where to write the kubeconfig; None writes it in a private temporary directory (0700)
-            removed on exit.
+            removed when the block exits, or at interpreter exit if the block never exits.
         tls: serve HTTPS with a CA and certificate generated now (see :mod:`restmapper.testing._tls`; needs
             the ``cryptography`` package); the kubeconfig trusts that CA and ``ServedCluster.ca_file`` holds it.
         authorize: called with each request's headers; False answers 401 Unauthorized, as kube-apiserver does
@@ -315,11 +316,14 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
         raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     url = f"{'https' if tls else 'http'}://{bound_host}:{bound_port}"
-    tmpdir: str | None = None
+    remove_tmpdir: Callable[[], object] | None = None
     try:
         private = None
         if kubeconfig_path is None or tls:
             tmpdir = tempfile.mkdtemp(prefix="restmapper-")
+            # Removed when the block exits, or at interpreter exit when it never does (a daemon thread holding the
+            # server open): weakref.finalize runs its callback once, whichever comes first.
+            remove_tmpdir = weakref.finalize(server, shutil.rmtree, tmpdir, ignore_errors=True)
             private = Path(tmpdir)
         path = Path(kubeconfig_path) if kubeconfig_path is not None else Path(str(private)) / "kubeconfig"
         ca_file: Path | None = None
@@ -346,5 +350,5 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
             server.close_open_connections()
     finally:
         server.server_close()
-        if tmpdir is not None:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+        if remove_tmpdir is not None:
+            remove_tmpdir()
