@@ -11,11 +11,11 @@ import asyncio
 import json
 import math
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster
+from client_helpers import served as served  # a fixture, used by name
+from store_helpers import cm, object_cache
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
@@ -27,12 +27,6 @@ CONFIGMAPS = "configmaps"
 OBJECT = "/api/v1/namespaces/default/configmaps/x"
 _GRACE = 0.1
 """Seconds a delete whose events are held back is given to (wrongly) return; a correct one never does."""
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
 
 
 def _created_unseen(cluster: FakeCluster, cache: ObjectCache, answer: str) -> str:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Iterator
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster, widget_obj
+from client_helpers import cache as cache  # fixtures, used by name (the alias marks them used)
+from client_helpers import served as served
+from store_helpers import cm, widget_obj
 from watch_helpers import WIDGET, widget
 
 from restmapper.aio import AsyncObjectCache
@@ -37,18 +38,6 @@ CLUSTER_PATH = "/apis/example.com/v1/widgets"
 METHOD_NOT_ALLOWED = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 405,
                                  "reason": "MethodNotAllowed", "message": "the server does not allow this method",
                                  "details": {}})
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
-
-
-@pytest.fixture
-def cache(served: ServedCluster) -> Iterator[ObjectCache]:
-    with object_cache(served) as cache:
-        yield cache
 
 
 def _writes(cluster: FakeCluster) -> list[tuple[str, str]]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster
+from client_helpers import cache as cache  # fixtures, used by name (the alias marks them used)
+from client_helpers import served as served
+from store_helpers import cm, object_cache
 
 from restmapper.client import Client
 from restmapper.errors import (
@@ -28,18 +29,6 @@ from restmapper.store import ObjectCache
 from restmapper.testing import ServedCluster
 
 CMS = "/api/v1/namespaces/default/configmaps"
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
-
-
-@pytest.fixture
-def cache(served: ServedCluster) -> Iterator[ObjectCache]:
-    with object_cache(served) as cache:
-        yield cache
 
 
 def _status(error: APIStatusError) -> dict[str, Any]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster
+from client_helpers import cache as cache  # fixtures, used by name (the alias marks them used)
+from client_helpers import served as served
+from store_helpers import cm
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
@@ -32,18 +33,6 @@ from restmapper.testing import ServedCluster
 
 CONFIGMAPS = "configmaps"
 COLLECTION = "/api/v1/namespaces/default/configmaps"
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
-
-
-@pytest.fixture
-def cache(served: ServedCluster) -> Iterator[ObjectCache]:
-    with object_cache(served) as cache:
-        yield cache
 
 
 def _status(code: int, reason: object) -> str:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster, widget_obj
+from client_helpers import cache as cache  # fixtures, used by name (the alias marks them used)
+from client_helpers import served as served
+from store_helpers import cm, widget_obj
 from watch_helpers import widget
 
 from restmapper.aio import AsyncObjectCache
@@ -34,18 +36,6 @@ V1 = "/apis/example.com/v1/namespaces/default/widgets"
 TYPE_NOT_FOUND = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
                              "reason": "NotFound", "message": "the server could not find the requested resource",
                              "details": {}})
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
-
-
-@pytest.fixture
-def cache(served: ServedCluster) -> Iterator[ObjectCache]:
-    with object_cache(served) as cache:
-        yield cache
 
 
 def _writes(cluster: FakeCluster, prefix: str) -> list[tuple[str, str]]:

@@ -12,12 +12,13 @@ import asyncio
 import copy
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from store_helpers import Mirror, cm, object_cache, widget_cluster
+from client_helpers import served as served  # a fixture, used by name
+from store_helpers import Mirror, cm, object_cache
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
@@ -76,12 +77,6 @@ OPS = [
                                 resource_version=_rv(seed))),
     Op("delete-held-by-a-finalizer", CONFIGMAPS, "a", lambda c, seed: c.delete(CONFIGMAPS, "a", "default")),
 ]
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
 
 
 def _seed(cluster: FakeCluster, op: Op) -> dict[str, Any]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from store_helpers import cm, object_cache, widget_cluster
+from client_helpers import cache as cache  # fixtures, used by name (the alias marks them used)
+from client_helpers import served as served
+from store_helpers import cm
 
 from restmapper.aio import AsyncObjectCache
 from restmapper.client import AsyncClient, Client
@@ -25,18 +27,6 @@ from restmapper.store import ObjectCache
 from restmapper.testing import ServedCluster
 
 CONFIGMAPS = "configmaps"
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
-
-
-@pytest.fixture
-def cache(served: ServedCluster) -> Iterator[ObjectCache]:
-    with object_cache(served) as cache:
-        yield cache
 
 
 def _deep(depth: int) -> dict[str, Any]:

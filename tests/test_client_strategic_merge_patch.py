@@ -5,21 +5,15 @@ client raises as the server's APIStatusError."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from store_helpers import object_cache, widget_cluster, widget_obj
+from client_helpers import served as served  # a fixture, used by name
+from store_helpers import object_cache, widget_obj
 
 from restmapper.client import Client
 from restmapper.errors import APIStatusError, InvalidArgumentError
 from restmapper.testing import ServedCluster
-
-
-@pytest.fixture
-def served() -> Iterator[ServedCluster]:
-    with widget_cluster() as served:
-        yield served
 
 
 def _deployment() -> dict[str, Any]:
