@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,3 +19,16 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+class ServerPause:
+    """The kit's injected ``sleep`` (``FakeCluster(sleep=...)``): a request with ``latency`` signals ``entered``
+    and then waits for ``release`` (60 s at most), so a test holds a request in flight for as long as it needs."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, seconds: float) -> None:
+        self.entered.set()
+        self.release.wait(60)

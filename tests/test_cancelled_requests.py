@@ -8,22 +8,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from kit_helpers import ServerPause
 
 from restmapper.errors import TransportError
 from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.transport import Cancellation, RequestsTransport, RetryPolicy
 
 PATH = "/api/v1/namespaces"
-
-
-class ServerPause:
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    def __call__(self, seconds: float) -> None:
-        self.entered.set()
-        self.release.wait(60)
 
 
 @pytest.fixture

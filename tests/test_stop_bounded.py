@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from kit_helpers import ServerPause
 from store_helpers import cm
 from watch_helpers import make_mapper, running
 
@@ -18,18 +19,6 @@ from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.watch import Watcher
 
 STOP_BOUND = 5.0  # seconds; the request deadline (32 s) is what stop() used to wait for
-
-
-class ServerPause:
-    """The kit's injected ``sleep``: a request with ``latency`` signals ``entered`` and waits for ``release``."""
-
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    def __call__(self, seconds: float) -> None:
-        self.entered.set()
-        self.release.wait(60)
 
 
 @pytest.fixture
