@@ -9,10 +9,8 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from restmapper.errors import ShutDown, WorkQueueTimeoutError
 from restmapper.workqueue._limiters import RateLimiter, default_controller_rate_limiter
-from restmapper.workqueue._queue import MAX_WAIT, timeout_seconds
-from restmapper.workqueue._state import MetricsProvider, QueueState, delay_seconds
+from restmapper.workqueue._state import MetricsProvider, QueueState, delay_seconds, timeout_seconds
 
 __all__ = ["AsyncRateLimitingQueue"]
 
@@ -139,14 +137,7 @@ class AsyncRateLimitingQueue(Generic[T]):
             self._promote_due(taking=1)
             if state.queue:
                 return state.pop()
-            if state.shutting_down:
-                raise ShutDown(self.name)
-            wait = None if deadline is None else deadline - loop.time()
-            if wait is not None and wait <= 0:
-                raise WorkQueueTimeoutError(self.name, timeout or 0.0)
-            due = state.next_due()
-            if due is not None:
-                wait = min(MAX_WAIT, due) if wait is None else min(MAX_WAIT, due, wait)
+            wait = state.get_wait(timeout, None if deadline is None else deadline - loop.time())
             waiter: asyncio.Future[None] = loop.create_future()
             self._getters.append(waiter)
             timer = None if wait is None else loop.call_later(wait, self._time_up, waiter)

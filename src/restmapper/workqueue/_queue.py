@@ -7,29 +7,12 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from restmapper.errors import ShutDown, WorkQueueTimeoutError
 from restmapper.workqueue._limiters import RateLimiter, default_controller_rate_limiter
-from restmapper.workqueue._state import MetricsProvider, QueueState, delay_seconds
+from restmapper.workqueue._state import MetricsProvider, QueueState, delay_seconds, timeout_seconds
 
-__all__ = ["MAX_WAIT", "RateLimitingQueue"]
+__all__ = ["RateLimitingQueue"]
 
 T = TypeVar("T", bound=Hashable)
-
-MAX_WAIT = 10.0
-"""While a delayed item waits, the longest a waiting ``get`` sleeps before it looks at the clock again, seconds
-(client-go's delaying queue heartbeat): insurance, and the bound after which a waiting ``get`` notices a manually
-advanced clock on its own (any call to the queue notices it at once)."""
-
-
-def timeout_seconds(timeout: float | None) -> float | None:
-    """``timeout`` checked: None, or a finite number (a negative one counts as 0, as ``threading.Event.wait``).
-
-    Raises:
-        TypeError: not a number.
-        InvalidArgumentError: NaN or infinite (wait for ever with None).
-    """
-    return None if timeout is None else max(0.0, delay_seconds(timeout, "a get timeout"))
-
 
 class RateLimitingQueue(Generic[T]):
     """A work queue for controller workers, with client-go's ``util/workqueue`` semantics (rate-limiting queue
@@ -154,15 +137,8 @@ class RateLimitingQueue(Generic[T]):
                 self._promote_due(taking=1)
                 if state.queue:
                     return state.pop()
-                if state.shutting_down:
-                    raise ShutDown(self.name)
-                wait = None if deadline is None else deadline - time.monotonic()
-                if wait is not None and wait <= 0:
-                    raise WorkQueueTimeoutError(self.name, timeout or 0.0)
-                due = state.next_due()
-                if due is not None:
-                    wait = min(MAX_WAIT, due) if wait is None else min(MAX_WAIT, due, wait)
-                self._ready.wait(wait)
+                remaining = None if deadline is None else deadline - time.monotonic()
+                self._ready.wait(state.get_wait(timeout, remaining))
 
     def done(self, item: T) -> None:
         """Mark ``item`` processed; if it was added again meanwhile, queue it for another round.

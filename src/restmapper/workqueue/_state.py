@@ -1,4 +1,5 @@
-"""The work queue's state and every rule of client-go's ``util/workqueue``, with no lock and no waiting.
+"""The work queue's state and every rule of client-go's ``util/workqueue``, with no lock and no waiting (it says how long
+a waiting ``get`` waits; each form waits its own way).
 
 :class:`QueueState` is shared by the thread form (:class:`~restmapper.workqueue.RateLimitingQueue`, which calls it
 under its lock) and the asyncio form (which calls it from the event loop): the two forms only add how a caller
@@ -22,9 +23,9 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
-from restmapper.errors import InvalidArgumentError
+from restmapper.errors import InvalidArgumentError, ShutDown, WorkQueueTimeoutError
 
-__all__ = ["MetricsProvider", "QueueMetrics", "QueueState"]
+__all__ = ["MAX_WAIT", "MetricsProvider", "QueueMetrics", "QueueState", "timeout_seconds"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -72,6 +73,22 @@ def delay_seconds(seconds: float, what: str = "a delay") -> float:
     if not math.isfinite(seconds):
         raise InvalidArgumentError(f"{what} must be a finite number of seconds, got {seconds!r}")
     return float(seconds)
+
+
+MAX_WAIT = 10.0
+"""While a delayed item waits, the longest a waiting ``get`` sleeps before it looks at the clock again, seconds
+(client-go's delaying queue heartbeat): insurance, and the bound after which a waiting ``get`` notices a manually
+advanced clock on its own (any call to the queue notices it at once)."""
+
+
+def timeout_seconds(timeout: float | None) -> float | None:
+    """``timeout`` checked: None, or a finite number (a negative one counts as 0, as ``threading.Event.wait``).
+
+    Raises:
+        TypeError: not a number.
+        InvalidArgumentError: NaN or infinite (wait for ever with None).
+    """
+    return None if timeout is None else max(0.0, delay_seconds(timeout, "a get timeout"))
 
 
 class QueueState(Generic[T]):
@@ -161,6 +178,28 @@ class QueueState(Generic[T]):
         while heap and due_of.get(heap[0][2]) != heap[0][0]:
             heapq.heappop(heap)  # drop stale entries so the head is a real one
         return max(0.0, heap[0][0] - self.clock()) if heap else None
+
+    def get_wait(self, timeout: float | None, remaining: float | None) -> float | None:
+        """Return how long a ``get`` that found nothing queued waits before it looks again, seconds (None: until
+        woken): until its deadline or the earliest delayed item's due time, at most :data:`MAX_WAIT` while an item
+        waits.
+
+        Args:
+            timeout: the get's checked ``timeout`` (for the error); None when it has none.
+            remaining: the seconds left before the get's deadline; None when it has none.
+
+        Raises:
+            ShutDown: the queue is shutting down (nothing being queued, the worker should return).
+            WorkQueueTimeoutError: the deadline has passed.
+        """
+        if self.shutting_down:
+            raise ShutDown(self.name)
+        if remaining is not None and remaining <= 0:
+            raise WorkQueueTimeoutError(self.name, timeout or 0.0)
+        due = self.next_due()
+        if due is None:
+            return remaining
+        return min(MAX_WAIT, due) if remaining is None else min(MAX_WAIT, due, remaining)
 
     def pop(self) -> T:
         """Hand out the first queued item (the queue must not be empty): it moves from dirty to processing."""
