@@ -1,5 +1,5 @@
-"""The work queue's state and every rule of client-go's ``util/workqueue``, with no lock and no waiting (it says how long
-a waiting ``get`` waits; each form waits its own way).
+"""The work queue's state and every rule of client-go's ``util/workqueue``, with no lock and no waiting (it says
+how long a waiting ``get`` waits; each form waits its own way).
 
 :class:`QueueState` is shared by the thread form (:class:`~restmapper.workqueue.RateLimitingQueue`, which calls it
 under its lock) and the asyncio form (which calls it from the event loop): the two forms only add how a caller
