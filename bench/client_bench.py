@@ -21,13 +21,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.measure import Result, render_results
 from restmapper.client import Client
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
@@ -38,19 +38,6 @@ from restmapper.transport import RequestsTransport, RetryPolicy
 NAME, NAMESPACE = "rw", "default"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}"
 _JSON = {"Content-Type": "application/json", "Accept": "application/json"}
-
-
-@dataclass(frozen=True)
-class Result:
-    """One measured line."""
-
-    name: str
-    ours: float
-    peer: float | None
-    unit: str
-    target: str = ""
-    passed: bool | None = None
-    note: str = ""
 
 
 def _p99(values: list[float]) -> float:
@@ -110,16 +97,6 @@ def run(cycles: int = 1_000, progress: Callable[[str], None] = lambda s: None) -
     ]
 
 
-def render(results: list[Result]) -> str:
-    """A markdown table of ``results`` with PASS/MISS."""
-    lines = ["| Benchmark | Ours | Reference | Unit | Target | Result | Note |", "|---|---|---|---|---|---|---|"]
-    for r in results:
-        verdict = "" if r.passed is None else ("PASS" if r.passed else "MISS")
-        peer = f"{r.peer:,.3f}" if r.peer is not None else ""
-        lines.append(f"| {r.name} | {r.ours:,.3f} | {peer} | {r.unit} | {r.target} | {verdict} | {r.note} |")
-    return "\n".join(lines)
-
-
 def bench_rows(ctx: Any) -> list[Any]:
     """The ``client`` section of ``python -m bench``: these results as ``bench.measure.Row``."""
     from bench.measure import Row
@@ -136,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=1_000, help="update-then-get cycles (default 1000)")
     parser.add_argument("--quick", action="store_true", help="smoke size (100 cycles)")
     args = parser.parse_args(argv)
-    print(render(run(100 if args.quick else args.cycles, progress=lambda s: print(s, file=sys.stderr))))
+    print(render_results(run(100 if args.quick else args.cycles, progress=lambda s: print(s, file=sys.stderr)),
+                         ours_format=",.3f", peer_format=",.3f"))
     return 0
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Row", "per_call_us", "render_table", "seconds_best"]
+__all__ = ["Result", "Row", "per_call_us", "render_results", "render_table", "seconds_best"]
 
 _MAX_NUMBER = 1_000_000
 
@@ -190,4 +190,30 @@ def render_table(rows: Iterable[Row]) -> str:
             cells += [", ".join(_fmt(v, row.unit) for v in row.others), row.spread()]
         cells.append(row.note)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One measurement of a bench script run on its own (``python bench/<x>_bench.py``): ``ours`` against
+    ``peer`` (None: informational), with the target in words and its verdict (None: no target)."""
+
+    name: str
+    ours: float
+    peer: float | None
+    unit: str
+    target: str = ""
+    passed: bool | None = None
+    note: str = ""
+
+
+def render_results(results: Iterable[Result], *, ours_format: str = ",.2f", peer_format: str = ",.1f") -> str:
+    """Return ``results`` as the markdown table a bench script prints, with PASS/MISS; the numbers are written
+    with the given format specs."""
+    lines = ["| Benchmark | Ours | Reference | Unit | Target | Result | Note |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        verdict = "" if r.passed is None else ("PASS" if r.passed else "MISS")
+        peer = format(r.peer, peer_format) if r.peer is not None else ""
+        lines.append(f"| {r.name} | {format(r.ours, ours_format)} | {peer} | {r.unit} | {r.target} | {verdict} "
+                     f"| {r.note} |")
     return "\n".join(lines)

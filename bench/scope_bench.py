@@ -253,7 +253,7 @@ def run(n: int = 20_000, *, runs: int = 1, progress: Any = lambda s: None) -> li
         runs: untraced runs per variant (the fastest sync and the smallest RSS growth are kept).
         progress: called with a line of progress.
     """
-    from bench.store_bench import Result
+    from bench.measure import Result
 
     numbers: dict[str, dict[str, float]] = {}
     progress(f"scope: serving {n} Pods from another process")
@@ -310,7 +310,7 @@ def bench_rows(ctx: Any) -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run and print the table (or serve / measure one variant, the child modes); exit status 0."""
-    from bench.store_bench import render
+    from bench.measure import render_results
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=20_000, help="Pods in the cluster (default 20000)")
@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.measure[0], args.measure[1], args.traced)))
         return 0
     results = run(2_000 if args.quick else args.pods, runs=args.runs, progress=lambda s: print(s, file=sys.stderr))
-    print(render(results))
+    print(render_results(results))
     return 0
 
 

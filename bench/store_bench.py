@@ -26,13 +26,13 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.measure import Result, render_results
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
 from restmapper.model import GroupKind
@@ -45,19 +45,6 @@ __all__ = ["Result", "bench_rows", "main", "run"]
 CONFIGMAP = GroupKind("", "ConfigMap")
 PATH = "/api/v1/configmaps"
 PAGE = 500
-
-
-@dataclass(frozen=True)
-class Result:
-    """One measurement: ``ours`` against ``peer`` (None: informational), with the target and its verdict."""
-
-    name: str
-    ours: float
-    peer: float | None
-    unit: str
-    target: str
-    passed: bool | None
-    note: str = ""
 
 
 def _configmap(i: int) -> dict[str, Any]:
@@ -324,16 +311,6 @@ def run(n: int = 10_000, *, events: int = 20_000, runs: int = 3, calls: int = 20
     return out
 
 
-def render(results: list[Result]) -> str:
-    """A markdown table of ``results`` with PASS/MISS."""
-    lines = ["| Benchmark | Ours | Reference | Unit | Target | Result | Note |", "|---|---|---|---|---|---|---|"]
-    for r in results:
-        verdict = "" if r.passed is None else ("PASS" if r.passed else "MISS")
-        peer = f"{r.peer:,.1f}" if r.peer is not None else ""
-        lines.append(f"| {r.name} | {r.ours:,.2f} | {peer} | {r.unit} | {r.target} | {verdict} | {r.note} |")
-    return "\n".join(lines)
-
-
 def bench_rows(ctx: Any) -> list[Any]:
     """The ``store`` section of ``python -m bench``: these results as ``bench.measure.Row``."""
     from bench.measure import Row
@@ -357,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     n, events, runs = (500, 1_000, 1) if args.quick else (args.objects, args.events, args.runs)
     results = run(n, events=events, runs=runs, calls=10_000 if args.quick else 200_000,
                   progress=lambda s: print(s, file=sys.stderr))
-    print(render(results))
+    print(render_results(results))
     times = [r.ours for r in results if r.unit == "us"]
     print(f"\n(warm get median of both forms: {statistics.median(times):.2f} us)", file=sys.stderr)
     return 0
