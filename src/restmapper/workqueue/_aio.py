@@ -54,12 +54,10 @@ class AsyncRateLimitingQueue(Generic[T]):
 
     def __init__(self, name: str | None = None, rate_limiter: RateLimiter | None = None, *,
                  clock: Callable[[], float] = time.monotonic, metrics: MetricsProvider | None = None) -> None:
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {type(name).__name__}")
+        self._state: QueueState[T] = QueueState(name, clock, metrics)
         self.name = name
         self.rate_limiter: RateLimiter = rate_limiter if rate_limiter is not None else (
             default_controller_rate_limiter(clock))
-        self._state: QueueState[T] = QueueState(name, clock, metrics)
         self._getters: deque[asyncio.Future[None]] = deque()  # waiting get() calls, oldest first
         self._drainers: list[asyncio.Future[None]] = []  # waiting shutdown_with_drain() calls
 

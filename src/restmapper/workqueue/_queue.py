@@ -56,15 +56,13 @@ class RateLimitingQueue(Generic[T]):
 
     def __init__(self, name: str | None = None, rate_limiter: RateLimiter | None = None, *,
                  clock: Callable[[], float] = time.monotonic, metrics: MetricsProvider | None = None) -> None:
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {type(name).__name__}")
+        self._state: QueueState[T] = QueueState(name, clock, metrics)
         self.name = name
         self.rate_limiter: RateLimiter = rate_limiter if rate_limiter is not None else (
             default_controller_rate_limiter(clock))
         self._lock = threading.Lock()  # guards _state; both conditions below share it
         self._ready = threading.Condition(self._lock)  # notified: an item was queued, or shutdown
         self._idle = threading.Condition(self._lock)  # notified: processing emptied, or a drain was cancelled
-        self._state: QueueState[T] = QueueState(name, clock, metrics)
 
     def add(self, item: T) -> None:
         """Mark ``item`` as needing processing: queue it, unless it is queued already (nothing happens) or being

@@ -98,9 +98,14 @@ class QueueState(Generic[T]):
         name: the queue's name (metrics and messages); None for an unnamed queue.
         clock: a monotonic clock in seconds: when delayed items are due, and the metrics' durations.
         metrics: where a named queue reports; None (or an unnamed queue) reports nothing and keeps no timestamps.
+
+    Raises:
+        TypeError: ``name`` is neither a str nor None.
     """
 
     def __init__(self, name: str | None, clock: Callable[[], float], metrics: MetricsProvider | None) -> None:
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {type(name).__name__}")
         self.name = name
         self.clock = clock
         self.queue: deque[T] = deque()
