@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+import pytest
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
@@ -32,3 +34,11 @@ class ServerPause:
     def __call__(self, seconds: float) -> None:
         self.entered.set()
         self.release.wait(60)
+
+
+@pytest.fixture
+def pause() -> Iterator[ServerPause]:
+    """A :class:`ServerPause` for ``FakeCluster(sleep=...)``, released after the test so no request stays held."""
+    gate = ServerPause()
+    yield gate
+    gate.release.set()

@@ -9,19 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 from kit_helpers import ServerPause
+from kit_helpers import pause as pause  # a fixture, used by name
 
 from restmapper.errors import TransportError
 from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.transport import Cancellation, RequestsTransport, RetryPolicy
 
 PATH = "/api/v1/namespaces"
-
-
-@pytest.fixture
-def pause() -> Iterator[ServerPause]:
-    gate = ServerPause()
-    yield gate
-    gate.release.set()
 
 
 @pytest.fixture

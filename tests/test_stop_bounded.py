@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from kit_helpers import ServerPause
+from kit_helpers import pause as pause  # a fixture, used by name
 from store_helpers import cm
 from watch_helpers import make_mapper, running
 
@@ -19,13 +20,6 @@ from restmapper.testing import FakeCluster, ServedCluster
 from restmapper.watch import Watcher
 
 STOP_BOUND = 5.0  # seconds; the request deadline (32 s) is what stop() used to wait for
-
-
-@pytest.fixture
-def pause() -> Iterator[ServerPause]:
-    gate = ServerPause()
-    yield gate
-    gate.release.set()
 
 
 @pytest.fixture
