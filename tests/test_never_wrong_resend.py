@@ -22,6 +22,7 @@ then the new one for a resend.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -158,7 +159,7 @@ def test_sync_client_resends_only_where_the_request_means_the_same(change: str, 
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARIES))
-@pytest.mark.parametrize(("change", "verb"), _cells(_calls("v1alpha1")))
+@pytest.mark.parametrize(("change", "verb"), _cells([*_calls("v1alpha1"), "watch"]))
 def test_async_clients_resend_by_the_same_rule(name: str, change: str, verb: str) -> None:
     lib = Lib(name)
     cluster = _cluster()
@@ -170,12 +171,23 @@ def test_async_clients_resend_by_the_same_rule(name: str, change: str, verb: str
                 _change(cluster, change)
                 cluster.clear_requests()
                 try:
+                    if verb == "watch":
+                        return await _first_event(lib, client, widgets)
                     return await _calls("v1alpha1")[verb](client, widgets)
                 except Exception as exc:  # the outcome is judged below
                     return exc
 
         outcome = asyncio.run(main())
         _check(cluster, change, verb, outcome)
+
+
+async def _first_event(lib: Lib, client: Any, resource: Any) -> Any:
+    """The first event of ``client.watch(resource)`` in namespace default (the stream is then stopped)."""
+    watcher = importlib.import_module(f"{lib.dynamic.__name__}.client").watch.Watch()
+    async for event in client.watch(resource, namespace="default", timeout=2, watcher=watcher):
+        watcher.stop()
+        return event
+    return None
 
 
 def _mapping(version: str = "v1alpha1", plural: str = "widgets", scope: Scope = Scope.NAMESPACED,

@@ -202,3 +202,14 @@ def test_loopback_timeout_ends_with_a_bookmark_and_server_stop_ends_streams() ->
 
 def crd_event(event: dict[str, Any]) -> tuple[str, str]:
     return event["type"], event["object"]["metadata"]["name"]
+
+
+@pytest.mark.parametrize("spelling", ["1", "t", "T", "TRUE", "true", "True"])
+def test_watch_parameter_takes_every_spelling_of_true_the_api_server_takes(spelling: str) -> None:
+    # kube-apiserver parses ``watch`` with Go's strconv.ParseBool; kubernetes_asyncio sends ``watch=True``.
+    cluster = FakeCluster.embedded()
+    cluster.apply_object(cm("a"))
+    with cluster.mock():
+        reply = requests.get(cluster.base_url + CMS, params={"watch": spelling, "timeoutSeconds": "1"}, timeout=5)
+    first = json.loads(reply.text.splitlines()[0])
+    assert (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", "a")

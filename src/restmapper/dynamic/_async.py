@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
+import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor
@@ -341,7 +343,39 @@ async def call_healed(client: Any, verb: str, method: Callable[..., Any], resour
         fresh = await _heal(client, verb, resource, flavour, subresource_class, _ReturnedStatus(result))
         if fresh is not None:
             return await method(fresh, *args, **kwargs)
+    elif _unread_not_found(result):  # a watch's response, returned unread (kubernetes_asyncio)
+        error = await _read_error(result, flavour)
+        fresh = None
+        if is_resource_type_not_found(error):
+            fresh = await _heal(client, verb, resource, flavour, subresource_class, error)
+        if fresh is None:
+            raise error
+        return await method(fresh, *args, **kwargs)
     return result
+
+
+def _unread_not_found(result: Any) -> bool:
+    """True for an HTTP response returned unread with status 404: ``kubernetes_asyncio`` returns a watch's
+    response (``_preload_content=False``) without checking its status, and its ``Watch`` raises the error only
+    when reading the first line, past any healing."""
+    return getattr(result, "status", None) == 404 and callable(getattr(result, "read", None))
+
+
+async def _read_error(response: Any, flavour: Flavour) -> BaseException:
+    """The library's ``ApiException`` for an unread error ``response`` (read and released here), as its ``Watch``
+    would raise it, with the body kept (``body``) so the 404 can be told a type's or an object's."""
+    body = await response.read()
+    response.release()
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        doc = None
+    reason = (f"{doc.get('reason')}: {doc.get('message')}" if isinstance(doc, dict)
+              else getattr(response, "reason", None))
+    api_exception = sys.modules[flavour.not_found.__module__].ApiException
+    error: BaseException = api_exception(status=response.status, reason=reason)
+    error.body = body  # type: ignore[attr-defined]
+    return error
 
 
 class _ReturnedStatus(Exception):
