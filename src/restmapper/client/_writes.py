@@ -23,7 +23,7 @@ from restmapper.errors import (
     TransportError,
     is_no_match,
 )
-from restmapper.mapper import may_resend
+from restmapper.mapper import has_moved, may_resend
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping
 from restmapper.transport import WritingTransport, status_error
@@ -346,7 +346,7 @@ def send(transport: WritingTransport, mapper: LazyRESTMapper, write: Write
         except RestMapperError as exc:
             raise exc from error
         if not type_not_found:  # the type is there: the error stands unless the kind moved
-            if new.resource != mapping.resource or new.scope != mapping.scope:
+            if has_moved(mapping, new):
                 raise MappingChangedError(write.verb, mapping, new, answered=error.status) from error
             raise error
         if not write.may_resend(mapping, new):

@@ -24,7 +24,7 @@ from restmapper.aio import run_blocking
 from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import deferring_warnings, emit_deferred
-from restmapper.dynamic._resend import healing_questions, resend_target
+from restmapper.dynamic._resend import healing_questions, refuse_if_moved, resend_target
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
@@ -50,6 +50,11 @@ def library_flavour(package: str) -> tuple[Flavour, Any]:
     flavour = Flavour(resource.Resource, resource.ResourceList, discovery.ResourceGroup,
                       exceptions.ResourceNotFoundError, exceptions.ResourceNotUniqueError, snake_case=True)
     return flavour, resource.Subresource
+
+
+def _status_code(result: Any) -> Any:
+    """The ``code`` of a returned ``Status`` (``kubernetes_asyncio.dynamic`` returns error statuses), else None."""
+    return getattr(result, "code", None) if getattr(result, "kind", None) == "Status" else None
 
 
 def _type_not_found_status(result: Any) -> bool:
@@ -333,13 +338,18 @@ async def call_healed(client: Any, verb: str, method: Callable[..., Any], resour
     try:
         result = await method(resource, *args, **kwargs)
     except Exception as exc:
+        if getattr(exc, "status", None) == 405:
+            await _refuse_if_moved(client, verb, resource, flavour, exc)
+            raise
         if getattr(exc, "status", None) != 404 or not is_resource_type_not_found(exc):
             raise
         fresh = await _heal(client, verb, resource, flavour, subresource_class, exc)
         if fresh is None:
             raise
         return await method(fresh, *args, **kwargs)
-    if _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
+    if _status_code(result) == 405:  # returned, not raised (kubernetes_asyncio)
+        await _refuse_if_moved(client, verb, resource, flavour, _ReturnedStatus(result))
+    elif _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
         fresh = await _heal(client, verb, resource, flavour, subresource_class, _ReturnedStatus(result))
         if fresh is not None:
             return await method(fresh, *args, **kwargs)
@@ -379,18 +389,27 @@ async def _read_error(response: Any, flavour: Flavour) -> BaseException:
 
 
 class _ReturnedStatus(Exception):
-    """A 404 ``Status`` a client returned instead of raising, as the cause of the error raised for it.
+    """An error ``Status`` (404, 405) a client returned instead of raising, as the cause of the error raised for it.
 
     Attributes:
-        status: 404, as the libraries' ``ApiException``.
+        status: its ``code``, as the libraries' ``ApiException``.
         returned: the ``Status`` the client returned.
     """
 
     def __init__(self, returned: Any) -> None:
+        status = _status_code(returned)
         message = getattr(returned, "message", None) or "the server could not find the requested resource"
-        super().__init__(f"404: {message}")
-        self.status = 404
+        super().__init__(f"{status}: {message}")
+        self.status = status
         self.returned = returned
+
+
+async def _refuse_if_moved(client: Any, verb: str, resource: Any, flavour: Flavour, cause: BaseException) -> None:
+    """After a 405 (a write to the cluster-wide path of a kind recreated namespaced): resolve the kind again and
+    raise :class:`~restmapper.errors.MappingChangedError` when it moved (:func:`refuse_if_moved`); nothing is resent.
+    """
+    if type(resource) is flavour.resource and resource.kind:  # not a ResourceList or a Subresource
+        refuse_if_moved(verb, resource, await _resolve_again(client, resource, flavour), 405, cause)
 
 
 async def _heal(client: Any, verb: str, resource: Any, flavour: Flavour, subresource_class: Any,
@@ -400,10 +419,17 @@ async def _heal(client: Any, verb: str, resource: Any, flavour: Flavour, subreso
     parent = resource.parent if isinstance(resource, subresource_class) else resource
     if not isinstance(parent, flavour.resource) or not parent.kind:
         return None
+    return resend_target(verb, resource, await _resolve_again(client, parent, flavour), subresource_class, cause)
+
+
+async def _resolve_again(client: Any, parent: Any, flavour: Flavour) -> Any | None:
+    """Report the group of ``parent`` to the mapper (rate-limited) and look its kind up again; None when it is no
+    longer served."""
     discoverer = client.resources
     mapper = getattr(discoverer, "mapper", None)
     if mapper is not None:
-        mapper.report_not_found(GroupVersion(parent.group or "", parent.api_version))
+        # Rate-limited like misses: a caller retrying must not cost a discovery request each time.
+        mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
     else:
         await discoverer.invalidate_cache()
     fresh = None
@@ -413,4 +439,4 @@ async def _heal(client: Any, verb: str, resource: Any, flavour: Flavour, subreso
             break
         except (flavour.not_found, flavour.not_unique):
             continue
-    return resend_target(verb, resource, fresh, subresource_class, cause)
+    return fresh

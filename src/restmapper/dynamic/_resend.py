@@ -16,10 +16,10 @@ import logging
 from typing import Any
 
 from restmapper.errors import MappingChangedError
-from restmapper.mapper import may_resend
+from restmapper.mapper import has_moved, may_resend
 from restmapper.model import GroupVersionKind, GroupVersionResource, RESTMapping, Scope
 
-__all__ = ["RESENT_VERBS", "healing_questions", "mapping_of", "resend_target"]
+__all__ = ["RESENT_VERBS", "healing_questions", "mapping_of", "refuse_if_moved", "resend_target"]
 
 log = logging.getLogger("restmapper.dynamic")
 
@@ -81,3 +81,28 @@ def resend_target(verb: str, resource: Any, fresh: Any | None, subresource_class
             return None
     log.info("%s: %s is now %s; resending once", verb, old.resource, new.resource)
     return fresh
+
+
+def refuse_if_moved(verb: str, resource: Any, fresh: Any | None, answered: int, cause: BaseException) -> None:
+    """After an answer a stale mapping may cause but that is never resent (a 405 Method Not Allowed: a create
+    POSTed to the cluster-wide path of a kind recreated namespaced), by :func:`restmapper.mapper.has_moved`, the
+    rule :class:`restmapper.client.Client` follows too.
+
+    Args:
+        verb: the client method.
+        resource: the ``Resource`` the request was built for (not a subresource).
+        fresh: the kind's ``Resource`` after healing (see :func:`resend_target`); None when the kind is gone.
+        answered: the HTTP status of the answer (405).
+        cause: that answer's error, chained to the error raised.
+
+    Returns:
+        None when the kind did not move (or is gone): the server's error stands.
+
+    Raises:
+        MappingChangedError: the kind is served under another resource or scope; nothing was resent.
+    """
+    if fresh is None:
+        return
+    old, new = mapping_of(resource), mapping_of(fresh)
+    if has_moved(old, new):
+        raise MappingChangedError(verb, old, new, answered=answered) from cause

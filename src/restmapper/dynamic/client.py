@@ -6,12 +6,17 @@ from typing import Any
 
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError, ResourceNotUniqueError
+from kubernetes.dynamic.exceptions import (
+    MethodNotAllowedError,
+    NotFoundError,
+    ResourceNotFoundError,
+    ResourceNotUniqueError,
+)
 from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
 from restmapper.dynamic._config import api_client_for
 from restmapper.dynamic._notfound import is_resource_type_not_found
-from restmapper.dynamic._resend import healing_questions, resend_target
+from restmapper.dynamic._resend import healing_questions, refuse_if_moved, resend_target
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import incluster_config, resolve_config
@@ -101,6 +106,11 @@ class SelfHealingDynamicClient(DynamicClient):
         parent = resource.parent if isinstance(resource, Subresource) else resource
         if not isinstance(parent, Resource) or not parent.kind:
             return None
+        return resend_target(verb, resource, self._resolve_again(parent), Subresource, cause)
+
+    def _resolve_again(self, parent: Any) -> Any | None:
+        """Report the group of ``parent`` to the mapper (rate-limited) and look its kind up again
+        (:func:`healing_questions`); None when the kind is no longer served."""
         discoverer = self.resources
         mapper = getattr(discoverer, "mapper", None)
         if mapper is not None:
@@ -115,12 +125,17 @@ class SelfHealingDynamicClient(DynamicClient):
                 break
             except (ResourceNotFoundError, ResourceNotUniqueError):
                 continue
-        return resend_target(verb, resource, fresh, Subresource, cause)
+        return fresh
 
     def _call(self, verb: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(DynamicClient, verb)
         try:
             return method(self, resource, *args, **kwargs)
+        except MethodNotAllowedError as exc:
+            # A write to the cluster-wide path of a kind recreated namespaced: never resent.
+            if type(resource) is Resource and resource.kind:  # not a ResourceList or a Subresource
+                refuse_if_moved(verb, resource, self._resolve_again(resource), 405, exc)
+            raise
         except NotFoundError as exc:
             # A subresource's 404 may mean only that this resource has no such subresource (a /scale probe).
             if isinstance(resource, Subresource) or not is_resource_type_not_found(exc):

@@ -19,7 +19,7 @@ from restmapper.mapper.priority import (
     narrow_by_priority,
     resource_matches,
 )
-from restmapper.mapper.resend import may_resend
+from restmapper.mapper.resend import has_moved, may_resend
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -53,6 +53,7 @@ __all__ = [
     "discovery_priorities",
     "expand_category",
     "expand_resource_shortcut",
+    "has_moved",
     "kind_for_expanded",
     "kind_matches",
     "mapping_for",

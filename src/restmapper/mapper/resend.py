@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from restmapper.model import RESTMapping
 
-__all__ = ["may_resend"]
+__all__ = ["has_moved", "may_resend"]
 
 
 def may_resend(old: RESTMapping, new: RESTMapping, *, writes: bool, version_named: bool = True) -> bool:
@@ -36,3 +36,22 @@ def may_resend(old: RESTMapping, new: RESTMapping, *, writes: bool, version_name
     if writes:
         return new == old
     return not version_named or new.resource.group_version == old.resource.group_version
+
+
+def has_moved(old: RESTMapping, new: RESTMapping) -> bool:
+    """Whether the kind of ``old`` moved, after an answer a stale mapping may cause but that is never resent (a 405
+    Method Not Allowed: a create POSTed to the cluster-wide path of a kind recreated namespaced).
+
+    The group was reported to the mapper and the kind resolved again (``new``). A kind served under another
+    resource (version or plural) or in another scope moved: the caller raises
+    :class:`~restmapper.errors.MappingChangedError` naming both, and sends nothing again. Otherwise the server's
+    error stands.
+
+    Args:
+        old: the mapping the request was built for.
+        new: the kind's mapping after resolving again (at ``old``'s version when still served there).
+
+    Returns:
+        True when the request was sent under a mapping that is no longer the kind's.
+    """
+    return new.resource != old.resource or new.scope is not old.scope
