@@ -24,7 +24,13 @@ from restmapper.aio import run_blocking
 from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import deferring_warnings, emit_deferred
-from restmapper.dynamic._resend import healing_questions, refuse_if_moved, resend_target
+from restmapper.dynamic._resend import (
+    answered_mapping,
+    healing_questions,
+    refuse_if_moved,
+    resend_after_mismatch,
+    resend_target,
+)
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
@@ -324,6 +330,25 @@ class AsyncHealingClientMixin:
 
 async def call_healed(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Await :func:`_call_healed`; a read's answer showing another kind or scope than ``resource`` has
+    (:func:`~restmapper.dynamic._resend.answered_mapping`) resolves the kind again and is resent once where a read
+    may follow, else raises :class:`~restmapper.errors.MappingChangedError` (``answered`` 200).
+
+    Raises:
+        MappingChangedError: as :func:`_call_healed`, or a read answered for another mapping (nothing resent).
+    """
+    result = await _call_healed(client, verb, method, resource, flavour, subresource_class, args, kwargs)
+    if verb != "get" or type(resource) is not flavour.resource or not resource.kind:
+        return result
+    answered = answered_mapping(resource, result)
+    if answered is None:
+        return result
+    fresh = resend_after_mismatch(verb, resource, await _resolve_again(client, resource, flavour), answered)
+    return await method(fresh, *args, **kwargs)
+
+
+async def _call_healed(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
+                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Await ``method(resource, ...)`` (the bound client method ``verb``); on a resource-type 404, re-resolve the
     kind and resend once where :func:`~restmapper.dynamic._resend.resend_target` allows.
 

@@ -19,7 +19,8 @@ from restmapper.errors import MappingChangedError
 from restmapper.mapper import has_moved, may_resend
 from restmapper.model import GroupVersionKind, GroupVersionResource, RESTMapping, Scope
 
-__all__ = ["RESENT_VERBS", "healing_questions", "mapping_of", "refuse_if_moved", "resend_target"]
+__all__ = ["RESENT_VERBS", "answered_mapping", "healing_questions", "mapping_of", "refuse_if_moved",
+           "resend_after_mismatch", "resend_target"]
 
 log = logging.getLogger("restmapper.dynamic")
 
@@ -106,3 +107,71 @@ def refuse_if_moved(verb: str, resource: Any, fresh: Any | None, answered: int, 
     old, new = mapping_of(resource), mapping_of(fresh)
     if has_moved(old, new):
         raise MappingChangedError(verb, old, new, answered=answered) from cause
+
+
+_NOT_OBJECTS = frozenset({"Status", "Table", "PartialObjectMetadata", "PartialObjectMetadataList", "List"})
+"""Answer kinds that are not the resource's objects (errors, ``Accept`` variants): never a mismatch."""
+
+
+def answered_mapping(resource: Any, answer: Any) -> RESTMapping | None:
+    """The mapping a read's answer shows when it is not the one of the ``Resource`` it was sent through; None when
+    it agrees (the hot path: one string compared, plus, for a list, the first item's namespace).
+
+    A read never answers 404 when a CRD was recreated under the same plural with another kind (``widgets`` now
+    serves ``Gizmo``: the answer's ``kind`` is ``Gizmo``/``GizmoList``), or with another scope and the request
+    still has a path (a namespaced ``Resource`` lists all namespaces at the path where the cluster-scoped kind
+    lists its objects, which carry no ``metadata.namespace``; a cluster-scoped one lists at the path where a
+    namespaced kind lists every namespace, whose objects carry one). Such an answer is for other objects.
+
+    Args:
+        resource: the ``Resource`` (not a subresource or a ``ResourceList``) the read was sent through.
+        answer: what the library's ``get`` answered (a ``ResourceInstance``; anything without a ``kind``, such
+            as a watch's unread response, agrees).
+
+    Returns:
+        The mapping the answer shows (the resource's, with the answered kind or the scope its objects have),
+        or None.
+    """
+    kind = getattr(answer, "kind", None)
+    if not isinstance(kind, str) or kind == resource.kind or kind in _NOT_OBJECTS:
+        return None
+    old = mapping_of(resource)
+    if kind != f"{resource.kind}List":
+        gvk = old.group_version_kind
+        answered_kind = kind[:-4] if kind.endswith("List") else kind
+        return RESTMapping(old.resource, GroupVersionKind(gvk.group, gvk.version, answered_kind), old.scope)
+    items = getattr(answer, "items", None)
+    if not items:
+        return None
+    namespace = getattr(getattr(items[0], "metadata", None), "namespace", None)
+    if bool(namespace) == bool(resource.namespaced):
+        return None
+    return RESTMapping(old.resource, old.group_version_kind, Scope.of(bool(namespace)))
+
+
+def resend_after_mismatch(verb: str, resource: Any, fresh: Any | None, answered: RESTMapping) -> Any:
+    """Where a read whose answer showed another mapping (:func:`answered_mapping`) may be sent again, after the
+    group was reported to the mapper (rate-limited) and the kind looked up again (``fresh``).
+
+    Args:
+        verb: the client method (``get``).
+        resource: the ``Resource`` the read was sent through.
+        fresh: the kind's ``Resource`` now; None when it is no longer served.
+        answered: the mapping the answer showed.
+
+    Returns:
+        ``fresh``, when the kind is served under another mapping a read may follow
+        (:func:`restmapper.mapper.may_resend`: a renamed resource at the same version and scope).
+
+    Raises:
+        MappingChangedError: otherwise (``new`` is the mapping the answer showed, ``answered`` 200); nothing was
+            resent.
+    """
+    old = mapping_of(resource)
+    if fresh is not None:
+        new = mapping_of(fresh)
+        if new != old and may_resend(old, new, writes=False):
+            log.info("%s: %s answered as %s; resending once to %s", verb, old.resource,
+                     answered.group_version_kind.kind, new.resource)
+            return fresh
+    raise MappingChangedError(verb, old, answered, answered=200)

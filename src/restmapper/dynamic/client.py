@@ -16,7 +16,13 @@ from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 
 from restmapper.dynamic._config import api_client_for
 from restmapper.dynamic._notfound import is_resource_type_not_found
-from restmapper.dynamic._resend import healing_questions, refuse_if_moved, resend_target
+from restmapper.dynamic._resend import (
+    answered_mapping,
+    healing_questions,
+    refuse_if_moved,
+    resend_after_mismatch,
+    resend_target,
+)
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
 from restmapper.model import GroupVersion
 from restmapper.transport import incluster_config, resolve_config
@@ -152,7 +158,14 @@ class SelfHealingDynamicClient(DynamicClient):
             MappingChangedError: after a resource-type 404, the kind is served where this request may not be
                 resent (nothing was resent). Otherwise as upstream.
         """
-        return self._call("get", resource, *args, **kwargs)
+        result = self._call("get", resource, *args, **kwargs)
+        if type(resource) is not Resource or not resource.kind:  # not a ResourceList or a Subresource
+            return result
+        answered = answered_mapping(resource, result)
+        if answered is None:
+            return result
+        fresh = resend_after_mismatch("get", resource, self._resolve_again(resource), answered)
+        return DynamicClient.get(self, fresh, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
         """``DynamicClient.create``, healed once on a resource-type 404 as the class says.

@@ -40,7 +40,8 @@ class MappingChangedError(RestMapperError):
         new: the mapping the kind is served under now (at the request's version when still served there,
             else at the group's preferred version).
         answered: the HTTP status that revealed the move (404; 405 for a write to the cluster-wide path of a kind
-            now namespaced), None when it was found before sending (a namespace for a kind held as
+            now namespaced; 200 for a read through a drop-in ``Resource`` answered with objects of another kind,
+            or of another scope), None when it was found before sending (a namespace for a kind held as
             cluster-scoped).
     """
 
@@ -51,7 +52,10 @@ class MappingChangedError(RestMapperError):
         self.answered = answered
         kind = old.group_version_kind
         what = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
-        if new.scope is not old.scope:
+        if new.group_version_kind.group_kind != kind.group_kind:
+            why = (f"{old.resource.resource} now serves the kind {new.group_version_kind.kind}, not {kind.kind}, so "
+                   "the request would address other objects")
+        elif new.scope is not old.scope:
             why = (f"its scope changed from {old.scope.value} to {new.scope.value}, so the request would address "
                    "other objects")
         elif new.resource.group_version != old.resource.group_version:
@@ -62,6 +66,10 @@ class MappingChangedError(RestMapperError):
         if answered is None:  # found before sending
             head = (f"{verb} of {what} was not sent: it names a namespace, but the mapper held {_described(old)}; "
                     f"resolved again, the kind is now served as {_described(new)}, and {why}. Nothing was sent")
+        elif answered == 200:  # a read's answer showed the change
+            head = (f"{verb} of {what} was not resent: the server's answer for {_described(old)} holds "
+                    f"{new.group_version_kind.kind} objects served as {_described(new)}, and {why}. Nothing was "
+                    "resent")
         else:
             head = (f"{verb} of {what} was not resent: the server no longer serves {_described(old)} ({answered}), "
                     f"the kind is now served as {_described(new)}, and {why}. Nothing was resent")
