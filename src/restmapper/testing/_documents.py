@@ -248,3 +248,9 @@ def aggregated_headers(version: str, body: bytes) -> dict[str, str]:
 def etag(body: bytes) -> str:
     """Return the quoted upper-case hex SHA-512 of ``body`` (kube-apiserver's aggregated discovery ETag)."""
     return '"' + hashlib.sha512(body).hexdigest().upper() + '"'
+
+
+def asks_to_watch(query: Any) -> bool:
+    """Whether a request's ``watch`` parameter is true, in any spelling Go's ``strconv.ParseBool`` (kube-apiserver)
+    accepts: ``1``, ``t``, ``T``, ``TRUE``, ``true``, ``True`` (kubernetes_asyncio sends ``True``)."""
+    return (query or {}).get("watch") in ("1", "t", "T", "TRUE", "true", "True")

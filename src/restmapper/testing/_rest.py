@@ -156,8 +156,7 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
     target = Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
     if target.name is None and req.method in ("PUT", "PATCH"):
         return docs.method_not_allowed()
-    # The spellings of true Go's strconv.ParseBool accepts (kubernetes_asyncio sends ``watch=True``).
-    watch = req.method == "GET" and req.query.get("watch") in ("1", "t", "T", "TRUE", "true", "True")
+    watch = req.method == "GET" and docs.asks_to_watch(req.query)
     verb = "watch" if watch else _verb(req.method, target)
     denial = cluster._denial(key, namespace) if spec.namespaced else None
     if denial is not None and verb is not None:

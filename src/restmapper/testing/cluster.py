@@ -97,7 +97,7 @@ class Fault:
 
     def matches(self, path: str, query: Mapping[str, str] | None = None) -> bool:
         """True when this fault applies to ``path`` with ``query`` (its parameters; only ``watch`` is looked at)."""
-        if self.watch is not None and ((query or {}).get("watch") in ("1", "true")) != self.watch:
+        if self.watch is not None and docs.asks_to_watch(query) != self.watch:
             return False
         if self.path.endswith("*"):
             return path.startswith(self.path[:-1])
