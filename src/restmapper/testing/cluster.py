@@ -18,13 +18,14 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing import _served as served
+from restmapper.testing._faults import Fault
 from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._objects import ObjectsMixin
@@ -71,47 +72,6 @@ class RecordedRequest:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
-
-
-@dataclass(eq=False)
-class Fault:
-    """A fault injected on a path by :meth:`FakeCluster.inject`; ``remove()`` takes it out.
-
-    Attributes:
-        path: exact path, or a prefix followed by ``*``.
-        hits: how many requests it applied to so far.
-    """
-
-    path: str
-    status: int | None = None
-    body: bytes = b""
-    content_type: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    latency: float = 0.0
-    reset: bool = False
-    times: int | None = None
-    trickle: float = 0.0
-    watch: bool | None = None
-    hits: int = 0
-    _owner: FakeCluster | None = field(default=None, repr=False)
-
-    def matches(self, path: str, query: Mapping[str, str] | None = None) -> bool:
-        """True when this fault applies to ``path`` with ``query`` (its parameters; only ``watch`` is looked at)."""
-        if self.watch is not None and docs.asks_to_watch(query) != self.watch:
-            return False
-        if self.path.endswith("*"):
-            return path.startswith(self.path[:-1])
-        return path == self.path
-
-    def remove(self) -> None:
-        """Stop applying this fault (idempotent)."""
-        if self._owner is not None:
-            self._owner._remove_fault(self)
-
-    @property
-    def exhausted(self) -> bool:
-        """True when ``times`` requests have been served by this fault."""
-        return self.times is not None and self.hits >= self.times
 
 
 T = TypeVar("T")
