@@ -13,18 +13,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import requests
-import requests.adapters
 import urllib3
-import urllib3.connection
 import urllib3.exceptions
-import urllib3.poolmanager
 
 from restmapper.errors import InvalidArgumentError, TransportError
+from restmapper.transport._adapters import DeadlineAdapter, SNIAdapter
 from restmapper.transport._body import check_content_length, read_capped
 from restmapper.transport._deadline import (
     DEFAULT_REQUEST_TIMEOUT,
     Deadline,
-    attached,
     check_request_timeout,
     translated,
 )
@@ -98,56 +95,6 @@ class _TokenFile:
             self._secrets.add(fresh, f"Bearer {fresh}")
             self._token, self._read_at = fresh, now
             return fresh
-
-
-class _HTTPConnection(urllib3.connection.HTTPConnection):
-    def getresponse(self) -> Any:
-        attached(self.sock)  # from here on, the request's deadline can cut a server trickling its headers
-        return super().getresponse()
-
-
-class _HTTPSConnection(urllib3.connection.HTTPSConnection):
-    def getresponse(self) -> Any:
-        attached(self.sock)
-        return super().getresponse()
-
-
-class _HTTPPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _HTTPConnection
-
-
-class _HTTPSPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConnection
-
-
-_POOLS: dict[str, type[urllib3.HTTPConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _DeadlineAdapter(requests.adapters.HTTPAdapter):
-    """Connections that tell the running request's :class:`Deadline` their socket before reading the answer."""
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = _POOLS
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:  # not SOCKS
-            manager.pool_classes_by_scheme = _POOLS
-        return manager
-
-
-class _SNIAdapter(_DeadlineAdapter):
-    """Sends ``tls_server_name`` as SNI and checks the certificate against it (kubeconfig ``tls-server-name``)."""
-
-    def __init__(self, server_hostname: str) -> None:
-        self._server_hostname = server_hostname
-        super().__init__()
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        pool_kwargs["server_hostname"] = self._server_hostname
-        pool_kwargs["assert_hostname"] = self._server_hostname
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
 
 
 def _socket_error(exc: BaseException) -> str | None:
@@ -339,10 +286,10 @@ class RequestsTransport:
             self._proxies = dict(env["proxies"]) or None
             self._verify = env["verify"] if env["verify"] is not None else verify
             self._session.trust_env = False
-            self._session.mount("https://", _DeadlineAdapter())
-            self._session.mount("http://", _DeadlineAdapter())
+            self._session.mount("https://", DeadlineAdapter())
+            self._session.mount("http://", DeadlineAdapter())
         if tls_server_name:
-            self._session.mount("https://", _SNIAdapter(tls_server_name))
+            self._session.mount("https://", SNIAdapter(tls_server_name))
         self.identity: str = self._compute_identity(identity_material)
 
     # --- constructors ------------------------------------------------------------------------------------
