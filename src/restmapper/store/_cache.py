@@ -16,20 +16,15 @@ from restmapper.errors import InformerNotStartedError, InvalidArgumentError
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._args import (
-    check_callables,
-    check_handle,
     check_key,
     check_options,
     check_selectors,
-    check_uid,
-    check_wait,
 )
+from restmapper.store._cache_handlers import CacheHandlers
+from restmapper.store._cache_waits import CacheWaits
 from restmapper.store._errors import InformerStoppedError
-from restmapper.store._generation import GenerationCache
-from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
 from restmapper.store._kinds import CacheCall, resolve_for
-from restmapper.store._leading import Leadership, LeadershipBinding
 from restmapper.store._scope import KindScopes, TransformArg
 from restmapper.store._stats import InformerInfo
 from restmapper.transport import end_idle_deadline_thread
@@ -53,7 +48,7 @@ _HOT_LIMIT = 4096
 
 
 @own_methods
-class ObjectCache(ConfigConstructors):
+class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
     """Read objects of any kind through self-healing informers (controller-runtime's ``cache.Cache`` over our mapper).
 
     ``get``/``list`` of a kind start its informer on first use and wait for its first list (bounded by
@@ -506,182 +501,6 @@ class ObjectCache(ConfigConstructors):
         """
         check_selectors("ObjectCache.list", namespace, label_selector, field_selector, index, value)
         return self._informer(kind, CacheCall("list")).list(namespace, label_selector, field_selector, index, value)
-
-    def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
-        """Start the informer for ``kind`` if needed and wait for its first list (client-go ``WaitForCacheSync``).
-
-        Args:
-            kind: as :meth:`get` takes it: what ``kubectl get`` takes for one type, a GroupKind or a
-                GroupVersionKind.
-            timeout: seconds to wait at most; None waits until synced or not served.
-
-        Returns:
-            True once the first list is in; False when ``timeout`` passed first (the server is slow or answers
-            5xx), or at once when waiting cannot help: the kind is found not served (a GroupKind or
-            GroupVersionKind of a CRD not installed: the informer waits in state ``not_served`` and syncs when the
-            CRD appears), or a failure that waiting will not cure is known (see :meth:`get`; the informer's
-            ``last_error`` says which; it keeps retrying with backoff).
-
-        Raises:
-            NoKindMatchError, NoResourceMatchError: at once, for a string ``kind`` the server does not serve (a
-                string is resolved before the informer starts; a GroupKind is not).
-            AmbiguousResourceError, AmbiguousKindError, DiscoveryError: resolving a string ``kind``, as the mapper.
-            TypeError: ``kind`` is not one of the accepted types, or ``timeout`` is not a number or None.
-            InvalidArgumentError: a negative, NaN or infinite ``timeout`` (None waits without bound).
-        """
-        check_wait("ObjectCache.wait_for_sync", None, None, timeout, timeout_optional=True)
-        return self._informer(kind, CacheCall("wait_for_sync", ", ...")).wait_for_sync(timeout)
-
-    def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
-                 resource_version: str | None = None, generation: int | None = None,
-                 timeout: float) -> dict[str, Any]:
-        """Read your writes: block until the cache holds ``name`` at least as new as a write you made.
-
-        After ``updated = client.update(...)`` (any write made outside :class:`restmapper.client.Client`, which
-        waits so by itself), ``cache.wait_for(kind, name, ns,
-        resource_version=updated["metadata"]["resourceVersion"], timeout=10)`` returns once the cache has caught
-        up, and ``get`` returns that version (or a newer one) from then on.
-
-        How resourceVersions are compared: they are opaque strings by API contract, but every kube-apiserver
-        (etcd) issues decimal integers from one cluster-wide counter, so when both are decimal integers the cache
-        compares them as numbers: it is done when the held object's version is equal or greater, or when the
-        informer has observed that version on *any* event or bookmark of the kind (everything up to it was seen,
-        so the object is as new as it will get; a deleted object then raises ObjectNotFoundError). For other
-        servers only equality with the held object's version counts: a best effort that times out if another
-        write replaced yours first. ``generation`` waits for ``metadata.generation >= generation`` (spec writes).
-        Without either, it waits until the object exists. The wait spans the informer's first sync and periods
-        where the kind is not served (a CRD being recreated).
-
-        Args:
-            kind, name, namespace: as :meth:`get`.
-            resource_version: ``metadata.resourceVersion`` returned by your write.
-            generation: ``metadata.generation`` returned by your write.
-            timeout: seconds.
-
-        Returns:
-            The object held when the condition holds (shared, read-only).
-
-        Raises:
-            ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``; chains the
-                no-match when the kind was not served, else the informer's last error.
-            ObjectNotFoundError: the object was deleted after the version waited for.
-            TypeError: a ``resource_version`` that is not a str (an int names the string to pass), a
-                ``generation`` that is not an int, a ``timeout`` that is not a number.
-            InvalidArgumentError: a negative, NaN or infinite timeout. As :meth:`get` otherwise.
-        """
-        check_key("ObjectCache.wait_for", name, namespace)
-        check_wait("ObjectCache.wait_for", resource_version, generation, timeout)
-        informer = self._informer(kind, CacheCall("wait_for", f', "{name}", ...'))
-        return informer.wait_for(name, namespace, resource_version=resource_version, generation=generation,
-                                 timeout=timeout)
-
-    def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
-                         resource_version: str | None = None, timeout: float) -> None:
-        """Read your deletes: block until the cache no longer holds ``name`` of ``uid`` (deleted, or replaced by a
-        new object of another UID), so that ``get`` does not return the object you deleted.
-
-        Not holding the object proves nothing while the informer has not seen it created (its ADDED event still
-        on the way): pass the deletion's ``resource_version`` and the wait also lasts until the informer has seen
-        every event up to it (compared as :meth:`wait_for` does; when the versions are not decimal integers only
-        the absence counts).
-
-        Args:
-            kind, name, namespace: as :meth:`get`.
-            uid: the deleted object's ``metadata.uid``; None waits until no object of that name is held.
-            resource_version: the deletion's resourceVersion (the deleted object a delete returns carries it), or
-                one read after the delete; None: the absence only.
-            timeout: seconds.
-
-        Raises:
-            ObjectWaitTimeoutError: still held (or not seen through ``resource_version``) at the timeout.
-            InformerStoppedError: the cache was stopped meanwhile.
-            InvalidArgumentError: a negative, NaN or infinite timeout.
-            TypeError: ``name``, ``namespace``, ``uid`` or ``resource_version`` is not a str, or ``timeout`` not a
-                number. As :meth:`get` otherwise (never ObjectNotFoundError).
-        """
-        check_key("ObjectCache.wait_for_deleted", name, namespace)
-        check_uid("ObjectCache.wait_for_deleted", uid)
-        check_wait("ObjectCache.wait_for_deleted", resource_version, None, timeout)
-        informer = self._informer(kind, CacheCall("wait_for_deleted", f', "{name}", ...'))
-        informer.wait_for_deleted(name, namespace, uid=uid, resource_version=resource_version, timeout=timeout)
-
-    def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
-                    on_delete: OnDelete | None = None, *, while_leading: Leadership | None = None) -> HandlerHandle:
-        """Shortcut for ``informer(kind).add_handler(...)`` (see :meth:`Informer.add_handler`).
-
-        Args:
-            kind: any kind spelling the cache takes.
-            on_add: ``on_add(obj)``.
-            on_update: ``on_update(old, new)``.
-            on_delete: ``on_delete(obj)``.
-            while_leading: a leader elector (``restmapper.leader.LeaderElector``): the handlers are attached when
-                it starts leading (with synthetic adds for the objects held then) and detached when it stops,
-                before its own callbacks run; a change dispatched after the lease was lost is not handled. The
-                informer keeps running through any number of lease losses: regaining the lease costs no list.
-
-        Returns:
-            The handle for :meth:`remove_handler` (a :class:`LeadershipBinding` with ``while_leading``).
-
-        Raises:
-            TypeError: a handler that is not callable, or ``while_leading`` without ``add_leadership_listener``.
-            As :meth:`informer` otherwise.
-        """
-        informer = self._informer(kind, CacheCall("add_handler", ", ..."))
-        if while_leading is None:
-            return informer.add_handler(on_add, on_update, on_delete)
-        if not isinstance(while_leading, Leadership):
-            raise TypeError(f"while_leading must be a leader elector, got {type(while_leading).__name__}")
-        for fn in (on_add, on_update, on_delete):
-            if fn is not None and not callable(fn):
-                raise TypeError(f"handlers must be callable, got {type(fn).__name__}")
-        return LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler, on_add, on_update,
-                                 on_delete)
-
-    def remove_handler(self, handle: HandlerHandle, *, wait: float | None = None) -> bool:
-        """Unregister handlers added with :meth:`add_handler` (or ``informer(kind).add_handler``), whatever kind.
-
-        Args:
-            handle: what :meth:`add_handler` returned.
-            wait: None: return at once (a call in progress may still be running). Seconds: also wait, at most that
-                long, for a call in progress to return (see :meth:`Informer.remove_handler`; from inside a handler
-                of the same informer it does not wait).
-
-        Returns:
-            True when they were registered with one of this cache's informers.
-
-        Raises:
-            TypeError: ``handle`` is not a HandlerHandle (a handler function, say).
-            ValueError: ``wait`` is negative or not a number.
-        """
-        check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
-        if isinstance(handle, LeadershipBinding):
-            return handle.remove(wait)
-        return any(informer.remove_handler(handle, wait=wait) for informer in self._running_informers())
-
-    def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
-                fingerprint: Callable[[Any], Hashable] | None = None,
-                dispose: Callable[[Any], None] | None = None) -> GenerationCache[Any, Any]:
-        """Return a :class:`GenerationCache` of values derived from objects of ``kind``, kept in step with them.
-
-        ``cache.get(obj)`` builds lazily and rebuilds when ``obj``'s UID, generation or ``fingerprint(obj)``
-        changed (docs/design.md §6); the informer's deletes (including a new UID replacing an object, and
-        deletes found by a relist or while the kind is not served) forget the entry and ``dispose`` its value.
-
-        Raises:
-            As :meth:`informer`.
-        """
-        if not callable(build):
-            raise TypeError(f"ObjectCache.derived() takes build as a callable, not {type(build).__name__}")
-        check_callables("ObjectCache.derived", fingerprint=fingerprint, dispose=dispose)
-        cache: GenerationCache[Any, Any] = GenerationCache(build, fingerprint=fingerprint, dispose=dispose)
-
-        def forget(obj: Mapping[str, Any]) -> None:
-            uid = obj.get("metadata", {}).get("uid")
-            if isinstance(uid, str):
-                cache.forget(uid)
-
-        self._informer(kind, CacheCall("derived", ", ...")).add_handler(on_delete=forget)
-        return cache
 
     # --- healing driven by a CRD watcher -----------------------------------------------------------------------
 
