@@ -55,6 +55,7 @@ from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperEr
 from restmapper.transport import Cancellation, check_seconds, scrub_with, status_error
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
+from restmapper.watch._statuses import retries_watch, too_large_resource_version
 from restmapper.wire import decode_json
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "Outcome", "Reflector", "ReflectorSink", "too_large_resource_version"]
@@ -99,22 +100,6 @@ class ReflectorSink(Protocol):
         """``connected``, ``failures`` or ``last_error`` changed."""
 
 
-def too_large_resource_version(status: object) -> bool:
-    """True when a Status (a decoded JSON object) is kube-apiserver's "Too large resource version": a cause of
-    reason ``ResourceVersionTooLarge``, or (servers before 1.17/1.18.6) a 504 whose message or cause says so; as
-    client-go's ``isTooLargeResourceVersionError``."""
-    if not isinstance(status, Mapping):
-        return False
-    details = status.get("details")
-    causes = details.get("causes") if isinstance(details, Mapping) else None
-    for cause in causes if isinstance(causes, list) else ():
-        if isinstance(cause, Mapping) and (cause.get("reason") == "ResourceVersionTooLarge"
-                                           or cause.get("message") == "Too large resource version"):
-            return True
-    message = status.get("message")
-    return status.get("code") == 504 and isinstance(message, str) and "Too large resource version" in message
-
-
 class _Relist(Exception):
     """The resourceVersion cannot be watched from (410 Gone, or too large): list again."""
 
@@ -123,11 +108,6 @@ class _Return(Exception):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(outcome)
         self.outcome: Outcome = outcome
-
-
-def _retries_watch(status: object) -> bool:
-    """True for a watch error retried as a watch (429, 5xx); any other ends the round (see the module docstring)."""
-    return status == 429 or (isinstance(status, int) and status >= 500)
 
 
 def _wait(stop: threading.Event, seconds: float) -> None:
@@ -503,7 +483,7 @@ class Reflector:
                 self._full_objects(stream.status, stream.read(), stream.headers)
                 raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
             if stream.status != 200:
-                if not _retries_watch(stream.status):
+                if not retries_watch(stream.status):
                     self._relist_owed = True  # the round ends: the next one lists again (after the backoff)
                 self._check(stream.status, stream.read(), stream.headers)
             self._count("connects")
@@ -582,7 +562,7 @@ class Reflector:
                 raise _Relist("410 Gone")
             if too_large_resource_version(obj):
                 raise _Relist("too large resource version")
-            if not _retries_watch(code):
+            if not retries_watch(code):
                 self._relist_owed = True
             raise self._error(code, obj)
         meta = obj.get("metadata")
