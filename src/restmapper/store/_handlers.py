@@ -3,7 +3,7 @@
 Changes are queued by the informer while it holds its store's lock, so the queue order is the store's order.
 One dispatch thread per informer calls the handlers in registration order, off the watch thread: a slow handler
 delays later handlers of the same informer, never the watch stream (the queue is unbounded, as client-go's
-``processorListener`` buffer). A handler added after the informer synced receives synthetic ``on_add`` calls for
+``processorListener`` buffer). A handler added at any time (synced or not) receives synthetic ``on_add`` calls for
 the objects held at that moment, queued for it alone; broadcast changes queued before it was added are not
 delivered to it (they are already in its synthetic adds), so it sees every object exactly once and in order.
 """

@@ -271,7 +271,9 @@ class Informer(InformerReads, InformerWaits):
 
     def add_handler(self, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
                     on_delete: OnDelete | None = None) -> HandlerHandle:
-        """Register handlers; when synced, ``on_add`` is called for every object held now (as client-go).
+        """Register handlers; ``on_add`` is called at once for every object the store holds now, synced or not
+        (as client-go's shared informer ``AddEventHandler``): with namespaces listed separately, those already
+        listed while another still fails; later changes follow in order, each object added once.
 
         Handlers run on this informer's handler thread, in registration order, never on the watch thread; any
         exception (``SystemExit`` too) is logged and counted (``stats.handler_errors``) and delivery goes on.
@@ -289,7 +291,7 @@ class Informer(InformerReads, InformerWaits):
             if self._state == "stopped":
                 raise InformerStoppedError(f"the {self._label} informer is stopped; ask the cache again")
             handle = HandlerHandle(on_add, on_update, on_delete, self._dispatcher.seq + 1)
-            self._dispatcher.add(handle, self._store.snapshot() if self._readable else [])
+            self._dispatcher.add(handle, self._store.snapshot())
         return handle
 
     def remove_handler(self, handle: HandlerHandle, *, wait: float | None = None) -> bool:
