@@ -87,7 +87,10 @@ class Client:
     right after never answers from before the write, as controller-runtime's read-your-writes client. The wait
     compares resourceVersions as :meth:`ObjectCache.wait_for` does (decimal etcd revisions; any event or bookmark
     of the kind at or past the write's version ends it); it is skipped when the cache runs no informer for the kind
-    (a first read lists after the write). Events caused by these writes reach handlers as any other.
+    (a first read lists after the write). When the object the server returned does not match the informer's
+    ``label_selector``/``field_selector``, the informer will never hold it: the write waits only until the cache
+    no longer holds an earlier version (at once for a create or a delete; an update that moved the object out of
+    the selection waits for the informer's delete), never for the write's resourceVersion. Events caused by these writes reach handlers as any other.
 
     **Healing**: after a 404 for the resource *type* (not for the object) the group is reported to the mapper and
     the kind resolved again; the request is sent once more only when the kind is still served at the same version
@@ -201,9 +204,26 @@ class Client:
         obs = observation(write, mapping, answer, status, uid)
         if obs is None or not self.cache.has_informer(obs.group_kind):
             return answer, None  # no informer yet: its first list comes after this write
+        if not self._cache_can_hold(obs):
+            # Outside the informer's selectors: it will never hold the object at this version, and it sees nothing
+            # of it past here. Only an earlier version it held (an update moved the object out) must be gone.
+            uid = obs.written.get("metadata", {}).get("uid")
+            return answer, dataclasses.replace(obs, resource_version=None, deleted_at=None,
+                                               uid=uid if isinstance(uid, str) and uid else obs.uid)
         if obs.resource_version is None and obs.deleted_at is None:
             obs = dataclasses.replace(obs, deleted_at=self._resource_version_now(write, mapping))
         return answer, obs
+
+    def _cache_can_hold(self, obs: Observation) -> bool:
+        """False when the written object (as the server returned it) does not match the selectors of the kind's
+        informer: its list and watch never carry it. True when unknown (a delete answered with a Status)."""
+        if obs.written.get("kind") == "Status":
+            return True
+        try:
+            scope = self.cache.informer(obs.group_kind).scope
+        except RestMapperError:
+            return True  # stopped meanwhile: the wait reports it
+        return scope.selects(obs.written)
 
     def _resource_version_now(self, write: Write, mapping: RESTMapping) -> str | None:
         """A resourceVersion read after a delete answered with a Status (which carries none): a one-item list of

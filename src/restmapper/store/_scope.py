@@ -89,6 +89,12 @@ class Scope:
             parts.append("transformed")
         return "; ".join(parts)
 
+    def selects(self, obj: Mapping[str, Any]) -> bool:
+        """True when the server object ``obj`` matches this scope's label and field selectors (so its informer's
+        list and watch carry it), as kube-apiserver filters them; namespaces are not checked. The selectors were
+        checked when the scope was made, so this raises nothing."""
+        return label_matcher(self.label_selector)(obj) and field_matcher(self.field_selector)(obj)
+
     def check_selectors(self, kind: str, label_selector: str | None, field_selector: str | None) -> None:
         """Refuse a read whose selector may select objects the informer does not hold.
 
