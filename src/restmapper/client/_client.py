@@ -144,6 +144,12 @@ class Client:
                       create: bool = False,
                       subresource: str | None = None, content_type: str = "application/json",
                       params: Mapping[str, str] | None = None) -> Write:
+        if isinstance(obj, Mapping) and obj.get("kind") == "PartialObjectMetadata" \
+                and obj.get("apiVersion") == "meta.k8s.io/v1":
+            raise InvalidArgumentError(
+                f"{verb} got a PartialObjectMetadata (an object of a metadata_only cache): it carries only metadata "
+                "and no kind of its own to write to; use patch(kind, name, {'metadata': {...}}, namespace) to change "
+                "its metadata, or apply() a manifest of the real kind")
         mapping = mapping_for_object(self.cache.mapper, obj)
         name = object_name(obj, generate=create)
         own = obj["metadata"].get("namespace")
@@ -282,7 +288,8 @@ class Client:
                 out: a CRD recreated namespaced is reported before anything is sent.
             NoKindMatchError: the kind is not served at that version.
             InvalidArgumentError: no namespace for a namespaced kind, one for a kind still cluster-scoped, a
-                namespace other than the object's or outside the cache's, a manifest without apiVersion/kind/name;
+                namespace other than the object's or outside the cache's, a manifest without apiVersion/kind/name,
+                a ``PartialObjectMetadata`` (from a ``metadata_only`` cache: patch or apply instead);
                 a body holding NaN or Infinity (JSON has neither; the message names the field) or nested too
                 deeply to encode.
             TypeError: ``obj`` is not a mapping or holds values JSON cannot.
