@@ -80,6 +80,12 @@ class AsyncObjectCache(ConfigConstructors):
         self.cache = cache
         self._tasks: dict[HandlerHandle, tuple[Informer, asyncio.Task[None]]] = {}
 
+    @property
+    def mapper(self) -> LazyRESTMapper:
+        """The wrapped cache's mapper (:attr:`ObjectCache.mapper`: resolves kinds; its transport lists and watches),
+        read-only. Its methods block (discovery I/O): call them with :func:`asyncio.to_thread` from the loop."""
+        return self.cache.mapper
+
     @classmethod
     def from_config(cls, config: ClientConfig, **options: Any) -> AsyncObjectCache:
         """Wrap :meth:`ObjectCache.from_config` (same options); ``from_kubeconfig`` and ``from_incluster`` take
