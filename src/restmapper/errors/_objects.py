@@ -101,11 +101,13 @@ class InformerNotStartedError(RestMapperError):
 
     Attributes:
         kind: the kind read (``Widget.example.com``).
+        call: the call refused, as written (``cache.add_handler()``).
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, call: str = "a read") -> None:
         self.kind = kind
-        super().__init__(f"no informer runs for {kind} and this cache does not start one on a read (lazy=False): "
+        self.call = call
+        super().__init__(f"no informer runs for {kind} and this cache (lazy=False) does not start one on {call}: "
                          f"start it first with cache.start(kinds=[...]) or cache.informer(...)")
 
 

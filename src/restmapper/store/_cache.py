@@ -393,7 +393,7 @@ class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
             fresh = informer is None or informer._state == "stopped"
         if fresh:
             if not self._lazy and call.method not in ("informer", "start"):
-                raise InformerNotStartedError(str(gk))
+                raise InformerNotStartedError(str(gk), f"{call.name}()")
             scope = self._scopes.for_kind(gk, self._by_kind_key)
             rescope = functools.partial(self._scopes.for_kind, gk, self._by_kind_key) \
                 if self._scopes.pending() else None
