@@ -12,14 +12,22 @@ class ObjectNotFoundError(RestMapperError, LookupError):
         kind: the kind asked for (``Widget.example.com``).
         namespace: the namespace (``""`` for cluster-scoped kinds).
         name: the object name.
+        selectors: the informer's selectors (``label selector 'app=web'``), ``""`` when it has none: the cache holds
+            only objects matching them, so the server may have this one.
     """
 
-    def __init__(self, kind: str, namespace: str, name: str) -> None:
+    selectors: str = ""
+
+    def __init__(self, kind: str, namespace: str, name: str, selectors: str = "") -> None:
         self.kind = kind
         self.namespace = namespace
         self.name = name
+        if selectors:  # the class default otherwise: pickles of errors without one stay the bytes they were
+            self.selectors = selectors
         where = f" in namespace {namespace!r}" if namespace else ""
-        super().__init__(f"{kind} {name!r} not found{where} (object cache)")
+        held = (f"; it holds only objects matching its {selectors}: an object outside them is never cached, so "
+                "read it from the server or widen the cache's selectors") if selectors else ""
+        super().__init__(f"{kind} {name!r} not found{where} (object cache{held})")
 
 
 class CacheSyncTimeoutError(WaitTimeoutError):
@@ -104,9 +112,12 @@ class InformerNotStartedError(RestMapperError):
         call: the call refused, as written (``cache.add_handler()``).
     """
 
+    call: str = "a read"
+
     def __init__(self, kind: str, call: str = "a read") -> None:
         self.kind = kind
-        self.call = call
+        if call != "a read":  # the class default otherwise: older pickles load, new ones without it keep their bytes
+            self.call = call
         super().__init__(f"no informer runs for {kind} and this cache (lazy=False) does not start one on {call}: "
                          f"start it first with cache.start(kinds=[...]) or cache.informer(...)")
 

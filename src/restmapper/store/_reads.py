@@ -138,7 +138,7 @@ class InformerReads:
         ns = self._ns(namespace)
         obj = self._store.get(ns, name)
         if obj is None:
-            raise ObjectNotFoundError(self._label, ns, name)
+            raise ObjectNotFoundError(self._label, ns, name, self._scope.describe_selectors())
         return obj
 
     def list(self, namespace: str | None = None, label_selector: str | None = None,

@@ -89,6 +89,12 @@ class Scope:
             parts.append("transformed")
         return "; ".join(parts)
 
+    def describe_selectors(self) -> str:
+        """Its selectors, for messages: ``label selector 'tier=gold' and field selector 'x=y'`` (``""``: none)."""
+        return " and ".join(f"{what} {value!r}" for what, value in (("label selector", self.label_selector),
+                                                                     ("field selector", self.field_selector))
+                            if value)
+
     def selects(self, obj: Mapping[str, Any]) -> bool:
         """True when the server object ``obj`` matches this scope's label and field selectors (so its informer's
         list and watch carry it), as kube-apiserver filters them; namespaces are not checked. The selectors were

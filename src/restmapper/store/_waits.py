@@ -24,6 +24,7 @@ __all__ = ["InformerWaits"]
 
 if TYPE_CHECKING:
     from restmapper.store._reflectors import ReflectorGroup
+    from restmapper.store._scope import Scope
 
 
 class InformerWaits:
@@ -35,6 +36,7 @@ class InformerWaits:
     _state: State
     _readable: int
     _label: str
+    _scope: Scope
     _namespace: str | None
     _observed_rv: str
     _waiters: int
@@ -175,7 +177,7 @@ class InformerWaits:
                     newer_resource_version(resource_version, self._observed_for(ns)) is False:
                 # Everything up to that version was seen: the object is as new as it will get.
                 if obj is None:
-                    raise ObjectNotFoundError(self._label, ns, name)
+                    raise ObjectNotFoundError(self._label, ns, name, self._scope.describe_selectors())
                 return obj
         elif self._state != "not_served":  # a wait spans not-served periods (a CRD being recreated)
             failure = self._failure()
