@@ -29,7 +29,7 @@ def test_writing_back_partial_object_metadata_is_refused_before_sending(verb: st
         held = cache.get("configmaps", "web", "default")
         assert held["kind"] == "PartialObjectMetadata"
         writes_before = [r for r in cluster.requests if r.method != "GET"]
-        with pytest.raises(InvalidArgumentError, match="PartialObjectMetadata.*patch"):
+        with pytest.raises(InvalidArgumentError, match=r"PartialObjectMetadata.*patch"):
             WRITES[verb](Client(cache, timeout=5.0), held)
         assert [r for r in cluster.requests if r.method != "GET"] == writes_before
         patched = Client(cache, timeout=5.0).patch("configmaps", "web", {"metadata": {"labels": {"a": "b"}}},

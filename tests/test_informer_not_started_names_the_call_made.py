@@ -23,9 +23,9 @@ CALLS: dict[str, Callable[[ObjectCache], object]] = {
 
 @pytest.mark.parametrize("call", list(CALLS))
 def test_informer_not_started_error_names_the_call_made(call: str) -> None:
-    with FakeCluster().serve() as served, object_cache(served, lazy=False) as cache:
-        with pytest.raises(InformerNotStartedError) as caught:
-            CALLS[call](cache)
+    with FakeCluster().serve() as served, object_cache(served, lazy=False) as cache, \
+            pytest.raises(InformerNotStartedError) as caught:
+        CALLS[call](cache)
     assert caught.value.call == call and f"does not start one on {call}:" in str(caught.value)
     copy = pickle.loads(pickle.dumps(caught.value))
     assert (copy.kind, copy.call, str(copy)) == (caught.value.kind, call, str(caught.value))

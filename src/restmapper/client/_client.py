@@ -90,7 +90,8 @@ class Client:
     (a first read lists after the write). When the object the server returned does not match the informer's
     ``label_selector``/``field_selector``, the informer will never hold it: the write waits only until the cache
     no longer holds an earlier version (at once for a create or a delete; an update that moved the object out of
-    the selection waits for the informer's delete), never for the write's resourceVersion. Events caused by these writes reach handlers as any other.
+    the selection waits for the informer's delete), never for the write's resourceVersion. Events caused by these
+    writes reach handlers as any other.
 
     **Healing**: after a 404 for the resource *type* (not for the object) the group is reported to the mapper and
     the kind resolved again; the request is sent once more only when the kind is still served at the same version
