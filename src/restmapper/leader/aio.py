@@ -14,7 +14,7 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock
-from restmapper.leader.elector import JITTER, validate_options, validate_timing
+from restmapper.leader.elector import JITTER, ElectionView, validate_options, validate_timing
 from restmapper.mapper.lazy import LazyRESTMapper
 
 __all__ = ["AsyncLeaderElector"]
@@ -43,7 +43,7 @@ def _call_now(name: str, callback: Callable[[], None]) -> None:
         _log.exception("leader election callback %s raised", name)
 
 
-class AsyncLeaderElector:
+class AsyncLeaderElector(ElectionView):
     """:class:`~restmapper.leader.LeaderElector` for asyncio: the same election, constructor and guarantees.
 
     The Lease requests run in a worker thread (:func:`asyncio.to_thread`), never on the event loop; callbacks run
@@ -110,26 +110,6 @@ class AsyncLeaderElector:
         self._term = 0  # counts starts of leading: a late failure of an earlier on_started_leading is ignored
         self._started_task: asyncio.Task[None] | None = None  # runs on_started_leading
         self._started_returned: asyncio.Event | None = None  # set when that returned
-
-    @property
-    def is_leader(self) -> bool:
-        """True while we lead: our last accepted write was sent less than ``renew_deadline`` seconds ago."""
-        return self._election.is_leader()
-
-    @property
-    def leader(self) -> str:
-        """The holder identity in the Lease as we last observed it ("" when nobody holds it)."""
-        return self._election.leader
-
-    @property
-    def lease_transitions(self) -> int:
-        """``spec.leaseTransitions`` of the Lease as we last observed it."""
-        return self._election.lease_transitions
-
-    @property
-    def last_error(self) -> BaseException | None:
-        """The last failed request's error, or None."""
-        return self._election.last_error
 
     def add_leadership_listener(self, on_started: Callable[[], None],
                                 on_stopped: Callable[[], None]) -> Callable[[], None]:

@@ -103,7 +103,33 @@ def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> Excepti
     return None
 
 
-class LeaderElector:
+class ElectionView:
+    """What both electors report of their election (the shared :class:`Election` state machine), read-only."""
+
+    _election: Election
+
+    @property
+    def is_leader(self) -> bool:
+        """True while we lead: our last accepted write was sent less than ``renew_deadline`` seconds ago."""
+        return self._election.is_leader()
+
+    @property
+    def leader(self) -> str:
+        """The holder identity in the Lease as we last observed it ("" when nobody holds it)."""
+        return self._election.leader
+
+    @property
+    def lease_transitions(self) -> int:
+        """``spec.leaseTransitions`` of the Lease as we last observed it."""
+        return self._election.lease_transitions
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The last failed request's error (a ``TransportError``/``RestMapperError``), or None."""
+        return self._election.last_error
+
+
+class LeaderElector(ElectionView):
     """Lease leader election (``coordination.k8s.io/v1``), with client-go's ``leaderelection`` semantics.
 
     Candidates sharing one Lease take turns: each tries every ``retry_period`` to acquire it; the holder renews it
@@ -225,28 +251,6 @@ class LeaderElector:
         self._thread: threading.Thread | None = None
         self._in_turn: int | None = None  # the thread ident running a turn now (turn lock held), or None
         self._finished = False
-
-    # --- state -----------------------------------------------------------------------------------------------------
-
-    @property
-    def is_leader(self) -> bool:
-        """True while we lead: our last accepted write was sent less than ``renew_deadline`` seconds ago."""
-        return self._election.is_leader()
-
-    @property
-    def leader(self) -> str:
-        """The holder identity in the Lease as we last observed it ("" when nobody holds it)."""
-        return self._election.leader
-
-    @property
-    def lease_transitions(self) -> int:
-        """``spec.leaseTransitions`` of the Lease as we last observed it."""
-        return self._election.lease_transitions
-
-    @property
-    def last_error(self) -> BaseException | None:
-        """The last failed request's error (a ``TransportError``/``RestMapperError``), or None."""
-        return self._election.last_error
 
     # --- driving ---------------------------------------------------------------------------------------------------
 
