@@ -17,6 +17,14 @@ reads follows the API concepts' "Semantics for get and list" and "Retrieving lar
   ``metadata.continue`` that continues at the latest state (an inconsistent continuation); so does every token
   while ``FakeCluster.expire_continue_tokens()`` is on (compaction faster than a client reads its pages);
 - ``continue`` together with a ``resourceVersion`` other than "0" is ``400``.
+
+Watches with ``sendInitialEvents`` (WatchList, KEP-3157) depend on what the server supports (:data:`WatchListSupport`):
+``"served"`` validates them as ``validateWatchOptions`` with the ``WatchList`` feature gate on (1.32, 1.34+);
+``"gate-off"`` as a 1.27-1.31 or 1.33 server with the gate off, which adds ``sendInitialEvents: Forbidden:
+sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled`` to the 422; ``"unknown"``
+as a server before 1.27, which has no ``sendInitialEvents`` (the parameter is ignored, on lists too) and forbids
+``resourceVersionMatch`` on every watch (422 ``resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden
+for watch``, the answer to a WatchList request, which always carries ``resourceVersionMatch=NotOlderThan``).
 """
 
 from __future__ import annotations
@@ -26,13 +34,18 @@ import binascii
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from restmapper.testing import _documents as docs
 from restmapper.testing._router import Reply
 
-__all__ = ["ListOptionsError", "ListSource", "WatchOptions", "encode_continue", "list_page", "too_large",
-           "too_large_status", "watch_options"]
+__all__ = ["ListOptionsError", "ListSource", "WatchListSupport", "WatchOptions", "encode_continue", "list_page",
+           "too_large", "too_large_status", "watch_list_by_default", "watch_list_support", "watch_options"]
+
+WatchListSupport = Literal["served", "gate-off", "unknown"]
+"""How a server treats ``sendInitialEvents`` (see the module docstring)."""
+
+_WATCH_LIST_SINCE = (1, 27)  # the first release whose ListOptions have sendInitialEvents (the WatchList gate, alpha)
 
 _TOKEN_VERSION = "meta.k8s.io/v1"
 _LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
@@ -90,6 +103,26 @@ def too_large(requested: int, current: int) -> ListOptionsError:
     return ListOptionsError(docs.json_reply(504, too_large_status(requested, current)))
 
 
+def _release_number(release: str) -> tuple[int, int]:
+    major, _, minor = release.partition(".")
+    return int(major), int(minor)
+
+
+def watch_list_by_default(release: str) -> bool:
+    """True when kube-apiserver ``release`` (``"1.35"``) serves WatchList by default: its ``WatchList`` feature
+    gate is on by default in 1.32 and from 1.34 (alpha, off, in 1.27-1.31; off again in 1.33)."""
+    number = _release_number(release)
+    return number == (1, 32) or number >= (1, 34)
+
+
+def watch_list_support(release: str, enabled: bool) -> WatchListSupport:
+    """What a kube-apiserver of ``release`` (``"1.35"``) does with ``sendInitialEvents``: ``"served"`` when
+    ``enabled`` (its ``WatchList`` feature gate on), else ``"gate-off"``, or ``"unknown"`` before 1.27."""
+    if enabled:
+        return "served"
+    return "unknown" if _release_number(release) < _WATCH_LIST_SINCE else "gate-off"
+
+
 def _parse_rv(text: str) -> int:
     if not text.isdigit():
         raise _bad_request(f'invalid resource version: strconv.ParseUint: parsing "{text}": invalid syntax')
@@ -141,8 +174,10 @@ class ListSource:
 
 
 def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]], bool],
-              has_selectors: bool) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
-    """Return ``(resourceVersion, items, extra list metadata)`` of one list request (see the module docstring).
+              has_selectors: bool, watch_list: WatchListSupport = "served",
+              ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+    """Return ``(resourceVersion, items, extra list metadata)`` of one list request (see the module docstring);
+    ``watch_list`` says whether the server knows ``sendInitialEvents`` (forbidden for lists) or ignores it.
 
     Raises:
         ListOptionsError: for invalid options or a resourceVersion that is compacted or too large.
@@ -164,7 +199,7 @@ def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]]
         if match == "Exact" and rv_text == "0":
             errors.append(("resourceVersionMatch", "Forbidden",
                            'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
-    if query.get("sendInitialEvents") is not None:
+    if query.get("sendInitialEvents") is not None and watch_list != "unknown":
         errors.append(("sendInitialEvents", "Forbidden", "sendInitialEvents is forbidden for list"))
     if errors:
         raise _invalid(errors)
@@ -216,19 +251,39 @@ class WatchOptions:
     bookmarks: bool
 
 
-def watch_options(query: Any, current: int) -> WatchOptions:
-    """Validate a watch's options (``validateWatchOptions``) and say where it starts (see :mod:`._watch`).
+def watch_options(query: Any, current: int, watch_list: WatchListSupport = "served") -> WatchOptions:
+    """Validate a watch's options (``validateWatchOptions``, or before 1.27 ``ValidateListOptions``, as
+    ``watch_list`` says: see the module docstring) and say where it starts (see :mod:`._watch`).
 
     Raises:
         ListOptionsError: for invalid options.
     """
     rv_text = query.get("resourceVersion") or ""
     match = query.get("resourceVersionMatch") or ""
-    send_initial = _flag(query, "sendInitialEvents")
+    if watch_list == "unknown":
+        _check_watch_before_watch_list(query, rv_text, match)
+        send_initial = None
+    else:
+        send_initial = _flag(query, "sendInitialEvents")
+        _check_watch(send_initial, match, watch_list)
+    bookmarks = bool(_flag(query, "allowWatchBookmarks"))
+    requested = _parse_rv(rv_text) if rv_text else 0
+    if send_initial:
+        return WatchOptions(None, True, bookmarks, bookmarks)
+    if requested == 0:
+        return WatchOptions(None, send_initial is None, False, bookmarks)
+    return WatchOptions(requested, False, False, bookmarks)
+
+
+def _check_watch(send_initial: bool | None, match: str, watch_list: WatchListSupport) -> None:
+    """apimachinery's ``validateWatchOptions`` (1.27+; ``watch_list`` says whether the WatchList gate is on)."""
     errors: list[tuple[str, str, str]] = []
     if send_initial is not None and match != "NotOlderThan":
         errors.append(("resourceVersionMatch", "Forbidden",
                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+    if send_initial is not None and watch_list == "gate-off":
+        errors.append(("sendInitialEvents", "Forbidden",
+                       "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"))
     if match:
         if send_initial is None:
             errors.append(("resourceVersionMatch", "Forbidden",
@@ -238,11 +293,24 @@ def watch_options(query: Any, current: int) -> WatchOptions:
                                                                          '"NotOlderThan"'))
     if errors:
         raise _invalid(errors)
-    bookmarks = bool(_flag(query, "allowWatchBookmarks"))
-    requested = _parse_rv(rv_text) if rv_text else 0
-    if send_initial:
-        return WatchOptions(None, True, bookmarks, bookmarks)
-    if requested == 0:
-        return WatchOptions(None, send_initial is None, False, bookmarks)
-    return WatchOptions(requested, False, False, bookmarks)
+
+
+def _check_watch_before_watch_list(query: Any, rv_text: str, match: str) -> None:
+    """apimachinery's ``ValidateListOptions`` for a watch before 1.27: no ``resourceVersionMatch`` on a watch."""
+    if not match:
+        return
+    errors = [("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden for watch")]
+    if not rv_text:
+        errors.append(("resourceVersionMatch", "Forbidden",
+                       "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+    if query.get("continue"):
+        errors.append(("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden when continue is "
+                                                             "provided"))
+    if match not in ("Exact", "NotOlderThan"):
+        errors.append(("resourceVersionMatch", "Unsupported value",
+                       f'"{match}": supported values: "Exact", "NotOlderThan", ""'))
+    if match == "Exact" and rv_text == "0":
+        errors.append(("resourceVersionMatch", "Forbidden",
+                       'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    raise _invalid(errors)
 

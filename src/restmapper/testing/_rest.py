@@ -270,7 +270,8 @@ def _list(cluster: FakeCluster, req: Request, t: Target, shape: Representation) 
     source = ListSource(lambda rv: store.snapshot(t.key, rv), store.resource_version, store.oldest_available,
                         store.expire_continue_tokens)
     try:
-        at, items, extra = list_page(q, source, matches, bool(label_selector or field_selector))
+        at, items, extra = list_page(q, source, matches, bool(label_selector or field_selector),
+                                     cluster.internals.watch_list())
     except ListOptionsError as exc:
         return exc.reply
     if shape == "metadata":
@@ -426,7 +427,7 @@ def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
         return _bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer')
     try:
         with cluster.internals.lock:
-            options = watch_options(q, cluster.internals.store.resource_version)
+            options = watch_options(q, cluster.internals.store.resource_version, cluster.internals.watch_list())
     except ListOptionsError as exc:
         return exc.reply
     try:

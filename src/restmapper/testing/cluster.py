@@ -28,6 +28,7 @@ from restmapper.testing import _served as served
 from restmapper.testing._faults import Fault
 from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
+from restmapper.testing._list import WatchListSupport, watch_list_by_default, watch_list_support
 from restmapper.testing._objects import ObjectsMixin
 from restmapper.testing._rbac import Denial
 from restmapper.testing._router import Request, Router, StreamBody
@@ -37,6 +38,7 @@ from restmapper.testing._store import CRD_KEY, ObjectStore
 from restmapper.testing._trickle import Trickle
 from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
+    DEFAULT_RELEASE,
     ResourceSpec,
     embedded_crd_manifests,
     least_core,
@@ -116,6 +118,11 @@ class ClusterInternals:
         """True when ``gv``'s APIService is unavailable (see :meth:`FakeCluster.set_stale`)."""
         return gv in self._cluster._stale
 
+    def watch_list(self) -> WatchListSupport:
+        """What watches do with ``sendInitialEvents`` (see :attr:`FakeCluster.watch_list`)."""
+        c = self._cluster
+        return watch_list_support(c._release, c.watch_list)
+
     def is_gone(self, gv: GroupVersion) -> bool:
         """True when ``gv`` is listed but its own path answers 404 (:meth:`FakeCluster.set_listed_but_gone`)."""
         return gv in self._cluster._gone
@@ -168,6 +175,8 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     Attributes:
         internals: the kit's internal API of this cluster (:class:`ClusterInternals`), for the kit's own layers.
         bookmark_interval: seconds between periodic watch bookmarks (see the constructor); may be changed.
+        watch_list: True when watches serve ``sendInitialEvents`` (WatchList), False when they refuse it as an
+            older kube-apiserver (see the constructor); may be changed.
         mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
             none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
     """
@@ -184,6 +193,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         history_limit: int = 1000,
         bookmark_interval: float | None = 60.0,
         release: str | None = None,
+        watch_list: bool | None = None,
     ) -> None:
         """Create a cluster.
 
@@ -202,10 +212,18 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
             bookmark_interval: seconds between the ``BOOKMARK`` events a watch that allows them receives (the
                 API server's cacher sends one about every minute); None: only at ``timeoutSeconds`` and on
                 :meth:`send_bookmarks`.
+            release: the Kubernetes release served: ``"1.35"`` (None), ``"1.27"`` or ``"1.20"``.
+            watch_list: serve WatchList (a watch with ``sendInitialEvents=true``, KEP-3157). False: refuse it as an
+                older kube-apiserver, so a client falls back to a list: on 1.27+ as a server whose ``WatchList``
+                feature gate is off (1.27-1.31, 1.33), 422 Invalid ``sendInitialEvents: Forbidden:
+                sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled``; on
+                ``"1.20"`` as a server before 1.27, which ignores ``sendInitialEvents`` and refuses the
+                ``resourceVersionMatch`` of every WatchList request (422 ``resourceVersionMatch: Forbidden:
+                resourceVersionMatch is forbidden for watch``). None: the release's default (served by 1.35 only).
 
         Raises:
-            InvalidArgumentError: for an unknown mode, a malformed ``git_version``, an invalid CRD or a
-                ``history_limit`` below 1.
+            InvalidArgumentError: for an unknown mode, a malformed ``git_version``, an invalid CRD, a
+                ``history_limit`` below 1, or ``watch_list=True`` on a release before 1.27.
         """
         if history_limit < 1:
             raise InvalidArgumentError("history_limit must be at least 1")
@@ -248,6 +266,10 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
                         gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
         else:
             self._static[""] = {"v1": _StaticVersion(least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
+        self._release = release or DEFAULT_RELEASE  # a known release: the profile or least_core checked it
+        if watch_list and watch_list_support(self._release, False) == "unknown":
+            raise InvalidArgumentError(f"release {self._release} predates WatchList (sendInitialEvents, 1.27+)")
+        self.watch_list = watch_list_by_default(self._release) if watch_list is None else watch_list
         self._create_system_namespaces()
         for manifest in crds:
             self.add_crd(manifest)
