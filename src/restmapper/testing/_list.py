@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from typing import Any, Literal
 
 from restmapper.testing import _documents as docs
 from restmapper.testing._router import Reply
+from restmapper.testing._store import SortedState
 
 __all__ = ["ListOptionsError", "ListSource", "WatchListSupport", "WatchOptions", "encode_continue", "list_page",
            "too_large", "too_large_status", "watch_list_by_default", "watch_list_support", "watch_options"]
@@ -165,12 +167,14 @@ def _decode_continue(token: str) -> tuple[int, str]:
 
 @dataclass(frozen=True)
 class ListSource:
-    """Where a list reads: the store's snapshot function, the current and oldest resourceVersions."""
+    """Where a list reads: the store's sorted states, the current and oldest resourceVersions, and the key prefix
+    of the namespace listed (``"ns/"``; empty across namespaces or for cluster-scoped resources)."""
 
-    snapshot: Callable[[int], dict[str, dict[str, Any]] | None]
+    sorted_state: Callable[[int], SortedState | None]
     current: int
     oldest: int
     expire_continue_tokens: bool = False  # every continue token answers 410 (compaction outpaces the pages)
+    prefix: str = ""
 
 
 def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]], bool],
@@ -179,18 +183,41 @@ def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]]
     """Return ``(resourceVersion, items, extra list metadata)`` of one list request (see the module docstring);
     ``watch_list`` says whether the server knows ``sendInitialEvents`` (forbidden for lists) or ignores it.
 
+    A page reads the items from its start key in the sorted state of its resourceVersion, as etcd's range read
+    at a revision: its cost is the items it scans (the page, and the objects a selector skips), plus a binary
+    search for its start, not the collection's size.
+
     Raises:
         ListOptionsError: for invalid options or a resourceVersion that is compacted or too large.
     """
+    _check_list(query, watch_list)
+    try:
+        limit = max(int(query.get("limit") or 0), 0)
+    except ValueError:
+        raise _bad_request(f"limit: invalid value {query.get('limit')!r}") from None
+    at, start = _read_point(query, source, limit)
+    state = source.sorted_state(at)
+    if state is None:
+        raise _status(410, "Expired", _LIST_TOO_OLD)
+    items, last, rest = _scan(state, max(start, source.prefix), _prefix_end(source.prefix), limit, matches)
+    meta: dict[str, Any] = {}
+    if rest is not None:
+        meta["continue"] = encode_continue(at, last)
+        if not has_selectors:
+            meta["remainingItemCount"] = rest
+    return at, items, meta
+
+
+def _check_list(query: Any, watch_list: WatchListSupport) -> None:
+    """apimachinery's ``ValidateListOptions`` for a list (422)."""
     rv_text = query.get("resourceVersion") or ""
     match = query.get("resourceVersionMatch") or ""
-    token = query.get("continue") or ""
     errors: list[tuple[str, str, str]] = []
     if match:
         if not rv_text:
             errors.append(("resourceVersionMatch", "Forbidden",
                            "resourceVersionMatch is forbidden unless resourceVersion is provided"))
-        if token:
+        if query.get("continue"):
             errors.append(("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden when continue is "
                                                                  "provided"))
         if match not in ("Exact", "NotOlderThan"):
@@ -203,42 +230,62 @@ def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]]
         errors.append(("sendInitialEvents", "Forbidden", "sendInitialEvents is forbidden for list"))
     if errors:
         raise _invalid(errors)
-    try:
-        limit = int(query.get("limit") or 0)
-    except ValueError:
-        raise _bad_request(f"limit: invalid value {query.get('limit')!r}") from None
-    start = ""
-    at = source.current
+
+
+def _read_point(query: Any, source: ListSource, limit: int) -> tuple[int, str]:
+    """The resourceVersion a list reads and the key it starts at (the continue token's; "" for a first page).
+
+    Raises:
+        ListOptionsError: 400 for a bad token, 410 for a compacted one or an exact resourceVersion compacted,
+            504 for a resourceVersion newer than the current one.
+    """
+    rv_text = query.get("resourceVersion") or ""
+    token = query.get("continue") or ""
     if token:
         if rv_text not in ("", "0"):
             raise _bad_request("specifying resource version is not allowed when using continue")
         token_rv, start = _decode_continue(token)
-        if token_rv > 0:
-            if token_rv < source.oldest or source.expire_continue_tokens:
-                raise _status(410, "Expired", _CONTINUE_TOO_OLD,
-                              list_meta={"continue": encode_continue(-1, start.rstrip("\x00"))})
-            at = min(token_rv, source.current)
-    elif rv_text:
-        requested = _parse_rv(rv_text)
-        exact = match == "Exact" or (not match and limit > 0 and requested > 0)
-        if requested > source.current:
-            raise too_large(requested, source.current)
-        if exact:
-            if requested < source.oldest:
-                raise _status(410, "Expired", _LIST_TOO_OLD)
-            at = requested
-    state = source.snapshot(at)
-    if state is None:
-        raise _status(410, "Expired", _LIST_TOO_OLD)
-    selected = [(k, obj) for k, obj in sorted(state.items()) if (not start or k >= start) and matches(obj)]
-    meta: dict[str, Any] = {}
-    if limit > 0 and len(selected) > limit:
-        rest = len(selected) - limit
-        selected = selected[:limit]
-        meta["continue"] = encode_continue(at, selected[-1][0])
-        if not has_selectors:
-            meta["remainingItemCount"] = rest
-    return at, [obj for _, obj in selected], meta
+        if token_rv <= 0:
+            return source.current, start
+        if token_rv < source.oldest or source.expire_continue_tokens:
+            raise _status(410, "Expired", _CONTINUE_TOO_OLD,
+                          list_meta={"continue": encode_continue(-1, start.rstrip("\x00"))})
+        return min(token_rv, source.current), start
+    if not rv_text:
+        return source.current, ""
+    requested = _parse_rv(rv_text)
+    match = query.get("resourceVersionMatch") or ""
+    if requested > source.current:
+        raise too_large(requested, source.current)
+    if match == "Exact" or (not match and limit > 0 and requested > 0):
+        if requested < source.oldest:
+            raise _status(410, "Expired", _LIST_TOO_OLD)
+        return requested, ""
+    return source.current, ""
+
+
+def _prefix_end(prefix: str) -> str | None:
+    """The first key after every key that starts with ``prefix`` (None: no end)."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else None
+
+
+def _scan(state: SortedState, start: str, end: str | None, limit: int, matches: Callable[[dict[str, Any]], bool],
+          ) -> tuple[list[dict[str, Any]], str, int | None]:
+    """The matching objects of keys in ``[start, end)`` (at most ``limit``; 0: all), the last one's key, and when
+    more match after it, how many keys remain in the range (else None)."""
+    keys, objects = state.keys, state.objects
+    stop = len(keys) if end is None else bisect.bisect_left(keys, end)
+    items: list[dict[str, Any]] = []
+    last = -1
+    for i in range(bisect.bisect_left(keys, start), stop):
+        obj = objects[i]
+        if not matches(obj):
+            continue
+        if limit and len(items) == limit:
+            return items, keys[last], stop - last - 1
+        items.append(obj)
+        last = i
+    return items, keys[last] if last >= 0 else "", None
 
 
 @dataclass(frozen=True)

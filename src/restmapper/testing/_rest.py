@@ -267,8 +267,8 @@ def _list(cluster: FakeCluster, req: Request, t: Target, shape: Representation) 
     def matches(obj: dict[str, Any]) -> bool:
         return (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and selected(obj)
 
-    source = ListSource(lambda rv: store.snapshot(t.key, rv), store.resource_version, store.oldest_available,
-                        store.expire_continue_tokens)
+    source = ListSource(lambda rv: store.sorted_state(t.key, rv), store.resource_version, store.oldest_available,
+                        store.expire_continue_tokens, object_key(t.namespace, "") if t.namespace else "")
     try:
         at, items, extra = list_page(q, source, matches, bool(label_selector or field_selector),
                                      cluster.internals.watch_list())

@@ -13,17 +13,19 @@ import copy
 import threading
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from restmapper.testing.objects.strategy import BUILT_INS_WITH_GENERATION
 
-__all__ = ["APISERVICE_KEY", "CRD_KEY", "EtcdSnapshot", "ObjectStore", "WatchEvent", "now_timestamp", "object_key"]
+__all__ = ["APISERVICE_KEY", "CRD_KEY", "EtcdSnapshot", "ObjectStore", "SortedState", "WatchEvent", "now_timestamp",
+           "object_key"]
 
 CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
 APISERVICE_KEY = "apiservices.apiregistration.k8s.io"
+_SORTED_STATES_KEPT = 16  # sorted states cached (each a list of references to the stored objects)
 
 
 def object_key(namespace: str | None, name: str) -> str:
@@ -57,6 +59,15 @@ class WatchEvent:
 
 
 @dataclass(frozen=True)
+class SortedState:
+    """The objects of one resource at one resourceVersion in key order (etcd's key space): ``keys[i]`` is the
+    :func:`object_key` of ``objects[i]``. Shared between reads: never mutate it or its objects."""
+
+    keys: list[str]
+    objects: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class EtcdSnapshot:
     """The objects of every resource at one resourceVersion, as ``etcdctl snapshot save`` keeps them (see
     :meth:`FakeCluster.snapshot`). Opaque to tests except for :attr:`resource_version`."""
@@ -86,6 +97,9 @@ class ObjectStore:
         self.watch_delay = 0.0  # seconds each event is held back from watch streams (a lagging watch cache)
         self.expire_continue_tokens = False  # every continue token answers 410 Expired (compaction outpaces pages)
         self.watches_end_at_once: set[str] = set()  # storage keys ("*": all) whose watches end before any event
+        # The resourceVersion of the last event kept per storage key: from it on, the key's state is its bucket.
+        self._touched: dict[str, int] = {}
+        self._sorted: OrderedDict[tuple[str, int], SortedState] = OrderedDict()  # by (key, resourceVersion)
 
     def bucket(self, key: str) -> dict[str, dict[str, Any]]:
         """Return the (mutable) objects of ``key``, keyed by :func:`object_key`."""
@@ -157,6 +171,7 @@ class ObjectStore:
         return obj
 
     def _record(self, event: WatchEvent) -> None:
+        self._touched[event.key] = event.resource_version
         self._history.append(event)
         while len(self._history) > self.history_limit:
             self._floor = self._history.popleft().resource_version
@@ -193,6 +208,36 @@ class ObjectStore:
             else:
                 state[k] = event.prev
         return state
+
+    def sorted_state(self, key: str, resource_version: int) -> SortedState | None:
+        """Return the objects of ``key`` at ``resource_version`` in key order, or None when that revision was
+        compacted away (as :meth:`snapshot`).
+
+        Built once per state and kept (the last few): every page of a paginated list reads its first page's
+        resourceVersion, so the pages after the first cost their size (and a binary search for their start),
+        not the collection's. A state is named by the resourceVersion of the last change to ``key`` at or before
+        ``resource_version`` when that is the latest change (writes to other resources do not rebuild it).
+        """
+        if resource_version < self._floor:
+            return None
+        touched = self._touched.get(key, 0)
+        at = touched if touched <= resource_version else resource_version
+        state = self._sorted.get((key, at))
+        if state is not None:
+            self._sorted.move_to_end((key, at))
+            return state
+        objects = self.snapshot(key, resource_version)
+        assert objects is not None  # resource_version is not below the floor
+        keys = sorted(objects)
+        state = SortedState(keys, [objects[k] for k in keys])
+        self._sorted[(key, at)] = state
+        while len(self._sorted) > _SORTED_STATES_KEPT:
+            self._sorted.popitem(last=False)
+        return state
+
+    def _forget_sorted_states(self) -> None:
+        """Buckets changed without events (restore, wipe): every kept state may be wrong now."""
+        self._sorted.clear()
 
     def compact(self, resource_version: int | None = None) -> None:
         """Forget the events up to ``resource_version`` (default: every event so far), as an etcd compaction: a
@@ -238,6 +283,8 @@ class ObjectStore:
             bucket.update(copy.deepcopy(objects))
         self.resource_version = snapshot.resource_version + bump_revision
         self._history.clear()
+        self._touched.clear()  # no event kept: every state is its bucket
+        self._forget_sorted_states()
         self._floor = self.resource_version if mark_compacted else snapshot.resource_version
         self.drop_watches()  # kube-apiserver is restarted on the restored etcd
 
@@ -247,6 +294,7 @@ class ObjectStore:
         for key in list(self.buckets):
             if key not in kept:
                 del self.buckets[key]
+        self._forget_sorted_states()
 
 
 def _spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -147,9 +147,9 @@ class WatchStream:
         for hook in store.hooks:
             hook()
         if s.since is None:
-            chunks = [self._encode("ADDED", obj) for (_, obj) in sorted(store.bucket(s.key).items())
-                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)] \
-                if s.initial_events else []
+            state = store.sorted_state(s.key, store.resource_version) if s.initial_events else None
+            chunks = [self._encode("ADDED", obj) for obj in state.objects
+                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)] if state else []
             if s.send_initial_events and s.bookmarks:
                 chunks.append(self._bookmark(initial_end=True))
             return chunks, store.resource_version, False
