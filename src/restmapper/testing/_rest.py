@@ -131,6 +131,35 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
 
     ``lookup`` is the discovery handlers' group version lookup (error reply or served resources, lock held).
     """
+    target = _target(cluster, gv, rest, lookup)
+    if not isinstance(target, Target):
+        return target
+    if target.name is None and req.method in ("PUT", "PATCH"):
+        return docs.method_not_allowed()
+    watch = req.method == "GET" and docs.asks_to_watch(req.query)
+    verb = "watch" if watch else _verb(req.method, target)
+    spec = target.spec
+    denial = cluster._denial(target.key, target.namespace) if spec.namespaced else None
+    if denial is not None and verb is not None:
+        return forbidden_reply(denial.user, verb, spec.name, gv.group, target.namespace)
+    if watch:
+        return _watch(cluster, req, target)
+    if verb is None or (verb not in spec.verbs and target.subresource is None):
+        return docs.method_not_allowed()
+    shape = representation(req.header("Accept"), collection=verb in ("list", "deletecollection"))
+    if req.method != "DELETE" and shape is None:
+        return docs.not_acceptable()
+    if target.key == APISERVICE_KEY and verb not in ("get", "list"):
+        return docs.method_not_allowed()
+    try:
+        return _dispatch(cluster, req, target, verb, shape or "object")
+    except SelectorError as exc:
+        return _bad_request(str(exc))
+
+
+def _target(cluster: FakeCluster, gv: GroupVersion, rest: str, lookup: Lookup) -> Target | Reply:
+    """What ``rest`` (``[namespaces/{ns}/]{resource}[/{name}[/{sub}]]``) addresses, or the 404 (or discovery error)
+    kube-apiserver answers for a path it does not serve."""
     parts = [s for s in rest.split("/") if s]
     namespace = None
     if len(parts) >= 3 and parts[0] == "namespaces":
@@ -138,14 +167,10 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
     if not parts or len(parts) > 3:
         return docs.not_found()
     with cluster.internals.lock:
-        cluster.internals.sync_apiservices()
-        error, resources = lookup(gv)
-        spec = next((r for r in resources if r.name == parts[0]), None)
-        if spec is None:
-            always = next((v for v in _ALWAYS.values() if v[0] == gv and v[1].name == parts[0]), None)
-            if always is None or (error is not None and error[0] != 404):
-                return error if error is not None else docs.not_found()
-            spec = always[1]
+        found = _served_resource(cluster, gv, parts[0], lookup)
+        if not isinstance(found, ResourceSpec):
+            return found
+        spec = found
         key = storage_key(cluster, gv, spec)
         custom = key in cluster.internals.crds()
     if namespace is not None and not spec.namespaced:
@@ -153,27 +178,21 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
     sub = parts[2] if len(parts) == 3 else None
     if sub is not None and sub not in {s.name for s in spec.subresources}:
         return docs.not_found()
-    target = Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
-    if target.name is None and req.method in ("PUT", "PATCH"):
-        return docs.method_not_allowed()
-    watch = req.method == "GET" and docs.asks_to_watch(req.query)
-    verb = "watch" if watch else _verb(req.method, target)
-    denial = cluster._denial(key, namespace) if spec.namespaced else None
-    if denial is not None and verb is not None:
-        return forbidden_reply(denial.user, verb, spec.name, gv.group, namespace)
-    if watch:
-        return _watch(cluster, req, target)
-    if verb is None or (verb not in spec.verbs and sub is None):
-        return docs.method_not_allowed()
-    shape = representation(req.header("Accept"), collection=verb in ("list", "deletecollection"))
-    if req.method != "DELETE" and shape is None:
-        return docs.not_acceptable()
-    if key == APISERVICE_KEY and verb not in ("get", "list"):
-        return docs.method_not_allowed()
-    try:
-        return _dispatch(cluster, req, target, verb, shape or "object")
-    except SelectorError as exc:
-        return _bad_request(str(exc))
+    return Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
+
+
+def _served_resource(cluster: FakeCluster, gv: GroupVersion, name: str, lookup: Lookup) -> ResourceSpec | Reply:
+    """The resource ``name`` served at ``gv`` (CRDs and APIServices answer even when discovery does not list
+    them), or the error reply (lock held)."""
+    cluster.internals.sync_apiservices()
+    error, resources = lookup(gv)
+    spec = next((r for r in resources if r.name == name), None)
+    if spec is not None:
+        return spec
+    always = next((v for v in _ALWAYS.values() if v[0] == gv and v[1].name == name), None)
+    if always is None or (error is not None and error[0] != 404):
+        return error if error is not None else docs.not_found()
+    return always[1]
 
 
 def _verb(method: str, target: Target) -> str | None:
