@@ -51,13 +51,15 @@ EXTRA_SECTIONS: dict[str, str] = {
     "workqueue": "bench.workqueue_bench",
     "leader": "bench.leader_bench",
     "scope": "bench.scope_bench",
+    "kit": "bench.kit_bench",
 }
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""
 
 EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)", "client": "issue 28 (read-your-writes client)",
                                 "workqueue": "issue 28 (work queue)", "leader": "issue 28 (leader election)",
-                                "scope": "issue 24 (scoped object cache)"}
+                                "scope": "issue 24 (scoped object cache)",
+                                "kit": "issue 25 (kit serves big collections)"}
 """The issue a missed target of an optional section is reported against, when its rows name none."""
 
 SECTIONS = ("full", "warm", "questions", "refresh", "cold", "memory", "storm", "cli", "import", *EXTRA_SECTIONS)
