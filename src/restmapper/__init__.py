@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         is_ambiguous,
         is_no_match,
     )
+    from restmapper.generation import GenerationCache
     from restmapper.mapper import (
         LazyRESTMapper,
         PartialDiscoveryWarning,
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
         Scope,
         VersionInfo,
     )
-    from restmapper.store import GenerationCache, ObjectCache, ObjectNotFoundError, is_not_found
+    from restmapper.store import ObjectCache, ObjectNotFoundError, is_not_found
     from restmapper.watch import Watcher, wait_for
     from restmapper.workqueue import AsyncRateLimitingQueue, RateLimitingQueue
 
@@ -115,7 +116,7 @@ _LAZY = {
     "AsyncRESTMapper": "restmapper.aio",
     "DiscoveryCache": "restmapper.cache",
     "DiscoveryClient": "restmapper.discovery",
-    "GenerationCache": "restmapper.store",
+    "GenerationCache": "restmapper.generation",
     "LazyRESTMapper": "restmapper.mapper",
     "ObjectCache": "restmapper.store",
     "ObjectNotFoundError": "restmapper.store",

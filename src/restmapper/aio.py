@@ -35,7 +35,7 @@ from restmapper.model import (
     GroupVersionResource,
     RESTMapping,
 )
-from restmapper.store._aio import AsyncObjectCache
+from restmapper.store import AsyncObjectCache
 from restmapper.transport import ClientConfig, Transport, check_seconds
 
 __all__ = ["AsyncObjectCache", "AsyncRESTMapper", "run_blocking"]

@@ -9,9 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError, RestMapperError, is_ambiguous, is_no_match, remembered_suffix
-from restmapper.mapper import LazyRESTMapper, PartialDiscoveryWarning, ShortNameConflictWarning
-from restmapper.mapper._args import api_version_parts, require_resource_type, require_resource_types
-from restmapper.mapper._typed import checked_reading
+from restmapper.mapper import (
+    LazyRESTMapper,
+    PartialDiscoveryWarning,
+    ShortNameConflictWarning,
+    api_version_parts,
+    checked_reading,
+    require_resource_type,
+    require_resource_types,
+)
 from restmapper.model import RESTMapping
 
 __all__ = ["HEADERS", "Resolution", "render", "resolve_args"]

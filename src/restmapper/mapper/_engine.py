@@ -13,8 +13,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from restmapper.cache import GroupEntry
-from restmapper.cache._replay import Replays, replay_mark
+from restmapper.cache import GroupEntry, Replays, replay_mark
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
 from restmapper.mapper._args import SERVABLE_GROUPS, SERVABLE_VERSIONS, require_question_shape
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question

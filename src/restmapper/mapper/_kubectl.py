@@ -13,8 +13,7 @@ import warnings
 from collections.abc import Callable, Collection
 
 from restmapper._public import caller_stacklevel
-from restmapper.cache import GroupEntry
-from restmapper.cache._replay import Replays, replay_mark
+from restmapper.cache import GroupEntry, Replays, replay_mark
 from restmapper.errors import InvalidArgumentError, NoResourceMatchError, RestMapperError
 from restmapper.mapper._args import not_a_category, require_resource_type, require_resource_types, require_str
 from restmapper.mapper._engine import AnswerEngine, Question

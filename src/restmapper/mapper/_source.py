@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Protocol, runtime_checkable
 
-from restmapper.cache import CacheStats
-from restmapper.cache._scope import LookupScope
+from restmapper.cache import CacheStats, LookupScope
 from restmapper.errors import GroupDiscoveryError
 from restmapper.mapper._groups import GroupSource
 from restmapper.model import GroupVersion

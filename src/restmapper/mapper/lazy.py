@@ -16,8 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from restmapper._public import own_methods
-from restmapper.cache import CacheStats, DiscoveryCache, GroupEntry
-from restmapper.cache._source import DiscoverySource
+from restmapper.cache import CacheStats, DiscoveryCache, DiscoverySource, GroupEntry
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper._args import (
     SERVABLE_GROUPS,

@@ -33,11 +33,19 @@ first, so the new term starts from the full picture::
                 cache.remove_handler(handle)
 
 :class:`GenerationCache` (docs/design.md §6) caches values derived from objects, rebuilt when an object's UID,
-generation or fingerprint changes; :meth:`ObjectCache.derived` keeps one in step with an informer.
+generation or fingerprint changes; :meth:`ObjectCache.derived` keeps one in step with an informer. It is defined
+in :mod:`restmapper.generation` (which :mod:`restmapper.watch` uses too) and re-exported here.
+
+:class:`AsyncObjectCache` is the object cache for asyncio code (also exported by :mod:`restmapper.aio`); it loads
+on first use, so importing this package does not import :mod:`asyncio`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from restmapper._lazy import lazy_dir, lazy_getattr
+from restmapper.generation import GenerationCache, GenerationCacheStats, crd_fingerprint, object_uid_generation
 from restmapper.store._cache import InformerInfo, KindArg, ObjectCache
 from restmapper.store._errors import (
     CacheSyncTimeoutError,
@@ -49,7 +57,6 @@ from restmapper.store._errors import (
     TransformError,
     is_not_found,
 )
-from restmapper.store._generation import GenerationCache, GenerationCacheStats, crd_fingerprint, object_uid_generation
 from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, InformerStats, State
 from restmapper.store._keys import object_key, split_object_key
@@ -58,7 +65,15 @@ from restmapper.store._reflectors import NamespaceState
 from restmapper.store._scope import Scope
 from restmapper.store._transforms import strip_last_applied, strip_managed_fields
 
+if TYPE_CHECKING:
+    from restmapper.store._aio import AsyncObjectCache
+
+_LAZY = {"AsyncObjectCache": "restmapper.store._aio"}
+__getattr__ = lazy_getattr(globals(), __name__, _LAZY)
+__dir__ = lazy_dir(globals(), _LAZY)
+
 __all__ = [
+    "AsyncObjectCache",
     "CacheSyncTimeoutError",
     "GenerationCache",
     "GenerationCacheStats",

@@ -3,7 +3,7 @@
 ``cache.list("all")`` or ``cache.get("deploy/web", ...)`` reach :meth:`LazyRESTMapper.resolve`, whose errors name
 ``resolve()`` and suggest ``resolve_all("all")`` or ``resolve("deploy")``: calls the user did not make, and (for a
 category or a comma list) not one the cache offers. Here the same checks
-(:func:`~restmapper.mapper._args.require_resource_type`, its suggestions checked with the server) name the cache's
+(:func:`~restmapper.mapper.require_resource_type`, its suggestions checked with the server) name the cache's
 method and suggest the cache call to make instead.
 """
 
@@ -14,9 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from restmapper.errors import InvalidArgumentError, RestMapperError
-from restmapper.mapper._args import require_resource_type
-from restmapper.mapper._typed import checked_reading
-from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.mapper import LazyRESTMapper, checked_reading, require_resource_type
 from restmapper.model import RESTMapping
 
 __all__ = ["CacheCall", "resolve_for"]

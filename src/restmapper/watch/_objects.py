@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from restmapper.errors import InvalidArgumentError
-from restmapper.mapper._args import is_group_name
-from restmapper.store._generation import crd_fingerprint
+from restmapper.generation import crd_fingerprint
+from restmapper.mapper import is_group_name
 
 __all__ = ["APISERVICES", "CRDS", "Known", "ResourceKind", "known_from"]
 

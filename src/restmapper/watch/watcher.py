@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from restmapper.errors import APIStatusError, InvalidArgumentError
-from restmapper.store._generation import GenerationCache
+from restmapper.generation import GenerationCache
 from restmapper.transport import check_seconds, end_idle_deadline_thread
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy

@@ -18,6 +18,12 @@ The freshness rule, checked on every :meth:`GenerationCache.get`:
 * within one generation, the object presented most recently wins: a different fingerprint rebuilds.
 
 Pure: no I/O. ``build`` and ``dispose`` run in the caller's thread, never under the cache's lock.
+
+This module sits just above :mod:`restmapper.model` and :mod:`restmapper.errors` (it imports nothing else of the
+library), so both integrations that use it, :mod:`restmapper.store` (:meth:`ObjectCache.derived
+<restmapper.store.ObjectCache.derived>`) and :mod:`restmapper.watch` (the CRD fingerprint a
+:class:`~restmapper.watch.Watcher` compares, the cache it refreshes), import it without importing each other.
+:mod:`restmapper.store` re-exports its names, so ``from restmapper.store import GenerationCache`` keeps working.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ __all__ = [
     "object_uid_generation",
 ]
 
-logger = logging.getLogger("restmapper.store")
+logger = logging.getLogger("restmapper.store")  # the name it has always logged under: logging configs keep working
 
 T = TypeVar("T")
 V = TypeVar("V")
