@@ -1,4 +1,5 @@
-"""asyncio front end of the object cache: :class:`AsyncObjectCache` (exported from :mod:`restmapper.store` and :mod:`restmapper.aio`).
+"""asyncio front end of the object cache: :class:`AsyncObjectCache` (exported from :mod:`restmapper.store` and
+:mod:`restmapper.aio`).
 
 Reads of a synced informer are dict lookups and are answered inline; the first read of a kind (which may start
 an informer and wait for its sync) runs in a worker thread through :func:`asyncio.to_thread`. Waits

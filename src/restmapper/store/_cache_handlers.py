@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from restmapper.store._args import check_callables, check_handle
 from restmapper.generation import GenerationCache
+from restmapper.store._args import check_callables, check_handle
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._kinds import CacheCall
 from restmapper.store._leading import Leadership, LeadershipBinding
