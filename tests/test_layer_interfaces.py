@@ -4,7 +4,8 @@
   takes a ready cache (``CacheSource``) as it is; anything else is a TypeError that says what to pass.
 - The watcher needs only ``WatchedMapper`` (transport + invalidation); it and the object cache list and watch
   over ``mapper.transport``.
-- ``from_kubeconfig``/``from_incluster`` exist once (``ConfigConstructors``), each class defining ``from_config``.
+- ``from_kubeconfig``/``from_incluster`` build through ``from_config``, which each class defines, and name their
+  class (a bad option's TypeError names the method called).
 """
 
 from __future__ import annotations
@@ -132,15 +133,15 @@ def test_object_cache_and_mapper_share_one_transport() -> None:
             assert cache.stop(10)
 
 
-def test_from_kubeconfig_and_from_incluster_are_written_once() -> None:
-    from restmapper.transport.config import ConfigConstructors
-
+def test_from_kubeconfig_and_from_incluster_name_their_class() -> None:
     for cls in (DiscoveryClient, LazyRESTMapper, ObjectCache, AsyncObjectCache):
-        for name in ("from_kubeconfig", "from_incluster"):  # each class names them (a bad call names the class)
-            own = getattr(cls, name).__func__
-            assert own.__code__ is getattr(ConfigConstructors, name).__func__.__code__  # but the code is shared
-            assert own.__qualname__ == f"{cls.__name__}.{name}"
+        for name in ("from_kubeconfig", "from_incluster"):
+            assert getattr(cls, name).__func__.__qualname__ == f"{cls.__name__}.{name}"
         assert "from_config" in vars(cls)
+    for cls in (LazyRESTMapper, ObjectCache, AsyncObjectCache):
+        for name in ("from_kubeconfig", "from_incluster"):  # refused before any configuration is read
+            with pytest.raises(TypeError, match=rf"{cls.__name__}\.{name}\b.*no_such_option"):
+                getattr(cls, name)(no_such_option=1)
 
 
 def test_object_cache_from_config_splits_its_options() -> None:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from restmapper._public import own_methods
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.store._args import check_handle, check_key, check_selectors, check_uid, check_wait
 from restmapper.store._cache import InformerInfo, KindArg, ObjectCache
@@ -28,7 +27,7 @@ from restmapper.store._handlers import HandlerHandle
 from restmapper.store._informer import Informer, _NotReadable
 from restmapper.store._kinds import CacheCall
 from restmapper.store._leading import Leadership, LeadershipBinding
-from restmapper.transport.config import ClientConfig, ConfigConstructors
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 
 __all__ = ["AsyncObjectCache"]
 
@@ -38,8 +37,7 @@ AsyncHandler = Callable[..., Any]
 """A plain function or a coroutine function; called with the same arguments as the sync handlers."""
 
 
-@own_methods
-class AsyncObjectCache(ConfigConstructors):
+class AsyncObjectCache:
     """Awaitable reads, waits and handlers over an :class:`~restmapper.store.ObjectCache` (shareable with sync code).
 
     Example (kopf, or any asyncio controller)::
@@ -97,6 +95,29 @@ class AsyncObjectCache(ConfigConstructors):
             TypeError: an unknown option (the message names the method called).
         """
         return cls(ObjectCache.from_config(config, **options))
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
+                        **options: Any) -> AsyncObjectCache:
+        """Wrap a cache built as :meth:`ObjectCache.from_kubeconfig` (same arguments).
+
+        Raises:
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an unknown option (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_kubeconfig", options)
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> AsyncObjectCache:
+        """Wrap a cache built as :meth:`ObjectCache.from_incluster` (same arguments).
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an unknown option (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_incluster", options)
+        return cls.from_config(incluster_config(service_account_dir), **options)
 
     @classmethod
     def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:

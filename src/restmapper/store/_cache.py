@@ -11,8 +11,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from restmapper._public import own_methods
 from restmapper.errors import InformerNotStartedError, InvalidArgumentError
+from restmapper.generation import GenerationCache
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._args import (
@@ -23,13 +23,15 @@ from restmapper.store._args import (
 from restmapper.store._cache_handlers import CacheHandlers
 from restmapper.store._cache_waits import CacheWaits
 from restmapper.store._errors import InformerStoppedError
+from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
 from restmapper.store._kinds import CacheCall, resolve_for
+from restmapper.store._leading import Leadership
 from restmapper.store._scope import KindScopes, TransformArg
 from restmapper.store._stats import InformerInfo
 from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
-from restmapper.transport.config import ClientConfig, ConfigConstructors
+from restmapper.transport.config import ClientConfig, incluster_config, resolve_config
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch.reflector import DEFAULT_IDLE_TIMEOUT
 
@@ -47,8 +49,7 @@ _CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
 
 
-@own_methods
-class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
+class ObjectCache:
     """Read objects of any kind through self-healing informers (controller-runtime's ``cache.Cache`` over our mapper).
 
     ``get``/``list`` of a kind start its informer on first use and wait for its first list (bounded by
@@ -194,12 +195,13 @@ class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
         self._stopped = False  # stop() was called and start() not since: no informer may start
         # The warm path: kind string or id(kind object) -> (kind, mapper cache generation or None, informer).
         self._hot: dict[Hashable, tuple[KindArg, int | None, Informer]] = {}
+        self._waits = CacheWaits(self._informer)
+        self._handlers = CacheHandlers(self._informer, self._running_informers)
 
     @classmethod
     def from_config(cls, config: ClientConfig, **options: Any) -> ObjectCache:
         """Build a cache (and its mapper) from resolved settings (:func:`~restmapper.transport.resolve_config`);
-        ``from_kubeconfig`` and ``from_incluster`` (:class:`~restmapper.transport.config.ConfigConstructors`)
-        take the same options.
+        :meth:`from_kubeconfig` and :meth:`from_incluster` take the same options.
 
         Args:
             config: the settings.
@@ -212,6 +214,39 @@ class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
         """
         mine = cls._own_options(options)
         return cls(LazyRESTMapper.from_config(config, **options), **mine)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> ObjectCache:
+        """Build a cache (and its mapper) from a kubeconfig, or the pod's service account when there is none.
+
+        Args:
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
+            context: the context, or None for the current one.
+            **options: as :meth:`from_config`.
+
+        Raises:
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an unknown option (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_kubeconfig", options)
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> ObjectCache:
+        """Build a cache (and its mapper) from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                :data:`~restmapper.transport.config.SERVICE_ACCOUNT_DIR`).
+            **options: as :meth:`from_config`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an unknown option (the message names this method).
+        """
+        cls._check_config_options(f"{cls.__name__}.from_incluster", options)
+        return cls.from_config(incluster_config(service_account_dir), **options)
 
     @classmethod
     def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
@@ -501,6 +536,46 @@ class ObjectCache(CacheWaits, CacheHandlers, ConfigConstructors):
         """
         check_selectors("ObjectCache.list", namespace, label_selector, field_selector, index, value)
         return self._informer(kind, CacheCall("list")).list(namespace, label_selector, field_selector, index, value)
+
+    # --- waits and handlers (held objects; their docstrings are these methods') -------------------------------
+
+    def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
+        return self._waits.wait_for_sync(kind, timeout)
+
+    wait_for_sync.__doc__ = CacheWaits.wait_for_sync.__doc__
+
+    def wait_for(self, kind: KindArg, name: str, namespace: str | None = None, *,
+                 resource_version: str | None = None, generation: int | None = None,
+                 timeout: float) -> dict[str, Any]:
+        return self._waits.wait_for(kind, name, namespace, resource_version=resource_version,
+                                    generation=generation, timeout=timeout)
+
+    wait_for.__doc__ = CacheWaits.wait_for.__doc__
+
+    def wait_for_deleted(self, kind: KindArg, name: str, namespace: str | None = None, *, uid: str | None,
+                         resource_version: str | None = None, timeout: float) -> None:
+        self._waits.wait_for_deleted(kind, name, namespace, uid=uid, resource_version=resource_version,
+                                     timeout=timeout)
+
+    wait_for_deleted.__doc__ = CacheWaits.wait_for_deleted.__doc__
+
+    def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
+                    on_delete: OnDelete | None = None, *, while_leading: Leadership | None = None) -> HandlerHandle:
+        return self._handlers.add_handler(kind, on_add, on_update, on_delete, while_leading=while_leading)
+
+    add_handler.__doc__ = CacheHandlers.add_handler.__doc__
+
+    def remove_handler(self, handle: HandlerHandle, *, wait: float | None = None) -> bool:
+        return self._handlers.remove_handler(handle, wait=wait)
+
+    remove_handler.__doc__ = CacheHandlers.remove_handler.__doc__
+
+    def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
+                fingerprint: Callable[[Any], Hashable] | None = None,
+                dispose: Callable[[Any], None] | None = None) -> GenerationCache[Any, Any]:
+        return self._handlers.derived(kind, build, fingerprint=fingerprint, dispose=dispose)
+
+    derived.__doc__ = CacheHandlers.derived.__doc__
 
     # --- healing driven by a CRD watcher -----------------------------------------------------------------------
 

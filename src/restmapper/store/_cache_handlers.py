@@ -1,8 +1,8 @@
 """The event handlers of :class:`~restmapper.store.ObjectCache`: :meth:`CacheHandlers.add_handler`,
 :meth:`~CacheHandlers.remove_handler` and :meth:`~CacheHandlers.derived`.
 
-A base of :class:`~restmapper.store.ObjectCache` (its public methods are documented there too); kept apart so each
-module stays readable. Each registers on (or unregisters from) the kind's informer.
+An object the cache holds (``ObjectCache._handlers``); the cache's public methods of the same names call it and
+show its docstrings. Each registers on (or unregisters from) the kind's informer.
 """
 
 from __future__ import annotations
@@ -24,12 +24,20 @@ __all__ = ["CacheHandlers"]
 
 
 class CacheHandlers:
-    """Handlers on the informers of a cache: added per kind, removed whatever kind, and derived values kept in step."""
+    """Handlers on the informers of a cache: added per kind, removed whatever kind, and derived values kept in step.
 
-    if TYPE_CHECKING:
-        def _informer(self, kind: KindArg, call: CacheCall) -> Informer: ...
+    Args:
+        informer: the cache's ``informer(kind, call)``: the running informer of ``kind``, started if needed
+            (``call`` names the cache method in an argument error).
+        running: the cache's informers running now.
+    """
 
-        def _running_informers(self) -> list[Informer]: ...
+    __slots__ = ("_informer", "_running")
+
+    def __init__(self, informer: Callable[[KindArg, CacheCall], Informer],
+                 running: Callable[[], list[Informer]]) -> None:
+        self._informer = informer
+        self._running = running
 
     def add_handler(self, kind: KindArg, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
                     on_delete: OnDelete | None = None, *, while_leading: Leadership | None = None) -> HandlerHandle:
@@ -82,7 +90,7 @@ class CacheHandlers:
         check_handle("ObjectCache.remove_handler", handle, HandlerHandle)
         if isinstance(handle, LeadershipBinding):
             return handle.remove(wait)
-        return any(informer.remove_handler(handle, wait=wait) for informer in self._running_informers())
+        return any(informer.remove_handler(handle, wait=wait) for informer in self._running())
 
     def derived(self, kind: KindArg, build: Callable[[Any], Any], *,
                 fingerprint: Callable[[Any], Hashable] | None = None,

@@ -1,12 +1,13 @@
 """The read-your-writes waits of :class:`~restmapper.store.ObjectCache`: :meth:`CacheWaits.wait_for_sync`,
 :meth:`~CacheWaits.wait_for` and :meth:`~CacheWaits.wait_for_deleted`.
 
-A base of :class:`~restmapper.store.ObjectCache` (its public methods are documented there too); kept apart so each
-module stays readable. Each starts the kind's informer if needed and waits on it.
+An object the cache holds (``ObjectCache._waits``); the cache's public methods of the same names call it and show
+its docstrings. Each starts the kind's informer if needed (through the cache) and waits on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from restmapper.store._args import check_key, check_uid, check_wait
@@ -20,10 +21,17 @@ __all__ = ["CacheWaits"]
 
 
 class CacheWaits:
-    """Waits for an informer's first list, for a write, for a delete (client-go ``WaitForCacheSync`` and more)."""
+    """Waits for an informer's first list, for a write, for a delete (client-go ``WaitForCacheSync`` and more).
 
-    if TYPE_CHECKING:
-        def _informer(self, kind: KindArg, call: CacheCall) -> Informer: ...
+    Args:
+        informer: the cache's ``informer(kind, call)``: the running informer of ``kind``, started if needed
+            (``call`` names the cache method in an argument error).
+    """
+
+    __slots__ = ("_informer",)
+
+    def __init__(self, informer: Callable[[KindArg, CacheCall], Informer]) -> None:
+        self._informer = informer
 
     def wait_for_sync(self, kind: KindArg, timeout: float | None) -> bool:
         """Start the informer for ``kind`` if needed and wait for its first list (client-go ``WaitForCacheSync``).

@@ -89,6 +89,39 @@ def _tokens(selector: str) -> list[tuple[str, str]]:
     return tokens
 
 
+_END = ("end", "")
+
+
+class _Cursor:
+    """The tokens of one selector, read left to right (``("end", "")`` past the last one)."""
+
+    __slots__ = ("i", "selector", "tokens")
+
+    def __init__(self, selector: str) -> None:
+        self.selector = selector
+        self.tokens = _tokens(selector)
+        self.i = 0
+
+    def more(self) -> bool:
+        return self.i < len(self.tokens)
+
+    def peek(self) -> tuple[str, str]:
+        return self.tokens[self.i] if self.i < len(self.tokens) else _END
+
+    def take(self) -> tuple[str, str]:
+        token = self.peek()
+        self.i += 1
+        return token
+
+    def value(self) -> str:
+        """The next identifier as a value, or ``""`` (taking nothing) when the next token is not one."""
+        kind, value = self.peek()
+        if kind != "ident":
+            return ""
+        self.take()
+        return value
+
+
 @functools.lru_cache(maxsize=256)
 def label_requirements(selector: str) -> tuple[LabelRequirement, ...]:
     """Parse ``selector`` (``""`` or blank: no requirement).
@@ -96,83 +129,74 @@ def label_requirements(selector: str) -> tuple[LabelRequirement, ...]:
     Raises:
         InvalidArgumentError: a selector kube-apiserver would refuse, saying where.
     """
-    tokens = _tokens(selector)
+    cur = _Cursor(selector)
     requirements: list[LabelRequirement] = []
-    i = 0
-
-    def take() -> tuple[str, str]:
-        nonlocal i
-        token = tokens[i] if i < len(tokens) else ("end", "")
-        i += 1
-        return token
-
-    def peek() -> tuple[str, str]:
-        return tokens[i] if i < len(tokens) else ("end", "")
-
-    while i < len(tokens):
-        kind, text = take()
-        if (kind, text) == ("op", "!"):
-            kind, key = take()
-            if kind != "ident":
-                raise _bad(selector, "'!' must be followed by a key")
-            requirements.append(LabelRequirement(_check_key(selector, key), "!exists"))
-        elif kind == "ident":
-            key = _check_key(selector, text)
-            kind, op = peek()
-            if kind in ("end",) or (kind, op) == ("op", ","):
-                requirements.append(LabelRequirement(key, "exists"))
-            elif kind == "ident" and op in ("in", "notin"):
-                take()
-                if take() != ("op", "("):
-                    raise _bad(selector, f"'{op}' must be followed by '(' and a list of values")
-                values: list[str] = []
-                closed = peek() == ("op", ")")
-                if closed:  # "()": one empty value, as apimachinery reads it
-                    take()
-                    values.append("")
-                while not closed:
-                    kind, value = peek()
-                    if kind == "ident":
-                        take()
-                    else:
-                        value = ""
-                    values.append(_check_value(selector, value))
-                    kind, value = take()
-                    closed = (kind, value) == ("op", ")")
-                    if not closed and (kind, value) != ("op", ","):
-                        raise _bad(selector, f"expected ',' or ')' in the values of {key!r}, found "
-                                             f"{value or 'the end'!r}")
-                if op == "in" and values == [""]:
-                    raise _bad(selector, f"the values of 'in' cannot be empty ({key!r})")
-                requirements.append(LabelRequirement(key, op, frozenset(values)))
-            elif kind == "op" and op in ("=", "==", "!=", ">", "<"):
-                take()
-                kind, value = peek()
-                if kind == "ident":
-                    take()
-                else:
-                    value = ""
-                if op in (">", "<"):
-                    if not _INTEGER.fullmatch(value):
-                        raise _bad(selector, f"the value of '{op}' must be an integer, found {value!r}")
-                    requirements.append(LabelRequirement(key, "gt" if op == ">" else "lt",
-                                                         frozenset({str(int(value))})))
-                else:
-                    requirements.append(LabelRequirement(key, "notin" if op == "!=" else "in",
-                                                         frozenset({_check_value(selector, value)})))
-            else:
-                raise _bad(selector, f"expected an operator (in, notin, =, ==, !=, >, <) after {key!r}, found "
-                                     f"{op!r}")
-        else:
-            raise _bad(selector, f"expected a key or '!', found {text!r}")
-        kind, text = take()
+    while cur.more():
+        requirements.append(_requirement(cur))
+        kind, text = cur.take()
         if kind == "end":
             break
         if (kind, text) != ("op", ","):
             raise _bad(selector, f"expected ',' between requirements, found {text!r}")
-        if peek()[0] == "end" or peek() == ("op", ","):
+        if cur.peek()[0] == "end" or cur.peek() == ("op", ","):
             raise _bad(selector, "expected a requirement after ','")
     return tuple(requirements)
+
+
+def _requirement(cur: _Cursor) -> LabelRequirement:
+    """One requirement: ``!key``, ``key``, ``key in (...)``/``notin (...)``, or ``key`` with a comparison."""
+    selector = cur.selector
+    kind, text = cur.take()
+    if (kind, text) == ("op", "!"):
+        kind, key = cur.take()
+        if kind != "ident":
+            raise _bad(selector, "'!' must be followed by a key")
+        return LabelRequirement(_check_key(selector, key), "!exists")
+    if kind != "ident":
+        raise _bad(selector, f"expected a key or '!', found {text!r}")
+    key = _check_key(selector, text)
+    kind, op = cur.peek()
+    if kind == "end" or (kind, op) == ("op", ","):
+        return LabelRequirement(key, "exists")
+    if kind == "ident" and op in ("in", "notin"):
+        cur.take()
+        return _set_requirement(cur, key, op)
+    if kind == "op" and op in ("=", "==", "!=", ">", "<"):
+        cur.take()
+        return _compared_requirement(cur, key, op)
+    raise _bad(selector, f"expected an operator (in, notin, =, ==, !=, >, <) after {key!r}, found {op!r}")
+
+
+def _set_requirement(cur: _Cursor, key: str, op: str) -> LabelRequirement:
+    """``key in (a,b)`` or ``key notin (a,b)``, from the ``(`` on (``()``: one empty value, as apimachinery)."""
+    selector = cur.selector
+    if cur.take() != ("op", "("):
+        raise _bad(selector, f"'{op}' must be followed by '(' and a list of values")
+    values: list[str] = []
+    closed = cur.peek() == ("op", ")")
+    if closed:  # "()": one empty value, as apimachinery reads it
+        cur.take()
+        values.append("")
+    while not closed:
+        values.append(_check_value(selector, cur.value()))
+        kind, value = cur.take()
+        closed = (kind, value) == ("op", ")")
+        if not closed and (kind, value) != ("op", ","):
+            raise _bad(selector, f"expected ',' or ')' in the values of {key!r}, found {value or 'the end'!r}")
+    if op == "in" and values == [""]:
+        raise _bad(selector, f"the values of 'in' cannot be empty ({key!r})")
+    return LabelRequirement(key, op, frozenset(values))
+
+
+def _compared_requirement(cur: _Cursor, key: str, op: str) -> LabelRequirement:
+    """``key=v``, ``key==v``, ``key!=v`` (as ``in``/``notin`` of one value) or ``key>n``, ``key<n`` (integers)."""
+    selector = cur.selector
+    value = cur.value()
+    if op in (">", "<"):
+        if not _INTEGER.fullmatch(value):
+            raise _bad(selector, f"the value of '{op}' must be an integer, found {value!r}")
+        return LabelRequirement(key, "gt" if op == ">" else "lt", frozenset({str(int(value))}))
+    return LabelRequirement(key, "notin" if op == "!=" else "in", frozenset({_check_value(selector, value)}))
 
 
 Matcher = Callable[[Mapping[str, Any]], bool]
