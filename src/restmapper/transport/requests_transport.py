@@ -236,14 +236,7 @@ class RequestsTransport:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._secrets = SecretBook()
-        parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
-        if parts.username is not None or parts.password is not None:
-            if username is None and password is None:
-                username, password = unquote(parts.username or ""), unquote(parts.password or "")
-            self._secrets.add(parts.password, unquote(parts.password or ""))
-        self.base_url: str = strip_userinfo(base_url.strip()).rstrip("/")
+        username, password = self._read_server_url(base_url, username, password)
         if cert is not None and (len(cert) != 2 or not all(cert)):
             raise ConfigError("cert must be a (cert_file, key_file) pair")
         if max_body_bytes <= 0:
@@ -265,32 +258,61 @@ class RequestsTransport:
         self.max_body_bytes = max_body_bytes
         self.retry = retry if retry is not None else RetryPolicy()
         self._user_agent = user_agent
-        self._basic: str | None = None
-        if username is not None or password is not None:
-            pair = f"{username or ''}:{password or ''}"
-            encoded = base64.b64encode(pair.encode()).decode("ascii")
-            self._basic = "Basic " + encoded
-            # The book adds every derived form (base64, escapes, percent-encoding) of each value.
-            self._secrets.add(pair if password else None, encoded)
+        self._basic = self._basic_auth(username, password)
         self._secrets.add(token, f"Bearer {token}" if token else None, password, self._basic)
         self._token_file = (_TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS,
                                        self._secrets) if token_file else None)
+        self._session = self._open_session(session, tls_server_name)
+        self.identity: str = self._compute_identity(identity_material)
+
+    def _read_server_url(self, base_url: str, username: str | None, password: str | None
+                         ) -> tuple[str | None, str | None]:
+        """Set :attr:`base_url` from ``base_url`` without its userinfo; return the basic-auth credentials to use:
+        ``username``/``password`` when either is given, else the URL's own (``https://user:pw@host``).
+
+        Raises:
+            ConfigError: ``base_url`` is not an http(s) URL with a host.
+        """
+        parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
+        if parts.username is not None or parts.password is not None:
+            if username is None and password is None:
+                username, password = unquote(parts.username or ""), unquote(parts.password or "")
+            self._secrets.add(parts.password, unquote(parts.password or ""))
+        self.base_url: str = strip_userinfo(base_url.strip()).rstrip("/")
+        return username, password
+
+    def _basic_auth(self, username: str | None, password: str | None) -> str | None:
+        """The ``Authorization`` value for basic auth (None without credentials), its forms added to the secrets."""
+        if username is None and password is None:
+            return None
+        pair = f"{username or ''}:{password or ''}"
+        encoded = base64.b64encode(pair.encode()).decode("ascii")
+        # The book adds every derived form (base64, escapes, percent-encoding) of each value.
+        self._secrets.add(pair if password else None, encoded)
+        return "Basic " + encoded
+
+    def _open_session(self, session: requests.Session | None, tls_server_name: str | None) -> requests.Session:
+        """``session``, or a new one this transport owns with the environment's proxy and CA settings resolved
+        once; with ``tls_server_name``, its https adapter sends that SNI name."""
         self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
-        if self._owns_session:
+        if session is None:
+            session = requests.Session()
             # requests re-reads proxy variables (HTTPS_PROXY, NO_PROXY) and REQUESTS_CA_BUNDLE from the environment
             # on every request, scanning os.environ twice (~0.4 ms each time). Every request goes to base_url, so
             # resolve them once, exactly as requests would for that URL, and stop the per-request lookups.
-            env = self._session.merge_environment_settings(self.base_url, self._proxies or {}, True, self._verify,
-                                                           self._cert)
+            env = session.merge_environment_settings(self.base_url, self._proxies or {}, True, self._verify,
+                                                     self._cert)
             self._proxies = dict(env["proxies"]) or None
-            self._verify = env["verify"] if env["verify"] is not None else verify
-            self._session.trust_env = False
-            self._session.mount("https://", DeadlineAdapter())
-            self._session.mount("http://", DeadlineAdapter())
+            if env["verify"] is not None:
+                self._verify = env["verify"]
+            session.trust_env = False
+            session.mount("https://", DeadlineAdapter())
+            session.mount("http://", DeadlineAdapter())
         if tls_server_name:
-            self._session.mount("https://", SNIAdapter(tls_server_name))
-        self.identity: str = self._compute_identity(identity_material)
+            session.mount("https://", SNIAdapter(tls_server_name))
+        return session
 
     # --- constructors ------------------------------------------------------------------------------------
 
