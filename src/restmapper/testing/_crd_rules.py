@@ -150,26 +150,48 @@ def check_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> l
         The errors; empty when the CRD is valid.
     """
     spec, names = crd["spec"], crd["spec"]["names"]
-    group, plural = spec.get("group") or "", names.get("plural") or ""
     out: list[FieldError] = []
     if old is None:
-        name = str(crd["metadata"].get("name") or "")
-        messages = _subdomain(name)
-        if name != f"{plural}.{group}":
-            messages.append('must be spec.names.plural+"."+spec.group')
-        out.extend(FieldError("metadata.name", "Invalid", name, m) for m in messages)
-    if not group:
-        out.append(FieldError("spec.group", "Required"))
-    elif errs := _subdomain(group):
-        out.append(FieldError("spec.group", "Invalid", group, ",".join(errs)))
-    elif "." not in group:
-        out.append(FieldError("spec.group", "Invalid", group, "should be a domain with at least one dot"))
+        out.extend(_name_errors(crd))
+    out.extend(_group_errors(spec.get("group") or ""))
     scope = spec.get("scope") or ""
     if not scope:
         out.append(FieldError("spec.scope", "Required"))
     elif scope not in _SCOPES:
         out.append(FieldError("spec.scope", "NotSupported", scope, supported=_SCOPES))
-    versions = spec.get("versions") or []
+    out.extend(_version_errors(spec.get("versions") or []))
+    out.extend(FieldError(f"spec.names.{key}", "Required") for key in ("plural", "singular", "kind", "listKind")
+               if not names.get(key))
+    out.extend(_names(names, "spec.names"))
+    if old is not None:
+        out.extend(_immutable_errors(crd, old))
+    return out
+
+
+def _name_errors(crd: Mapping[str, Any]) -> list[FieldError]:
+    """``metadata.name``: a DNS subdomain spelled ``<spec.names.plural>.<spec.group>`` (checked on create)."""
+    spec = crd["spec"]
+    name = str(crd["metadata"].get("name") or "")
+    messages = _subdomain(name)
+    if name != f"{spec['names'].get('plural') or ''}.{spec.get('group') or ''}":
+        messages.append('must be spec.names.plural+"."+spec.group')
+    return [FieldError("metadata.name", "Invalid", name, m) for m in messages]
+
+
+def _group_errors(group: str) -> list[FieldError]:
+    """``spec.group``: required, a DNS subdomain with at least one dot."""
+    if not group:
+        return [FieldError("spec.group", "Required")]
+    if errs := _subdomain(group):
+        return [FieldError("spec.group", "Invalid", group, ",".join(errs))]
+    if "." not in group:
+        return [FieldError("spec.group", "Invalid", group, "should be a domain with at least one dot")]
+    return []
+
+
+def _version_errors(versions: list[Mapping[str, Any]]) -> list[FieldError]:
+    """``spec.versions``: DNS labels as names, each name once, exactly one storage version."""
+    out: list[FieldError] = []
     for i, v in enumerate(versions):
         if errs := _label(str(v.get("name") or "")):
             out.append(FieldError(f"spec.versions[{i}].name", "Invalid", v.get("name"), ",".join(errs)))
@@ -179,17 +201,18 @@ def check_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> l
     if sum(1 for v in versions if v.get("storage")) != 1:
         out.append(FieldError("spec.versions", "Invalid", listed, "must have exactly one version marked as storage "
                               "version"))
-    out.extend(FieldError(f"spec.names.{key}", "Required") for key in ("plural", "singular", "kind", "listKind")
-               if not names.get(key))
-    out.extend(_names(names, "spec.names"))
-    if old is not None:
-        fixed = [("spec.group", spec.get("group"), old["spec"].get("group")),
-                 ("spec.names.plural", plural, old["spec"]["names"].get("plural"))]
-        if _established(old):
-            fixed[:0] = [("spec.scope", scope, old["spec"].get("scope")),
-                         ("spec.names.kind", names.get("kind"), old["spec"]["names"].get("kind"))]
-        out.extend(FieldError(path, "Invalid", new, "field is immutable") for path, new, was in fixed if new != was)
     return out
+
+
+def _immutable_errors(crd: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
+    """On update: group and plural never change; scope and kind neither once the old CRD was Established."""
+    spec, names = crd["spec"], crd["spec"]["names"]
+    fixed = [("spec.group", spec.get("group"), old["spec"].get("group")),
+             ("spec.names.plural", names.get("plural") or "", old["spec"]["names"].get("plural"))]
+    if _established(old):
+        fixed[:0] = [("spec.scope", spec.get("scope") or "", old["spec"].get("scope")),
+                     ("spec.names.kind", names.get("kind"), old["spec"]["names"].get("kind"))]
+    return [FieldError(path, "Invalid", new, "field is immutable") for path, new, was in fixed if new != was]
 
 
 def check_accepted_names(names: Mapping[str, Any]) -> list[FieldError]:

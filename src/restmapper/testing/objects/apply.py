@@ -237,6 +237,28 @@ def apply(current: dict[str, Any] | None, config: dict[str, Any], *, manager: st
     mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
                  and e.get("subresource") == subresource), None)
     others = [e for e in entries if e is not mine]
+    taken = _taken_fields(base, config, applied, others, manager=manager, force=force)
+    out: dict[str, Any] = _merge(base, config)
+    previous = leaves(mine.get("fieldsV1") or {}) if mine is not None else set()
+    _drop_unapplied(out, previous - applied, applied, others)
+    new_entries = []
+    for entry in others:
+        remaining = leaves(entry.get("fieldsV1") or {}) - taken
+        new_entries.append({**entry, "fieldsV1": tree(remaining)})
+    new_entries.append(_entry(manager, "Apply", api_version, applied, now, subresource))
+    _set_entries(out, new_entries)
+    return out
+
+
+def _taken_fields(base: dict[str, Any], config: dict[str, Any], applied: set[Path], others: list[dict[str, Any]],
+                  *, manager: str, force: bool) -> set[Path]:
+    """The fields ``config`` sets to another value than the one other managers (``others``) own: they move to
+    ``manager``.
+
+    Raises:
+        ApplyConflict: there are such fields and ``force`` is false (kubectl taking over what its client-side
+            apply set excepted).
+    """
     conflicts: list[tuple[str, str, str]] = []
     taken: set[Path] = set()
     for entry in others:
@@ -249,21 +271,19 @@ def apply(current: dict[str, Any] | None, config: dict[str, Any], *, manager: st
         # kubectl's server-side apply takes over fields its client-side apply set (the last-applied-configuration
         # annotation) without conflicts, as apimachinery's lastAppliedManager; any other manager must force.
         raise ApplyConflict(conflicts, taken)
-    out: dict[str, Any] = _merge(base, config)
-    previous = leaves(mine.get("fieldsV1") or {}) if mine is not None else set()
+    return taken
+
+
+def _drop_unapplied(out: dict[str, Any], dropped: set[Path], applied: set[Path],
+                    others: list[dict[str, Any]]) -> None:
+    """Delete from ``out`` (in place) the fields the manager applied before and no longer does (``dropped``),
+    deepest first, unless another manager owns them (or something under them) or the new apply does."""
     owned_by_others = set().union(*(leaves(e.get("fieldsV1") or {}) for e in others)) if others else set()
-    for path in sorted(previous - applied, key=len, reverse=True):
+    for path in sorted(dropped, key=len, reverse=True):
         prefix = path[:-1] if path[-1] == "." else path
         if any(p[:len(prefix)] == prefix for p in owned_by_others | applied):
             continue
         _delete_at(out, path)
-    new_entries = []
-    for entry in others:
-        remaining = leaves(entry.get("fieldsV1") or {}) - taken
-        new_entries.append({**entry, "fieldsV1": tree(remaining)})
-    new_entries.append(_entry(manager, "Apply", api_version, applied, now, subresource))
-    _set_entries(out, new_entries)
-    return out
 
 
 def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager: str, api_version: str, now: str,
