@@ -242,11 +242,7 @@ class FetchingState(CacheState):
             epoch = self._invalidations
             now = self.clock()
             with self._lock:
-                # Loading some versions: a fresh entry keeps what it read; only needed unread ones are fetched.
-                # Loading every version: only what this very lookup read, all of it answering, is kept.
-                have = {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None and (
-                    (self.lookup.fetched(e) and not (e.failed or e.stale)) if versions is None
-                    else self._decide_locked(e.name, e, now) is Action.FRESH)}
+                have = self._kept_locked(groups, versions, now)
             gvs = [gv for g in groups for gv in needed_versions(g, versions)
                    if g.name not in have or gv in have[g.name].unread]
             with self._lock:
@@ -257,18 +253,33 @@ class FetchingState(CacheState):
             if not gone or retried:
                 self._install_legacy(groups, ok, failed, epoch, have, fetch)
                 return
-            with self._lock:
-                self._stats.evictions += len(gone)
-                for name in gone:
-                    self._entries.drop(name)
-                    self._evict_gone_locked(name)
-            relisted: list[APIGroup] = []
-            for doc in {root_of(name) for name in gone}:
-                relisted.extend(g for g in self._ensure_root(doc, force=True).root.groups if g.name in gone)
+            relisted = self._evict_and_relist(gone)
             self._install_legacy([g for g in groups if g.name not in gone], ok, failed, epoch, have, fetch)
             groups = relisted
             if not groups:
                 return
+
+    def _kept_locked(self, groups: list[APIGroup], versions: Sequence[str] | None,
+                     now: float) -> dict[str, GroupEntry]:
+        """The entries of ``groups`` a legacy load keeps (lock held). Loading some ``versions``: a fresh entry
+        keeps what it read (only needed unread versions are fetched). Loading every version (None): only what this
+        very lookup read, all of it answering, is kept."""
+        return {g.name: e for g in groups if (e := self._entries.get(g.name)) is not None and (
+            (self.lookup.fetched(e) and not (e.failed or e.stale)) if versions is None
+            else self._decide_locked(e.name, e, now) is Action.FRESH)}
+
+    def _evict_and_relist(self, gone: set[str]) -> list[APIGroup]:
+        """Evict the groups ``gone`` (a listed version answered 404: the listing is stale) and re-read their root
+        documents; return the groups the new listings still name."""
+        with self._lock:
+            self._stats.evictions += len(gone)
+            for name in gone:
+                self._entries.drop(name)
+                self._evict_gone_locked(name)
+        relisted: list[APIGroup] = []
+        for doc in {root_of(name) for name in gone}:
+            relisted.extend(g for g in self._ensure_root(doc, force=True).root.groups if g.name in gone)
+        return relisted
 
     def _fetch_group_versions(
         self, gvs: list[GroupVersion]
