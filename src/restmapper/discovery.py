@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
 from restmapper import wire
-from restmapper._public import own_methods
 from restmapper._redact import scrubbing
 from restmapper.errors import (
     DiscoveryError,
@@ -39,7 +38,7 @@ from restmapper.transport import (
     scrub_with,
     status_error,
 )
-from restmapper.transport.config import ConfigConstructors
+from restmapper.transport.config import incluster_config, resolve_config
 
 __all__ = ["DEFAULT_MAX_WORKERS", "DiscoveryClient", "RootDiscovery"]
 
@@ -165,8 +164,7 @@ class _CachedDocument:
         default_factory=dict)
 
 
-@own_methods
-class DiscoveryClient(ConfigConstructors):
+class DiscoveryClient:
     """Reads a server's discovery documents through a :class:`~restmapper.transport.Transport`.
 
     Aggregated discovery (``apidiscovery.k8s.io`` v2, then v2beta1) is asked for on ``/api`` and ``/apis``
@@ -175,8 +173,8 @@ class DiscoveryClient(ConfigConstructors):
     across network I/O.
 
     Mirrors client-go ``discovery.DiscoveryClient`` (``GroupsAndMaybeResources``, ``fetchGroupVersionResources``).
-    Built from a kubeconfig or the pod's service account with ``from_kubeconfig``/``from_incluster``
-    (:class:`~restmapper.transport.config.ConfigConstructors`), options as :meth:`from_config`.
+    Built from a kubeconfig or the pod's service account with :meth:`from_kubeconfig`/:meth:`from_incluster`,
+    options as :meth:`from_config`.
     """
 
     def __init__(self, transport: Transport, *, max_workers: int = DEFAULT_MAX_WORKERS,
@@ -223,6 +221,38 @@ class DiscoveryClient(ConfigConstructors):
         # A 503 usually means one aggregated API is down: report it at once instead of retrying the whole call.
         options.setdefault("retry", RetryPolicy(max_attempts=3, retry_statuses=frozenset({429, 500, 502, 504})))
         return cls(RequestsTransport.from_config(config, **options))
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
+                        **options: Any) -> DiscoveryClient:
+        """Build a client from a kubeconfig, or the pod's service account when there is none.
+
+        Args:
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
+            context: the context, or None for the current one.
+            **options: as :meth:`from_config`.
+
+        Raises:
+            ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
+            TypeError: an option the transport does not take.
+        """
+        return cls.from_config(resolve_config(path, context), **options)
+
+    @classmethod
+    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> DiscoveryClient:
+        """Build a client from the pod's service account (client-go ``rest.InClusterConfig``).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                :data:`~restmapper.transport.config.SERVICE_ACCOUNT_DIR`).
+            **options: as :meth:`from_config`.
+
+        Raises:
+            ConfigError: not in a pod, or the token file is missing or empty.
+            TypeError: an option the transport does not take.
+        """
+        return cls.from_config(incluster_config(service_account_dir), **options)
 
     def _scrub(self, text: str) -> str:
         return scrub_with(self._transport, text)
