@@ -42,7 +42,7 @@ from restmapper import (
     is_no_match,
 )
 from restmapper.discovery import DiscoveryClient
-from restmapper.mapper import GroupIndex, LazyRESTMapper, StaticRESTMapper
+from restmapper.mapper import GroupIndex, LazyRESTMapper, ResolveResult, ShortNameConflictWarning, StaticRESTMapper
 from restmapper.mapper import expand_category as static_expand_category
 from restmapper.mapper import resolve as static_resolve
 from restmapper.model import APIResourceList
@@ -72,10 +72,10 @@ BUILTIN_NAMES = ("pods", "pod", "po", "services", "svc", "nodes", "no", "gizmos"
 NAMES = BUILTIN_NAMES + tuple(n for k in KINDS for n in (k.lower() + "s", k.lower())) + SHORT_NAMES + (
     "xyzzy", "all", "fun")
 """Resource arguments: plurals, singulars, short names, categories and one no resource has."""
-KIND_NAMES = ("Pod", "Service", "Node", "Gizmo", "ReplicaSet", "Xyzzy") + KINDS
-GROUP_ARGS = ("", "apps", "apps.openshift", "example", "a", "ab.example") + NAMED_GROUPS
+KIND_NAMES = ("Pod", "Service", "Node", "Gizmo", "ReplicaSet", "Xyzzy", *KINDS)
+GROUP_ARGS = ("", "apps", "apps.openshift", "example", "a", "ab.example", *NAMED_GROUPS)
 """Groups as questions name them: whole, or a prefix (kubectl's ``hpa.autoscal`` reading)."""
-VERSION_ARGS = ("",) + VERSIONS
+VERSION_ARGS = ("", *VERSIONS)
 
 
 def _res(name: str, kind: str, *, singular: str | None = None, namespaced: bool = True,
@@ -191,66 +191,65 @@ def clusters(draw: st.DrawFn) -> ClusterSpec:
 class Change:
     """Something that happens to the cluster between questions, and how the long-lived mapper learns of it.
 
-    ``what``: ``add`` (a CRD serving ``resource`` in ``group`` at ``versions``), ``update`` (the CRD serving
-    ``resource`` in ``group`` changes its short names and categories to ``resource``'s; nothing when absent),
-    ``delete`` (the CRD of ``resource.kind`` in ``group``; nothing when absent), ``fail`` (``group``'s first
-    listed version of ``versions`` goes stale: listed with no resources in aggregated discovery, 503 in legacy;
-    nothing when the cluster does not serve it), ``recover`` (every failing version serves again).
-    ``tell``: ``invalidate`` (``invalidate_group(group)``, then past the miss interval, as a CRD watcher does) or
-    ``expire`` (the clock moves past the TTL and the longest retry backoff).
+    ``what``: ``add`` (a CRD serving ``resource`` in ``group`` at ``versions``; nothing when it exists),
+    ``update`` (the CRD serving ``resource`` in ``group`` takes ``resource``'s short names, categories and scope;
+    nothing when absent), ``delete`` (the CRD of ``resource`` in ``group``; nothing when absent), ``fail`` (the
+    listed group version number ``pick`` (modulo their count, core ``v1`` first) goes stale: listed with no
+    resources in aggregated discovery, 503 in legacy), ``recover`` (every failing version serves again).
+    ``tell``: ``invalidate`` (``invalidate_group`` of each touched group, then past the miss interval, as a CRD
+    watcher does) or ``expire`` (the clock moves past the TTL and the longest retry backoff).
     """
 
     what: str
     group: str
     resource: ResourceSpec
     versions: tuple[str, ...]
+    pick: int
     tell: str
 
-    def apply(self, cluster: FakeCluster, failing: set[str]) -> None:
-        """Make the change on ``cluster`` (a change that finds nothing to change does nothing); ``failing`` holds
-        the group versions made to fail, and is updated."""
+    def apply(self, cluster: FakeCluster, failing: set[GroupVersion]) -> list[str]:
+        """Make the change on ``cluster`` and return the groups it touched (none when it found nothing to
+        change); ``failing`` holds the group versions made to fail, and is updated."""
         name = f"{self.resource.plural}.{self.group}"
-        if self.what in ("add", "update", "delete") and "." not in self.group:
-            return  # core and apps are built in: no CRD serves them
-        if self.what == "add":
-            if cluster.get_crd(name) is None:
-                cluster.add_crd(crd_of(self.group, self.versions, self.resource))
-        elif self.what == "update":
-            if (old := cluster.get_crd(name)) is not None:
-                versions = [v["name"] for v in old["spec"]["versions"]]
-                cluster.update_crd(crd_of(self.group, versions, self.resource))
-        elif self.what == "delete":
-            if cluster.get_crd(name) is not None:
-                cluster.delete_crd(name)
+        if self.what == "add" and cluster.get_crd(name) is None:
+            cluster.add_crd(crd_of(self.group, self.versions, self.resource))
+        elif self.what == "update" and (old := cluster.get_crd(name)) is not None:
+            cluster.update_crd(crd_of(self.group, [v["name"] for v in old["spec"]["versions"]], self.resource))
+        elif self.what == "delete" and cluster.get_crd(name) is not None:
+            cluster.delete_crd(name)
         elif self.what == "fail":
-            for version in self.versions:  # the first of them the cluster defines
-                try:
-                    cluster.set_stale(f"{self.group}/{version}")
-                except InvalidArgumentError:
-                    continue
-                failing.add(f"{self.group}/{version}")
-                break
+            listed = [gv for g in DiscoveryClient(InProcessTransport(cluster)).server_groups()
+                      for gv in g.group_versions]
+            gv = listed[self.pick % len(listed)]
+            cluster.set_stale(str(gv))
+            failing.add(gv)
+            return [gv.group]
         elif self.what == "recover":
             for gv in failing:
-                cluster.set_stale(gv, False)
+                cluster.set_stale(str(gv), False)
+            touched = sorted({gv.group for gv in failing})
             failing.clear()
+            return touched
         else:
-            raise AssertionError(self.what)
+            return []
+        return [self.group]
 
-    def tell_mapper(self, mapper: LazyRESTMapper, clock: ManualClock) -> None:
-        """Let ``mapper`` (over ``clock``) learn of the change as a running program would."""
+    def tell_mapper(self, mapper: LazyRESTMapper, clock: ManualClock, touched: Sequence[str]) -> None:
+        """Let ``mapper`` (over ``clock``) learn of the change, which touched the groups ``touched``, as a running
+        program would."""
         if self.tell == "invalidate":
-            mapper.invalidate_group(self.group)
+            for group in touched:
+                mapper.invalidate_group(group)
             clock.advance(MISS_INTERVAL + 1)
         else:
             clock.advance(EXPIRE)
 
 
 def changes() -> st.SearchStrategy[Change]:
-    return st.builds(Change, what=st.sampled_from(("add", "update", "delete", "fail", "recover")),
-                     group=st.sampled_from(NAMED_GROUPS + ("", "apps")), resource=resource_specs(),
+    return st.builds(Change, what=st.sampled_from(("add", "update", "delete", "fail", "fail", "recover")),
+                     group=st.sampled_from(NAMED_GROUPS), resource=resource_specs(),
                      versions=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=2, unique=True).map(tuple),
-                     tell=st.sampled_from(("invalidate", "expire")))
+                     pick=st.integers(0, 15), tell=st.sampled_from(("invalidate", "expire")))
 
 
 # --- questions -----------------------------------------------------------------------------------------------
@@ -294,7 +293,7 @@ def _gvr() -> st.SearchStrategy[GroupVersionResource]:
 
 
 def _kind_args() -> st.SearchStrategy[tuple[Any, ...]]:
-    group_kind = st.builds(GroupKind, st.sampled_from(("",) + ("apps",) + NAMED_GROUPS), st.sampled_from(KIND_NAMES))
+    group_kind = st.builds(GroupKind, st.sampled_from(("", "apps", *NAMED_GROUPS)), st.sampled_from(KIND_NAMES))
     versions = st.one_of(st.just([]), st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=2))
     return st.tuples(group_kind, versions).map(lambda t: (t[0], *t[1]))
 
@@ -306,7 +305,7 @@ def questions() -> st.SearchStrategy[Question]:
         st.builds(Question, by_resource, _gvr().map(lambda r: (r,))),
         st.builds(Question, st.sampled_from(("rest_mapping", "rest_mappings")), _kind_args()),
         st.builds(Question, st.sampled_from(("resolve", "resolve_all")), resolve_args().map(lambda a: (a,))),
-        st.builds(Question, st.just("expand_category"), st.sampled_from(CATEGORIES + ("xyzzy",)).map(lambda a: (a,))),
+        st.builds(Question, st.just("expand_category"), st.sampled_from((*CATEGORIES, "xyzzy")).map(lambda a: (a,))),
     )
 
 
@@ -390,7 +389,7 @@ def reference(static: StaticRESTMapper, question: Question) -> Outcome:
     if question.shape == "expand_category":
         return outcome(lambda: static_expand_category(arg, static.indexes))
     if question.shape == "resolve_all":
-        return outcome(lambda: list(static_resolve(arg, static).mappings))
+        return outcome(lambda: list(_warn(static_resolve(arg, static)).mappings))
     if question.shape == "resolve":
         def resolved() -> Any:
             try:
@@ -399,10 +398,13 @@ def reference(static: StaticRESTMapper, question: Question) -> Outcome:
                 if static_expand_category(arg, static.indexes):
                     raise InvalidArgumentError(f"{arg} is a category") from None
                 raise
-            if result.warnings:
-                from restmapper.mapper import ShortNameConflictWarning
-
-                warnings.warn(result.warnings[0], ShortNameConflictWarning, stacklevel=1)
-            return result.mapping
+            return _warn(result).mapping
         return outcome(resolved)
     return outcome(lambda: getattr(static, question.shape)(*question.args))
+
+
+def _warn(result: ResolveResult) -> ResolveResult:
+    """Emit the short-name conflicts of ``result`` as the mapper does, and return it."""
+    for text in result.warnings:
+        warnings.warn(text, ShortNameConflictWarning, stacklevel=2)
+    return result
