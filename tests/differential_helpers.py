@@ -193,9 +193,10 @@ class Change:
 
     ``what``: ``add`` (a CRD serving ``resource`` in ``group`` at ``versions``; nothing when it exists),
     ``update`` (the CRD serving ``resource`` in ``group`` takes ``resource``'s short names, categories and scope;
-    nothing when absent), ``delete`` (the CRD of ``resource`` in ``group``; nothing when absent), ``fail`` (the
-    listed group version number ``pick`` (modulo their count, core ``v1`` first) goes stale: listed with no
-    resources in aggregated discovery, 503 in legacy), ``recover`` (every failing version serves again).
+    nothing when absent), ``delete`` (the CRD of ``resource`` in ``group``; nothing when absent), ``fail`` (a
+    listed group version goes stale, listed with no resources in aggregated discovery, 503 in legacy: core ``v1``
+    when ``pick`` is 0, else named group version number ``pick`` modulo their count), ``recover`` (every failing
+    version serves again), ``nothing`` (``group`` is touched, not changed).
     ``tell``: ``invalidate`` (``invalidate_group`` of each touched group, then past the miss interval, as a CRD
     watcher does) or ``expire`` (the clock moves past the TTL and the longest retry backoff).
     """
@@ -219,11 +220,13 @@ class Change:
             cluster.delete_crd(name)
         elif self.what == "fail":
             listed = [gv for g in DiscoveryClient(InProcessTransport(cluster)).server_groups()
-                      for gv in g.group_versions]
-            gv = listed[self.pick % len(listed)]
+                      for gv in g.group_versions]  # core v1 first
+            gv = listed[0] if self.pick == 0 else listed[1:][self.pick % (len(listed) - 1)]
             cluster.set_stale(str(gv))
             failing.add(gv)
             return [gv.group]
+        elif self.what == "nothing":
+            return [self.group]  # only the telling: an invalidation with nothing changed
         elif self.what == "recover":
             for gv in failing:
                 cluster.set_stale(str(gv), False)
@@ -246,7 +249,7 @@ class Change:
 
 
 def changes() -> st.SearchStrategy[Change]:
-    return st.builds(Change, what=st.sampled_from(("add", "update", "delete", "fail", "fail", "recover")),
+    return st.builds(Change, what=st.sampled_from(("add", "update", "delete", "fail", "fail", "recover", "nothing")),
                      group=st.sampled_from(NAMED_GROUPS), resource=resource_specs(),
                      versions=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=2, unique=True).map(tuple),
                      pick=st.integers(0, 15), tell=st.sampled_from(("invalidate", "expire")))
