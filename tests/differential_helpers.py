@@ -194,9 +194,9 @@ class Change:
     ``what``: ``add`` (a CRD serving ``resource`` in ``group`` at ``versions``; nothing when it exists),
     ``update`` (the CRD serving ``resource`` in ``group`` takes ``resource``'s short names, categories and scope;
     nothing when absent), ``delete`` (the CRD of ``resource`` in ``group``; nothing when absent), ``fail`` (a
-    listed group version goes stale, listed with no resources in aggregated discovery, 503 in legacy: core ``v1``
-    when ``pick`` is 0, else named group version number ``pick`` modulo their count), ``recover`` (every failing
-    version serves again), ``nothing`` (``group`` is touched, not changed).
+    group version goes stale, listed with no resources in aggregated discovery, 503 in legacy: core ``v1`` when
+    ``pick`` is 0 or none other is left, else listed named group version number ``pick`` modulo their count),
+    ``recover`` (every failing version serves again), ``nothing`` (``group`` is touched, not changed).
     ``tell``: ``invalidate`` (``invalidate_group`` of each touched group, then past the miss interval, as a CRD
     watcher does) or ``expire`` (the clock moves past the TTL and the longest retry backoff).
     """
@@ -219,9 +219,9 @@ class Change:
         elif self.what == "delete" and cluster.get_crd(name) is not None:
             cluster.delete_crd(name)
         elif self.what == "fail":
-            listed = [gv for g in DiscoveryClient(InProcessTransport(cluster)).server_groups()
-                      for gv in g.group_versions]  # core v1 first
-            gv = listed[0] if self.pick == 0 else listed[1:][self.pick % (len(listed) - 1)]
+            named = [gv for g in DiscoveryClient(InProcessTransport(cluster)).server_groups() if g.name
+                     for gv in g.group_versions]  # listed and not failing (aggregated lists no stale one)
+            gv = named[self.pick % len(named)] if self.pick and named else GroupVersion("", "v1")
             cluster.set_stale(str(gv))
             failing.add(gv)
             return [gv.group]
@@ -314,15 +314,36 @@ def questions() -> st.SearchStrategy[Question]:
 
 # --- answers -------------------------------------------------------------------------------------------------
 
-Outcome = tuple[Any, ...]
-"""``("ok", value, warning classes)`` or ``("error", class, essential fields, warning classes)``: what a call gave,
-with the parts two correct mappers must agree on (an error's message and age are left out)."""
+@dataclass(frozen=True)
+class Outcome:
+    """What a call gave, reduced to the parts two correct mappers must agree on (an error's wording and age are
+    left out).
+
+    Attributes:
+        value: the answer (a list as a tuple), None when it raised.
+        unread: the group versions a partial list says it could not read (``failed`` of a ``ResolvedMappings``).
+        error: the class name of the typed error raised, or None.
+        no_match: :func:`~restmapper.is_no_match` of that error.
+        fields: the error's fields that say what it means (:func:`essentials`).
+        warned: the warning classes emitted, sorted.
+    """
+
+    value: Any = None
+    unread: tuple[str, ...] = ()
+    error: str | None = None
+    no_match: bool = False
+    fields: tuple[Any, ...] = ()
+    warned: tuple[str, ...] = ()
+
+    @property
+    def quiet(self) -> bool:
+        """An answer given as complete: no error, no unread versions attached, no ``PartialDiscoveryWarning``."""
+        return self.error is None and not self.unread and "PartialDiscoveryWarning" not in self.warned
 
 
 def _value(value: Any) -> Any:
-    failed = getattr(value, "failed", None)  # a partial list: its items and what could not be read
     if isinstance(value, list):
-        return tuple(value), sorted(map(str, failed or ()))
+        return tuple(value)
     if hasattr(value, "mappings"):  # a ResolveResult (the reference's)
         return value.mappings
     return value
@@ -354,8 +375,10 @@ def outcome(call: Callable[[], Any]) -> Outcome:
         try:
             value = call()
         except RestMapperError as exc:
-            return ("error", type(exc).__name__, is_no_match(exc), essentials(exc), _warned(caught))
-    return ("ok", _value(value), _warned(caught))
+            return Outcome(error=type(exc).__name__, no_match=is_no_match(exc), fields=essentials(exc),
+                           warned=_warned(caught))
+    unread = tuple(sorted(map(str, getattr(value, "failed", None) or ())))
+    return Outcome(_value(value), unread, warned=_warned(caught))
 
 
 def _warned(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
