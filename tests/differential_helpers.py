@@ -249,7 +249,10 @@ class Change:
 
 
 def changes() -> st.SearchStrategy[Change]:
-    return st.builds(Change, what=st.sampled_from(("add", "update", "delete", "fail", "fail", "recover", "nothing")),
+    # A failing version weighs 3 in 8 (and comes first, where generation starts): the certainty rules are where
+    # the answers of a mapper that read more and of one that read less can part.
+    what = st.sampled_from(("fail", "add", "fail", "update", "delete", "fail", "recover", "nothing"))
+    return st.builds(Change, what=what,
                      group=st.sampled_from(NAMED_GROUPS), resource=resource_specs(),
                      versions=st.lists(st.sampled_from(VERSIONS), min_size=1, max_size=2, unique=True).map(tuple),
                      pick=st.integers(0, 15), tell=st.sampled_from(("invalidate", "expire")))
