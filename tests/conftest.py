@@ -79,3 +79,10 @@ def _no_leaked_temp_dirs(_private_tempdir: Path) -> Iterator[None]:
         shutil.rmtree(path, ignore_errors=True)
     if left:
         pytest.fail(f"the test left temporary folders behind: {[p.name for p in left]}")
+
+
+@pytest.fixture(params=[pytest.param(True, id="watch-list"), pytest.param(False, id="list")])
+def watch_list(request: pytest.FixtureRequest) -> bool:
+    """The object cache's ``watch_list`` option, both ways: a test taking it runs once syncing by WatchList and once
+    by paginated lists (a relist must tell handlers the same story in both modes)."""
+    return bool(request.param)

@@ -1,6 +1,6 @@
 """Continue tokens that always expire (etcd compacting faster than the pages are read): after restarting the
 paged list once, the informer lists in one request without ``limit``, as client-go's pager falls back to a full
-list; it syncs with every object once."""
+list; it syncs with every object once (a cache syncing by paginated lists: WatchList has no pages)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _lists(cluster: FakeCluster) -> list[tuple[bool, bool]]:
 
 
 def test_informer_falls_back_to_one_full_list(served: ServedCluster) -> None:
-    with object_cache(served, page_size=3) as cache:
+    with object_cache(served, page_size=3, watch_list=False) as cache:
         assert cache.wait_for_sync("cm", 10)
         names = [o["metadata"]["name"] for o in cache.list("cm", "default")]
         assert names == [f"c{i}" for i in range(7)]
@@ -47,6 +47,6 @@ def test_async_cache_falls_back_to_one_full_list(served: ServedCluster) -> None:
         assert await acache.wait_for_sync("cm", 10)
         return [o["metadata"]["name"] for o in await acache.list("cm", "default")]
 
-    with object_cache(served, page_size=3) as cache:
+    with object_cache(served, page_size=3, watch_list=False) as cache:
         assert asyncio.run(scenario()) == [f"c{i}" for i in range(7)]
         assert _lists(served.cluster)[-1] == (False, False)

@@ -121,8 +121,9 @@ def _cache(served: ServedCluster, **options: Any) -> tuple[ObjectCache, GatedTra
     return cache, transport
 
 
-def test_watch_410_relists_with_deletes_and_updates_and_no_duplicate_adds(served: ServedCluster) -> None:
-    cache, transport = _cache(served)
+def test_watch_410_relists_with_deletes_and_updates_and_no_duplicate_adds(served: ServedCluster,
+                                                                          watch_list: bool) -> None:
+    cache, transport = _cache(served, watch_list=watch_list)
     try:
         informer, mirror = _start(served, cache)
         lists = informer.stats.lists
@@ -143,8 +144,9 @@ def test_watch_410_relists_with_deletes_and_updates_and_no_duplicate_adds(served
         assert cache.stop(10)
 
 
-def test_dropped_connection_resumes_from_the_last_version_without_a_relist(served: ServedCluster) -> None:
-    cache, transport = _cache(served)
+def test_dropped_connection_resumes_from_the_last_version_without_a_relist(served: ServedCluster,
+                                                                           watch_list: bool) -> None:
+    cache, transport = _cache(served, watch_list=watch_list)
     try:
         informer, mirror = _start(served, cache)
         lists = informer.stats.lists
@@ -166,10 +168,10 @@ def test_dropped_connection_resumes_from_the_last_version_without_a_relist(serve
 
 
 @pytest.mark.parametrize("keep_objects", [True, False])
-def test_server_restart(served: ServedCluster, keep_objects: bool) -> None:
+def test_server_restart(served: ServedCluster, keep_objects: bool, watch_list: bool) -> None:
     """A restart drops every watch and compacts history (the re-watch gets 410 and relists); with
     keep_objects=False the objects vanish without events and the relist delivers their deletes."""
-    cache, transport = _cache(served)
+    cache, transport = _cache(served, watch_list=watch_list)
     try:
         informer, mirror = _start(served, cache)
         transport.armed = True
@@ -196,7 +198,7 @@ def test_expired_continue_token_restarts_the_list_without_duplicates(served: Ser
     starts over and the handlers see one consistent list: every object once, in its final state."""
     for i in range(7):
         served.cluster.apply_object(cm(f"c{i}", v="0"))
-    cache, transport = _cache(served, page_size=3)
+    cache, transport = _cache(served, page_size=3, watch_list=False)  # continue tokens: paginated lists
     try:
         transport.hold_continue = True
         informer = cache.informer("cm")

@@ -22,7 +22,7 @@ import pytest
 from restmapper.errors import TransportError
 from restmapper.testing import ManualClock
 from restmapper.transport.base import Response
-from restmapper.watch.reflector import Reflector
+from restmapper.watch.reflector import Listing, Reflector
 
 PATH = "/api/v1/configmaps"
 GONE = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}
@@ -92,7 +92,7 @@ class Sink:
     def __init__(self) -> None:
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def reflector_replace(self, items: list[Any], resource_version: str) -> None:
+    def reflector_replace(self, items: Listing) -> None:
         pass
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:

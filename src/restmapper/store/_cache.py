@@ -27,6 +27,7 @@ from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
 from restmapper.store._kinds import CacheCall, resolve_for
 from restmapper.store._leading import Leadership
+from restmapper.store._reflectors import SyncModes
 from restmapper.store._scope import KindScopes, TransformArg
 from restmapper.store._stats import InformerInfo
 from restmapper.transport import end_idle_deadline_thread
@@ -82,6 +83,7 @@ class ObjectCache:
         watch_idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         relist_period: float | None = None,
         page_size: int = 500,
+        watch_list: bool = True,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         probe_initial: float = 1.0,
@@ -132,6 +134,11 @@ class ObjectCache:
                 dropped without a 410 (a lost ``DELETED``) stays wrong in the cache. None (the default, as
                 client-go): relist only when the protocol needs it.
             page_size: list page size (``limit``); 0 lists in one request.
+            watch_list: sync (the first list and every relist) by WatchList (KEP-3157, client-go's
+                ``WatchListClient``, on by default from 1.35): one watch streams the objects, each stored as it
+                arrives, then their changes; a server that refuses it (older than 1.32, or its ``WatchList`` feature
+                gate off) or ignores it is detected once per API group version and listed in pages from then on
+                (``informer.stats.sync_mode`` says which). False: paginated lists only.
             backoff_initial: first wait after a list/watch failure, seconds (doubling, 10 % jitter).
             backoff_max: cap of one wait, seconds.
             probe_initial: first wait before asking again whether a not-served kind is back, seconds.
@@ -171,8 +178,9 @@ class ObjectCache:
                 f"not: serve the cluster and connect to it (with cluster.serve() as served: "
                 f"ObjectCache.from_kubeconfig(str(served.kubeconfig_path))), pass transport= one that streams, "
                 f"or in a pytest test use the restmapper plugin's object_cache fixture")
-        if not isinstance(lazy, bool):
-            raise TypeError(f"ObjectCache() takes lazy as a bool, not {type(lazy).__name__}")
+        for name, flag in (("lazy", lazy), ("watch_list", watch_list)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"ObjectCache() takes {name} as a bool, not {type(flag).__name__}")
         self._scopes = KindScopes(dict(namespace=namespace, namespaces=namespaces, label_selector=label_selector,
                                        field_selector=field_selector, metadata_only=metadata_only,
                                        transform=transform), by_kind)
@@ -186,7 +194,7 @@ class ObjectCache:
         self._options: dict[str, Any] = dict(
             resync=resync, sync_timeout=sync_timeout,
             watch_timeout=watch_timeout, idle_timeout=watch_idle_timeout, relist_period=relist_period,
-            page_size=page_size, sleep=sleep, daemon=daemon,
+            page_size=page_size, sleep=sleep, daemon=daemon, sync_modes=SyncModes(watch_list),
             backoff=RetryPolicy(initial_backoff=backoff_initial, max_backoff=backoff_max),
             probe=RetryPolicy(initial_backoff=probe_initial, max_backoff=probe_max))
         # _lock guards _informers and _stopped; never held across I/O or while joining threads.

@@ -18,30 +18,24 @@ the worst; a namespace refused by RBAC (403) fails alone while the others are se
 from __future__ import annotations
 
 import builtins
-import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any, TypeVar
 
-from restmapper.errors import (
-    InvalidArgumentError,
-    RestMapperError,
-    TransformError,
-    TransportError,
-    is_no_match,
-)
+from restmapper.errors import RestMapperError, TransformError, TransportError, is_no_match
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, RESTMapping
 from restmapper.store._args import check_handle, check_selectors
 from restmapper.store._errors import InformerStoppedError
 from restmapper.store._handlers import Dispatcher, HandlerHandle, OnAdd, OnDelete, OnUpdate
-from restmapper.store._objects import Change, IndexFunc, ObjectStore, disagrees, first_disagreeing, transformed
+from restmapper.store._objects import IndexFunc, ObjectStore
 from restmapper.store._reads import InformerReads, _NotReadable
-from restmapper.store._reflectors import NamespaceState, ReflectorGroup
+from restmapper.store._reflectors import NamespaceState, ReflectorGroup, SyncModes
 from restmapper.store._scope import Scope
+from restmapper.store._sink import InformerSink
 from restmapper.store._stats import InformerStats, State, Transform
 from restmapper.store._waits import InformerWaits
 from restmapper.transport.base import Transport
@@ -54,7 +48,6 @@ _log = logging.getLogger("restmapper.store")
 
 _T = TypeVar("_T")
 _DISCOVERY_POLL = 0.05  # seconds between looks, while joining, at whether the thread waits for discovery
-_READABLE = itertools.count(1)  # the values of Informer._readable while readable (see there)
 
 
 class _InformerThread(threading.Thread):
@@ -64,7 +57,7 @@ class _InformerThread(threading.Thread):
     in_discovery = False
 
 
-class Informer(InformerReads, InformerWaits):
+class Informer(InformerReads, InformerWaits, InformerSink):
     """List-then-watch of one kind into a generation-aware store, with handlers and indexers.
 
     Get one from :meth:`ObjectCache.informer`; it runs for the life of its cache (see the ``restmapper.store``
@@ -86,7 +79,7 @@ class Informer(InformerReads, InformerWaits):
                  watch_timeout: float, idle_timeout: float, relist_period: float | None, backoff: RetryPolicy,
                  probe: RetryPolicy, page_size: int,
                  sleep: Callable[[threading.Event, float], None] | None, daemon: bool,
-                 watched: Callable[[], bool], announce: bool = False,
+                 watched: Callable[[], bool], sync_modes: SyncModes, announce: bool = False,
                  rescope: Callable[[], Scope] | None = None) -> None:
         self.group_kind = group_kind
         self._label = str(group_kind)
@@ -101,6 +94,7 @@ class Informer(InformerReads, InformerWaits):
         self._probe = probe
         self._announce = announce  # log at INFO what it lists once it knows the kind's scope
         self._watched = watched  # True while a CRD watcher will wake us when the kind is served again
+        self._sync_modes = sync_modes  # the cache's: WatchList or paginated lists, per API group version
         self._store = ObjectStore()
         self._by_ns = self._store.objects_by_namespace  # read-only alias for the warm get path
         # _cond's lock is the store's lock: it guards the fields below, every store write and every queueing.
@@ -119,7 +113,7 @@ class Informer(InformerReads, InformerWaits):
         self._observed_in: dict[str, str] = {}  # per namespace of a per-namespace scope: its reflector's
         self._waiters = 0
         self._listeners: builtins.list[Callable[[], None]] = []
-        self._counts = dict.fromkeys((f.name for f in fields(InformerStats)), 0)
+        self._counts = dict.fromkeys((f.name for f in fields(InformerStats) if f.name != "sync_mode"), 0)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._not_found_streak = 0
@@ -131,8 +125,8 @@ class Informer(InformerReads, InformerWaits):
                              else self._label, backoff=backoff, sleep=sleep, watch_timeout=watch_timeout,
                              idle_timeout=idle_timeout, relist_period=relist_period, page_size=page_size,
                              count=self._count, return_on_early_end=True, params=self._scope.params(),
-                             metadata_only=self._scope.metadata_only,
-                             page=self._prepare_page if self._scope.transform is not None else None)
+                             metadata_only=self._scope.metadata_only, page=self._prepare_page,
+                             watch_list=sync_modes.watch_list)
 
         self._group = ReflectorGroup(reflector, self, self._stop)
         self._dispatcher = Dispatcher(self._label, count=self._count, resync=resync,
@@ -221,7 +215,7 @@ class Informer(InformerReads, InformerWaits):
         with self._cond:
             counts = dict(self._counts, objects=len(self._store), stale_drops=self._store.stale_drops,
                           backlog=self._dispatcher.backlog)
-        return InformerStats(**counts)
+        return InformerStats(**counts, sync_mode=self._group.lead.sync_mode)
 
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
         """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
@@ -374,6 +368,9 @@ class Informer(InformerReads, InformerWaits):
                         self._mismatch = 0
                     self._set_state()  # in the same critical section: never the new mapping with state synced
                 relist = True
+            # WatchList while the cache has not seen this API group version's server refuse it (for every
+            # reflector: a per-namespace one that found out alone told the cache, see reflector_replace_in).
+            self._group.sync_by_watch_list(self._sync_modes.watch_list_for(mapping.resource.group_version))
             outcome = self._group.run(relist)
             lead = self._group.lead
             relist = False
@@ -499,142 +496,10 @@ class Informer(InformerReads, InformerWaits):
             self._state = "failing" if failing else ("synced" if synced else "starting")
             self._changed()
 
-    def _queue(self, changes: builtins.list[Change]) -> None:
-        for change_type, old, new in changes:
-            self._dispatcher.broadcast(change_type, old, new)
-
-    def _transformed(self, obj: Any) -> dict[str, Any] | None:
-        """``obj`` after the transform (checked: :func:`transformed`), None when it is not a JSON object: the one
-        place a server's object becomes what the store holds, for lists and events alike.
-
-        Raises:
-            TransformError: the transform refused ``obj``; the informer is then unreadable and interrupted (its
-                loop backs off and lists again), and reads raise the error meanwhile.
-        """
-        if not isinstance(obj, dict):
-            return None
-        if self._transform is None:
-            return obj
-        try:
-            return transformed(self._transform, obj, self._label)
-        except TransformError as exc:
-            with self._cond:
-                self._transform_error = exc
-                self._unreadable()
-                self._set_state()
-            self._group.interrupt()
-            raise
-
-    def _prepare_page(self, items: builtins.list[Any]) -> builtins.list[Any]:
-        """One list page, transformed as it arrives (the reflector's thread): the raw list is never held whole. A
-        page with an object that disagrees with the mapping stays raw: :meth:`reflector_replace_in` refuses it."""
-        mapping = self._mapping
-        if mapping is not None and first_disagreeing(items, mapping.group_version_kind, self._namespaced,
-                                                     metadata=self._scope.metadata_only) is not None:
-            return items
-        return [o for o in map(self._transformed, items) if o is not None]
-
     def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
         """The objects held now and the sequence number of the last change queued, or None when unreadable."""
         with self._cond:
             return (self._dispatcher.seq, self._store.snapshot()) if self._readable else None
-
-    # --- ReflectorSink ---------------------------------------------------------------------------------------------
-
-    def reflector_replace_in(self, namespace: str, items: builtins.list[Any], resource_version: str) -> None:
-        if self._group.full_objects and self._scope.metadata_only:
-            # The server refused metadata-only objects: the informer holds full ones from now on (its scope says
-            # so), and answers nothing until every namespace listed them (never two representations at once).
-            with self._cond:
-                self._unreadable()
-                self._scope = replace(self._scope, metadata_only=False)
-                self._moved |= self._group.awaiting_full
-        # The mapping is written by the informer thread only, between reflector runs: the pure check of every item
-        # needs no lock.
-        mapping = self._mapping
-        bad = (first_disagreeing(items, mapping.group_version_kind, self._namespaced,
-                                 metadata=self._scope.metadata_only)
-               if mapping is not None else None)
-        objs = [o for o in items if isinstance(o, dict)]  # transformed page by page (_prepare_page)
-        with self._cond:
-            if self._state in ("stopped", "not_served"):
-                return
-            if bad is not None and self._disagrees(bad):
-                return
-            self._dispatcher.broadcast_entries(self._store.replace_entries(
-                objs, namespace=namespace if self._group.per_namespace else None,
-                representation_changed=namespace in self._moved))
-            self._moved.discard(namespace)
-            self._observed_rv = resource_version
-            self._observed_in[namespace] = resource_version
-            if self._transform_error is not None:
-                self._transform_error = None
-            if self._mismatch:
-                self._mismatch = 0
-            self._settle(namespace)
-
-    def _settle(self, listing: str | None) -> None:
-        """Readable once every reflector listed (per namespace: or is refused there by RBAC); lock held."""
-        if self._group.settled(listing):
-            self._readable = next(_READABLE)
-            self._state = "failing" if self._group.failing() else "synced"
-        self._changed()
-
-    def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
-        transformed = self._transformed(obj)
-        if transformed is None:
-            return
-        try:
-            with self._cond:
-                if self._disagrees(obj):
-                    return
-                changes = (self._store.delete(transformed) if event_type == "DELETED"
-                           else self._store.upsert(transformed))
-                self._queue(changes)
-                rv = transformed["metadata"].get("resourceVersion")
-                if isinstance(rv, str) and rv:
-                    self._observed_rv = rv
-                    if self._group.per_namespace:
-                        self._observed_in[transformed["metadata"].get("namespace") or ""] = rv
-                if self._waiters or self._listeners:
-                    self._changed()
-        except InvalidArgumentError as exc:
-            self._count("malformed")
-            _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
-
-    def _disagrees(self, obj: object) -> bool:
-        """True, and the informer made unreadable and told to re-resolve, when the server's object ``obj`` is not
-        what the mapping says: another scope, apiVersion or kind (lock held). A CRD deleted and recreated while our
-        watch was down (or answered 410) lists at the same path with another scope or kind: stored under the old
-        mapping, its objects answer "not found" for objects the server has, or as the wrong kind (DESIGN 5.10)."""
-        mapping = self._mapping
-        if mapping is None or not disagrees(obj, mapping.group_version_kind, self._namespaced,
-                                            metadata=self._scope.metadata_only):
-            return False
-        if not self._mismatch:
-            _log.info("%s: the server sent an object that is not a %s: re-resolving", self._label, mapping)
-        self._mismatch += 1
-        self._unreadable()
-        self._set_state()
-        self._group.interrupt()
-        return True
-
-    def reflector_bookmark_in(self, namespace: str, resource_version: str) -> None:
-        with self._cond:
-            self._observed_rv = resource_version
-            self._observed_in[namespace] = resource_version
-            if self._waiters or self._listeners:
-                self._changed()
-
-    def reflector_state(self) -> None:
-        if any(r.connected for r in self._group.all()):
-            # Only a watch that opened proves the path serves (a list may succeed where the watch 404s).
-            self._not_found_streak = 0
-        with self._cond:
-            if not self._readable and self._mapping is not None and self._group.per_namespace and \
-                    self._state not in ("not_served", "stopped") and self._group.settled():
-                self._settle(None)  # the last namespace to settle was refused by RBAC: serve the others
-        self._set_state()
 
     def __repr__(self) -> str:
         return f"Informer({self._label}, state={self._state}, objects={len(self._store)})"

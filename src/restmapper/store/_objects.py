@@ -26,12 +26,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from restmapper.errors import InvalidArgumentError, TransformError
 from restmapper.model import GroupVersionKind
 
-__all__ = ["Change", "Entry", "IndexFunc", "ObjectStore", "disagrees", "first_disagreeing", "identity",
+__all__ = ["Change", "Entry", "IndexFunc", "ObjectStore", "Staged", "disagrees", "first_disagreeing", "identity",
            "newer_resource_version", "reached", "resource_version_int", "transformed"]
 
 _log = logging.getLogger("restmapper.store")
@@ -399,6 +400,12 @@ class ObjectStore:
         With ``namespace``, replace what is held of that namespace only (a per-namespace list): objects of other
         namespaces are neither listed nor deleted.
         """
+        return self.replace_staged(self.stage(objs, namespace), representation_changed=representation_changed)
+
+    def stage(self, objs: Iterable[dict[str, Any]], namespace: str | None = None) -> Staged:
+        """The first half of :meth:`replace_entries`, without the lock: read ``objs`` to the end (a list arriving
+        page by page is stored as it arrives) into what :meth:`replace_staged` makes the store hold. What reading
+        ``objs`` raises propagates, and the store is unchanged."""
         # Staged per namespace, in list order (a key listed twice: its first place, its last object), with no
         # tuple an object: a relist must not add a container an object to what the garbage collector walks.
         fresh: dict[str, dict[str, dict[str, Any]]] = {}
@@ -426,6 +433,12 @@ class ObjectStore:
                 order_ns.append(ns)
                 order_names.append(name)
             names[name] = obj
+        return Staged(namespace, fresh, order_ns, order_names)
+
+    def replace_staged(self, staged: Staged, *, representation_changed: bool = False) -> list[Entry]:
+        """The second half of :meth:`replace_entries`: make the store hold what :meth:`stage` read (takes the lock;
+        a caller that must queue the changes in the same critical section holds it)."""
+        namespace, fresh, order_ns, order_names = staged.namespace, staged.fresh, staged.order_ns, staged.order_names
         changes: list[Entry] = []
         with self.lock:
             by_ns = self._by_ns
@@ -446,6 +459,17 @@ class ObjectStore:
                 self._upsert(ns, name, meta.get("uid") or None, meta, obj, changes,
                              listed="representation" if representation_changed else "content")
         return changes
+
+
+@dataclass
+class Staged:
+    """A list read by :meth:`ObjectStore.stage`, for :meth:`ObjectStore.replace_staged`: the objects per namespace,
+    and their keys in list order."""
+
+    namespace: str | None
+    fresh: dict[str, dict[str, dict[str, Any]]]
+    order_ns: list[str]
+    order_names: list[str]
 
 
 def _same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

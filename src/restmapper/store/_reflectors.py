@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 from restmapper.errors import APIStatusError, TransportError
-from restmapper.watch.reflector import Outcome, Reflector
+from restmapper.model import GroupVersion
+from restmapper.watch.reflector import Listing, Outcome, Reflector
 
-__all__ = ["NamespaceSink", "NamespaceState", "ReflectorGroup", "permanent_failure"]
+__all__ = ["NamespaceSink", "NamespaceState", "ReflectorGroup", "SyncModes", "permanent_failure"]
 
 NamespaceState = Literal["starting", "synced", "failing"]
 """The state of one namespace's reflector (:attr:`Informer.namespaces_state`)."""
@@ -27,8 +28,8 @@ NamespaceState = Literal["starting", "synced", "failing"]
 class NamespaceSink(Protocol):
     """What the reflectors of a group report to (the informer); every call is on the reporting reflector's thread."""
 
-    def reflector_replace_in(self, namespace: str, items: list[Any], resource_version: str) -> None:
-        """A complete list of ``namespace`` (``""``: the whole collection)."""
+    def reflector_replace_in(self, namespace: str, items: Listing) -> None:
+        """A complete list of ``namespace`` (``""``: the whole collection), as it arrives."""
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """One watch event."""
@@ -53,16 +54,42 @@ class _Forward:
         # The reflector's last_error when it last handed over a complete list: a failure it listed past since.
         self.listed_past: BaseException | None = None
 
-    def reflector_replace(self, items: list[Any], resource_version: str) -> None:
+    def reflector_replace(self, items: Listing) -> None:
         if self.reflector is not None:
             self.listed_past = self.reflector.last_error
             if not self.reflector.metadata_only:
                 self._group.full_objects_for_all(self.reflector)
                 self._group.awaiting_full.discard(self._namespace)
-        self._sink.reflector_replace_in(self._namespace, items, resource_version)
+        self._sink.reflector_replace_in(self._namespace, items)
 
     def reflector_bookmark(self, resource_version: str) -> None:
         self._sink.reflector_bookmark_in(self._namespace, resource_version)
+
+
+class SyncModes:
+    """How the informers of one object cache sync (their reflectors' ``watch_list``), per API group version: by
+    WatchList until the server of that group version refused or ignored it once (an aggregated API server may be
+    older than kube-apiserver), then by paginated lists for the life of the cache; by paginated lists everywhere
+    when the cache's ``watch_list`` is False. Safe from any thread.
+
+    Attributes:
+        watch_list: the cache's option.
+    """
+
+    def __init__(self, watch_list: bool) -> None:
+        self.watch_list = watch_list
+        self._lock = threading.Lock()
+        self._refused: set[GroupVersion] = set()
+
+    def watch_list_for(self, group_version: GroupVersion) -> bool:
+        """True when informers of ``group_version`` sync by WatchList."""
+        with self._lock:
+            return self.watch_list and group_version not in self._refused
+
+    def refuse(self, group_version: GroupVersion) -> None:
+        """``group_version``'s server does not serve WatchList: its informers list in pages from now on."""
+        with self._lock:
+            self._refused.add(group_version)
 
 
 def permanent_failure(error: BaseException | None) -> bool:
@@ -198,6 +225,12 @@ class ReflectorGroup:
         return [(ns, error) for ns in list(self.reflectors) if (error := self.error_in(ns)) is not None]
 
     # --- control (any thread) ------------------------------------------------------------------------------------
+
+    def sync_by_watch_list(self, watch_list: bool) -> None:
+        """Make every reflector sync by WatchList (``watch_list``) or by paginated lists (informer thread, between
+        runs)."""
+        for reflector in self.all():
+            reflector.watch_list = watch_list
 
     def full_objects_for_all(self, fallen_back: Reflector) -> None:
         """``fallen_back`` lists full objects now (the server refused metadata-only): make every other reflector do

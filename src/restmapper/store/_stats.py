@@ -19,10 +19,10 @@ Transform = Callable[[dict[str, Any]], dict[str, Any]]
 
 @dataclass
 class InformerStats:
-    """Counters of one :class:`Informer` (monotonic) and two gauges (``objects``, ``backlog``).
+    """Counters of one :class:`Informer` (monotonic), two gauges (``objects``, ``backlog``) and its sync mode.
 
     Attributes:
-        lists: complete lists (initial, relists after 410, after a move or a restart).
+        lists: complete lists (initial, relists after 410, after a move or a restart), by either sync mode.
         relists: relists the protocol needed: 410 Gone, a too large resourceVersion (an etcd restore), watches
             that ended at once again and again.
         connects: watch streams opened.
@@ -40,6 +40,9 @@ class InformerStats:
         resyncs: periodic resyncs delivered.
         objects: objects held now.
         backlog: changes queued for handlers now.
+        sync_mode: how the informer gets a complete list: ``"watch-list"`` (a watch streaming the objects, then
+            their changes: KEP-3157's WatchList) or ``"list"`` (paginated lists), which it uses when the cache's
+            ``watch_list`` is False or the server refused or ignored WatchList (then for the life of the cache).
     """
 
     lists: int = 0
@@ -57,6 +60,7 @@ class InformerStats:
     resyncs: int = 0
     objects: int = 0
     backlog: int = 0
+    sync_mode: str = "list"
 
 
 @dataclass(frozen=True)

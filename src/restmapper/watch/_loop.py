@@ -17,7 +17,7 @@ from restmapper.errors import APIStatusError, InvalidArgumentError
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._objects import Known, ResourceKind, known_from
-from restmapper.watch.reflector import Reflector
+from restmapper.watch.reflector import Listing, Reflector
 
 __all__ = ["LoopOwner", "ResourceLoop"]
 
@@ -101,7 +101,7 @@ class ResourceLoop:
     def reflector_bookmark(self, resource_version: str) -> None:
         pass
 
-    def reflector_replace(self, items: list[Any], resource_version: str) -> None:
+    def reflector_replace(self, items: Listing) -> None:
         fresh: dict[str, Known] = {}
         objects: dict[str, Mapping[str, Any]] = {}
         for item in items:

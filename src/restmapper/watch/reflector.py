@@ -2,11 +2,13 @@
 
 It is the Kubernetes reflector protocol (client-go ``tools/cache.Reflector.ListAndWatch``):
 
-* list the collection in pages (``limit``/``continue``); a ``410 Gone`` on a continue token (it expired between
-  pages) restarts the list once, and a second one lists in one request without ``limit``, as client-go's pager
-  falls back to a full list; the list's ``metadata.resourceVersion`` is remembered;
-* watch from that resourceVersion with ``allowWatchBookmarks=true`` and ``timeoutSeconds``; every event and
-  bookmark advances the resourceVersion, so a reconnect resumes exactly where the stream stopped;
+* **sync**: get a complete list, by WatchList (``watch_list``: a watch whose initial events are the list, then
+  its changes) or in pages (``limit``/``continue``), handing it to the sink as it arrives (a
+  :class:`~restmapper.watch._sync.Listing`); a server that does not serve WatchList is detected and listed in
+  pages from then on (:mod:`restmapper.watch._sync` says how); the list's resourceVersion is remembered;
+* watch from that resourceVersion (a WatchList sync reads on its stream) with ``allowWatchBookmarks=true`` and
+  ``timeoutSeconds``; every event and bookmark advances the resourceVersion, so a reconnect resumes exactly where
+  the stream stopped;
 * **relist** when the resourceVersion is unusable: ``410 Gone`` (compacted) or "Too large resource version"
   (``504``, cause ``ResourceVersionTooLarge``: etcd was restored from a snapshot and went back), from the watch
   request or as an ``ERROR`` event. The sink gets the full new list and makes it the truth (diffs it against what
@@ -56,15 +58,14 @@ from restmapper.transport import Cancellation, check_seconds, scrub_with, status
 from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._statuses import retries_watch, too_large_resource_version
+from restmapper.watch._sync import ACCEPT, METADATA_ACCEPT, Listing, Opened, ReflectorSync, SyncMode
 from restmapper.wire import decode_json
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "Outcome", "Reflector", "ReflectorSink", "too_large_resource_version"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "Listing", "Outcome", "Reflector", "ReflectorSink", "SyncMode",
+           "too_large_resource_version"]
 
 _log = logging.getLogger("restmapper.watch")
 
-_ACCEPT = {"Accept": "application/json"}
-_METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
-_METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
 _READ_MARGIN = 30.0  # seconds beyond timeoutSeconds before a silent stream counts as dropped
 DEFAULT_IDLE_TIMEOUT = 70.0
 """Seconds a watch that allows bookmarks may stay silent before it is reopened as a dead connection (kube-apiserver
@@ -86,9 +87,11 @@ Outcome = Literal["stopped", "forbidden", "not_found", "interrupted", "ended_ear
 class ReflectorSink(Protocol):
     """What a :class:`Reflector` reports to. Every method is called on the reflector's thread."""
 
-    def reflector_replace(self, items: list[Any], resource_version: str) -> None:
-        """A complete list: ``items`` as decoded JSON (unvalidated), taken at ``resource_version``. It is the
-        truth: afterwards the sink holds exactly ``items``, whatever the resourceVersions it held said."""
+    def reflector_replace(self, items: Listing) -> None:
+        """A complete list, its items (decoded JSON, unvalidated) arriving as the sink iterates ``items``; once
+        iterated to the end, ``items.resource_version`` is the list's. It is the truth: afterwards the sink holds
+        exactly the items, whatever the resourceVersions it held said. Iterating raises what the requests raise:
+        the sink must then change nothing (the reflector lists again); what it leaves unread is read and dropped."""
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """One ``ADDED``/``MODIFIED``/``DELETED`` watch event; ``obj`` is a JSON object (otherwise unvalidated)."""
@@ -114,7 +117,7 @@ def _wait(stop: threading.Event, seconds: float) -> None:
     stop.wait(seconds)
 
 
-class Reflector:
+class Reflector(ReflectorSync):
     """List-then-watch of one collection path, on the caller's thread (see the module docstring).
 
     Attributes (written by the running thread only; other threads read them GIL-atomically):
@@ -122,6 +125,8 @@ class Reflector:
             owner may change it between runs.
         params: the query parameters of every list and watch (the owner may change them between runs).
         metadata_only: lists and watches ask for ``PartialObjectMetadata`` (false after a 406 fallback).
+        watch_list: syncs use WatchList (false once the server refused it or ignored it).
+        sync_mode: ``"watch-list"`` or ``"list"``, as ``watch_list`` says.
         resource_version: the last list, event or bookmark resourceVersion (``""`` before the first list).
         synced: a list completed since the last :meth:`reset`.
         connected: a watch stream is open.
@@ -149,6 +154,7 @@ class Reflector:
         params: Mapping[str, str] | None = None,
         metadata_only: bool = False,
         page: Callable[[list[Any]], list[Any]] | None = None,
+        watch_list: bool = False,
     ) -> None:
         """Create a reflector (nothing runs until :meth:`run`).
 
@@ -179,8 +185,12 @@ class Reflector:
                 ``watch_timeout`` (a storage teardown, a restart); otherwise reconnect.
             params: query parameters sent on every list and watch (``labelSelector``, ``fieldSelector``).
             metadata_only: list and watch ``PartialObjectMetadata`` (see the module docstring).
-            page: called with each list page's items as it arrives; what it returns is kept for the list handed to
-                the sink (an owner's transform: the whole list is then never held untransformed).
+            page: called with each list page's items (or each batch of a WatchList's initial events, ``page_size``
+                of them) as it arrives; what it returns is what the sink's listing yields (an owner's transform:
+                the whole list is then never held untransformed). What it raises ends the sync (the sink gets
+                it from the listing).
+            watch_list: sync by WatchList (client-go's ``WatchListClient``), falling back to paginated lists for
+                good when the server does not serve it; False: paginated lists.
 
         Raises:
             InvalidArgumentError: a ``watch_timeout``, ``idle_timeout`` or ``relist_period`` that is not positive
@@ -208,6 +218,7 @@ class Reflector:
         self.params = dict(params or {})
         self._page_items = page
         self.metadata_only = metadata_only
+        self.watch_list = watch_list
         self.resource_version = ""
         self.synced = False
         self.connected = False
@@ -289,10 +300,11 @@ class Reflector:
                 self._relist_owed = True  # however the last watch ended: cleanly, idle, by an error, at once
             try:
                 with self._cancel:
+                    opened = None
                     if self._relist_owed:
-                        self._list()
+                        opened = self._sync()
                         self._relist_owed = False
-                    early = self._watch()
+                    early = self._watch(opened)
             except _Return as ret:
                 return ret.outcome
             except _Relist as relist_now:
@@ -409,70 +421,56 @@ class Reflector:
         self.sink.reflector_state()
         raise _Return(outcome)
 
-    def _list(self) -> None:
-        items: list[Any] = []
-        cont = ""
-        expired = 0
-        rv = ""
-        while True:
-            paged = bool(self._page) and expired < 2
-            params = {**self.params, "limit": self._page} if paged else dict(self.params)
-            if cont:
-                params["continue"] = cont
-            resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if self.metadata_only else _ACCEPT,
-                                      params=params)
-            if resp.status == 406 and self.metadata_only:
-                self._full_objects(resp.status, resp.body, resp.headers)
-                items, cont, rv = [], "", ""
-                continue
-            if resp.status == 410 and cont:
-                # The continue token expired between pages: start over; when it happens again (compaction faster
-                # than our pages), list in one request, as client-go's pager falls back to a full list.
-                items, cont, rv, expired = [], "", "", expired + 1
-                continue
-            if resp.status != 200:
-                self._check(resp.status, resp.body, resp.headers)
-            doc = self._decode(resp.body, "list")
-            if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
-                raise InvalidArgumentError(f"GET {self.path}: list without items")
-            raw_meta = doc.get("metadata")
-            meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            items.extend(self._page_items(doc["items"]) if self._page_items is not None else doc["items"])
-            page_rv = meta.get("resourceVersion", "")
-            cont = (meta.get("continue") or "") if paged else ""
-            if not isinstance(cont, str) or not isinstance(page_rv, str):
-                raise InvalidArgumentError(f"GET {self.path}: malformed list metadata")
-            rv = rv or page_rv  # every page of one list is a snapshot at the first page's resourceVersion
-            if not cont:
-                break
-            if self.stop.is_set() or self._interrupted:
-                raise _Return("stopped" if self.stop.is_set() else "interrupted")
+    def _halted(self) -> None:
+        """Raise ``_Return`` when the owner stopped or interrupted the loop."""
+        if self.stop.is_set() or self._interrupted:
+            raise _Return("stopped" if self.stop.is_set() else "interrupted")
+
+    def _hand_over(self, listing: Listing) -> None:
+        """Hand a complete list to the sink (which reads it as it arrives) and remember its resourceVersion."""
+        self.sink.reflector_replace(listing)
+        for _ in listing:  # what the sink left unread: the list is complete only once read to the end
+            pass
         self._count("lists")
-        if self.stop.is_set():
-            raise _Return("stopped")
-        self.sink.reflector_replace(items, rv)
-        self.resource_version = rv
+        self._halted()
+        self.resource_version = listing.resource_version
         self.synced = True
         self._short_streak = 0
         self._listed_at = self._clock()
 
     # --- watch ---------------------------------------------------------------------------------------------------
 
-    def _watch(self) -> bool:
-        """Watch until the stream ends; True when it ended early (before 90 % of its timeout) without an error.
+    def _open(self, params: dict[str, str]) -> StreamResponse:
+        """Open a watch stream (``close_stream`` closes it from then on)."""
+        stream = self.transport.stream(self.path, METADATA_ACCEPT if self.metadata_only else ACCEPT,
+                                       params=params, timeout=self._read_timeout)
+        with self._stream_lock:
+            self._stream = stream
+        return stream
+
+    def _closed(self, stream: StreamResponse) -> None:
+        """Close a stream :meth:`_open` opened."""
+        with self._stream_lock:
+            self._stream = None
+        stream.close()
+
+    def _watch(self, opened: Opened | None) -> bool:
+        """Watch until the stream ends (``opened``: read on the stream of a WatchList sync); True when it ended
+        early (before 90 % of its timeout) without an error.
 
         Raises:
             _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
             _Return: 403, 404, stopped.
         """
-        params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
-                  "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
-        opened = self._clock()
-        stream = self.transport.stream(self.path, _METADATA_ACCEPT if self.metadata_only else _ACCEPT,
-                                       params=params, timeout=self._read_timeout)
-        with self._stream_lock:
-            self._stream = stream
-        lines = changes = 0
+        if opened is None:
+            params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
+                      "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
+            started = self._clock()
+            stream = self._open(params)
+            lines = 0
+        else:
+            stream, started, lines = opened.stream, opened.opened_at, opened.events
+        changes = 0
         idle = False
         try:
             if self.stop.is_set() or self._interrupted:
@@ -492,7 +490,7 @@ class Reflector:
             self.sink.reflector_state()
             heard = self._clock()
             try:
-                for line in stream.iter_lines():  # a read timeout (idle_timeout) raises
+                for line in stream.iter_lines() if opened is None else opened.lines:  # a read timeout raises
                     if self.stop.is_set() or self._interrupted:
                         return False
                     if self._event(line):
@@ -506,9 +504,7 @@ class Reflector:
                     raise  # a connection that failed while the stream was not idle
                 idle = True  # the read timeout: silent for the whole idle timeout (see below)
         finally:
-            with self._stream_lock:
-                self._stream = None
-            stream.close()
+            self._closed(stream)
             if self.connected:
                 self.connected = False
                 self.sink.reflector_state()
@@ -519,7 +515,7 @@ class Reflector:
             # and the backoff left alone: only when that reconnect fails is it a failure.
             _log.info("%s: watch silent for %.0fs; reconnecting", self.label, self._read_timeout)
             return False
-        return self._ended(self._clock() - opened, lines, changes)
+        return self._ended(self._clock() - started, lines, changes)
 
     def _ended(self, lasted: float, lines: int, changes: int) -> bool:
         """Judge a stream that ended without error; True when it ended early (see :meth:`_watch`)."""
@@ -546,6 +542,18 @@ class Reflector:
                                      f"{self._quiet_streak} times in a row", path=self.path))
         return early
 
+    def _initial_error(self, obj: dict[str, Any]) -> None:
+        """Raise what an ``ERROR`` event's Status means: ``_Relist`` for 410 Gone or a too large resourceVersion,
+        else the status error (the round ends, and the next one lists again, unless it is a 429 or a 5xx)."""
+        code = obj.get("code")
+        if code == 410:
+            raise _Relist("410 Gone")
+        if too_large_resource_version(obj):
+            raise _Relist("too large resource version")
+        if not retries_watch(code):
+            self._relist_owed = True
+        raise self._error(code, obj)
+
     def _event(self, line: bytes) -> bool:
         """Apply one watch event; True for a change (ADDED/MODIFIED/DELETED).
 
@@ -557,14 +565,7 @@ class Reflector:
             raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
         event_type, obj = event.get("type"), event["object"]
         if event_type == "ERROR":
-            code = obj.get("code")
-            if code == 410:
-                raise _Relist("410 Gone")
-            if too_large_resource_version(obj):
-                raise _Relist("too large resource version")
-            if not retries_watch(code):
-                self._relist_owed = True
-            raise self._error(code, obj)
+            self._initial_error(obj)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
         if event_type == "BOOKMARK":

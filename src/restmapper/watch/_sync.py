@@ -1,0 +1,317 @@
+"""How a :class:`~restmapper.watch.reflector.Reflector` gets a complete list: a paginated list, or WatchList.
+
+A **sync** is one complete list handed to the sink as a :class:`Listing`: the items decoded as they arrive, a list
+page or a batch of initial events at a time, so that the sink can store them as they come (the whole list is never
+held decoded by the reflector). Two modes:
+
+* **paginated list** (``limit``/``continue``, client-go's pager): a ``410 Gone`` on a continue token (it expired
+  between pages) restarts the list once, and a second one lists in one request without ``limit``; the list's
+  ``metadata.resourceVersion`` (its first page's) is the sync's.
+* **WatchList** (KEP-3157, client-go ``Reflector.watchList``): one watch with ``sendInitialEvents=true``,
+  ``resourceVersionMatch=NotOlderThan`` and ``allowWatchBookmarks=true``, without a resourceVersion (a consistent
+  snapshot, as client-go asks when it has none it can use). The server sends an ``ADDED`` event for every object,
+  then a ``BOOKMARK`` annotated ``k8s.io/initial-events-end: "true"`` whose resourceVersion is the sync's; the same
+  stream then carries the changes (the reflector's watch goes on reading it). A stream that ends before that
+  bookmark is a failure: the next sync starts over, from a fresh listing (client-go's fresh temporary store).
+
+A server that does not serve WatchList makes the reflector fall back to paginated lists for good
+(``Reflector.watch_list`` becomes False): one that refuses the parameters (``400``, or ``422 Invalid``: before 1.27
+``resourceVersionMatch is forbidden for watch``, 1.27+ with the ``WatchList`` feature gate off ``sendInitialEvents
+is forbidden for watch unless the WatchList feature gate is enabled``), as client-go falls back on an error of its
+watch-list request; and one that ignores ``sendInitialEvents`` and starts a plain watch, which client-go does not
+detect (it waits for the bookmark forever): before the initial-events-end bookmark such a server sends a
+``MODIFIED``, a ``DELETED`` or a bookmark without the annotation, or nothing until the stream times out or stays
+silent for the idle timeout. A server that serves WatchList sends only ``ADDED`` events and then that bookmark.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from restmapper.errors import APIStatusError, InvalidArgumentError, TransportError
+from restmapper.transport.base import StreamResponse, Transport
+
+__all__ = ["ACCEPT", "INITIAL_EVENTS_END", "METADATA_ACCEPT", "Listing", "Opened", "ReflectorSync", "SyncMode"]
+
+_log = logging.getLogger("restmapper.watch")
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the bookmark that ends a WatchList's initial events (``metav1.InitialEventsAnnotationKey``)."""
+
+SyncMode = str
+"""``"watch-list"`` or ``"list"``: how a reflector gets a complete list (see the module docstring)."""
+
+ACCEPT = {"Accept": "application/json"}
+_METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
+METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
+_REFUSED = (400, 422)  # a server refusing WatchList's parameters (BadRequest, Invalid)
+_BATCH = 500  # initial events handed to the page hook at a time when page_size is 0
+_NEAR_END = 0.9  # a stream that lasted this fraction of its timeout (or its idle timeout silent) ran out
+
+
+class Listing:
+    """The items of one complete list, decoded as they arrive (a list page or a batch of initial events at a time).
+
+    Iterate it once, to the end; afterwards :attr:`resource_version` is the list's resourceVersion and
+    :attr:`complete` is True. Iterating raises what the list requests or the stream raise: the sink must then leave
+    what it holds as it was (the reflector lists again).
+
+    Attributes:
+        resource_version: the list's resourceVersion (``""`` until iterated to the end).
+        complete: every item was delivered.
+    """
+
+    def __init__(self, batches: Callable[[Listing], Iterator[list[Any]]]) -> None:
+        """Args: batches: ``batches(listing)`` yields the items a batch at a time and sets
+        ``listing.resource_version`` before it ends."""
+        self._batches = batches(self)
+        self.resource_version = ""
+        self.complete = False
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self._batches:
+            yield from batch
+            del batch  # not kept while the next batch is read
+        self.complete = True
+
+
+@dataclass
+class Opened:
+    """A watch stream opened by a WatchList sync, read on by the reflector's watch."""
+
+    stream: StreamResponse
+    lines: Iterator[bytes]
+    opened_at: float  # the reflector's clock when it was requested
+    events: int  # lines read from it so far
+
+
+class _Ignored(Exception):
+    """The server ignored ``sendInitialEvents``: it started a plain watch (see the module docstring)."""
+
+
+class ReflectorSync:
+    """The syncs of a reflector (mixed into ``Reflector``, which owns the fields and methods declared here)."""
+
+    transport: Transport
+    path: str
+    label: str
+    params: dict[str, str]
+    metadata_only: bool
+    watch_list: bool
+    _page: str
+    _page_items: Callable[[list[Any]], list[Any]] | None
+    _watch_timeout: float
+    _read_timeout: float
+    _clock: Callable[[], float]
+    _count: Callable[[str], None]
+
+    if TYPE_CHECKING:  # the Reflector's
+        def _decode(self, body: bytes, what: str) -> dict[str, Any]: ...
+        def _check(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
+        def _error(self, status: object, body: bytes | Mapping[str, Any],
+                   headers: Mapping[str, str] | None = None) -> APIStatusError: ...
+        def _full_objects(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
+        def _open(self, params: dict[str, str]) -> StreamResponse: ...
+        def _closed(self, stream: StreamResponse) -> None: ...
+        def _halted(self) -> None: ...
+        def _hand_over(self, listing: Listing) -> None: ...
+        def _initial_error(self, obj: dict[str, Any]) -> None: ...
+
+    @property
+    def sync_mode(self) -> SyncMode:
+        """``"watch-list"`` while the reflector syncs by WatchList, else ``"list"``."""
+        return "watch-list" if self.watch_list else "list"
+
+    def _sync(self) -> Opened | None:
+        """Hand a complete list to the sink; return the stream of a WatchList sync (open, for the watch)."""
+        if self.watch_list:
+            opened = self._watch_list()
+            if opened is not None:
+                return opened
+        self._list()
+        return None
+
+    def _batch(self, items: list[Any]) -> list[Any]:
+        return self._page_items(items) if self._page_items is not None else items
+
+    # --- paginated list -----------------------------------------------------------------------------------------
+
+    def _list(self) -> None:
+        expired = 0
+        while True:
+            paged = bool(self._page) and expired < 2
+            items, rv, cont = self._list_page("", paged)
+            try:
+                self._hand_over(Listing(partial(self._pages, items=items, rv=rv, cont=cont, paged=paged)))
+                return
+            except _Expired:
+                # The continue token expired between pages: start over; when it happens again (compaction faster
+                # than our pages), list in one request, as client-go's pager falls back to a full list.
+                expired += 1
+
+    def _pages(self, listing: Listing, items: list[Any], rv: str, cont: str, paged: bool) -> Iterator[list[Any]]:
+        listing.resource_version = rv  # every page of one list is a snapshot at the first page's resourceVersion
+        while True:
+            yield self._batch(items)
+            del items  # the page consumed is not kept while the next one is requested
+            if not cont:
+                return
+            self._halted()
+            items, _, cont = self._list_page(cont, paged)
+
+    def _list_page(self, cont: str, paged: bool) -> tuple[list[Any], str, str]:
+        """One page: its items (raw), the list's resourceVersion and the next continue token (``""``: the last).
+
+        Raises:
+            _Expired: the continue token expired (410).
+        """
+        while True:
+            params = {**self.params, "limit": self._page} if paged else dict(self.params)
+            if cont:
+                params["continue"] = cont
+            resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if self.metadata_only else ACCEPT,
+                                      params=params)
+            if resp.status == 406 and self.metadata_only:
+                self._full_objects(resp.status, resp.body, resp.headers)
+                if cont:
+                    raise _Expired  # the pages so far were metadata-only: start over
+                continue
+            if resp.status == 410 and cont:
+                raise _Expired
+            if resp.status != 200:
+                self._check(resp.status, resp.body, resp.headers)
+            doc = self._decode(resp.body, "list")
+            del resp
+            if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+                raise InvalidArgumentError(f"GET {self.path}: list without items")
+            raw_meta = doc.get("metadata")
+            meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+            rv = meta.get("resourceVersion", "")
+            following = (meta.get("continue") or "") if paged else ""
+            if not isinstance(following, str) or not isinstance(rv, str):
+                raise InvalidArgumentError(f"GET {self.path}: malformed list metadata")
+            return doc["items"], rv, following
+
+    # --- WatchList ----------------------------------------------------------------------------------------------
+
+    def _watch_list(self) -> Opened | None:
+        """A WatchList sync; None when this sync must list in pages instead: for good when the server refused or
+        ignored WatchList (``watch_list`` is then False), this once when the request or the stream failed
+        otherwise (a 403 where RBAC allows list but not watch, a 5xx, a dropped connection, a stream ending before
+        its initial-events-end bookmark), as client-go falls back to a list "because making progress is better
+        than deadlocking".
+
+        Raises:
+            _Relist: 410 Gone or a too large resourceVersion (the answer or an ``ERROR`` event).
+            _Return: 404 for the type, stopped, interrupted.
+        """
+        params = {**self.params, "watch": "1", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+                  "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
+        while True:
+            opened_at = self._clock()
+            stream: StreamResponse | None = None
+            try:
+                stream = self._open(params)
+                self._halted()
+                status = stream.status
+                if status == 406 and self.metadata_only:
+                    self._full_objects(status, stream.read(), stream.headers)
+                    self._closed(stream)
+                    continue
+                if status in _REFUSED:
+                    self._refused(str(self._error(status, stream.read(), stream.headers)))
+                    self._closed(stream)
+                    return None
+                if status in (404, 410, 504):
+                    self._check(status, stream.read(), stream.headers)  # the type's 404, a relist
+                if status != 200:
+                    raise self._error(status, stream.read(), stream.headers)
+                opened = Opened(stream, stream.iter_lines(), opened_at, 0)
+                self._hand_over(Listing(partial(self._initial_events, opened=opened)))
+                return opened
+            except _Ignored as exc:
+                self._closed_if(stream)
+                self._refused(str(exc))
+                return None
+            except TransportError as exc:
+                self._closed_if(stream)
+                self._halted()
+                _log.debug("%s: watch-list failed (%s); listing in pages this time", self.label, exc)
+                return None
+            except BaseException:
+                self._closed_if(stream)
+                raise
+
+    def _closed_if(self, stream: StreamResponse | None) -> None:
+        if stream is not None:
+            self._closed(stream)
+
+    def _refused(self, why: str) -> None:
+        self.watch_list = False
+        _log.warning("%s: the server does not serve WatchList (%s); syncing by paginated lists from now on",
+                     self.label, why)
+
+    def _initial_events(self, listing: Listing, opened: Opened) -> Iterator[list[Any]]:
+        """The initial ``ADDED`` events, a batch at a time, up to the initial-events-end bookmark (which sets the
+        listing's resourceVersion and ends it).
+
+        Raises:
+            _Ignored: the server ignored sendInitialEvents (see the module docstring).
+            _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
+            TransportError: the stream ended or failed before the bookmark.
+        """
+        size = int(self._page) if self._page else _BATCH
+        batch: list[Any] = []
+        heard = self._clock()
+        lines = opened.lines
+        try:
+            for line in lines:
+                opened.events += 1
+                heard = self._clock()
+                event = self._decode(line, "watch")
+                obj = event.get("object") if isinstance(event, dict) else None
+                if not isinstance(obj, dict):
+                    raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
+                event_type = event.get("type")
+                meta = obj.get("metadata")
+                rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                if event_type == "ADDED":
+                    if not isinstance(rv, str) or not rv:
+                        self._count("malformed")
+                        _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
+                        continue
+                    batch.append(obj)
+                    if len(batch) >= size:
+                        yield self._batch(batch)
+                        batch = []
+                    continue
+                if event_type == "ERROR":
+                    self._initial_error(obj)
+                annotations = meta.get("annotations") if isinstance(meta, dict) else None
+                if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
+                        annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv:
+                    self._count("bookmarks")
+                    if batch:
+                        yield self._batch(batch)
+                    listing.resource_version = rv
+                    return
+                raise _Ignored(f"a {event_type} event before the {INITIAL_EVENTS_END} bookmark")
+        except TransportError:
+            if self._clock() - heard >= self._read_timeout * _NEAR_END:
+                raise _Ignored(f"silent for {self._read_timeout:.0f}s before the {INITIAL_EVENTS_END} "
+                               "bookmark") from None
+            raise
+        lasted = self._clock() - opened.opened_at
+        if lasted >= self._watch_timeout * _NEAR_END:
+            raise _Ignored(f"the stream ran its {self._watch_timeout:.0f}s without the {INITIAL_EVENTS_END} bookmark")
+        raise TransportError(f"GET {self.path}: watch-list ended after {lasted:.2f}s, before the "
+                             f"{INITIAL_EVENTS_END} bookmark", path=self.path)
+
+
+class _Expired(Exception):
+    """A paginated list must start over: its continue token expired, or the server refused metadata-only."""
+
