@@ -100,10 +100,10 @@ def _write_after_snapshot(cluster: FakeCluster) -> None:
 
 @pytest.mark.parametrize(("bump", "mark_compacted"), RESTORES)
 def test_informer_after_a_restore_holds_what_the_server_lists_and_sees_later_writes(
-        served: ServedCluster, bump: int, mark_compacted: bool) -> None:
+        served: ServedCluster, bump: int, mark_compacted: bool, watch_list: bool) -> None:
     cluster = served.cluster
     snap, at_snapshot = _restore_scenario(cluster)
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer("cm")
         tally = Tally()
         informer.add_handler(tally.on_add, tally.on_update, tally.on_delete)
@@ -128,7 +128,7 @@ def test_informer_after_a_restore_holds_what_the_server_lists_and_sees_later_wri
 
 @pytest.mark.parametrize(("bump", "mark_compacted"), RESTORES)
 def test_async_handlers_after_a_restore_hear_every_difference(served: ServedCluster, bump: int,
-                                                              mark_compacted: bool) -> None:
+                                                              mark_compacted: bool, watch_list: bool) -> None:
     cluster = served.cluster
     snap, at_snapshot = _restore_scenario(cluster)
 
@@ -175,11 +175,11 @@ def test_async_handlers_after_a_restore_hear_every_difference(served: ServedClus
                                     timeout=10)
         assert got["data"] == {"v": "after"}
 
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         asyncio.run(scenario(cache))
 
 
-def test_too_large_resource_version_as_the_watch_answer_relists(served: ServedCluster) -> None:
+def test_too_large_resource_version_as_the_watch_answer_relists(served: ServedCluster, watch_list: bool) -> None:
     """The 504 "Too large resource version" can come as the watch request's answer (not an event): relist too."""
     cluster = served.cluster
     cluster.apply_object(cm("c0"))
@@ -187,7 +187,7 @@ def test_too_large_resource_version_as_the_watch_answer_relists(served: ServedCl
               "reason": "Timeout", "message": "Too large resource version: 99, current: 12",
               "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                           "retryAfterSeconds": 1}}
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer("cm")
         assert informer.wait_for_sync(10) and cluster.wait_for_watchers(1, 10)
         lists = informer.stats.lists

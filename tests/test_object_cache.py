@@ -93,9 +93,9 @@ def test_selectors_and_indexers(served: ServedCluster) -> None:
 
 
 def test_handlers_get_synthetic_adds_run_off_the_watch_thread_and_survive_a_raising_handler(
-        served: ServedCluster) -> None:
+        served: ServedCluster, watch_list: bool) -> None:
     served.cluster.apply_object(cm("a"))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer("cm")
         assert informer.wait_for_sync(10)
         boom = informer.add_handler(on_add=lambda o: 1 / 0)
@@ -114,10 +114,10 @@ def test_handlers_get_synthetic_adds_run_off_the_watch_thread_and_survive_a_rais
         assert informer.remove_handler(boom) and not informer.remove_handler(boom)
 
 
-def test_read_your_writes(served: ServedCluster) -> None:
+def test_read_your_writes(served: ServedCluster, watch_list: bool) -> None:
     """wait_for(resource_version=...) returns once the cache holds that version; get then returns it."""
     served.cluster.apply_object(widget_obj("w", size=1))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         assert cache.get(WIDGETS, "w", "default")["spec"] == {"size": 1}
         updated = served.cluster.apply_object(widget_obj("w", size=2))
         rv = updated["metadata"]["resourceVersion"]
@@ -207,11 +207,12 @@ def test_resync_reaches_a_handler_registered_after_the_last_change(served: Serve
         assert seen.wait(10)
 
 
-def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served: ServedCluster) -> None:
+def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served: ServedCluster,
+                                                                          watch_list: bool) -> None:
     """Seed 003: the version the informer watches stops being served; it follows the kind to v1beta1."""
     for i in range(3):
         served.cluster.apply_object(widget_obj(f"w{i}"))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer(WIDGETS)
         mirror = Mirror()
         mirror.attach(informer)
@@ -233,11 +234,11 @@ def test_kind_moves_to_another_version_with_one_relist_and_no_event_storm(served
         assert [e[:2] for e in mirror.log] == [("MODIFIED", "default/w1")] and not mirror.errors
 
 
-def test_crd_deleted_then_recreated_with_another_scope(served: ServedCluster) -> None:
+def test_crd_deleted_then_recreated_with_another_scope(served: ServedCluster, watch_list: bool) -> None:
     """Seed 004: not_served while the CRD is gone (reads raise the no-match, handlers see deletes, are kept),
     then the recreated cluster-scoped CRD's objects appear on its own, backoff reset."""
     served.cluster.apply_object(widget_obj("w"))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer(WIDGETS)
         mirror = Mirror()
         mirror.attach(informer)
@@ -348,13 +349,14 @@ def test_a_stopped_informer_is_never_handed_out(served: ServedCluster) -> None:
         assert cache.get("cm", "a", "default")["metadata"]["name"] == "a"
 
 
-def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(served: ServedCluster) -> None:
+def test_seed_004_lease_lost_and_regained_crd_recreated_and_version_removed(served: ServedCluster,
+                                                                            watch_list: bool) -> None:
     """The whole seed-004 story on one cache: handlers removed and re-added (lease lost and regained), the CRD
     deleted and recreated, a version removed in an upgrade. After each step the handlers saw exactly the right
     events and get returns the right object; the only error a caller sees is the no-match while not served."""
     cluster = served.cluster
     cluster.apply_object(widget_obj("a", size=1))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer(WIDGETS)
         assert informer.wait_for_sync(10)
 
@@ -415,12 +417,12 @@ def test_objects_are_shared_and_read_only_by_contract(served: ServedCluster) -> 
         assert cache.get("cm", "a", "default")["data"] == {"x": "1"}
 
 
-def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster) -> None:
+def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster, watch_list: bool) -> None:
     """RBAC (403) is not the end: reads raise ForbiddenError at once, the informer reports failing with the error
     and retries with backoff."""
     served.cluster.apply_object(cm("a"))
     fault = served.cluster.inject("/api/v1/configmaps", status=403, body='{"kind":"Status","code":403}')
-    with object_cache(served, sync_timeout=30) as cache:
+    with object_cache(served, watch_list=watch_list, sync_timeout=30) as cache:
         with pytest.raises(ForbiddenError):
             cache.get("cm", "a", "default")
         informer = cache.informer("cm")
@@ -431,12 +433,12 @@ def test_forbidden_list_backs_off_as_failing_then_recovers(served: ServedCluster
         assert cache.get("cm", "a", "default")["metadata"]["name"] == "a"
 
 
-def test_404_for_the_type_reports_to_the_mapper_backs_off_and_heals(served: ServedCluster) -> None:
+def test_404_for_the_type_reports_to_the_mapper_backs_off_and_heals(served: ServedCluster, watch_list: bool) -> None:
     """The upgrade race (seed 002/003): v1 still listed by discovery but 404 on its own path. Every 404 is
     reported to the mapper (group evicted); while discovery still sends the informer there it backs off (state
     failing, data kept); once v1 is no longer listed it moves to v1beta1 by itself."""
     served.cluster.apply_object(widget_obj("w"))
-    with object_cache(served) as cache:
+    with object_cache(served, watch_list=watch_list) as cache:
         informer = cache.informer(WIDGETS)
         assert informer.wait_for_sync(10) and informer.mapping is not None
         assert informer.mapping.resource.version == "v1"

@@ -51,17 +51,19 @@ def accepts(cluster: FakeCluster, path: str) -> set[tuple[bool, str]]:
 
 # --- namespaces --------------------------------------------------------------------------------------------------
 
-def test_namespaces_list_and_watch_per_namespace_and_reads_merge(served: ServedCluster) -> None:
+def test_namespaces_list_and_watch_per_namespace_and_reads_merge(served: ServedCluster, watch_list: bool) -> None:
     cluster = served.cluster
     for name, ns in (("a1", "a"), ("b1", "b"), ("c1", "c")):
         cluster.apply_object(cm(name, ns))
-    with object_cache(served, namespaces=["a", "b"]) as cache:
+    with object_cache(served, namespaces=["a", "b"], watch_list=watch_list) as cache:
         assert [o["metadata"]["name"] for o in cache.list("cm")] == ["a1", "b1"]
         assert cache.get("cm", "b1", "b")["metadata"]["namespace"] == "b"
         assert cluster.wait_for_watchers(2, 10)
         for ns in ("a", "b"):
             queries = requests_to(cluster, f"/api/v1/namespaces/{ns}/configmaps")
-            assert any("watch" not in q for q in queries) and any("watch" in q for q in queries)
+            syncs = [q for q in queries if "watch" not in q or q.get("sendInitialEvents") == "true"]
+            assert syncs and all(("watch" in q) == watch_list for q in syncs)
+            assert any("watch" in q and "sendInitialEvents" not in q for q in queries) != watch_list
         assert requests_to(cluster, "/api/v1/configmaps") == []
         assert requests_to(cluster, "/api/v1/namespaces/c/configmaps") == []
         with pytest.raises(OutsideScopeError) as caught:
@@ -120,17 +122,19 @@ def test_a_forbidden_namespace_fails_alone_and_heals(served: ServedCluster) -> N
 
 # --- selectors -----------------------------------------------------------------------------------------------------
 
-def test_label_selector_reaches_list_and_watch_and_transitions_are_delete_then_add(served: ServedCluster) -> None:
+def test_label_selector_reaches_list_and_watch_and_transitions_are_delete_then_add(served: ServedCluster,
+                                                                                   watch_list: bool) -> None:
     cluster = served.cluster
     cluster.apply_object(labelled("in", tier="gold"))
     cluster.apply_object(labelled("out", tier="silver"))
-    with object_cache(served, label_selector="tier=gold") as cache:
+    with object_cache(served, label_selector="tier=gold", watch_list=watch_list) as cache:
         assert [o["metadata"]["name"] for o in cache.list("cm")] == ["in"]
         mirror = Mirror()
         mirror.attach(cache.informer("cm"))
         assert cluster.wait_for_watchers(1, 10)
         queries = requests_to(cluster, "/api/v1/configmaps")
-        assert {("watch" in q, q.get("labelSelector")) for q in queries} == {(False, "tier=gold"), (True, "tier=gold")}
+        assert {("watch" in q, q.get("labelSelector")) for q in queries} == \
+            {(True, "tier=gold")} | (set() if watch_list else {(False, "tier=gold")})
         cluster.apply_object(labelled("in", tier="silver"))   # leaves the selection
         cluster.apply_object(labelled("out", tier="gold"))    # enters it
         cluster.apply_object(labelled("in", tier="gold"))     # comes back
@@ -174,33 +178,37 @@ def test_a_field_selector_the_server_refuses_is_its_400(served: ServedCluster) -
 
 # --- metadata only -------------------------------------------------------------------------------------------------
 
-def test_metadata_only_asks_for_partial_object_metadata_on_list_and_watch(served: ServedCluster) -> None:
+def test_metadata_only_asks_for_partial_object_metadata_on_list_and_watch(served: ServedCluster,
+                                                                          watch_list: bool) -> None:
     cluster = served.cluster
     cluster.apply_object(labelled("a", app="web"))
-    with object_cache(served, metadata_only=True) as cache:
+    with object_cache(served, metadata_only=True, watch_list=watch_list) as cache:
         obj = cache.get("cm", "a", "default")
         assert obj["kind"] == "PartialObjectMetadata" and obj["apiVersion"] == "meta.k8s.io/v1"
         assert set(obj) == {"kind", "apiVersion", "metadata"} and obj["metadata"]["labels"] == {"app": "web"}
         assert cluster.wait_for_watchers(1, 10)
-        assert accepts(cluster, "/api/v1/configmaps") == {(False, META_LIST), (True, META_ONE)}
+        assert accepts(cluster, "/api/v1/configmaps") == {(True, META_ONE)} | (set() if watch_list
+                                                                              else {(False, META_LIST)})
         cluster.apply_object(labelled("b", app="db"))
         got = cache.wait_for("cm", "b", "default", timeout=10)
         assert got["kind"] == "PartialObjectMetadata" and "data" not in got
 
 
-def test_metadata_only_falls_back_to_full_objects_on_406(served: ServedCluster,
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_metadata_only_falls_back_to_full_objects_on_406(served: ServedCluster, caplog: pytest.LogCaptureFixture,
+                                                         watch_list: bool) -> None:
     cluster = served.cluster
     cluster.apply_object(cm("a", x="1"))
     body = ('{"kind":"Status","apiVersion":"v1","status":"Failure","message":"only the following media types are '
             'accepted: application/json","reason":"NotAcceptable","code":406}')
     cluster.inject("/api/v1/configmaps", status=406, body=body, content_type="application/json", times=1)
-    with caplog.at_level(logging.WARNING, logger="restmapper.watch"), object_cache(served, metadata_only=True) as cache:
+    with caplog.at_level(logging.WARNING, logger="restmapper.watch"), \
+            object_cache(served, metadata_only=True, watch_list=watch_list) as cache:
         assert cache.get("cm", "a", "default")["data"] == {"x": "1"}
         assert cluster.wait_for_watchers(1, 10)
     assert any("refused metadata-only" in r.getMessage() and "406" in r.getMessage() for r in caplog.records)
-    last_list = [r for r in cluster.requests if r.path == "/api/v1/configmaps" and "watch" not in r.query][-1]
-    assert last_list.headers["Accept"] == "application/json"
+    last_sync = [r for r in cluster.requests if r.path == "/api/v1/configmaps" and
+                 ("watch" not in r.query or r.query.get("sendInitialEvents") == "true")][-1]
+    assert last_sync.headers["Accept"] == "application/json" and ("watch" in last_sync.query) == watch_list
 
 
 # --- transforms, by_kind -------------------------------------------------------------------------------------------
@@ -292,6 +300,6 @@ def test_a_transform_runs_on_each_list_page_as_it_arrives(served: ServedCluster)
                                if r.path == "/api/v1/configmaps" and "watch" not in r.query))
         return strip_managed_fields(obj)
 
-    with object_cache(served, transform=transform, page_size=2) as cache:
+    with object_cache(served, transform=transform, page_size=2, watch_list=False) as cache:  # pages: a list's
         assert len(cache.list("cm")) == 6
     assert pages_asked == [1, 1, 2, 2, 3, 3]

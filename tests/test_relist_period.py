@@ -63,8 +63,8 @@ def _cache(served: ServedCluster, **options: Any) -> ObjectCache:
     return ObjectCache(mapper, transport=LosesDeletes(mapper.transport), watch_timeout=1, sync_timeout=10, **options)
 
 
-def test_relist_period_repairs_a_lost_delete(served: ServedCluster) -> None:
-    cache = _cache(served, relist_period=0.5)
+def test_relist_period_repairs_a_lost_delete(served: ServedCluster, watch_list: bool) -> None:
+    cache = _cache(served, relist_period=0.5, watch_list=watch_list)
     try:
         informer = cache.informer("cm")
         assert informer.wait_for_sync(10) and served.cluster.wait_for_watchers(1, 10)
@@ -76,8 +76,8 @@ def test_relist_period_repairs_a_lost_delete(served: ServedCluster) -> None:
         assert cache.stop(10)
 
 
-def test_without_relist_period_a_lost_delete_stays_as_in_client_go(served: ServedCluster) -> None:
-    cache = _cache(served)
+def test_without_relist_period_a_lost_delete_stays_as_in_client_go(served: ServedCluster, watch_list: bool) -> None:
+    cache = _cache(served, watch_list=watch_list)
     try:
         informer = cache.informer("cm")
         assert informer.wait_for_sync(10) and served.cluster.wait_for_watchers(1, 10)
