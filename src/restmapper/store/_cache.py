@@ -136,9 +136,11 @@ class ObjectCache:
             page_size: list page size (``limit``); 0 lists in one request.
             watch_list: sync (the first list and every relist) by WatchList (KEP-3157, client-go's
                 ``WatchListClient``, on by default from 1.35): one watch streams the objects, each stored as it
-                arrives, then their changes; a server that refuses it (older than 1.32, or its ``WatchList`` feature
-                gate off) or ignores it is detected once per API group version and listed in pages from then on
-                (``informer.stats.sync_mode`` says which). False: paginated lists only.
+                arrives, then their changes; a server that refuses it (its ``WatchList`` feature gate off: the
+                default before 1.32 and in 1.33) or ignores it is detected once per API group version and listed
+                in pages from then on; a watch-list that fails otherwise (a 403 where RBAC allows only list, a 5xx,
+                a stream ending early) is completed by a paginated list that once (client-go's fallback).
+                ``informer.stats.sync_mode`` says which. False: paginated lists only.
             backoff_initial: first wait after a list/watch failure, seconds (doubling, 10 % jitter).
             backoff_max: cap of one wait, seconds.
             probe_initial: first wait before asking again whether a not-served kind is back, seconds.
