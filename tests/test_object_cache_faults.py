@@ -255,3 +255,31 @@ def test_a_server_ending_every_watch_at_once_gets_backoff_not_a_tight_loop(serve
         assert delays[-1] > delays[0]
     finally:
         assert cache.stop(10)
+
+
+def test_a_watch_list_broken_before_its_bookmark_is_completed_by_a_list_without_duplicates(
+        served: ServedCluster) -> None:
+    """The WatchList stream resets after two of five initial events: that listing is dropped, a paginated list
+    completes the sync, and the handlers hear of every object once; the next relist tries WatchList again."""
+    for i in range(5):
+        served.cluster.apply_object(cm(f"c{i}", v="0"))
+    cache, transport = _cache(served, page_size=1)
+    try:
+        transport.break_after = 2
+        informer = cache.informer("cm")
+        mirror = Mirror()
+        mirror.attach(informer)
+        converged(mirror, served.cluster, "configmaps")
+        assert sorted(e[:2] for e in mirror.log) == [("ADDED", f"default/c{i}") for i in range(5)]
+        assert not mirror.errors and informer.stats.lists == 1
+        assert transport.watches[0].get("sendInitialEvents") == "true" and len(transport.lists) == 5
+        assert informer.stats.sync_mode == "watch-list"  # a failure, not a server without WatchList
+        mirror.clear_log()
+        served.cluster.compact()
+        served.cluster.apply_object(cm("c1", v="1"))
+        served.cluster.compact()
+        served.cluster.drop_watches()  # resumes from a compacted resourceVersion: 410, a relist by WatchList
+        converged(mirror, served.cluster, "configmaps")
+        assert [w.get("sendInitialEvents") for w in transport.watches].count("true") >= 2 and not mirror.errors
+    finally:
+        assert cache.stop(10)
