@@ -432,7 +432,8 @@ class Reflector(ReflectorSync):
         for _ in listing:  # what the sink left unread: the list is complete only once read to the end
             pass
         self._count("lists")
-        self._halted()
+        if self.stop.is_set():
+            raise _Return("stopped")
         self.resource_version = listing.resource_version
         self.synced = True
         self._short_streak = 0
