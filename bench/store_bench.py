@@ -192,7 +192,9 @@ def events_pipeline(url: str, cluster: FakeCluster, m: int) -> float:
         obj["data"]["INDEX"] = str(i)
         lines.append(json.dumps({"type": "MODIFIED", "object": obj}).encode())
     mapper = _mapper(url)
-    cache = ObjectCache(mapper, transport=_ScriptedWatch(mapper.cache.discovery.transport, lines), page_size=PAGE)
+    # Paginated lists: the scripted stream is the watch after the list (a WatchList sync reads on its own stream).
+    cache = ObjectCache(mapper, transport=_ScriptedWatch(mapper.cache.discovery.transport, lines), page_size=PAGE,
+                        watch_list=False)
     try:
         informer = cache.informer(CONFIGMAP)
         on_update, done, stamps = _counting_handler(m)

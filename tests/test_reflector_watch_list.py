@@ -36,7 +36,13 @@ INVALID = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 42
 
 
 def line(event_type: str, obj: Mapping[str, Any]) -> bytes:
-    return json.dumps({"type": event_type, "object": obj}).encode()
+    """An event line as kube-apiserver encodes it (Go's encoding/json: compact)."""
+    return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode()
+
+
+def spaced(event_type: str, obj: Mapping[str, Any]) -> bytes:
+    """The same event, encoded otherwise (the reflector must not depend on the encoding)."""
+    return json.dumps({"type": event_type, "object": obj}, indent=None).encode()
 
 
 def cm(name: str, rv: str) -> dict[str, Any]:
@@ -252,3 +258,23 @@ def test_a_sink_that_stops_reading_still_gets_a_complete_sync() -> None:
                           watch_list=True, page_size=1)
     assert reflector.run() == "stopped"
     assert server.watches[1]["resourceVersion"] == "3"
+
+
+@pytest.mark.parametrize("encode", [line, spaced], ids=["compact", "spaced"])
+def test_initial_events_decode_the_same_in_batches_and_one_by_one(encode: Callable[..., bytes]) -> None:
+    def watch(n: int) -> Stream:
+        return Stream([encode("ADDED", cm(f"o{i}", str(i + 1))) for i in range(7)] + [bookmark("9", END)])
+
+    _, sink, _, _ = run(watch, 1, page_size=3)
+    assert sink.lists == [([f"o{i}" for i in range(7)], "9")]
+
+
+def test_a_malformed_line_in_a_batch_fails_the_sync_with_its_own_reason() -> None:
+    def watch(n: int) -> Stream:
+        if n == 1:
+            return Stream([line("ADDED", cm("a", "1")), b'{"type":"ADDED","object":{"metadata":', bookmark("3", END)])
+        return Stream([line("ADDED", cm("a", "1")), bookmark("3", END)])
+
+    _, sink, reflector, counts = run(watch, 2, page_size=5)
+    assert sink.failed == [[]] and sink.lists == [(["a"], "3")]
+    assert counts["errors"] == 1 and "watch /api/v1/configmaps" in str(reflector.last_error)

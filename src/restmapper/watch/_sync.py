@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from restmapper.errors import APIStatusError, InvalidArgumentError, TransportError
+from restmapper.errors import APIStatusError, InvalidArgumentError, RestMapperError, TransportError
 from restmapper.transport.base import StreamResponse, Transport
 
 __all__ = ["ACCEPT", "INITIAL_EVENTS_END", "METADATA_ACCEPT", "Listing", "Opened", "ReflectorSync", "SyncMode"]
@@ -50,6 +50,7 @@ _METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataLis
 METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
 _REFUSED = (400, 422)  # a server refusing WatchList's parameters (BadRequest, Invalid)
 _BATCH = 500  # initial events handed to the page hook at a time when page_size is 0
+_ADDED_LINE = b'{"type":"ADDED",'  # how kube-apiserver (Go's encoding/json) starts an ADDED event's line
 _NEAR_END = 0.9  # a stream that lasted this fraction of its timeout (or its idle timeout silent) ran out
 
 
@@ -256,8 +257,13 @@ class ReflectorSync:
                      self.label, why)
 
     def _initial_events(self, listing: Listing, opened: Opened) -> Iterator[list[Any]]:
-        """The initial ``ADDED`` events, a batch at a time, up to the initial-events-end bookmark (which sets the
-        listing's resourceVersion and ends it).
+        """The initial ``ADDED`` events, a batch (``page_size``) at a time, up to the initial-events-end bookmark
+        (which sets the listing's resourceVersion and ends it).
+
+        The lines of a batch are decoded as one JSON document, as a list page is: the decoder then makes one string
+        of each key for the whole batch, where a line at a time makes one for every object (with 8 KB Pods held
+        as dicts, ~20 % more memory). A line that does not start as kube-apiserver encodes an ``ADDED`` event
+        (``{"type":"ADDED",``) is decoded alone; the result is the same either way.
 
         Raises:
             _Ignored: the server ignored sendInitialEvents (see the module docstring).
@@ -265,41 +271,32 @@ class ReflectorSync:
             TransportError: the stream ended or failed before the bookmark.
         """
         size = int(self._page) if self._page else _BATCH
-        batch: list[Any] = []
+        raw: list[bytes] = []  # ADDED lines not decoded yet
+        batch: list[Any] = []  # objects decoded, not handed over yet
         heard = self._clock()
-        lines = opened.lines
         try:
-            for line in lines:
+            for line in opened.lines:
                 opened.events += 1
                 heard = self._clock()
-                event = self._decode(line, "watch")
-                obj = event.get("object") if isinstance(event, dict) else None
-                if not isinstance(obj, dict):
-                    raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
-                event_type = event.get("type")
-                meta = obj.get("metadata")
-                rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-                if event_type == "ADDED":
-                    if not isinstance(rv, str) or not rv:
-                        self._count("malformed")
-                        _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
+                if line.startswith(_ADDED_LINE):
+                    raw.append(line)
+                    if len(raw) + len(batch) < size:
                         continue
-                    batch.append(obj)
-                    if len(batch) >= size:
-                        yield self._batch(batch)
-                        batch = []
-                    continue
-                if event_type == "ERROR":
-                    self._initial_error(obj)
-                annotations = meta.get("annotations") if isinstance(meta, dict) else None
-                if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
-                        annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv:
-                    self._count("bookmarks")
-                    if batch:
-                        yield self._batch(batch)
-                    listing.resource_version = rv
-                    return
-                raise _Ignored(f"a {event_type} event before the {INITIAL_EVENTS_END} bookmark")
+                    events = self._decode_lines(raw)
+                else:
+                    events = [*self._decode_lines(raw), self._decode(line, "watch")]
+                raw = []
+                for event in events:
+                    end = self._initial_event(event, batch)
+                    if end is not None:  # the last of events: the lines after it were not read yet
+                        if batch:
+                            yield self._batch(batch)
+                        listing.resource_version = end
+                        return
+                del events
+                if len(batch) >= size:
+                    yield self._batch(batch)
+                    batch = []
         except TransportError:
             if self._clock() - heard >= self._read_timeout * _NEAR_END:
                 raise _Ignored(f"silent for {self._read_timeout:.0f}s before the {INITIAL_EVENTS_END} "
@@ -310,6 +307,50 @@ class ReflectorSync:
             raise _Ignored(f"the stream ran its {self._watch_timeout:.0f}s without the {INITIAL_EVENTS_END} bookmark")
         raise TransportError(f"GET {self.path}: watch-list ended after {lasted:.2f}s, before the "
                              f"{INITIAL_EVENTS_END} bookmark", path=self.path)
+
+    def _decode_lines(self, lines: list[bytes]) -> list[Any]:
+        """Watch event lines decoded as one document (see :meth:`_initial_events`); a malformed one raises as it
+        would alone."""
+        if not lines:
+            return []
+        if len(lines) == 1:
+            return [self._decode(lines[0], "watch")]
+        try:
+            events = self._decode(b'{"items":[' + b",".join(lines) + b"]}", "watch")["items"]
+        except (RestMapperError, ValueError, RecursionError):
+            return [self._decode(line, "watch") for line in lines]  # the malformed line raises with its reason
+        return events if isinstance(events, list) else []
+
+    def _initial_event(self, event: object, batch: list[Any]) -> str | None:
+        """Add an initial ``ADDED`` event's object to ``batch``; return the resourceVersion of the
+        initial-events-end bookmark.
+
+        Raises:
+            _Ignored: any other event but an ``ERROR`` (a server that ignored sendInitialEvents).
+            _Relist: an ``ERROR`` saying 410 Gone or too large resourceVersion; else the status error.
+            InvalidArgumentError: an event that is not ``{type, object}``.
+        """
+        obj = event.get("object") if isinstance(event, dict) else None
+        if not isinstance(event, dict) or not isinstance(obj, dict):
+            raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
+        event_type = event.get("type")
+        meta = obj.get("metadata")
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        if event_type == "ADDED":
+            if isinstance(rv, str) and rv:
+                batch.append(obj)
+            else:
+                self._count("malformed")
+                _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
+            return None
+        if event_type == "ERROR":
+            self._initial_error(obj)
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
+                annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv:
+            self._count("bookmarks")
+            return rv
+        raise _Ignored(f"a {event_type} event before the {INITIAL_EVENTS_END} bookmark")
 
 
 class _Expired(Exception):
