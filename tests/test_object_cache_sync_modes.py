@@ -3,9 +3,10 @@
 * By default (``watch_list=True``, as client-go from 1.35) an informer's first list and every relist is one watch
   streaming the objects (``sendInitialEvents``), read on afterwards for the changes: no list request at all;
   ``informer.stats.sync_mode`` is ``"watch-list"``.
-* A server refusing WatchList (an older kube-apiserver, or one with its feature gate off: ``422 Invalid``) is
-  detected once per API group version of the cache: that informer, and every later one of the group version,
-  lists in pages, and ``sync_mode`` says ``"list"``. ``watch_list=False`` lists in pages from the start.
+* A server refusing WatchList (the kit's ``FakeCluster(watch_list=False)``: its feature gate off, or
+  ``release="1.20"``: before 1.27; both ``422 Invalid``) is detected once per API group version of the cache: that
+  informer, and every later one of the group version, lists in pages, and ``sync_mode`` says ``"list"``.
+  ``watch_list=False`` lists in pages from the start.
 * Namespaced caches (one reflector per namespace) and the asyncio cache sync the same way.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from store_helpers import Mirror, cm, converged, key, object_cache
@@ -74,28 +76,41 @@ def test_watch_list_false_lists_in_pages(served: ServedCluster) -> None:
         assert _requests(served.cluster, CM)[0] == "list" and "watch-list" not in _requests(served.cluster, CM)
 
 
-def test_a_server_refusing_watch_list_falls_back_to_pages_once_per_group_version(served: ServedCluster) -> None:
+@pytest.mark.parametrize("options", [{"watch_list": False}, {"release": "1.20"}],
+                         ids=["feature gate off", "before 1.27"])
+def test_a_server_refusing_watch_list_is_listed_in_pages_once_per_group_version(options: dict[str, Any]) -> None:
+    cluster = FakeCluster(**options)
+    for i in range(3):
+        cluster.apply_object(cm(f"c{i}", "a"))
+    with cluster.serve() as served, object_cache(served) as cache:
+        informer = cache.informer("cm")
+        mirror = Mirror()
+        mirror.attach(informer)
+        converged(mirror, cluster, "configmaps")
+        assert informer.stats.sync_mode == "list" and cluster.wait_for_watchers(1, 10)
+        assert _requests(cluster, CM)[:3] == ["watch-list", "list", "watch"]
+        # A relist (410) lists again; a later informer of the same group version does not ask again.
+        cluster.apply_object(cm("n1", "a"))
+        cluster.compact()
+        cluster.drop_watches()
+        converged(mirror, cluster, "configmaps")
+        assert not mirror.errors and informer.stats.relists >= 1
+        secrets = cache.informer("secrets")
+        assert secrets.wait_for_sync(10) and secrets.stats.sync_mode == "list"
+        assert "watch-list" not in _requests(cluster, SECRETS)
+        assert _requests(cluster, CM).count("watch-list") == 1
+
+
+def test_a_refusal_injected_once_is_remembered_for_the_cache(served: ServedCluster) -> None:
+    """Detected once per API group version: even when the server would serve WatchList later, the cache lists."""
     served.cluster.inject("/api/v1/*", status=422, body=INVALID, content_type="application/json", watch=True,
                           times=1)
     with object_cache(served) as cache:
         informer = cache.informer("cm")
-        mirror = Mirror()
-        mirror.attach(informer)
-        converged(mirror, served.cluster, "configmaps")
-        assert informer.stats.sync_mode == "list" and served.cluster.wait_for_watchers(1, 10)
-        assert _requests(served.cluster, CM)[:3] == ["watch-list", "list", "watch"]
-        # A relist (410) lists again; and a later informer of the same group version does not ask again.
-        served.cluster.apply_object(cm("n1", "a"))
-        served.cluster.compact()
-        served.cluster.drop_watches()
-        served.cluster.apply_object(cm("n2", "b"))
-        served.cluster.compact()
-        converged(mirror, served.cluster, "configmaps")
-        assert not mirror.errors
+        assert informer.wait_for_sync(10) and informer.stats.sync_mode == "list"
         secrets = cache.informer("secrets")
         assert secrets.wait_for_sync(10) and secrets.stats.sync_mode == "list"
         assert "watch-list" not in _requests(served.cluster, SECRETS)
-        assert _requests(served.cluster, CM).count("watch-list") == 1
 
 
 @pytest.mark.parametrize("namespaces", [["a"], ["a", "b"]], ids=["one namespace", "per namespace"])
