@@ -27,13 +27,14 @@ invalidates the mapper's cache and drops its handlers on stop, so nothing from b
 stale handler fires. ``watcher.healthy`` is True only while every enabled loop has listed and has a stream open.
 
 Both the watcher and every :class:`~restmapper.store.Informer` run the one :class:`Reflector` (list-then-watch of
-any collection path, reporting to a :class:`ReflectorSink`).
+any collection path, reporting to a :class:`ReflectorSink`, which reads each complete list as a :class:`Listing`
+as it arrives).
 """
 
 from __future__ import annotations
 
-from restmapper.watch.reflector import Reflector, ReflectorSink
+from restmapper.watch.reflector import Listing, Reflector, ReflectorSink
 from restmapper.watch.wait import WaitTimeoutError, wait_for
 from restmapper.watch.watcher import Handler, Watcher, WatchStats
 
-__all__ = ["Handler", "Reflector", "ReflectorSink", "WaitTimeoutError", "WatchStats", "Watcher", "wait_for"]
+__all__ = ["Handler", "Listing", "Reflector", "ReflectorSink", "WaitTimeoutError", "WatchStats", "Watcher", "wait_for"]
