@@ -9,7 +9,8 @@ discovery/transport error: "could not read" is never "not there". No error messa
 from __future__ import annotations
 
 import builtins
-import traceback
+import contextlib
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -483,19 +484,30 @@ def _kept_alive_by(e: BaseException) -> list[BaseException]:
     return held
 
 
+_RESUMABLE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+              | inspect.CO_ITERABLE_COROUTINE)
+"""Code flags of the frames a generator or coroutine may resume (see :func:`release_frames`)."""
+
+
 def release_frames(exc: BaseException) -> BaseException:
     """Drop the local variables of the finished frames ``exc`` (and every error it wraps) still refers to.
 
     An error kept for later (a cache's failure backoff, a watcher's ``last_error``) holds its traceback, whose
     frames hold their locals: a 64 MiB response body among them. File names and line numbers are kept. Frames
-    still running are left alone.
+    still running are left alone, and so are the frames of generators and coroutines (one may be suspended: an
+    error kept by a cache is also raised to its readers, an asyncio task among them, and clearing a suspended
+    frame would end that task's coroutine; a finished one dropped its locals already).
 
     Returns:
         ``exc`` itself.
     """
     for e in _reachable(exc, _kept_alive_by):
-        if e.__traceback__ is not None:
-            traceback.clear_frames(e.__traceback__)
+        tb = e.__traceback__
+        while tb is not None:
+            if not tb.tb_frame.f_code.co_flags & _RESUMABLE:
+                with contextlib.suppress(RuntimeError):  # still running
+                    tb.tb_frame.clear()
+            tb = tb.tb_next
         if e.__context__ is not None and e.__suppress_context__:
             # ``raise ... from None`` hides the context but keeps it (and its traceback) alive: drop it.
             e.__context__ = None
