@@ -117,3 +117,12 @@ def test_watch_list_cannot_be_served_by_a_release_that_predates_it() -> None:
     with pytest.raises(InvalidArgumentError, match="predates WatchList"):
         FakeCluster(release="1.20", watch_list=True)
     FakeCluster(release="1.20", watch_list=False)
+
+
+@pytest.mark.xfail(strict=True, reason="FakeCluster.watch_list is a plain attribute: switching it on at run time "
+                                       "makes a 1.20 server serve WatchList, which the constructor refuses")
+def test_watch_list_cannot_be_switched_on_at_run_time_for_a_release_that_predates_it() -> None:
+    cluster = with_objects(release="1.20")
+    with pytest.raises(InvalidArgumentError, match="predates WatchList"):
+        cluster.watch_list = True
+    assert get(cluster, CMS, **WATCH_LIST).status_code == 422  # still the 1.20 answer
