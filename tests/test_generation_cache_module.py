@@ -29,7 +29,7 @@ def test_a_failing_dispose_is_logged_under_the_store_logger(caplog: pytest.LogCa
         raise RuntimeError("boom")
 
     cache: GenerationCache[dict[str, object], int] = GenerationCache(lambda obj: 1, dispose=dispose)
-    obj = {"metadata": {"uid": "u1", "generation": 1}}
+    obj: dict[str, object] = {"metadata": {"uid": "u1", "generation": 1}}
     cache.get(obj)
     with caplog.at_level(logging.DEBUG, logger="restmapper.store"):
         cache.clear()
