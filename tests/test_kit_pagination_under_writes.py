@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import pytest
 import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -156,3 +157,17 @@ def test_a_watch_lists_initial_events_are_the_state_when_it_starts() -> None:
     past = get(cluster, "/api/v1/namespaces/a/configmaps", resourceVersion=listed["metadata"]["resourceVersion"],
                resourceVersionMatch="Exact")
     assert [o["metadata"]["name"] for o in past["items"]] == ["cm05"]
+
+
+@pytest.mark.xfail(strict=True, reason="the kit's continue token holds the whole 'namespace/name' key; "
+                                       "kube-apiserver's holds the key relative to the list's prefix "
+                                       "(storage.EncodeContinue trims keyPrefix), so it continues after that name "
+                                       "in whichever namespace it is sent to")
+def test_a_continue_token_holds_the_key_relative_to_the_listed_namespace() -> None:
+    cluster = seeded([(namespace, name, "x") for namespace in NAMESPACES for name in NAMES[:4]])
+    first = get(cluster, "/api/v1/namespaces/a/configmaps", limit="2")
+    assert [o["metadata"]["name"] for o in first["items"]] == ["cm00", "cm01"]
+    token = first["metadata"]["continue"]
+    elsewhere = get(cluster, "/api/v1/namespaces/b/configmaps", limit="2", **{"continue": token})
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in elsewhere["items"]] == [("b", "cm02"),
+                                                                                               ("b", "cm03")]
