@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 from typing import Any, ClassVar
 
-import pytest
 import requests
 
 from restmapper.testing import FakeCluster
@@ -37,9 +36,6 @@ class Payload(str):
         Payload.live[self.round] -= 1
 
 
-@pytest.mark.xfail(strict=True, reason="the store keeps its last 16 sorted states even when their revision is "
-                                       "compacted and a newer state of the resource exists: 16 copies of a "
-                                       "rewritten collection stay in memory")
 def test_object_versions_of_compacted_states_are_freed_once_no_list_can_read_them() -> None:
     cluster = FakeCluster(history_limit=5)
     for round in range(20):  # each round rewrites the collection, then lists it

@@ -173,8 +173,11 @@ class ObjectStore:
     def _record(self, event: WatchEvent) -> None:
         self._touched[event.key] = event.resource_version
         self._history.append(event)
+        floor = self._floor
         while len(self._history) > self.history_limit:
             self._floor = self._history.popleft().resource_version
+        if self._floor != floor:
+            self._forget_unreadable_sorted_states()
         self.cond.notify_all()
 
     def events_since(self, resource_version: int) -> list[WatchEvent] | None:
@@ -235,6 +238,14 @@ class ObjectStore:
             self._sorted.popitem(last=False)
         return state
 
+    def _forget_unreadable_sorted_states(self) -> None:
+        """Drop the kept states no request can read any more: named by a resourceVersion below the oldest kept one
+        (a read there gets 410) and not their resource's latest state (that one is read at every newer
+        resourceVersion; after :meth:`restore` it is named 0). The object versions only they held are freed."""
+        for key, at in [k for k in self._sorted if k[1] < self._floor]:
+            if at != self._touched.get(key, 0):
+                del self._sorted[(key, at)]
+
     def _forget_sorted_states(self) -> None:
         """Buckets changed without events (restore, wipe): every kept state may be wrong now."""
         self._sorted.clear()
@@ -246,6 +257,7 @@ class ObjectStore:
         while self._history and self._history[0].resource_version <= target:
             self._history.popleft()
         self._floor = max(self._floor, target)
+        self._forget_unreadable_sorted_states()
 
     def end_watches(self, key: str) -> None:
         """End every open watch on resource ``key`` (its storage was torn down, e.g. its CRD changed)."""
