@@ -34,8 +34,6 @@ def kubeconfig(tmp_path: Path) -> str:
     return str(path)
 
 
-@pytest.mark.xfail(strict=True, reason="_own_names reads only the subclass's __init__ signature: options its **kwargs "
-                                       "forwards to ObjectCache are refused as unknown")
 def test_a_subclass_forwarding_its_keywords_takes_the_cache_options_from_kubeconfig(kubeconfig: str) -> None:
     cache = GreetingCache.from_kubeconfig(kubeconfig, greeting="yo", namespaces=["a"], relist_period=30.0)
     assert isinstance(cache, GreetingCache)
@@ -47,8 +45,6 @@ def test_a_subclass_forwarding_its_keywords_still_refuses_a_misspelt_option(kube
         GreetingCache.from_kubeconfig(kubeconfig, namespacez=["a"])
 
 
-@pytest.mark.xfail(strict=True, reason="from_kubeconfig/from_incluster are annotated to return the base class since "
-                                       "they stopped coming from ConfigConstructors (cls: type[_C]) -> _C")
 @pytest.mark.parametrize("cls", [ObjectCache, AsyncObjectCache, DiscoveryClient])
 @pytest.mark.parametrize("method", ["from_kubeconfig", "from_incluster"])
 def test_the_config_constructors_are_typed_to_return_the_class_they_are_called_on(cls: type, method: str) -> None:

@@ -92,6 +92,7 @@ def _check_core_resources(path: str, resources: APIResourceList) -> None:
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_C = TypeVar("_C", bound="DiscoveryClient")  # the class a constructor is called on (a subclass builds itself)
 
 
 def _releasing(method: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -204,7 +205,7 @@ class DiscoveryClient:
         self._legacy_until = -math.inf
 
     @classmethod
-    def from_config(cls, config: ClientConfig, **options: Any) -> DiscoveryClient:
+    def from_config(cls: type[_C], config: ClientConfig, **options: Any) -> _C:
         """Build a client from resolved settings (:func:`~restmapper.transport.resolve_config`).
 
         Args:
@@ -223,8 +224,7 @@ class DiscoveryClient:
         return cls(RequestsTransport.from_config(config, **options))
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
-                        **options: Any) -> DiscoveryClient:
+    def from_kubeconfig(cls: type[_C], path: str | None = None, context: str | None = None, **options: Any) -> _C:
         """Build a client from a kubeconfig, or the pod's service account when there is none.
 
         Args:
@@ -240,7 +240,7 @@ class DiscoveryClient:
         return cls.from_config(resolve_config(path, context), **options)
 
     @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> DiscoveryClient:
+    def from_incluster(cls: type[_C], service_account_dir: str | None = None, **options: Any) -> _C:
         """Build a client from the pod's service account (client-go ``rest.InClusterConfig``).
 
         Args:

@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.store._args import check_handle, check_key, check_selectors, check_uid, check_wait
@@ -32,6 +32,7 @@ from restmapper.transport.config import ClientConfig, incluster_config, resolve_
 __all__ = ["AsyncObjectCache"]
 
 _log = logging.getLogger("restmapper.store")
+_C = TypeVar("_C", bound="AsyncObjectCache")  # the class a constructor is called on (a subclass builds itself)
 
 AsyncHandler = Callable[..., Any]
 """A plain function or a coroutine function; called with the same arguments as the sync handlers."""
@@ -86,9 +87,16 @@ class AsyncObjectCache:
         return self.cache.mapper
 
     @classmethod
-    def from_config(cls, config: ClientConfig, **options: Any) -> AsyncObjectCache:
+    def from_config(cls: type[_C], config: ClientConfig, **options: Any) -> _C:
         """Wrap :meth:`ObjectCache.from_config` (same options); ``from_kubeconfig`` and ``from_incluster`` take
         them too, as :class:`ObjectCache`'s do.
+
+        Args:
+            config: the settings.
+            **options: as :meth:`ObjectCache.from_config` (cache options; the rest go to the mapper and transport).
+
+        Returns:
+            An instance of the class called on, wrapping a new :class:`ObjectCache`.
 
         Raises:
             ConfigError: the settings are unusable.
@@ -97,24 +105,40 @@ class AsyncObjectCache:
         return cls(ObjectCache.from_config(config, **options))
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None,
-                        **options: Any) -> AsyncObjectCache:
+    def from_kubeconfig(cls: type[_C], path: str | None = None, context: str | None = None, **options: Any) -> _C:
         """Wrap a cache built as :meth:`ObjectCache.from_kubeconfig` (same arguments).
+
+        Args:
+            path: the kubeconfig file, or None to resolve as :func:`~restmapper.transport.resolve_config`
+                (``$KUBECONFIG``, in-cluster, ``~/.kube/config``: controller-runtime's ``GetConfig`` order).
+            context: the context, or None for the current one.
+            **options: as :meth:`from_config`.
+
+        Returns:
+            An instance of the class called on, wrapping a new :class:`ObjectCache`.
 
         Raises:
             ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
-            TypeError: an unknown option (the message names this method).
+            TypeError: an unknown option (the message names this method; raised before any file is read).
         """
         cls._check_config_options(f"{cls.__name__}.from_kubeconfig", options)
         return cls.from_config(resolve_config(path, context), **options)
 
     @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> AsyncObjectCache:
+    def from_incluster(cls: type[_C], service_account_dir: str | None = None, **options: Any) -> _C:
         """Wrap a cache built as :meth:`ObjectCache.from_incluster` (same arguments).
+
+        Args:
+            service_account_dir: the service-account folder (default
+                :data:`~restmapper.transport.config.SERVICE_ACCOUNT_DIR`).
+            **options: as :meth:`from_config`.
+
+        Returns:
+            An instance of the class called on, wrapping a new :class:`ObjectCache`.
 
         Raises:
             ConfigError: not in a pod, or the token file is missing or empty.
-            TypeError: an unknown option (the message names this method).
+            TypeError: an unknown option (the message names this method; raised before any file is read).
         """
         cls._check_config_options(f"{cls.__name__}.from_incluster", options)
         return cls.from_config(incluster_config(service_account_dir), **options)

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InformerNotStartedError, InvalidArgumentError
 from restmapper.generation import GenerationCache
@@ -38,6 +38,8 @@ from restmapper.watch.reflector import DEFAULT_IDLE_TIMEOUT
 
 if TYPE_CHECKING:
     from restmapper.watch.watcher import Watcher
+
+_C = TypeVar("_C", bound="ObjectCache")  # the class a constructor is called on (a subclass builds itself)
 
 __all__ = ["InformerInfo", "KindArg", "ObjectCache"]
 
@@ -209,7 +211,7 @@ class ObjectCache:
         self._handlers = CacheHandlers(self._informer, self._running_informers)
 
     @classmethod
-    def from_config(cls, config: ClientConfig, **options: Any) -> ObjectCache:
+    def from_config(cls: type[_C], config: ClientConfig, **options: Any) -> _C:
         """Build a cache (and its mapper) from resolved settings (:func:`~restmapper.transport.resolve_config`);
         :meth:`from_kubeconfig` and :meth:`from_incluster` take the same options.
 
@@ -226,7 +228,7 @@ class ObjectCache:
         return cls(LazyRESTMapper.from_config(config, **options), **mine)
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> ObjectCache:
+    def from_kubeconfig(cls: type[_C], path: str | None = None, context: str | None = None, **options: Any) -> _C:
         """Build a cache (and its mapper) from a kubeconfig, or the pod's service account when there is none.
 
         Args:
@@ -243,7 +245,7 @@ class ObjectCache:
         return cls.from_config(resolve_config(path, context), **options)
 
     @classmethod
-    def from_incluster(cls, service_account_dir: str | None = None, **options: Any) -> ObjectCache:
+    def from_incluster(cls: type[_C], service_account_dir: str | None = None, **options: Any) -> _C:
         """Build a cache (and its mapper) from the pod's service account (client-go ``rest.InClusterConfig``).
 
         Args:
@@ -266,8 +268,17 @@ class ObjectCache:
 
     @classmethod
     def _own_names(cls) -> set[str]:
-        """The constructor's keywords (the rest go to the mapper and transport)."""
-        return set(inspect.signature(cls.__init__).parameters) - {"self", "mapper"}
+        """The constructor's keywords (the rest go to the mapper and transport): those ``__init__`` names and, while
+        it takes ``**kwargs`` (a subclass forwarding them), those of the next ``__init__`` up the MRO."""
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            if "__init__" not in vars(klass):
+                continue
+            params = inspect.signature(vars(klass)["__init__"]).parameters.values()
+            names.update(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+            if klass is ObjectCache or not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
+        return names - {"self", "mapper"}
 
     @classmethod
     def _own_options(cls, options: dict[str, Any]) -> dict[str, Any]:
