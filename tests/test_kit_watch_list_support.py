@@ -119,10 +119,17 @@ def test_watch_list_cannot_be_served_by_a_release_that_predates_it() -> None:
     FakeCluster(release="1.20", watch_list=False)
 
 
-@pytest.mark.xfail(strict=True, reason="FakeCluster.watch_list is a plain attribute: switching it on at run time "
-                                       "makes a 1.20 server serve WatchList, which the constructor refuses")
 def test_watch_list_cannot_be_switched_on_at_run_time_for_a_release_that_predates_it() -> None:
     cluster = with_objects(release="1.20")
     with pytest.raises(InvalidArgumentError, match="predates WatchList"):
         cluster.watch_list = True
     assert get(cluster, CMS, **WATCH_LIST).status_code == 422  # still the 1.20 answer
+
+
+def test_watch_list_takes_only_a_bool_at_run_time() -> None:
+    cluster = with_objects(release="1.35")
+    with pytest.raises(TypeError, match="watch_list must be True or False, not str"):
+        cluster.watch_list = "false"  # type: ignore[assignment]
+    assert cluster.watch_list is True
+    cluster.watch_list = False
+    assert get(cluster, CMS, **WATCH_LIST).status_code == 422

@@ -176,7 +176,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         internals: the kit's internal API of this cluster (:class:`ClusterInternals`), for the kit's own layers.
         bookmark_interval: seconds between periodic watch bookmarks (see the constructor); may be changed.
         watch_list: True when watches serve ``sendInitialEvents`` (WatchList), False when they refuse it as an
-            older kube-apiserver (see the constructor); may be changed.
+            older kube-apiserver (see the constructor); may be changed (checked as the constructor's argument).
         mock_watch_wait: seconds a watch answered through the ``responses`` mock waits for a first event when
             none is available (0: answer at once; None: until ``timeoutSeconds``). The loopback server streams.
     """
@@ -224,6 +224,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         Raises:
             InvalidArgumentError: for an unknown mode, a malformed ``git_version``, an invalid CRD, a
                 ``history_limit`` below 1, or ``watch_list=True`` on a release before 1.27.
+            TypeError: ``watch_list`` neither None nor a bool.
         """
         if history_limit < 1:
             raise InvalidArgumentError("history_limit must be at least 1")
@@ -267,8 +268,6 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         else:
             self._static[""] = {"v1": _StaticVersion(least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
         self._release = release or DEFAULT_RELEASE  # a known release: the profile or least_core checked it
-        if watch_list and watch_list_support(self._release, False) == "unknown":
-            raise InvalidArgumentError(f"release {self._release} predates WatchList (sendInitialEvents, 1.27+)")
         self.watch_list = watch_list_by_default(self._release) if watch_list is None else watch_list
         self._create_system_namespaces()
         for manifest in crds:
@@ -309,6 +308,24 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
             raise InvalidArgumentError(f"release {self.release} serves {', '.join(self._modes)} discovery, not "
                                        f"{value!r}")
         self._mode = value
+
+    @property
+    def watch_list(self) -> bool:
+        """True when watches serve ``sendInitialEvents`` (WatchList), False when they refuse it (see the constructor).
+
+        Raises (on assignment):
+            TypeError: a value that is not a bool.
+            InvalidArgumentError: True on a release before 1.27.
+        """
+        return self._watch_list
+
+    @watch_list.setter
+    def watch_list(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"watch_list must be True or False, not {type(value).__name__}")
+        if value and watch_list_support(self._release, False) == "unknown":
+            raise InvalidArgumentError(f"release {self._release} predates WatchList (sendInitialEvents, 1.27+)")
+        self._watch_list = value
 
     def _changed(self) -> None:
         self._revision += 1
