@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import pytest
 import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -159,10 +158,6 @@ def test_a_watch_lists_initial_events_are_the_state_when_it_starts() -> None:
     assert [o["metadata"]["name"] for o in past["items"]] == ["cm05"]
 
 
-@pytest.mark.xfail(strict=True, reason="the kit's continue token holds the whole 'namespace/name' key; "
-                                       "kube-apiserver's holds the key relative to the list's prefix "
-                                       "(storage.EncodeContinue trims keyPrefix), so it continues after that name "
-                                       "in whichever namespace it is sent to")
 def test_a_continue_token_holds_the_key_relative_to_the_listed_namespace() -> None:
     cluster = seeded([(namespace, name, "x") for namespace in NAMESPACES for name in NAMES[:4]])
     first = get(cluster, "/api/v1/namespaces/a/configmaps", limit="2")

@@ -129,6 +129,22 @@ def test_invalid_list_options_are_refused_as_the_api_server(cluster: FakeCluster
     assert reply.status_code == status and fragment in reply.json()["message"]
 
 
+
+@pytest.mark.parametrize(("start", "fragment"), [
+    ("", "continue key is not valid: encoded start key empty"),
+    ("../kube-system/cm0\x00", "continue key is not valid: ../kube-system/cm0"),
+    ("a//b\x00", "continue key is not valid: a//b"),
+])
+def test_a_continue_token_cannot_start_outside_the_listed_namespace(cluster: FakeCluster, start: str,
+                                                                   fragment: str) -> None:
+    """apiserver ``storage.DecodeContinue``: the start key is relative to the list's key prefix and must be a clean
+    path (``path.Clean`` leaves it unchanged), so a crafted token cannot range over another namespace (400)."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(cluster.resource_version), "start": start}).encode()
+    token = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    reply = get(cluster, CMS, limit="2", **{"continue": token})
+    assert reply.status_code == 400 and fragment in reply.json()["message"], reply.text
+
+
 # --- list resourceVersion semantics ----------------------------------------------------------------------------
 
 

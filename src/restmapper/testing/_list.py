@@ -15,7 +15,9 @@ reads follows the API concepts' "Semantics for get and list" and "Retrieving lar
   ``remainingItemCount`` (only without selectors, as etcd3's store); every page reads the first page's snapshot;
   a continue token whose resourceVersion was compacted gets ``410 Expired`` with a fresh token in
   ``metadata.continue`` that continues at the latest state (an inconsistent continuation); so does every token
-  while ``FakeCluster.expire_continue_tokens()`` is on (compaction faster than a client reads its pages);
+  while ``FakeCluster.expire_continue_tokens()`` is on (compaction faster than a client reads its pages); a token
+  holds the key relative to the listed namespace (``storage.EncodeContinue`` trims the key prefix), so sent to
+  another namespace's list it continues after the same name there;
 - ``continue`` together with a ``resourceVersion`` other than "0" is ``400``.
 
 Watches with ``sendInitialEvents`` (WatchList, KEP-3157) depend on what the server supports (:data:`WatchListSupport`):
@@ -33,6 +35,7 @@ import base64
 import binascii
 import bisect
 import json
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -142,15 +145,24 @@ def _flag(query: Any, name: str) -> bool | None:
     raise _bad_request(f'{name}: invalid value "{value}": expected a boolean')
 
 
-def encode_continue(resource_version: int, last_key: str) -> str:
+def encode_continue(resource_version: int, last_key: str, prefix: str = "") -> str:
     """Return a continue token for the items after ``last_key`` at ``resource_version`` (-1: the latest state),
-    shaped as apiserver's (URL-safe base64 of ``{"v", "rv", "start"}``)."""
-    raw = json.dumps({"v": _TOKEN_VERSION, "rv": resource_version, "start": last_key + "\x00"},
+    shaped as apiserver's ``storage.EncodeContinue`` (URL-safe base64 of ``{"v", "rv", "start"}``): ``start`` is
+    the key relative to the listed ``prefix`` (``"ns/"``, see :class:`ListSource`), so a token sent to another
+    namespace's list continues after the same name there."""
+    start = last_key.removeprefix(prefix) + "\x00"
+    raw = json.dumps({"v": _TOKEN_VERSION, "rv": resource_version, "start": start},
                      separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
-def _decode_continue(token: str) -> tuple[int, str]:
+def _decode_continue(token: str, prefix: str) -> tuple[int, str]:
+    """The resourceVersion and the absolute start key of a continue token sent to the list of ``prefix``, as
+    apiserver's ``storage.DecodeContinue`` (a start key that is not a clean path cannot climb above the prefix).
+
+    Raises:
+        ListOptionsError: 400 for a token apiserver would not decode.
+    """
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         doc = json.loads(raw)
@@ -160,9 +172,14 @@ def _decode_continue(token: str) -> tuple[int, str]:
         if not isinstance(rv, int) or rv == 0 or not isinstance(start, str):
             raise ValueError("continue key is not valid: incorrect encoded start resourceVersion "
                              "(version meta.k8s.io/v1)")
+        if not start:
+            raise ValueError("continue key is not valid: encoded start key empty")
+        rooted = start if start.startswith("/") else "/" + start
+        if posixpath.normpath(rooted) != rooted or rooted.startswith("//"):  # Go's path.Clean changes it
+            raise ValueError(f"continue key is not valid: {start}")
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
         raise _bad_request(f"invalid continue token: {exc}") from None
-    return rv, start
+    return rv, prefix + rooted[1:]
 
 
 @dataclass(frozen=True)
@@ -202,7 +219,7 @@ def list_page(query: Any, source: ListSource, matches: Callable[[dict[str, Any]]
     items, last, rest = _scan(state, max(start, source.prefix), _prefix_end(source.prefix), limit, matches)
     meta: dict[str, Any] = {}
     if rest is not None:
-        meta["continue"] = encode_continue(at, last)
+        meta["continue"] = encode_continue(at, last, source.prefix)
         if not has_selectors:
             meta["remainingItemCount"] = rest
     return at, items, meta
@@ -244,12 +261,12 @@ def _read_point(query: Any, source: ListSource, limit: int) -> tuple[int, str]:
     if token:
         if rv_text not in ("", "0"):
             raise _bad_request("specifying resource version is not allowed when using continue")
-        token_rv, start = _decode_continue(token)
+        token_rv, start = _decode_continue(token, source.prefix)
         if token_rv <= 0:
             return source.current, start
         if token_rv < source.oldest or source.expire_continue_tokens:
             raise _status(410, "Expired", _CONTINUE_TOO_OLD,
-                          list_meta={"continue": encode_continue(-1, start.rstrip("\x00"))})
+                          list_meta={"continue": encode_continue(-1, start.rstrip("\x00"), source.prefix)})
         return min(token_rv, source.current), start
     if not rv_text:
         return source.current, ""
