@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
@@ -212,6 +212,11 @@ class AsyncRESTMapper:
         """Await :meth:`LazyRESTMapper.groups_serving` (same keywords, result and exceptions)."""
         return await self._run(functools.partial(self.mapper.groups_serving, kind=kind, name=name,
                                                  short_name=short_name, category=category))
+
+    async def read_groups(self, names: Collection[str] | None, versions: Sequence[str] | None = None
+                          ) -> tuple[list[GroupEntry], float]:
+        """Await :meth:`LazyRESTMapper.read_groups` (same arguments, result and exceptions)."""
+        return await self._run(self.mapper.read_groups, names, versions)
 
     async def wait_for(self, group_kind_or_arg: GroupKind | str, timeout: float, *,
                        watcher: ChangeNotifier | None = None, poll_interval: float = 1.0) -> RESTMapping:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from restmapper._public import own_methods
@@ -392,6 +392,36 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if self.cache.generation != self._groups.generation:
             self._groups.catch_up()
         return self._groups.ready_entries(names, self._clock(), deps)
+
+    def read_groups(self, names: Collection[str] | None, versions: Sequence[str] | None = None
+                    ) -> tuple[list[GroupEntry], float]:
+        """The cache entries of the groups ``names`` (None: every listed group) in server priority order, and
+        until when (clock seconds) they hold: without asking the cache when :meth:`cached_groups` has them, else
+        read through the cache (loading what is missing or not fresh, single-flight) and held so that the next
+        call about them finds them ready. For layers that answer from entries (the dynamic drop-in).
+
+        Args:
+            names: the groups (names the server does not list are left out, as ``DiscoveryCache.groups`` does).
+            versions: the only versions needed (None: all; legacy discovery then leaves the others unread, as
+                upstream: an entry's ``unread`` versions are not in the question's scope).
+
+        Returns:
+            The entries (a group version that failed is in its entry's ``failed``, an outdated group is marked
+            ``outdated``: what they lack proves nothing, see :func:`~restmapper.mapper.outranking`) and the clock
+            reading until which all of them are fresh.
+
+        Raises:
+            DiscoveryError: the root documents could not be read (a :class:`~restmapper.errors.GroupDiscoveryError`
+                naming them).
+        """
+        if names is not None:
+            ready = self.cached_groups(names)
+            if ready is not None:
+                return ready
+        view = self.cache.groups(names, versions)
+        if names is not None:
+            self._groups.note_read(view.entries, view.valid_until)
+        return list(view.entries), view.valid_until
 
     # --- hooks for a layer that memoizes its own answers over this mapper's cells (the dynamic drop-in; not
     # public API: AsyncRESTMapper does not mirror them) ------------------------------------------------------
