@@ -452,7 +452,7 @@ def _pair(client: str, cluster: FakeCluster, clock: ManualClock, options: dict[s
         plain._hot = HotAnswers(0)
         return warm, plain, lambda c: c  # type: ignore[no-any-return]
     warm, plain = make_dropin(cluster, clock, **options), make_dropin(cluster, clock, **options)
-    plain._get_hot, plain._search_hot = HotAnswers(0), HotAnswers(0)
+    plain._current_memo = lambda: type(plain._memo)(-1)  # every answer computed: its memo is never the current one
     return warm, plain, lambda c: c.mapper  # type: ignore[no-any-return]
 
 

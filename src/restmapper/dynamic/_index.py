@@ -123,22 +123,12 @@ class VersionResources:
 
 @dataclass(frozen=True, slots=True)
 class GroupResources:
-    """The versions of one cached group, in priority order (preferred first), built for one entry generation.
-
-    ``flat`` holds the tables of :attr:`VersionResources.by_kind_lower` and :attr:`VersionResources.by_trait` in
-    one dictionary, for the drop-in's direct paths (a first-time question reads one table per group, not one per
-    version): ``"<version>/<kind lowercased>"`` -> the objects of that kind in that version; ``"k:<kind
-    lowercased>"`` and each ``by_trait`` key -> the objects under it in every version, in version priority order;
-    and, in the same order, the objects a ``name`` filter passes (``"N:<name lowercased>"``: of those under
-    ``"n:<name>"``, the ones whose resource's plural is it) and a ``short_names`` list filter passes (``("S",
-    *short names lowercased)``: the resource's whole list).
-    """
+    """The versions of one cached group, in priority order (preferred first), built for one entry generation."""
 
     name: str
     generation: int
     versions: tuple[VersionResources, ...]
     by_version: dict[str, VersionResources]
-    flat: dict[str | tuple[str, ...], tuple[Resource, ...]]
 
 
 def _build_version(client: Any, resources: APIResourceList, preferred: bool, flavour: Flavour) -> VersionResources:
@@ -211,35 +201,4 @@ def build_group(client: Any, entry: GroupEntry, flavour: Flavour = KUBERNETES_DY
         ordered.remove(preferred)
         ordered.insert(0, preferred)
     versions = tuple(_build_version(client, entry.resources[gv], gv == preferred, flavour) for gv in ordered)
-    return GroupResources(entry.name, entry.generation, versions, {v.group_version.version: v for v in versions},
-                          _flat(versions))
-
-
-def _flat(versions: tuple[VersionResources, ...]) -> dict[str | tuple[str, ...], tuple[Resource, ...]]:
-    """:attr:`GroupResources.flat` of ``versions`` (in priority order)."""
-    across: dict[str | tuple[str, ...], list[Resource]] = {}
-    flat: dict[str | tuple[str, ...], tuple[Resource, ...]] = {}
-    for v in versions:
-        version = v.group_version.version
-        for kind, objs in v.by_kind_lower.items():
-            flat[f"{version}/{kind}"] = tuple(objs)
-            across.setdefault(f"k:{kind}", []).extend(objs)
-        for key, objs in v.by_trait.items():
-            across.setdefault(key, []).extend(objs)
-            tag, lowered = key[:2], key[2:]
-            if tag not in ("n:", "s:"):
-                continue
-            for obj in objs:  # as the drop-in's filters read them: a ResourceList's are its resource's
-                attrs = obj.__dict__.get(BASE_RESOURCE, obj).__dict__
-                if tag == "n:":
-                    name = attrs.get("name")
-                    if isinstance(name, str) and name.lower() == lowered:
-                        across.setdefault(f"N:{lowered}", []).append(obj)
-                    continue
-                short = attrs.get("short_names")
-                whole = tuple(a.lower() for a in short) if isinstance(short, list) else ()
-                if whole and whole[0] == lowered:  # once per object: under its first short name
-                    across.setdefault(("S", *whole), []).append(obj)
-    for name, objs in across.items():
-        flat[name] = tuple(objs)
-    return flat
+    return GroupResources(entry.name, entry.generation, versions, {v.group_version.version: v for v in versions})

@@ -31,10 +31,10 @@ from restmapper.mapper._args import (
 )
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
-from restmapper.mapper._groups import ANYWHERE, IndexedGroups, Picker, by_name
+from restmapper.mapper._groups import IndexedGroups, by_name
 from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._kubectl import KubectlResolution
-from restmapper.mapper._memo import Memo, Remembered
+from restmapper.mapper._memo import Memo
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell, MergedIndex
 from restmapper.mapper.wait import ChangeNotifier, wait_for_mapping
@@ -387,7 +387,7 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         every listed one is loaded, complete (no version unread), healthy (none failed or stale) and fresh; else
         None (ask the cache). Never does I/O: for layers that answer from entries (the dynamic drop-in).
         Names the server does not list are left out, as :meth:`DiscoveryCache.groups` leaves them. The cells of
-        ``names`` are recorded in ``deps`` when given (see :meth:`_fresh_in`).
+        ``names`` are recorded in ``deps`` when given.
         """
         if self.cache.generation != self._groups.generation:
             self._groups.catch_up()
@@ -422,54 +422,6 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if names is not None:
             self._groups.note_read(view.entries, view.valid_until)
         return list(view.entries), view.valid_until
-
-    # --- hooks for a layer that memoizes its own answers over this mapper's cells (the dynamic drop-in; not
-    # public API: AsyncRESTMapper does not mirror them) ------------------------------------------------------
-
-    def _depend_on(self, names: Collection[str] | None, deps: list[tuple[Cell, int]]) -> None:
-        """Record in ``deps`` the cells, as they are now, of an answer that read the groups ``names`` (None: every
-        group, with the listing; the answer then may come from any group). No I/O."""
-        self._groups.depend(names, deps)
-
-    def _note_read(self, entries: Iterable[GroupEntry], until: float) -> None:
-        """Index cache entries a layer just read (valid until clock reading ``until``): the next question about
-        them answers from :meth:`cached_groups` without asking the cache. No I/O."""
-        self._groups.note_read(entries, until)
-
-    def _cached_anywhere(self, pick: Picker, deps: list[tuple[Cell, int]]) -> tuple[list[GroupEntry], float] | None:
-        """As :meth:`cached_groups` for core and the groups ``pick`` chooses from the merged index (an answer that
-        may come from any group), when every listed group is loaded, healthy and fresh and none failed: their
-        entries in server priority order (core first) and until when they hold; else None (ask as
-        :meth:`groups_serving` does). Never does I/O. The cells read go to ``deps``, with the marker of an answer
-        from any group."""
-        groups = self._groups
-        if self.cache.generation != groups.generation:
-            groups.catch_up()
-        mark = len(deps)
-        deps.append((ANYWHERE, 0))
-        found = groups.ready_anywhere_entries(pick, deps, self._clock())
-        if found is None:
-            del deps[mark:]
-        return found
-
-    def _fresh_in(self, memo: Memo, key: Any) -> Remembered | None:
-        """The answer ``memo`` holds for ``key`` while none of the cells it read moved (as this mapper's own memo:
-        one that may come from any group is checked after every group is loaded again, which may fetch), or None.
-
-        Raises:
-            DiscoveryError: reloading every group after an invalidation failed.
-        """
-        # The warm path of :meth:`_fresh_memo`, inlined (as in :meth:`rest_mapping`): every change applied, no
-        # cell moved since the answer's cells were last found unchanged, no reload due, still in time.
-        groups = self._groups
-        if self.cache.generation == groups.generation:
-            found = memo.get(key)
-            if found is None:
-                return None
-            if found.checked == Cell.epoch and not (found.anywhere and groups.reload_pending) and (
-                    self._clock() < found.valid_until):
-                return found
-        return self._fresh_memo(key, store=memo)
 
     def rest_mappings(self, group_kind: GroupKind, *versions: str) -> list[RESTMapping]:
         """Return every RESTMapping of a kind, in priority order (``PriorityRESTMapper.RESTMappings``).
