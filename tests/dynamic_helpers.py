@@ -10,6 +10,7 @@ from kubernetes import client as kclient
 from kubernetes.dynamic import DynamicClient
 
 from restmapper.dynamic import SelfHealingDiscoverer
+from restmapper.dynamic._query import _attribute
 from restmapper.testing import FakeCluster
 
 
@@ -64,3 +65,23 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def matches(obj: Any, filters: tuple[tuple[str, Any], ...]) -> bool:
+    """The reference filter match, written plainly (the drop-in's ``passes`` prepares the filters once per
+    question): every attribute the filters ask for, names without case, a string against a list attribute is
+    membership, a list compares whole (as upstream); a ``ResourceList``'s are its resource's."""
+    for term, wanted in filters:
+        actual = _attribute(obj, term)
+        if term in ("name", "singular_name") and isinstance(actual, str) and isinstance(wanted, str):
+            if actual.lower() != wanted.lower():
+                return False
+        elif term in ("short_names", "categories", "verbs") and isinstance(wanted, str):
+            if not isinstance(actual, list) or wanted.lower() not in (a.lower() for a in actual):
+                return False
+        elif term in ("short_names", "categories", "verbs") and isinstance(wanted, (list, tuple)):
+            if not isinstance(actual, list) or [a.lower() for a in actual] != [str(w).lower() for w in wanted]:
+                return False
+        elif actual != wanted:
+            return False
+    return True

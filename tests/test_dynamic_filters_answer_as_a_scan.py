@@ -12,12 +12,11 @@ import warnings
 from typing import Any
 
 import pytest
-from dynamic_helpers import crd
+from dynamic_helpers import crd, matches
 from kubernetes import client as kclient
 from kubernetes.dynamic import DynamicClient
 
 from restmapper.dynamic import SelfHealingDiscoverer
-from restmapper.dynamic._query import matches
 from restmapper.model import APIResource
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import require_fixtures
-from dynamic_helpers import crd
+from dynamic_helpers import crd, matches
 from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
 from test_dynamic_answers_across_refreshes import _discoverer
 
@@ -432,11 +432,11 @@ def test_a_cold_pinned_no_match_is_the_servers_word_for_that_version() -> None:
         resources.get(api_version=f"{A}/v2", kind="Alpha")
 
 
-def test_prepared_filters_match_exactly_as_the_generic_matcher() -> None:
-    """``passes`` (filters prepared once per question) answers as ``matches`` for every object and filter shape:
-    names in any case, short names and categories as one string or the whole list (list or tuple), attributes a
-    ResourceList reads through its resource, the generic List (which has none), and plain equality."""
-    from restmapper.dynamic._query import matches, parse, passes
+def test_filters_match_exactly_as_a_plain_reference_match() -> None:
+    """``passes`` (filters prepared once per question) answers as the plain reference match for every object and
+    filter shape: names in any case, short names and categories as one string or the whole list (list or tuple),
+    attributes a ResourceList reads through its resource, the generic List (which has none), and plain equality."""
+    from restmapper.dynamic._query import parse, passes
 
     resources = _discoverer(_cluster("aggregated"))
     objects = [obj for _, group in resources._entries(None) for version in group.versions for obj in version.all]

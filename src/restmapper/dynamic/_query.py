@@ -20,7 +20,7 @@ from restmapper.dynamic._index import BASE_RESOURCE, Flavour, GroupResources, Ve
 from restmapper.mapper import unsafe_guess_kind_to_resource
 from restmapper.model import GroupVersion
 
-__all__ = ["FILTER_KEYWORDS", "Query", "asked", "choose", "collect", "matches", "parse", "passes"]
+__all__ = ["FILTER_KEYWORDS", "Query", "asked", "choose", "collect", "parse", "passes"]
 
 FILTER_KEYWORDS = frozenset({"name", "singular_name", "short_names", "categories", "namespaced", "verbs",
                              "preferred", "group_version"})
@@ -151,32 +151,12 @@ def _attribute(obj: Resource, term: str) -> Any:
     return getattr(obj, term, _MISSING)
 
 
-def matches(obj: Resource, filters: tuple[tuple[str, Any], ...]) -> bool:
-    """True when ``obj`` has every attribute the filters ask for (names without case; a string against a list
-    attribute is membership, a list compares whole, as upstream); a ``ResourceList``'s are its resource's, as
-    upstream's ``__getattr__`` gives them."""
-    for term, wanted in filters:
-        actual = _attribute(obj, term)
-        if term in _CASELESS and isinstance(actual, str) and isinstance(wanted, str):
-            if actual.lower() != wanted.lower():
-                return False
-        elif term in _LISTS and isinstance(wanted, str):
-            if not isinstance(actual, list) or wanted.lower() not in (a.lower() for a in actual):
-                return False
-        elif term in _LISTS and isinstance(wanted, (list, tuple)):
-            if not isinstance(actual, list) or [a.lower() for a in actual] != [str(w).lower() for w in wanted]:
-                return False
-        elif actual != wanted:
-            return False
-    return True
-
-
 _CASELESS_EQ, _MEMBER, _WHOLE, _EQUAL = range(4)
 
 
 def _prepared(filters: list[tuple[str, Any]]) -> tuple[tuple[str, int, Any, Any], ...]:
-    """``(keyword, how, value as given, value as compared)`` per filter: :func:`matches`'s branches chosen once
-    per question (they depend on the value asked, and on the attribute only where noted in :func:`passes`)."""
+    """``(keyword, how, value as given, value as compared)`` per filter: :func:`passes`'s branches chosen once
+    per question (they depend on the value asked)."""
     out: list[tuple[str, int, Any, Any]] = []
     for term, wanted in filters:
         if term in _CASELESS and isinstance(wanted, str):
@@ -191,8 +171,9 @@ def _prepared(filters: list[tuple[str, Any]]) -> tuple[tuple[str, int, Any, Any]
 
 
 def passes(obj: Resource, tests: tuple[tuple[str, int, Any, Any], ...]) -> bool:
-    """:func:`matches` with the filters :attr:`Query.tests` prepared (the same answers, lowercasing each asked
-    value once per question instead of once per candidate)."""
+    """True when ``obj`` has every attribute the filters :attr:`Query.tests` ask for (names without case; a string
+    against a list attribute is membership, a list compares whole, as upstream); a ``ResourceList``'s are its
+    resource's, as upstream's ``__getattr__`` gives them. Each asked value is lowercased once per question."""
     own = obj.__dict__
     for term, how, wanted, compared in tests:
         actual = own[term] if term in own else _attribute(obj, term)

@@ -97,7 +97,10 @@ def _keep(table: dict[Any, Any], key: Any, answer: Any) -> None:
 
 def _unsure(read: _Read) -> bool:
     """Whether a group read has failed versions or is outdated (its lack of a match proves nothing)."""
-    return any(entry.failed or entry.outdated for entry, _ in read)
+    for entry, _ in read:  # noqa: SIM110 (a loop: any() over a generator costs a frame per item)
+        if entry.failed or entry.outdated:
+            return True
+    return False
 
 
 class _Miss(Exception):
