@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -221,11 +222,20 @@ def _extra_rows(name: str, ctx: Context) -> list[Row]:
                 row.issue = row.issue or EXTRA_ISSUES.get(name, "")
             return rows
         results = module.run(ctx.url, 200 if ctx.quick else 2000)  # bench.dynamic_bench's older interface
-        return [Row(str(item.get("name", name)), item.get("ours_us"), item.get("peer_us"), "µs",
-                    note=EXTRA_SECTIONS[name]) for item in results]
+        return [_older_row(name, item) for item in results]
     except Exception as exc:  # another helper's module: report, never abort the whole run
         return [Row(f"{name} ({EXTRA_SECTIONS[name]})", None, None, "µs",
                     note=f"failed: {type(exc).__name__}: {exc}")]
+
+
+def _older_row(section: str, item: dict[str, Any]) -> Row:
+    """A :class:`Row` of a result of ``bench.dynamic_bench``'s older interface (its target: ``bound_us``)."""
+    ours, bound = item.get("ours_us"), item.get("bound_us")
+    row = Row(str(item.get("name", section)), ours, item.get("peer_us"), "µs", note=EXTRA_SECTIONS[section])
+    if bound is not None:
+        row.target, row.bound = f"ours ≤ {bound:g} µs", bound
+        row.passed = ours is not None and ours <= bound
+    return row
 
 
 def _cluster_sections(ctx: Context, wanted: set[str], largest: bool) -> list[Row]:
