@@ -29,20 +29,17 @@ import subprocess
 import sys
 import time
 import tracemalloc
-import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-__all__ = ["VARIANTS", "bench_rows", "main", "pod", "run"]
+from bench.pods import NAMESPACES, pod, server
 
-NAMESPACES = 50
-NODES = 300
-SHARDS = 10  # label "shard" takes 10 values: one of them selects 10 %
+__all__ = ["NAMESPACES", "VARIANTS", "bench_rows", "main", "pod", "run"]
+
 VARIANTS: dict[str, dict[str, Any]] = {
     "full": {},
     "full+strip": {"transform": "strip"},
@@ -52,131 +49,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "namespaces": {"namespaces": [f"team-{i:02d}" for i in range(5)]},
 }
 """Cache options of each variant (``"strip"`` stands for :func:`restmapper.store.strip_managed_fields`)."""
-
-
-def _fields_v1(container_names: list[str]) -> dict[str, Any]:
-    container = {f"f:{k}": {} for k in ("image", "imagePullPolicy", "name", "terminationMessagePath",
-                                        "terminationMessagePolicy")}
-    container.update({"f:env": {f'k:{{"name":"ENV_{i}"}}': {".": {}, "f:name": {}, "f:value": {}}
-                                for i in range(5)},
-                      "f:ports": {'k:{"containerPort":8080,"protocol":"TCP"}': {".": {}, "f:containerPort": {},
-                                                                                "f:name": {}, "f:protocol": {}}},
-                      "f:resources": {".": {}, "f:limits": {".": {}, "f:cpu": {}, "f:memory": {}},
-                                      "f:requests": {".": {}, "f:cpu": {}, "f:memory": {}}},
-                      "f:readinessProbe": {".": {}, "f:httpGet": {".": {}, "f:path": {}, "f:port": {}}},
-                      "f:volumeMounts": {'k:{"mountPath":"/etc/config"}': {".": {}, "f:mountPath": {},
-                                                                          "f:name": {}}}})
-    return {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:pod-template-hash": {},
-                                                              "f:shard": {}},
-                           "f:ownerReferences": {".": {}, 'k:{"uid":"x"}': {}}},
-            "f:spec": {"f:containers": {f'k:{{"name":"{n}"}}': container for n in container_names},
-                       "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:volumes": {}}}
-
-
-def _container(name: str, i: int) -> dict[str, Any]:
-    return {
-        "name": name, "image": f"registry.example.com/team/{name}:1.{i % 40}.{i % 7}",
-        "imagePullPolicy": "IfNotPresent",
-        "env": [{"name": f"ENV_{k}", "value": f"value-{k}-{i % 97}"} for k in range(3)] + [
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
-            {"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}}],
-        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-        "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
-        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10,
-                           "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
-        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10,
-                          "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
-        "volumeMounts": [{"name": "config", "mountPath": "/etc/config", "readOnly": True},
-                         {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-                          "readOnly": True}],
-        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
-    }
-
-
-def pod(i: int) -> dict[str, Any]:
-    """The ``i``-th Pod: about 8 KB of JSON, shaped as kube-apiserver stores a Deployment's Pod."""
-    ns = f"team-{i % NAMESPACES:02d}"
-    rs = f"web-{i % 200:03d}-7d9c8b5f4"
-    when = "2026-01-05T10:00:00Z"
-    names = ["app", "sidecar"]
-    manager = {"apiVersion": "v1", "fieldsType": "FieldsV1", "time": when}
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "name": f"{rs}-{i:05d}", "generateName": f"{rs}-", "namespace": ns, "uid": str(uuid.UUID(int=i + 1)),
-            "labels": {"app": f"web-{i % 200:03d}", "pod-template-hash": "7d9c8b5f4", "shard": str(i % SHARDS)},
-            "annotations": {"kubectl.kubernetes.io/restartedAt": when, "prometheus.io/scrape": "true",
-                            "prometheus.io/port": "8080"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
-                                 "uid": str(uuid.UUID(int=10**9 + i % 200)), "controller": True,
-                                 "blockOwnerDeletion": True}],
-            "managedFields": [
-                {**manager, "manager": "kube-controller-manager", "operation": "Update",
-                 "fieldsV1": _fields_v1(names)},
-                {**manager, "manager": "kubelet", "operation": "Update", "subresource": "status",
-                 "fieldsV1": {"f:status": {"f:conditions": {f'k:{{"type":"{t}"}}': {
-                     ".": {}, "f:lastProbeTime": {}, "f:lastTransitionTime": {}, "f:status": {}, "f:type": {}}
-                     for t in ("ContainersReady", "Initialized", "PodScheduled", "Ready")},
-                     "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {},
-                     "f:startTime": {}}}}],
-        },
-        "spec": {
-            "containers": [_container(n, i) for n in names],
-            "volumes": [{"name": "config", "configMap": {"name": f"web-{i % 200:03d}-config", "defaultMode": 420}},
-                        {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
-                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt",
-                                                                                   "path": "ca.crt"}]}}]}}],
-            "nodeName": f"node-{i % NODES:03d}", "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
-            "schedulerName": "default-scheduler", "serviceAccountName": "default",
-            "terminationGracePeriodSeconds": 30, "priority": 0, "enableServiceLinks": True,
-            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-                             "tolerationSeconds": 300}],
-        },
-        "status": {
-            "phase": "Running", "hostIP": f"10.0.{i % NODES // 250}.{i % 250}",
-            "podIP": f"10.244.{i // 250 % 250}.{i % 250}",
-            "startTime": when, "qosClass": "Burstable",
-            "conditions": [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": when}
-                           for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
-            "containerStatuses": [{"name": n, "ready": True, "restartCount": 0, "started": True,
-                                   "image": f"registry.example.com/team/{n}:1.{i % 40}.{i % 7}",
-                                   "imageID": f"registry.example.com/team/{n}@sha256:{uuid.UUID(int=i).hex * 2}",
-                                   "containerID": f"containerd://{uuid.UUID(int=i + 7).hex * 2}",
-                                   "state": {"running": {"startedAt": when}}} for n in names],
-        },
-    }
-
-
-# --- the server process ---------------------------------------------------------------------------------------------
-
-def serve(n: int) -> None:
-    """Build ``n`` Pods, serve them, print the URL and serve until stdin closes."""
-    from restmapper.testing import FakeCluster
-
-    cluster = FakeCluster(history_limit=100, bookmark_interval=None)
-    for i in range(n):
-        cluster.apply_object(pod(i))
-    with cluster.serve() as served:
-        print(served.url, flush=True)
-        sys.stdin.read()
-
-
-@contextmanager
-def server(n: int) -> Iterator[str]:
-    """The URL of ``n`` Pods served by another process (stopped on exit)."""
-    proc = subprocess.Popen([sys.executable, "-m", "bench.scope_bench", "--serve", str(n)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url:
-            raise RuntimeError("the benchmark server did not start")
-        yield url
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(60)
 
 
 # --- one variant, in a fresh interpreter -----------------------------------------------------------------------------
@@ -258,7 +130,8 @@ def run(n: int = 20_000, *, runs: int = 1, progress: Any = lambda s: None) -> li
 
     numbers: dict[str, dict[str, float]] = {}
     progress(f"scope: serving {n} Pods from another process")
-    with server(n) as url:
+    with server(n) as served:
+        url = served.url
         for variant in VARIANTS:
             progress(f"scope: {variant}")
             plain = [_child(url, variant, traced=False) for _ in range(runs)]
@@ -317,13 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=20_000, help="Pods in the cluster (default 20000)")
     parser.add_argument("--runs", type=int, default=1, help="untraced runs per variant (best kept)")
     parser.add_argument("--quick", action="store_true", help="smoke size (2,000 Pods)")
-    parser.add_argument("--serve", type=int, metavar="N", help=argparse.SUPPRESS)
     parser.add_argument("--measure", nargs=2, metavar=("URL", "VARIANT"), help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve is not None:
-        serve(args.serve)
-        return 0
     if args.measure is not None:
         print(json.dumps(measure(args.measure[0], args.measure[1], args.traced)))
         return 0
