@@ -165,6 +165,8 @@ def _command(cluster: Any, line: str, n: int, replicas: int) -> str:
         changed["metadata"]["annotations"]["bench.example.com/relist"] = "1"
         cluster.apply_object(changed)
         cluster.restart()  # drop every watch, compact: re-watching from the resourceVersion held gets 410
+        return "ok"  # the change's event stays held until "release"
+    if words == ["release"]:
         cluster.delay_watch_events(0)
         return "ok"
     if len(words) == 2 and words[0] == "events":  # M Pod updates, held back and then streamed at once
@@ -208,8 +210,9 @@ class Served:
     def command(self, line: str) -> str:
         """Send one command and return the server's answer once it is done.
 
-        Commands: ``relist`` (one Pod changes unseen and the history is compacted: a watching informer gets 410
-        and relists), ``events M`` (M Pod updates, streamed to watchers all at once after they were written),
+        Commands: ``relist`` (Pod 0 changes with its watch event held back and the history is compacted: a
+        watching informer gets 410 and relists; ``release`` sends held events again), ``events M`` (M Pod
+        updates, streamed to watchers all at once after they were written),
         ``refuse-watch-list on|off`` (answers ``unavailable`` when the kit cannot refuse WatchList).
         """
         self._stdin.write(line + "\n")

@@ -53,6 +53,7 @@ EXTRA_SECTIONS: dict[str, str] = {
     "leader": "bench.leader_bench",
     "scope": "bench.scope_bench",
     "kit": "bench.kit_bench",
+    "bigcache": "bench.bigcache_bench",
 }
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""
@@ -60,7 +61,8 @@ cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol
 EXTRA_ISSUES: dict[str, str] = {"store": "issue 8 (object cache)", "client": "issue 28 (read-your-writes client)",
                                 "workqueue": "issue 28 (work queue)", "leader": "issue 28 (leader election)",
                                 "scope": "issue 24 (scoped object cache)",
-                                "kit": "issue 25 (kit serves big collections)"}
+                                "kit": "issue 25 (kit serves big collections)",
+                                "bigcache": "issue 25 (big-cluster object cache)"}
 """The issue a missed target of an optional section is reported against, when its rows name none."""
 
 SECTIONS = ("full", "warm", "questions", "refresh", "cold", "memory", "storm", "cli", "import", *EXTRA_SECTIONS)
@@ -85,6 +87,7 @@ class Options:
     quick: bool
     passes: int = 1
     scope_pods: int = 20_000
+    bigcache_pods: int = 20_000
 
 
 @dataclass
@@ -170,6 +173,9 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Options, Path | None]
                         help="also write the markdown report (date, machine, load, command, table) to this file")
     parser.add_argument("--scope-pods", type=int, default=None,
                         help="Pods of the scope section (20000; --quick 2000): about 8 KB each, served in a process")
+    parser.add_argument("--bigcache-pods", type=int, default=None,
+                        help="Pods of the bigcache section (20000; --quick 1000): Deployments of 50 replicas, "
+                             "served in a process")
     parser.add_argument("--write-results", action="store_true",
                         help=f"write the report to {RESULTS.relative_to(RESULTS.parents[1])} (2 passes unless "
                              "--passes is given)")
@@ -195,6 +201,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Options, Path | None]
         quick=quick,
         passes=ns.passes or (2 if ns.write_results else 1),
         scope_pods=max(100, ns.scope_pods or (2_000 if quick else 20_000)),
+        bigcache_pods=max(100, ns.bigcache_pods or (1_000 if quick else 20_000)),
     )
     if options.storm_seconds <= 0:
         parser.error("--storm-seconds must be positive")
