@@ -34,9 +34,6 @@ NAMESPACES = 50
 NODES = 300
 SHARDS = 10  # replicas=0: label "shard" takes 10 values, one of them selects 10 %
 DEPLOYMENT_SHARDS = 100  # replicas=R: label "shard" is the Deployment's index modulo 100
-REFUSE_WATCH_LIST = "refuse_watch_list"
-"""The kit's switch making it refuse WatchList as an older server does (``FakeCluster.<this>(on)``), when the kit
-has it; the ``refuse-watch-list`` command answers ``unavailable`` otherwise."""
 
 
 def _fields_v1(container_names: list[str]) -> dict[str, Any]:
@@ -178,10 +175,9 @@ def _command(cluster: Any, line: str, n: int, replicas: int) -> str:
         cluster.delay_watch_events(0)
         return "ok"
     if len(words) == 2 and words[0] == "refuse-watch-list":
-        refuse = getattr(cluster, REFUSE_WATCH_LIST, None)
-        if refuse is None:
+        if not hasattr(cluster, "watch_list"):  # a kit that cannot refuse WatchList as an older server does
             return "unavailable"
-        refuse(words[1] == "on")
+        cluster.watch_list = words[1] != "on"
         return "ok"
     return f"unknown command {line!r}"
 
