@@ -21,6 +21,7 @@ import argparse
 import math
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -158,19 +159,21 @@ def _command(cluster: Any, line: str, n: int, replicas: int) -> str:
     words = line.split()
     if words == ["relist"]:  # one Pod changes while its event is held back, then the history is compacted
         cluster.delay_watch_events(math.inf)
+        stamp = str(time.monotonic_ns())
         changed = pod(0, replicas=replicas)
-        changed["metadata"]["annotations"]["bench.example.com/relist"] = "1"
+        changed["metadata"]["annotations"]["bench.example.com/relist"] = stamp
         cluster.apply_object(changed)
         cluster.restart()  # drop every watch, compact: re-watching from the resourceVersion held gets 410
-        return "ok"  # the change's event stays held until "release"
+        return stamp  # the change's event stays held until "release"
     if words == ["release"]:
         cluster.delay_watch_events(0)
         return "ok"
     if len(words) == 2 and words[0] == "events":  # M Pod updates, held back and then streamed at once
         cluster.delay_watch_events(math.inf)
+        stamp = time.monotonic_ns()  # a write of what the kit holds already is no change: every call differs
         for k in range(int(words[1])):
             changed = pod(k % n, replicas=replicas)
-            changed["metadata"]["annotations"]["bench.example.com/event"] = str(k)
+            changed["metadata"]["annotations"]["bench.example.com/event"] = f"{stamp}-{k}"
             cluster.apply_object(changed)
         cluster.delay_watch_events(0)
         return "ok"
@@ -207,7 +210,8 @@ class Served:
         """Send one command and return the server's answer once it is done.
 
         Commands: ``relist`` (Pod 0 changes with its watch event held back and the history is compacted: a
-        watching informer gets 410 and relists; ``release`` sends held events again), ``events M`` (M Pod
+        watching informer gets 410 and relists; the answer is the value of Pod 0's annotation
+        ``bench.example.com/relist`` after it; ``release`` sends held events again), ``events M`` (M Pod
         updates, streamed to watchers all at once after they were written),
         ``refuse-watch-list on|off`` (answers ``unavailable`` when the kit cannot refuse WatchList).
         """
