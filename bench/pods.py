@@ -38,7 +38,7 @@ DEPLOYMENT_SHARDS = 100  # replicas=R: label "shard" is the Deployment's index m
 
 
 def _fields_v1(container_names: list[str]) -> dict[str, Any]:
-    container = {f"f:{k}": {} for k in ("image", "imagePullPolicy", "name", "terminationMessagePath",
+    container: dict[str, Any] = {f"f:{k}": {} for k in ("image", "imagePullPolicy", "name", "terminationMessagePath",
                                         "terminationMessagePolicy")}
     container.update({"f:env": {f'k:{{"name":"ENV_{i}"}}': {".": {}, "f:name": {}, "f:value": {}}
                                 for i in range(5)},
@@ -170,10 +170,10 @@ def _command(cluster: Any, line: str, n: int, replicas: int) -> str:
         return "ok"
     if len(words) == 2 and words[0] == "events":  # M Pod updates, held back and then streamed at once
         cluster.delay_watch_events(math.inf)
-        stamp = time.monotonic_ns()  # a write of what the kit holds already is no change: every call differs
+        call = time.monotonic_ns()  # a write of what the kit holds already is no change: every call differs
         for k in range(int(words[1])):
             changed = pod(k % n, replicas=replicas)
-            changed["metadata"]["annotations"]["bench.example.com/event"] = f"{stamp}-{k}"
+            changed["metadata"]["annotations"]["bench.example.com/event"] = f"{call}-{k}"
             cluster.apply_object(changed)
         cluster.delay_watch_events(0)
         return "ok"
