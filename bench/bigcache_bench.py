@@ -394,7 +394,7 @@ def run(n: int = 20_000, *, events: int = 5_000, runs: int = 1, progress: Callab
         got, how = by_mode[mode]
         ours_s = min(r["sync_s"] for r in got)
         row(name, ours_s * 1e3, plain_s * 1e3, "ms", "<= plain", ours_s <= plain_s,
-            f"{how}; best of {runs} each, fresh process per run, pages of {PAGE}")
+            f"{how}; best of {runs} each, fresh process per run" + (f", pages of {PAGE}" if mode == PAGINATED else ""))
     row("warm get of a recently read Pod", o["warm_get_us"], p["warm_get_us"], "µs", "<= 2 µs",
         o["warm_get_us"] <= 2.0, "cache.get(POD, name, namespace), POD a prebuilt GroupKind; plain: dict lookup; "
         f"{SAMPLE} Pods read 20 times; thread CPU time, best of 5")
