@@ -4,10 +4,10 @@ list and watch as the test says):
 * one watch with ``sendInitialEvents=true``, ``resourceVersionMatch=NotOlderThan``, ``allowWatchBookmarks=true``
   and no resourceVersion; its ``ADDED`` events are the list, handed to the sink as they arrive, up to the bookmark
   annotated ``k8s.io/initial-events-end: "true"`` (the list's resourceVersion); the same stream then carries the
-  changes;
-* a server refusing the parameters (400, 422) or ignoring ``sendInitialEvents`` (a change or a plain bookmark
-  before the initial-events-end bookmark, or a stream running out its time without it) makes the reflector list
-  in pages from then on;
+  changes; changes before that bookmark (written after the server's snapshot) are applied after the list, in order;
+* a server refusing the parameters (400, 422) or ignoring ``sendInitialEvents`` (a bookmark without the
+  annotation before the initial-events-end bookmark, or a stream running out its time without it) makes the
+  reflector list in pages from then on;
 * a watch-list that fails otherwise (a stream ending before that bookmark, a 403 or a 5xx answer) is completed by
   a paginated list this once, as client-go; a 410 inside it starts it over. The sink sees an incomplete listing
   fail, never a partial list as the truth.
@@ -179,12 +179,45 @@ def test_a_server_refusing_watch_list_is_listed_in_pages_from_then_on(status: in
     assert len(server.lists) == 3 and sink.lists == [(["a"], "50")] * 3  # the first list and two relists
 
 
-@pytest.mark.parametrize("before_end", [
-    pytest.param(line("MODIFIED", cm("a", "3")), id="a change"),
-    pytest.param(line("DELETED", cm("a", "3")), id="a delete"),
-    pytest.param(bookmark("3"), id="a plain bookmark"),
-])
-def test_a_server_ignoring_send_initial_events_is_detected_and_listed_in_pages(before_end: bytes) -> None:
+def test_changes_before_the_initial_events_end_are_applied_after_the_list_in_their_order() -> None:
+    """kube-apiserver sends the changes written after its snapshot as they come, and the initial-events-end
+    bookmark only at its next bookmark tick: a change (even a delete and a re-create of a listed object) before
+    that bookmark is WatchList served, not ignored. As client-go's temporary store, the sync ends with every
+    change applied in order; the listing is what came before the first change."""
+    def watch(n: int) -> Stream:
+        return Stream([line("ADDED", cm("a", "1")), line("ADDED", cm("b", "2")), line("MODIFIED", cm("a", "3")),
+                       line("DELETED", cm("b", "4")), line("ADDED", cm("b", "5")), line("ADDED", cm("c", "6")),
+                       bookmark("7", END), line("MODIFIED", cm("c", "8"))])
+
+    server, sink, reflector, counts = run(watch, 1, page_size=1)
+    assert sink.lists == [(["a", "b"], "7")] and sink.failed == []
+    assert sink.events == [("MODIFIED", "a"), ("DELETED", "b"), ("ADDED", "b"), ("ADDED", "c"), ("MODIFIED", "c")]
+    assert reflector.sync_mode == "watch-list" and server.lists == []
+    assert server.watches[1]["resourceVersion"] == "8" and counts["events"] == 5
+
+
+def test_a_sync_interrupted_as_it_is_stored_still_applies_its_changes_before_the_end() -> None:
+    """The resourceVersion of the sync is the end bookmark's only with the changes before it applied: an owner
+    that interrupts the loop and watches on from that resourceVersion misses none of them."""
+    stop = threading.Event()
+
+    class Interrupting(Sink):
+        def reflector_replace(self, items: Listing) -> None:
+            reflector.interrupt()
+            super().reflector_replace(items)
+
+    server = Server(stop, lambda n: Stream([line("ADDED", cm("a", "1")), line("MODIFIED", cm("a", "3")),
+                                            line("DELETED", cm("a", "4")), bookmark("7", END)]), 1, [])
+    sink = Interrupting()
+    reflector = Reflector(server, PATH, sink, stop, sleep=lambda stop, seconds: None, clock=ManualClock(),
+                          watch_list=True)
+    assert reflector.run() == "interrupted"
+    assert sink.lists == [(["a"], "7")] and sink.events == [("MODIFIED", "a"), ("DELETED", "a")]
+    assert reflector.resource_version == "7" and reflector.synced
+
+
+def test_a_server_ignoring_send_initial_events_is_detected_and_listed_in_pages() -> None:
+    before_end = bookmark("3")  # kube-apiserver annotates every bookmark before the initial events end
     def watch(n: int) -> Stream:
         if n == 1:  # an older server: a plain watch from "now", the current objects as ADDED first
             return Stream([line("ADDED", cm("a", "1")), line("ADDED", cm("b", "2")), before_end])

@@ -20,15 +20,16 @@ A server that does not serve WatchList makes the reflector fall back to paginate
 is forbidden for watch unless the WatchList feature gate is enabled``), as client-go falls back on an error of its
 watch-list request; and one that ignores ``sendInitialEvents`` and starts a plain watch, which client-go does not
 detect (it waits for the bookmark forever): before the initial-events-end bookmark such a server sends a
-``MODIFIED``, a ``DELETED`` or a bookmark without the annotation, or nothing until the stream times out or stays
-silent for the idle timeout. A server that serves WatchList sends only ``ADDED`` events and then that bookmark.
+bookmark without the annotation, or nothing until the stream times out or stays silent for the idle timeout. A
+server that serves WatchList annotates every bookmark before that one, and may send changes (``MODIFIED``,
+``DELETED``) before it: those written after its snapshot, applied once the listing is stored.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,9 @@ class Opened:
     lines: Iterator[bytes]
     opened_at: float  # the reflector's clock when it was requested
     events: int  # lines read from it so far
+    # The events from the first change before the initial-events-end bookmark (MODIFIED, DELETED) up to and with
+    # that bookmark, applied in order once the sink holds the listing (see ReflectorSync._initial_events).
+    changes: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Ignored(Exception):
@@ -121,6 +125,7 @@ class ReflectorSync:
         def _halted(self) -> None: ...
         def _hand_over(self, listing: Listing) -> None: ...
         def _initial_error(self, obj: dict[str, Any]) -> None: ...
+        def _apply(self, event: object) -> bool: ...
 
     @property
     def sync_mode(self) -> SyncMode:
@@ -233,6 +238,9 @@ class ReflectorSync:
                     raise self._error(status, stream.read(), stream.headers)
                 opened = Opened(stream, stream.iter_lines(), opened_at, 0)
                 self._hand_over(Listing(partial(self._initial_events, opened=opened)))
+                changes, opened.changes = opened.changes, []
+                for event in changes:  # no stop or interrupt between: the resourceVersion is the bookmark's
+                    self._apply(event)
                 return opened
             except _Ignored as exc:
                 self._closed_if(stream)
@@ -265,6 +273,12 @@ class ReflectorSync:
         as dicts, ~20 % more memory). A line that does not start as kube-apiserver encodes an ``ADDED`` event
         (``{"type":"ADDED",``) is decoded alone; the result is the same either way.
 
+        kube-apiserver sends the changes written after its snapshot as they come and the initial-events-end bookmark
+        at its next bookmark tick (about a second later), so a ``MODIFIED`` or ``DELETED`` may come before that
+        bookmark. The listing is then what came before the first change, and that change and every event after it
+        up to the bookmark are kept in ``opened.changes``, applied in order as watch events once the sink holds the
+        listing: the end state client-go's temporary store reaches by applying them to it.
+
         Raises:
             _Ignored: the server ignored sendInitialEvents (see the module docstring).
             _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
@@ -287,7 +301,7 @@ class ReflectorSync:
                     events = [*self._decode_lines(raw), self._decode(line, "watch")]
                 raw = []
                 for event in events:
-                    end = self._initial_event(event, batch)
+                    end = self._initial_event(event, batch, opened.changes)
                     if end is not None:  # the last of events: the lines after it were not read yet
                         if batch:
                             yield self._batch(batch)
@@ -321,12 +335,14 @@ class ReflectorSync:
             return [self._decode(line, "watch") for line in lines]  # the malformed line raises with its reason
         return events if isinstance(events, list) else []
 
-    def _initial_event(self, event: object, batch: list[Any]) -> str | None:
-        """Add an initial ``ADDED`` event's object to ``batch``; return the resourceVersion of the
+    def _initial_event(self, event: object, batch: list[Any], changes: list[dict[str, Any]]) -> str | None:
+        """Add an initial ``ADDED`` event's object to ``batch``, or from the first change on (a ``MODIFIED``, a
+        ``DELETED``: see :meth:`_initial_events`) the event to ``changes``; return the resourceVersion of the
         initial-events-end bookmark.
 
         Raises:
-            _Ignored: any other event but an ``ERROR`` (a server that ignored sendInitialEvents).
+            _Ignored: a bookmark without that annotation (kube-apiserver annotates every bookmark it sends before
+                the initial events end: this server ignored sendInitialEvents).
             _Relist: an ``ERROR`` saying 410 Gone or too large resourceVersion; else the status error.
             InvalidArgumentError: an event that is not ``{type, object}``.
         """
@@ -336,21 +352,23 @@ class ReflectorSync:
         event_type = event.get("type")
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-        if event_type == "ADDED":
-            if isinstance(rv, str) and rv:
-                batch.append(obj)
-            else:
-                self._count("malformed")
-                _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
-            return None
         if event_type == "ERROR":
             self._initial_error(obj)
         annotations = meta.get("annotations") if isinstance(meta, dict) else None
-        if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
-                annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv:
+        end = rv if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
+            annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv else None
+        if event_type == "BOOKMARK" and end is None:
+            raise _Ignored(f"a bookmark without {INITIAL_EVENTS_END}: \"true\" before the initial events end")
+        if changes or event_type not in ("ADDED", "BOOKMARK"):
+            changes.append(event)  # applied as a watch event (the end bookmark too) once the listing is stored
+        elif end is not None:
             self._count("bookmarks")
-            return rv
-        raise _Ignored(f"a {event_type} event before the {INITIAL_EVENTS_END} bookmark")
+        elif isinstance(rv, str) and rv:
+            batch.append(obj)
+        else:
+            self._count("malformed")
+            _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
+        return end
 
 
 class _Expired(Exception):

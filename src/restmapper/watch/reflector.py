@@ -556,12 +556,15 @@ class Reflector(ReflectorSync):
         raise self._error(code, obj)
 
     def _event(self, line: bytes) -> bool:
-        """Apply one watch event; True for a change (ADDED/MODIFIED/DELETED).
+        """Apply one watch event line; True for a change (ADDED/MODIFIED/DELETED).
 
         Raises:
             _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
         """
-        event = self._decode(line, "watch")
+        return self._apply(self._decode(line, "watch"))
+
+    def _apply(self, event: object) -> bool:
+        """Apply one decoded watch event (see :meth:`_event`)."""
         if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
             raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
         event_type, obj = event.get("type"), event["object"]
