@@ -311,3 +311,22 @@ def test_a_malformed_line_in_a_batch_fails_the_sync_with_its_own_reason() -> Non
     _, sink, reflector, counts = run(watch, 2, page_size=5)
     assert sink.failed == [[]] and sink.lists == [(["a"], "3")]
     assert counts["errors"] == 1 and "watch /api/v1/configmaps" in str(reflector.last_error)
+
+
+def test_a_watch_list_cut_by_an_interrupt_late_in_its_time_is_not_taken_for_a_server_ignoring_it() -> None:
+    """A stream closed by the owner ends however it ends (here cleanly, after most of its time): that says nothing
+    about the server, which keeps being synced by WatchList."""
+    clock = ManualClock()
+    stop = threading.Event()
+
+    class Interrupting(Sink):
+        def reflector_replace(self, items: Listing) -> None:
+            reflector.interrupt()
+            super().reflector_replace(items)
+
+    server = Server(stop, lambda n: Stream([line("ADDED", cm("a", "1"))], clock=clock, advance=60.0), 1, [])
+    sink = Interrupting()
+    reflector = Reflector(server, PATH, sink, stop, sleep=lambda stop, seconds: None, clock=clock,
+                          watch_timeout=60, watch_list=True)
+    assert reflector.run() == "interrupted"
+    assert reflector.watch_list and sink.lists == [] and server.lists == []

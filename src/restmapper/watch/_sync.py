@@ -244,6 +244,7 @@ class ReflectorSync:
                 return opened
             except _Ignored as exc:
                 self._closed_if(stream)
+                self._halted()  # a stream the owner closed ended however it ended: not the server's doing
                 self._refused(str(exc))
                 return None
             except TransportError as exc:
