@@ -142,3 +142,15 @@ def test_the_asyncio_cache_syncs_by_watch_list(served: ServedCluster) -> None:
 def test_watch_list_must_be_a_bool(served: ServedCluster) -> None:
     with pytest.raises(TypeError, match="watch_list"), object_cache(served, watch_list="yes"):
         pass
+
+
+def test_one_namespace_refusing_watch_list_makes_the_informer_say_list(served: ServedCluster) -> None:
+    """``sync_mode`` is the informer's, not its first namespace's: one namespace's reflector listing in pages (its
+    server refused WatchList) is enough to say ``"list"``."""
+    served.cluster.inject("/api/v1/namespaces/b/*", status=422, body=INVALID, content_type="application/json",
+                          watch=True, times=1)
+    with object_cache(served, namespaces=["a", "b"]) as cache:
+        informer = cache.informer("cm")
+        assert informer.wait_for_sync(10)
+        assert _requests(served.cluster, "/api/v1/namespaces/b/configmaps")[:2] == ["watch-list", "list"]
+        assert informer.stats.sync_mode == "list"

@@ -215,7 +215,12 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         with self._cond:
             counts = dict(self._counts, objects=len(self._store), stale_drops=self._store.stale_drops,
                           backlog=self._dispatcher.backlog)
-        return InformerStats(**counts, sync_mode=self._group.lead.sync_mode)
+        # "watch-list" only while every reflector (every namespace) syncs by it and the cache has not seen this API
+        # group version's server refuse it (a reflector learns that at its next run).
+        mapping = self._mapping
+        watch_list = all(r.watch_list for r in self._group.all()) and (
+            mapping is None or self._sync_modes.watch_list_for(mapping.resource.group_version))
+        return InformerStats(**counts, sync_mode="watch-list" if watch_list else "list")
 
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
         """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""

@@ -42,7 +42,8 @@ class InformerStats:
         backlog: changes queued for handlers now.
         sync_mode: how the informer gets a complete list: ``"watch-list"`` (a watch streaming the objects, then
             their changes: KEP-3157's WatchList) or ``"list"`` (paginated lists), which it uses when the cache's
-            ``watch_list`` is False or the server refused or ignored WatchList (then for the life of the cache).
+            ``watch_list`` is False or the server refused or ignored WatchList (then for the life of the cache), for
+            any of its namespaces.
     """
 
     lists: int = 0
