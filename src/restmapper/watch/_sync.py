@@ -63,7 +63,9 @@ class Listing:
     what it holds as it was (the reflector lists again).
 
     Attributes:
-        resource_version: the list's resourceVersion (``""`` until iterated to the end).
+        resource_version: the list's resourceVersion (``""`` until iterated to the end; still ``""`` after it when
+            the list is a WatchList's initial events followed by changes sent before its end bookmark, which the
+            sink then gets as watch events, the bookmark last, as soon as it returns).
         complete: every item was delivered.
     """
 
@@ -278,7 +280,9 @@ class ReflectorSync:
         at its next bookmark tick (about a second later), so a ``MODIFIED`` or ``DELETED`` may come before that
         bookmark. The listing is then what came before the first change, and that change and every event after it
         up to the bookmark are kept in ``opened.changes``, applied in order as watch events once the sink holds the
-        listing: the end state client-go's temporary store reaches by applying them to it.
+        listing: the end state client-go's temporary store reaches by applying them to it. Such a listing claims no
+        resourceVersion (``""``: what it holds is older than the bookmark's), so nothing reads the store as
+        caught up to the bookmark before its changes are in.
 
         Raises:
             _Ignored: the server ignored sendInitialEvents (see the module docstring).
@@ -306,7 +310,9 @@ class ReflectorSync:
                     if end is not None:  # the last of events: the lines after it were not read yet
                         if batch:
                             yield self._batch(batch)
-                        listing.resource_version = end
+                        # With changes to follow, the listing is no snapshot at a resourceVersion the server
+                        # named: it claims none, and the end bookmark claims its own once they are applied.
+                        listing.resource_version = "" if opened.changes else end
                         return
                 del events
                 if len(batch) >= size:

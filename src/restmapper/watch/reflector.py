@@ -89,9 +89,11 @@ class ReflectorSink(Protocol):
 
     def reflector_replace(self, items: Listing) -> None:
         """A complete list, its items (decoded JSON, unvalidated) arriving as the sink iterates ``items``; once
-        iterated to the end, ``items.resource_version`` is the list's. It is the truth: afterwards the sink holds
-        exactly the items, whatever the resourceVersions it held said. Iterating raises what the requests raise:
-        the sink must then change nothing (the reflector lists again); what it leaves unread is read and dropped."""
+        iterated to the end, ``items.resource_version`` is the list's (``""``: the list is no snapshot at one, and
+        the watch events and the bookmark that follow at once bring it up to date, see ``Listing``). It is the
+        truth: afterwards the sink holds exactly the items, whatever the resourceVersions it held said. Iterating
+        raises what the requests raise: the sink must then change nothing (the reflector lists again); what it
+        leaves unread is read and dropped."""
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """One ``ADDED``/``MODIFIED``/``DELETED`` watch event; ``obj`` is a JSON object (otherwise unvalidated)."""
