@@ -333,3 +333,18 @@ def test_a_watch_list_cut_by_an_interrupt_late_in_its_time_is_not_taken_for_a_se
                           watch_timeout=60, watch_list=True)
     assert reflector.run() == "interrupted"
     assert reflector.watch_list and sink.lists == [] and server.lists == []
+
+
+def test_a_stream_failing_after_the_initial_events_end_resumes_from_that_bookmark_without_a_list() -> None:
+    """The sync is complete at the bookmark: a failure after it is a watch failure (client-go: the watch resumes
+    from the bookmark's resourceVersion), neither a list nor a second watch-list."""
+    def watch(n: int) -> Stream:
+        if n == 1:
+            return Stream([line("ADDED", cm("a", "1")), bookmark("3", END),
+                           line("ERROR", {"kind": "Status", "code": 500, "reason": "InternalError"})])
+        return Stream([line("MODIFIED", cm("a", "4"))])
+
+    server, sink, reflector, _ = run(watch, 2)
+    assert sink.lists == [(["a"], "3")] and sink.events == [("MODIFIED", "a")] and server.lists == []
+    assert [watch_list_request(w) for w in server.watches] == [True, False, False]
+    assert server.watches[1]["resourceVersion"] == "3" and reflector.sync_mode == "watch-list"
