@@ -23,7 +23,6 @@ from restmapper.discovery import DiscoveryClient
 from restmapper.errors import DiscoveryError, NoKindMatchError, NoResourceMatchError
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._hot import HotAnswers
-from restmapper.mapper._memo import Memo
 from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock, crd_manifest
@@ -125,38 +124,6 @@ def test_a_held_dropin_answer_ends_with_an_invalidation_or_the_ttl(question: str
     assert [_dropin_answer(ask, dropin) for _ in range(ASKS)] == [fresh] * ASKS
 
 
-def test_held_answers_skip_the_memo_until_a_cell_moves(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The layer is what answers warm questions: after the second hit, no memo read until something changed."""
-    cluster, clock = _cluster(), ManualClock()
-    mapper = _mapper(cluster, clock)
-    for _ in range(3):  # the first round loads every group (cells move): the third holds every answer
-        for ask in MAPPER_QUESTIONS.values():
-            ask(mapper)
-    reads = [0]
-    real_get = Memo.get
-
-    def counting(self: Memo, key: Any) -> Any:
-        reads[0] += 1
-        return real_get(self, key)
-
-    monkeypatch.setattr(Memo, "get", counting)
-    for ask in MAPPER_QUESTIONS.values():
-        ask(mapper)
-    assert reads[0] == 0
-    Cell.move_epoch()  # nothing changed, but the stretch is over: each answer is checked once, none recomputed
-    for ask in MAPPER_QUESTIONS.values():
-        ask(mapper)
-    assert 0 < reads[0] <= len(MAPPER_QUESTIONS)
-    reads[0] = 0
-    for ask in MAPPER_QUESTIONS.values():  # checked at this epoch already: held now
-        ask(mapper)
-    assert 0 < reads[0] <= len(MAPPER_QUESTIONS)
-    reads[0] = 0
-    for ask in MAPPER_QUESTIONS.values():
-        ask(mapper)
-    assert reads[0] == 0
-
-
 def test_an_answer_about_another_group_survives_a_refresh_unrecomputed() -> None:
     cluster, clock = _cluster(), ManualClock()
     mapper = _mapper(cluster, clock)
@@ -233,17 +200,6 @@ def test_a_search_answer_is_a_new_list_each_time() -> None:
         got.clear()
 
 
-def test_the_layer_holds_at_most_limit_answers_per_table() -> None:
-    cluster, clock = _cluster(), ManualClock()
-    mapper = _mapper(cluster, clock)
-    mapper._hot = HotAnswers(2)
-    names = ["Widget", "Gizmo", "widgets", "gizmos", "wd", "gz"]
-    expected = [(n, mapper.resolve(n)) for n in names]
-    for _ in range(ASKS):
-        assert [(n, mapper.resolve(n)) for n in names] == expected
-    assert len(mapper._hot.stretch.resolved) == 2
-
-
 # --- the layer alone ----------------------------------------------------------------------------------------------
 
 _PROMOTION = st.tuples(st.integers(0, 5), st.floats(0, 100), st.floats(0, 100), st.booleans())
@@ -307,12 +263,10 @@ def test_cached_lookups_for_event_loops_never_return_a_held_answer_after_a_chang
     assert mapper.cached_resolve("wd") == mapper.resolve("wd")
 
 
-def test_a_reload_becoming_due_ends_the_stretch_even_for_a_group_without_a_cell(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Review adv1 F1. A group the server lists but nobody loaded has no cell: invalidating it moves none, yet makes
-    a reload due before any answer from any group is reused (its content may claim the name). A hit answered just
-    before (no reload due) and promoted just after must not be held: later calls must reload and find the group
-    that claims ``gz`` first, as a client that was not warm does."""
+def test_an_invalidated_group_nobody_loaded_is_read_before_an_answer_from_any_group_is_reused() -> None:
+    """A group the server lists but nobody loaded: invalidating it makes a reload due before any answer from any
+    group is reused (its content may claim the name); later calls find the group that claims ``gz`` first, as a
+    client that was not warm does."""
     cluster, clock = FakeCluster.embedded(mode="legacy"), ManualClock()
     cluster.add_crd(crd_manifest("a.example.com", "Widget", short_names=("wd",)))
     cluster.add_crd(crd_manifest("b.example.com", "Gizmo", short_names=("gz",)))
@@ -323,19 +277,8 @@ def test_a_reload_becoming_due_ends_the_stretch_even_for_a_group_without_a_cell(
     with pytest.raises(NoKindMatchError):  # a miss about a named group: /apis read again, ab listed, not loaded
         mapper.rest_mapping(GroupKind("zzz.example.com", "Nope"))
     assert "ab.example.com" in mapper.cache.listing()
-    assert mapper.resolve("gz").resource.group == "b.example.com"  # checked at this epoch: the next hit promotes
-    real = HotAnswers.promote
-
-    def watcher_first(self: HotAnswers, *args: Any) -> None:  # a CRD watcher runs between the hit and its promotion
-        monkeypatch.setattr(HotAnswers, "promote", real)
-        epoch = Cell.epoch
-        mapper.invalidate_group("ab.example.com")
-        mapper._groups.catch_up()
-        assert mapper._groups.reload_pending and Cell.epoch != epoch  # the rule: a reload becoming due moves it
-        real(self, *args)
-
-    monkeypatch.setattr(HotAnswers, "promote", watcher_first)
-    assert mapper.resolve("gz").resource.group == "b.example.com"  # answered before the invalidation: fine
+    assert mapper.resolve("gz").resource.group == "b.example.com"  # memoized, and no reload is due
+    mapper.invalidate_group("ab.example.com")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ab.example.com and b.example.com both claim gz: kubectl warns
         got = [mapper.resolve("gz").resource.group for _ in range(ASKS)]

@@ -168,7 +168,7 @@ def test_refreshing_one_group_recomputes_only_answers_that_read_it(cluster: Fake
             asked[key] = 0
         # What each memoized answer read, and the shared cells of absent names, before the change shows.
         memo = mapper._memo
-        read_before = [memo_entry.reads() for memo_entry in (*memo._old.values(), *memo._young.values())]
+        read_before = [memo_entry.reads() for memo_entry in (*memo._old.values(), *memo.values())]
         absent_before = [cell.version for cell in index._absent]
         after = [_answer(q, mapper) for q in questions]
         assert index.builds == builds + 1, "only the refreshed group's index is rebuilt"

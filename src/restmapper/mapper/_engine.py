@@ -19,7 +19,6 @@ from restmapper.mapper._args import SERVABLE_GROUPS, SERVABLE_VERSIONS, require_
 from restmapper.mapper._certainty import RACE_ATTEMPTS, in_scope, outranking, raced, unsure, with_question
 from restmapper.mapper._direct_paths import DirectPaths
 from restmapper.mapper._groups import ANYWHERE, OUTDATED, IndexedGroups, Picker, Prefixed, picked_by
-from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._memo import Memo, Remembered
 from restmapper.mapper._source import CacheSource
 from restmapper.mapper.merged import Cell
@@ -29,6 +28,8 @@ from restmapper.model import GroupVersion, GroupVersionResource, parse_resource_
 __all__ = ["AnswerEngine", "Question", "load_for", "required_versions"]
 
 T = TypeVar("T")
+
+_recall = dict.get
 
 @dataclass(slots=True)  # never changed once built; not frozen: a frozen __init__ costs 2x
 class Question(Generic[T]):
@@ -85,7 +86,6 @@ class AnswerEngine(DirectPaths):
     cache: CacheSource
     _clock: Callable[[], float]
     _memo: Memo
-    _hot: HotAnswers
     _groups: IndexedGroups
 
     def _static(self, names: Collection[str] | None, pick: Picker | None, deps: list[tuple[Cell, int]],
@@ -107,12 +107,15 @@ class AnswerEngine(DirectPaths):
         a clock reading and a comparison per cell read (a handful). ``store``: another memo than the mapper's
         whose answers recorded their cells the same way (the dynamic drop-in's).
         """
+        held = self._memo if store is None else store
+        memo = _recall(held, key)  # the young generation, in C: nearly every hit
+        if memo is None:
+            memo = held.recall(key)
+            if memo is None:
+                return None
         groups = self._groups
         if self.cache.generation != groups.generation:
-            groups.catch_up()
-        memo = (self._memo if store is None else store).get(key)
-        if memo is None:
-            return None
+            groups.catch_up()  # the cells the answer read are brought up to date before they are compared
         if memo.anywhere and groups.reload_pending:
             if not io:
                 return None
@@ -131,34 +134,12 @@ class AnswerEngine(DirectPaths):
         ``(method, group, version, resource)``, whose shape is checked before either (only checked questions are
         memoized, so a memoized one needs no check): a malformed one raises InvalidArgumentError.
         """
-        # The answers held while nothing changed (:mod:`._hot`), then the warm path of :meth:`_fresh_memo`,
-        # inlined: a fresh answer in one dictionary read and its checks, a first-time question on with that one
-        # read; anything else is for :meth:`_fresh_memo` to settle.
-        hot = self._hot.stretch
-        generation = self.cache.generation
-        if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
-            found = hot.answers.get(key)
-            if found is not None:
-                return found  # type: ignore[no-any-return]
-        groups = self._groups
-        settled = False  # found current in an earlier call at this epoch: then held from now on (:mod:`._hot`)
-        if generation == groups.generation:
-            memo = self._memo.get(key)
-            if memo is not None:
-                settled = memo.checked == Cell.epoch
-                if ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
-                        or not (settled or memo.current())):
-                    memo, settled = self._fresh_memo(key), False
-        else:
-            memo = self._fresh_memo(key)
+        memo = self._fresh_memo(key)
         if memo is not None:
             if memo.error is not None:
                 if isinstance(memo.error, MappingError) and is_no_match(memo.error):
                     raise self._remembered(memo, memo.error).with_traceback(None)
                 raise memo.error.with_traceback(None)
-            if settled:  # the first hit after a change only checks (a refresh leaves memory cold: no allocation)
-                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
-                                  self.cache.generation, groups.generation)
             return memo.value  # type: ignore[no-any-return]
         if resource_key and (key[1] not in SERVABLE_GROUPS or key[2] not in SERVABLE_VERSIONS):
             require_question_shape(key[0], key[1], (key[2],), gvr=True)  # a name not checked before

@@ -20,7 +20,6 @@ from restmapper.mapper._engine import AnswerEngine, Question
 from restmapper.mapper._groups import by_arg
 from restmapper.mapper._memo import Remembered
 from restmapper.mapper._typed import checked_reading
-from restmapper.mapper.merged import Cell
 from restmapper.mapper.resolve import (
     PartialDiscoveryWarning,
     ResolvedMappings,
@@ -67,38 +66,12 @@ class KubectlResolution(AnswerEngine):
         Every reading of a dotted argument is tried against the cache before a miss triggers revalidation.
         Mirrors kubectl's ``mappingFor`` over client-go's shortcut-expanding discovery REST mapper.
         """
-        # The answers held while nothing changed (:mod:`._hot`, keyed by the argument alone), then the warm path
-        # of :meth:`_fresh_memo`, inlined (as in ``rest_mapping``): a hit returns here; a first-time question goes
-        # on with one dictionary read; anything else is for :meth:`_fresh_memo` to settle.
-        hot = self._hot.stretch
-        generation = self.cache.generation
-        if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
-            try:
-                found = hot.resolved.get(arg)
-            except TypeError:  # unhashable: refused below
-                found = None
-            if found is not None:
-                return found  # type: ignore[no-any-return]
         if arg.__class__ is not str:
             require_str("resolve", arg, "a resource type argument")  # before the memo: a list is unhashable
         key = ("resolve", arg, False)
-        groups = self._groups
-        settled = False  # found current in an earlier call at this epoch: then held from now on (:mod:`._hot`)
-        if generation == groups.generation:
-            memo = self._memo.get(key)
-            if memo is not None:
-                settled = memo.checked == Cell.epoch
-                if ((memo.anywhere and groups.reload_pending) or self._clock() >= memo.valid_until
-                        or not (settled or memo.current())):
-                    memo, settled = self._fresh_memo(key), False
-        else:
-            memo = self._fresh_memo(key)
+        memo = self._fresh_memo(key)
         if memo is not None and memo.error is None and not (memo.value.warnings or memo.value.failed):
-            mapping = memo.value.mappings[0]  # :attr:`ResolveResult.mapping`
-            if settled and arg.__class__ is str:  # the first hit after a change only checks, as in _answer
-                self._hot.promote("resolved", arg, mapping, memo.checked, memo.valid_until, self._clock,
-                                  self.cache.generation, groups.generation)
-            return mapping  # type: ignore[no-any-return]
+            return memo.value.mappings[0]  # type: ignore[no-any-return]  # :attr:`ResolveResult.mapping`
         if (memo is None and "." in arg and arg.__class__ is str and arg.isascii() and arg.isprintable()
                 and " " not in arg and "/" not in arg and "," not in arg):
             # A first-time dotted argument of the usual form (the test of :meth:`_resolve_unmemoized`, which
@@ -260,37 +233,17 @@ class KubectlResolution(AnswerEngine):
             GroupDiscoveryError: discovery failed, or a group that may hold members could not be read (its
                 ``partial`` holds the members found; :meth:`resolve_all` returns them with a warning instead).
         """
-        # The answers held while nothing changed (:mod:`._hot`, in their own table keyed by the name), then the
-        # warm path of :meth:`_fresh_memo`, inlined (as in :meth:`resolve`); anything else is for :meth:`_answer`.
-        # Only an exact str reads or enters the held answers (a str subclass goes the memo's way, as before).
         if name.__class__ is not str:
             require_str("expand_category", name, "a category name")
-        hot = self._hot.stretch
-        generation = self.cache.generation
-        if (name.__class__ is str and hot.epoch == Cell.epoch and hot.generation == generation
-                and self._clock() < hot.until):
-            held = hot.categories.get(name)
-            if held is not None:
-                return list(held)
         key = ("expand_category", name)
-        groups = self._groups
-        tried = False
-        if generation == groups.generation:
-            memo = self._memo.get(key)
-            if memo is None:  # a first-time question: straight from the indexes when they can tell
-                found = self._direct_category(key, name)
-                if found is not None:
-                    return list(found)
-                tried = True
-            elif (memo.error is None and not (memo.anywhere and groups.reload_pending)
-                  and self._clock() < memo.valid_until):
-                if memo.checked == Cell.epoch:  # found current in an earlier call at this epoch: held from now on
-                    if name.__class__ is str:
-                        self._hot.promote("categories", name, memo.value, memo.checked, memo.valid_until,
-                                          self._clock, self.cache.generation, groups.generation)
-                    return list(memo.value)
-                if memo.current():  # the first hit after a change only checks it
-                    return list(memo.value)
+        memo = self._fresh_memo(key)
+        if memo is not None and memo.error is None:
+            return list(memo.value)
+        tried = memo is None
+        if tried:  # a first-time question: straight from the indexes when they can tell
+            found = self._direct_category(key, name)
+            if found is not None:
+                return list(found)
         return list(self._answer(key, lambda: Question(
             lambda: f'category "{name}"', lambda io: None, lambda m: tuple(expand_category(name, m)),
             pick=lambda index, deps: index.with_category(name, deps)),

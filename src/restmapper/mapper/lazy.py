@@ -32,7 +32,6 @@ from restmapper.mapper._args import (
 from restmapper.mapper._certainty import asked_kind, asked_resource
 from restmapper.mapper._engine import Question, load_for, required_versions
 from restmapper.mapper._groups import IndexedGroups, by_name
-from restmapper.mapper._hot import HotAnswers
 from restmapper.mapper._kubectl import KubectlResolution
 from restmapper.mapper._memo import Memo
 from restmapper.mapper._source import CacheSource
@@ -135,7 +134,6 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
                             f"not {type(discovery).__name__}{hint}")
         self._clock = self.cache.clock
         self._memo = Memo(_MEMO_LIMIT)
-        self._hot = HotAnswers(_MEMO_LIMIT)
         self._groups = IndexedGroups(self.cache)
 
     @classmethod
@@ -313,26 +311,13 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
         if group_kind.__class__ is not GroupKind:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
         key = ("rest_mapping", group_kind.group, group_kind.kind, *versions)  # flat: one tuple to compare
-        # The hottest call of a controller. First the answers held while nothing changed (:mod:`._hot`), then the
-        # warm path of :meth:`_fresh_memo`, inlined. Versions are checked after both: only checked questions are
-        # memoized, so an unchecked one cannot hit.
-        hot = self._hot.stretch
-        generation = self.cache.generation
+        # Versions are checked after the memo: only checked questions are memoized, so an unchecked one cannot hit.
         try:
-            if hot.epoch == Cell.epoch and hot.generation == generation and self._clock() < hot.until:
-                found = hot.answers.get(key)
-                if found is not None:
-                    return found  # type: ignore[no-any-return]
-            memo = self._memo.get(key) if generation == self._groups.generation else None
+            memo = self._fresh_memo(key)
         except TypeError:  # an unhashable version: worded below
             memo = None
-        if memo is not None and memo.error is None and self._clock() < memo.valid_until:
-            if memo.checked == Cell.epoch:  # found current in an earlier call at this epoch: held from now on
-                self._hot.promote("answers", key, memo.value, memo.checked, memo.valid_until, self._clock,
-                                  self.cache.generation, self._groups.generation)
-                return memo.value  # type: ignore[no-any-return]
-            if memo.current():  # the first hit since a change (a refresh elsewhere) only checks it
-                return memo.value  # type: ignore[no-any-return]
+        if memo is not None and memo.error is None:
+            return memo.value  # type: ignore[no-any-return]
         if versions:
             group_kind, versions = group_kind_and_versions("rest_mapping", group_kind, versions)
             if len(versions) != 1 or group_kind.group not in SERVABLE_GROUPS or versions[0] not in SERVABLE_VERSIONS:
@@ -352,13 +337,6 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         For event loops: answer warm lookups inline and send only the rest to a thread (see :mod:`restmapper.aio`).
         """
-        # The answers held while nothing changed, for arguments of the right types only (an object that compares as
-        # a str is refused below, as by the memo path).
-        if group_kind.__class__ is GroupKind and all(v.__class__ is str for v in versions):
-            found = self._hot.held("answers", ("rest_mapping", group_kind.group, group_kind.kind, *versions),
-                                   self.cache.generation, self._clock)
-            if found is not None:
-                return found  # type: ignore[no-any-return]
         group_kind, versions = group_kind_and_versions("cached_rest_mapping", group_kind, versions)
         memo = self._fresh_memo(("rest_mapping", group_kind.group, group_kind.kind, *versions), io=False)
         if memo is None or memo.error is not None:
@@ -372,9 +350,6 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         Never does I/O or waits.
         """
-        found = self._hot.held("resolved", arg, self.cache.generation, self._clock)  # never one with warnings
-        if found is not None:
-            return found  # type: ignore[no-any-return]
         memo = self._fresh_memo(("resolve", arg, False), io=False)
         if memo is None or memo.error is not None or memo.value.warnings or memo.value.failed:
             return None
