@@ -129,10 +129,6 @@ def _load_everything(mapper: Any, dropin: Any, bench: BenchCluster) -> None:
     """Load and index every group with questions that are not in the working set (its questions are about the
     CRD groups only): both sides' indexes warm, as the first-time rows claim."""
     mapper.expand_category("all")
-    # The first question naming no group after every group was indexed builds the mapper's table of such answers
-    # (restmapper.mapper._answers, once: a one-shot process never pays for it); a core name is no question of the
-    # working set.
-    mapper.resolve("namespaces")
     for g in bench.shapes:
         k = g.kinds[0]
         mapper.kind_for(GroupVersionResource(g.name, k.versions[0], k.plural))

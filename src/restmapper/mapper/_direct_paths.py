@@ -9,10 +9,7 @@ the same cells, and memoizes it as :meth:`~restmapper.mapper._engine.AnswerEngin
 (a miss, an ambiguity, a group not ready, a group matched by prefix) is None: the full path answers and words it.
 Each path touches only the groups of the question's candidates and, in each, one entry of a flat table
 (:attr:`GroupIndex.kind_first <restmapper.mapper.index.GroupIndex>` or ``name_first``); the mapping and
-``resolve``'s answer of a resource are built once and shared (kept on its entry). A question that names no group
-(``resolve(name)`` without dots, ``resource_for``/``kind_for`` of a bare name, ``expand_category``) is first
-looked up in the precomputed answers (:mod:`restmapper.mapper._answers`, :meth:`IndexedGroups.answer_of`): one
-read, and the memoized answer depends on that answer's cell alone (and the troubled cell).
+``resolve``'s answer of a resource are built once and shared (kept on its entry).
 """
 
 from __future__ import annotations
@@ -168,14 +165,7 @@ class DirectPaths:
             value = pick(mapping if mapping is not None else entry_mapping(hit))
             self._memo.put(key, Remembered(value, None, one[1], (), False, epoch, cell, seen))
             return value
-        if not version:  # precomputed (:meth:`IndexedGroups.answer_of`): one read
-            found = self._groups.answer_of(name, self._clock())
-            if found is not None and found[2] is not None:
-                mapping = found[2].mapping_memo  # built with the index
-                value = pick(mapping if mapping is not None else entry_mapping(found[2]))
-                self._memo.put(key, Remembered(value, None, found[3], found[5], True, epoch, found[0], found[4]))
-                return value
-        elif version == "__internal":
+        if version == "__internal":
             return None
         lowered = name.lower()
         core = self._groups.index.index("")
@@ -200,13 +190,6 @@ class DirectPaths:
         if "." in arg:
             return self._direct_dotted(key, arg)
         groups = self._groups
-        known = groups.answer_of(arg, self._clock())  # precomputed (:meth:`IndexedGroups.answer_of`): one read
-        if known is not None and known[1] is not None:
-            result = known[1].resolved_memo
-            if not isinstance(result, ResolveResult):
-                result = _result(known[1], ())
-            self._memo.put(key, Remembered(result, None, known[3], known[5], True, epoch, known[0], known[4]))
-            return result
         core = groups.index.index("")
         now = self._clock()
         # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
@@ -362,11 +345,6 @@ class DirectPaths:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        found = self._groups.answer_of(name, self._clock(), True)  # precomputed: one read
-        members = None if found is None else found[0].members
-        if found is not None and members is not None and found[0].version == found[4]:  # not changed since read
-            self._memo.put(key, Remembered(members, None, found[3], found[5], True, epoch, found[0], found[4]))
-            return members
         candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None

@@ -22,8 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from restmapper.cache import GroupEntry, GroupView
-from restmapper.mapper._answers import Answer, AnswerTable
-from restmapper.mapper.index import GroupIndex, ResourceEntry
+from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
 from restmapper.model import parse_resource_arg
@@ -124,8 +123,6 @@ class IndexedGroups:
         # group or new listing resets it.
         self._all_until = -_INF
         self._drops = 0  # groups dropped so far: an ``until`` read before a drop is void
-        # No-group answers worked out per name, kept once every group is indexed (:mod:`._answers`).
-        self.answers = AnswerTable()
 
     def catch_up(self) -> None:
         """Apply the cache's changes since the last call (O(changed groups)); no I/O."""
@@ -148,19 +145,10 @@ class IndexedGroups:
 
     def _set_listing_locked(self, listing: Sequence[str]) -> None:
         before = self.index.listing_cell.version
-        old = self.index.ranks
         self.index.set_listing(listing)
         if self.index.listing_cell.version != before:
             # A newly listed group may not be loaded yet: the next :meth:`candidates` (or :meth:`reload`) checks.
             self._all_until = -_INF
-            kept = [n for n in listing if n in old]
-            if self._complete and kept != sorted(kept, key=old.__getitem__):  # groups changed priority
-                self.answers.discard()  # built again when next read
-            elif self._complete:
-                # A group indexed while unlisted ranked last when its names were worked out; listed now (or no
-                # longer listed), it may rank first: its names are worked out again (review adv2 F1).
-                moved = (set(listing) ^ set(old)) - {""}
-                self.answers.touch([self.index.index(n) for n in moved], self.index, self._ready)
 
     def _not_all_loaded_locked(self) -> None:
         self._all_until = -_INF
@@ -172,15 +160,6 @@ class IndexedGroups:
             self._all_until = until
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
-        old = self.index.index(name)
-        self._apply_entry_locked(name, entry)
-        if self._complete:  # the names it had and has: its answers may change (or it is no longer ready)
-            new = self.index.index(name)
-            ready = self._ready.get(name)  # made ready again: :meth:`_indexes_locked` recomputed the new names
-            self.answers.touch((None if old is new else old, None if ready is not None and ready[0] is new else new),
-                               self.index, self._ready)
-
-    def _apply_entry_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
         if entry is None:
             self._not_all_loaded_locked()
@@ -242,38 +221,26 @@ class IndexedGroups:
             index = self.index.put(e.name, e.generation, _builder(e))
             out.append(index)
             if not (e.failed or e.stale or e.unread) and self.index.generation(e.name) == e.generation:
-                before = self._ready.get(e.name)
                 self._ready[e.name] = (index, until, e, self.index.cell(e.name))
-                if self._complete and (before is None or before[0] is not index or before[1] != until):
-                    self.answers.touch((None if before is None else before[0], index), self.index, self._ready)
         return out
 
-    def answer_of(self, name: str, now: float, category: bool = False
-                  ) -> tuple[Answer, ResourceEntry | None, ResourceEntry | None, float, int, Dependencies] | None:
-        """The precomputed answers about ``name`` (:class:`~restmapper.mapper._answers.AnswerTable`; a category's
-        with ``category``) when every group is loaded, fresh and healthy at clock reading ``now``, core is
-        ready and every change is applied, as :meth:`ready_anywhere` requires: ``(cell, resolved, hit, until,
-        the cell's version, the troubled cell as read)``, read together; else None (the usual path answers)."""
-        with self._lock:
-            if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
-                    or self.cache.generation != self.generation):
-                return None
-            if not self.answers.built:
-                self.answers.rebuild(self.index, self._ready)  # once, by the first question that reads it
-            found = (self.answers.categories if category else self.answers.answers).get(name)
-            core = self._ready.get("")
-            if found is None or core is None or core[1] <= now or found.until <= now:
-                return None
-            until = min(found.until, core[1], self._all_until)
-            return found, found.resolved, found.hit, until, found.version, self._troubled_read
-
-    def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
+    def ready(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float, *, prefixed: bool = False
               ) -> tuple[list[GroupIndex], float] | None:
         """The indexes of ``names`` in server priority order and until when they hold, when every one of them
         is ready (loaded, complete, healthy and fresh at clock reading ``now``, every change applied): an answer
         over them needs no word from the cache. Records the cells read in ``deps``. None when one is not ready
-        (then ask the cache: :meth:`scoped`)."""
+        (then ask the cache: :meth:`scoped`).
+
+        ``prefixed``: ``names`` were chosen by prefix from the listing applied (a group and the groups extending
+        it), so the answer also depends on the listing: its cell is recorded, and while a reload is due (a group
+        was invalidated: a new one may extend the name) the listing is not vouched for and None is returned.
+        """
         with self._lock:
+            if prefixed:
+                if self.reload_pending:
+                    return None
+                listing = self.index.listing_cell
+                deps.append((listing, listing.version))
             return self._ready_locked(names, deps, now)
 
     def _ready_locked(self, names: Collection[str], deps: list[tuple[Cell, int]], now: float
@@ -491,7 +458,6 @@ class IndexedGroups:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
                 self._complete = True
-                self.answers.discard()  # built when first read (:meth:`answer_of`)
             deps.append((troubled, troubled.version))
             return {"", *pick(self.index, deps), *self._troubled}, until
 

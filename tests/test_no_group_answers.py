@@ -1,9 +1,9 @@
-"""The precomputed no-group answers (:class:`restmapper.mapper._answers.AnswerTable`) equal the full path's.
+"""Answers to questions that name no group equal kubectl's reading over the whole cluster, first-time and memoized.
 
 Every name a no-group question may use (plurals, singulars, short names, kinds as given, lower-cased and capitalised,
 categories) of the testing kit's builtin cluster, the shared CRD fixtures and CRDs whose names collide with other
 groups' is asked through ``resolve``, ``resource_for``, ``kind_for`` and ``expand_category`` of a mapper whose
-groups are all ready, and compared with kubectl's reading over a static snapshot of the whole cluster: first, then
+groups are all loaded, and compared with kubectl's reading over a static snapshot of the whole cluster: first, then
 after a group refresh that changes its names, after an eviction (a CRD deleted) and after a new CRD that claims
 names another group has. Memoized answers are asked again after each change: an answer about a group the change
 did not touch is not recomputed, every other one equals the new snapshot's.
@@ -158,7 +158,7 @@ def ready(request: pytest.FixtureRequest, fixtures_dir: Path) -> Iterator[tuple[
     cluster = _cluster(fixtures_dir, request.param)
     with cluster.mock():
         mapper = _mapper(cluster)
-        mapper.expand_category("all")  # every group loaded: the table is built
+        mapper.expand_category("all")  # every group loaded
         yield cluster, mapper
 
 
@@ -174,20 +174,12 @@ def _counting(mapper: LazyRESTMapper, name: str) -> list[int]:
     return calls
 
 
-def test_first_time_answers_come_from_the_table_and_equal_kubectls(ready: tuple[FakeCluster, LazyRESTMapper]
-                                                                   ) -> None:
+def test_first_time_answers_equal_kubectls(ready: tuple[FakeCluster, LazyRESTMapper]) -> None:
     cluster, mapper = ready
     static = _static(cluster)
     names, categories = _names(static)
-    table = mapper._groups.answers
-    anywhere = _counting(mapper._groups, "ready_anywhere")
+    assert len(names) > 300 and categories
     _compare(mapper, static, names, categories)
-    assert table.built and len(table.answers) > 300 and table.categories, "the table holds every group's names"
-    # Every question the table answers skips the merged-index walk: only the others take it.
-    answered = sum(1 for n in names if n in table.answers)
-    assert anywhere[0] < 4 * len(names) + len(categories) - answered, (anywhere[0], answered)
-    for name, answer in table.answers.items():  # an entry answers at least one shape, and answers it right
-        assert answer.resolved is not None or answer.hit is not None, name
 
 
 def test_a_refresh_an_eviction_and_colliding_names_recompute_only_what_they_touch(
@@ -204,7 +196,10 @@ def test_a_refresh_an_eviction_and_colliding_names_recompute_only_what_they_touc
     unmemoized = _counting(mapper, "_resolve_unmemoized")
     for name in ("Issuer", "issuers", "Gateway", "gateways", "deploy", "Deployment"):  # other groups: kept
         mapper.resolve(name)
-    assert unmemoized[0] == 0, "answers about groups the refresh did not touch stay memoized"
+    # An answer that read a name no group serves shares that name's cell with 1/1,024 of all such names (by string
+    # hash, which differs per process): a new name of the refreshed group may move it, and that answer alone is
+    # computed again. So the answers about other groups stay memoized, save such a rare collision.
+    assert unmemoized[0] <= 1, "answers about groups the refresh did not touch stay memoized"
     static = _static(cluster)
     names, categories = _names(static)
     _compare(mapper, static, names, categories)
@@ -256,33 +251,27 @@ def test_a_refresh_an_eviction_and_colliding_names_recompute_only_what_they_touc
     _compare(mapper, static, [*names, "Oddity"], categories)
 
 
-def test_a_table_answer_is_never_given_while_a_group_is_not_ready(ready: tuple[FakeCluster, LazyRESTMapper]
-                                                                  ) -> None:
-    """DESIGN 5.10: a dropped group may claim the name again; the table answers only once every group is ready."""
+def test_a_name_is_answered_again_once_an_invalidated_group_is_read(ready: tuple[FakeCluster, LazyRESTMapper]
+                                                                     ) -> None:
+    """DESIGN 5.10: a dropped group may claim the name again (or give it up): no answer from before holds."""
     cluster, mapper = ready
     with pytest.warns(ShortNameConflictWarning, match="alphas.b.example.com"):  # both groups call it al
         assert mapper.resolve("al").resource.group == "a.example.com"
     mapper.resolve("Certificate")
     cluster.add_crd(_crd("a.example.com", "Alpha", ("v1",), ("alf",)))  # a.example.com gives "al" up
     mapper.invalidate_group("a.example.com")
-    assert mapper._groups.answer_of("al", mapper._clock()) is None, "a reload is pending: no table answer"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert mapper.resolve("al").resource.group == "b.example.com"
-    assert mapper._groups.answer_of("al", mapper._clock()) is not None
 
 
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
-def test_the_table_is_built_by_the_first_question_that_reads_it_never_by_a_lone_lookup(mode: str) -> None:
-    """A one-shot process (the command line's ``resolve deploy``) loads and indexes every group for its question and
-    never pays for the answers of every other name; the first no-group question after it builds the table, whose
-    answers then equal the usual path's."""
+def test_a_lone_lookup_then_others_answer_as_the_usual_path(mode: str) -> None:
+    """A one-shot process (the command line's ``resolve deploy``) loads and indexes every group for its question;
+    the no-group questions after it answer as the dotted ones."""
     cluster = FakeCluster(builtin=True, mode=mode)
     with cluster.mock():
         mapper = LazyRESTMapper(DiscoveryClient(RequestsTransport(cluster.base_url)))
         assert mapper.resolve("deploy").resource == GroupVersionResource("apps", "v1", "deployments")
-        table = mapper._groups.answers
-        assert mapper._groups._complete and not table.built and not table.answers
         assert mapper.resolve("svc").resource == GroupVersionResource("", "v1", "services")
-        assert table.built and "svc" in table.answers and "deploy" in table.answers
         assert mapper.resolve("deploy") == mapper.resolve("deployments.apps")
