@@ -66,6 +66,76 @@ _Lookup = Callable[[MergedIndex, str, list[tuple[Cell, int]]], Collection[str]]
 """A lookup of the merged index (``MergedIndex.with_name``...): the groups serving a key, recording its cells."""
 
 
+def _dotted_parts(arg: str) -> tuple[str, str, str, str] | None:
+    """``resource.second`` and, when ``second`` is ``version.first``, that version and group: ``(resource, version,
+    second, first)`` (``version`` and ``first`` empty for ``resource.group``); None for a form the full path words
+    (an empty part, the ``__internal`` version)."""
+    resource, _, second = arg.partition(".")
+    version, dot, first = second.partition(".")
+    if not dot:
+        version = first = ""
+    elif not version or not first or version == "__internal":
+        return None
+    if not resource or not second:
+        return None
+    return resource, version, second, first
+
+
+def _dotted_scope(merged: MergedIndex, version: str, second: str, first: str) -> tuple[str | None, bool] | None:
+    """Which listed group settles a dotted argument: ``(one_name, extended)``, ``one_name`` None when both
+    readings' groups may take part (or neither is listed), ``extended`` when other listed groups extend a named one;
+    None when a group named only by prefix takes part (the full path reads those groups).
+
+    Asked in the order that costs least (each read is a cache miss on a large working set): a reading's group that
+    is likely unlisted (``v1.example.com`` after a version-like first part, ``example.com`` after any other) is
+    asked whether any group starts with it (one read, which also says it is not listed; none for
+    ``v1.example.com`` when no group's name starts with ``v1.``); a likely listed one, first whether it is listed.
+    """
+    versioned = version[:1] == "v" and version[1:2].isdigit()
+    if versioned and (merged.under_no_group(version) or merged.prefix_free(second)):
+        second_listed = False  # no listed group starts with ``version.`` (the usual), or with ``second``
+    else:
+        second_listed = merged.listed(second)
+        if not second_listed and merged.with_prefix(second):
+            return None
+    # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
+    # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
+    # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
+    one_name: str | None = second if second_listed else None
+    first_listed = False
+    if version:
+        if versioned or not merged.prefix_free(first):
+            first_listed = merged.listed(first)
+            if not first_listed and merged.with_prefix(first):
+                return None
+        if second.startswith(first):
+            return None  # the second reading's group would match the first's by prefix
+        if second_listed:
+            one_name = None if first_listed or merged.indexed_unlisted(first) else second
+        elif first_listed and not merged.indexed_unlisted(second):
+            one_name = first
+    # A listed group that other listed groups extend (``apps`` / ``apps.openshift.io``): unless the resource is
+    # a real name there, those groups take part (the expander's prefix step, ResourcesFor's prefix fallback).
+    extended = (second_listed and len(merged.with_prefix(second)) > 1) or (
+        bool(version) and first_listed and len(merged.with_prefix(first)) > 1)
+    return one_name, extended
+
+
+def _real_reading(index: GroupIndex, resource: str, version: str, group_reading: bool
+                  ) -> ResourceEntry | Literal[False] | None:
+    """The resource a lower-case real name of ``index`` selects (``group_reading``: ``resource.group``, else at
+    ``version``); False when ``resource`` is no lower-case real name (not settled: a kind, a short name, a guessed
+    singular that may lose to a short name of the group), None when the reading is ambiguous."""
+    if resource != resource.lower() or (index.guessed and resource in index.guessed):
+        return False
+    if group_reading:  # :func:`~._direct.dotted_mapping`'s group reading, written flat
+        named = index.name_first.get(resource)
+        if named is None:
+            return False
+        return named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
+    return index.version_reading(version, resource)  # a resource of that name in that version settles it
+
+
 class DirectPaths:
     """The direct paths of :class:`~restmapper.mapper._engine.AnswerEngine` (see the module docstring)."""
 
@@ -217,58 +287,29 @@ class DirectPaths:
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
         epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
-        resource, _, second = arg.partition(".")
-        version, dot, first = second.partition(".")
-        if not dot:
-            version = first = ""
-        elif not version or not first or version == "__internal":
+        parts = _dotted_parts(arg)
+        if parts is None:
             return None
-        if not resource or not second:
-            return None
-        groups = self._groups
-        merged = groups.index
+        resource, version, second, first = parts
+        merged = self._groups.index
         listing = merged.listing_cell
         seen = listing.version  # before the listing is read: a listing read after it moved fails the check
-        # A group named only by prefix takes part: the full path reads those groups. Asked in the order that costs
-        # least (each read is a cache miss on a large working set): a reading's group that is likely unlisted
-        # (``v1.example.com`` after a version-like first part, ``example.com`` after any other) is asked whether
-        # any group starts with it (one read, which also says it is not listed; none for ``v1.example.com`` when no
-        # group's name starts with ``v1.``); a likely listed one, first whether it is listed.
-        versioned = version[:1] == "v" and version[1:2].isdigit()
-        if versioned and (merged.under_no_group(version) or merged.prefix_free(second)):
-            second_listed = False  # no listed group starts with ``version.`` (the usual), or with ``second``
-        else:
-            second_listed = merged.listed(second)
-            if not second_listed and merged.with_prefix(second):
-                return None
-        # The usual arguments read one listed group: ``plural.group``, or ``plural.version.group`` where one of
-        # ``version.group`` and ``group`` is a listed group and the other no group at all (then the answer also
-        # depends on the listing, read first). ``certificates.cert-manager.io`` is the second kind.
-        first_listed = False
-        if version:
-            if not versioned and merged.prefix_free(first):
-                first_listed = False
-            else:
-                first_listed = merged.listed(first)
-                if not first_listed and merged.with_prefix(first):
-                    return None
-            if second.startswith(first):
-                return None  # the second reading's group would match the first's by prefix
-            if second_listed:
-                one_name: str | None = None if first_listed or merged.indexed_unlisted(first) else second
-            elif first_listed and not merged.indexed_unlisted(second):
-                one_name = first
-            else:
-                one_name = None
-        else:
-            one_name = second if second_listed else None
-        # A listed group that other listed groups extend (``apps`` / ``apps.openshift.io``): unless the resource is
-        # a real name there, those groups take part (the expander's prefix step, ResourcesFor's prefix fallback):
-        # the full path reads them.
-        extended = (second_listed and len(merged.with_prefix(second)) > 1) or (
-            bool(version) and first_listed and len(merged.with_prefix(first)) > 1)
+        scope = _dotted_scope(merged, version, second, first)
+        if scope is None:
+            return None
+        one_name, extended = scope
         if one_name is None:
             return None if extended else self._direct_dotted_groups(key, resource, version, second, first, epoch)
+        return self._direct_dotted_one(key, epoch, resource, version, (second, first, one_name), extended,
+                                       (listing, seen))
+
+    def _direct_dotted_one(self, key: tuple[Any, ...], epoch: int, resource: str, version: str,
+                           names: tuple[str, str, str], extended: bool, listing_read: tuple[Cell, int]
+                           ) -> ResolveResult | None:
+        """:meth:`_direct_dotted` when one listed group settles it: ``names`` is the second reading's group, the
+        first's, and the one of them that is listed (``one_name``); ``listing_read`` the listing cell as read."""
+        second, first, one_name = names
+        groups = self._groups
         now = self._clock()
         with groups._lock:  # :meth:`IndexedGroups.ready_one`, inlined (the usual first-time dotted ``resolve``)
             if self.cache.generation != groups.generation:
@@ -279,16 +320,7 @@ class DirectPaths:
             cell = one[3]  # a ready group's own cell
             cell_seen = cell.version
         index = one[0]
-        entry: ResourceEntry | Literal[False] | None = False  # False: not settled by the usual readings below
-        if resource == resource.lower() and not (index.guessed and resource in index.guessed):
-            # A lower-case real name, the usual argument (``Certificate``: a kind first; a guessed singular may
-            # lose to a short name of the group: every reading).
-            if one_name == second:  # the group reading: :func:`~._direct.dotted_mapping`, written flat
-                named = index.name_first.get(resource)
-                if named is not None:
-                    entry = named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
-            else:  # the version reading: a resource of that name in that version settles it
-                entry = index.version_reading(version, resource)
+        entry = _real_reading(index, resource, version, one_name == second)
         if entry is False and (extended or resource not in index.short_names):
             # Neither a real name nor a short name of the group: groups extending it take part (the expander's
             # prefix step, ResourcesFor's prefix fallback), and the listing applied here may predate one listed
@@ -302,8 +334,7 @@ class DirectPaths:
                 return None
             entry, warnings = found
             if warnings:
-                return self._remember(key, _result(entry, warnings), epoch, one[1],
-                                      ((cell, cell_seen), (listing, seen)))
+                return self._remember(key, _result(entry, warnings), epoch, one[1], ((cell, cell_seen), listing_read))
         if entry is None:
             return None
         result = entry.resolved_memo  # :func:`_result`, inlined for the usual answer (no warnings, kept)
@@ -313,7 +344,7 @@ class DirectPaths:
             _set(entry, "resolved_memo", result)  # idempotent: a racing build makes an equal answer
         # The group's cell held flat; with a version reading, the listing too (``version.group`` or ``group``
         # is no group: a listing naming it would change the answer).
-        self._memo.put(key, Remembered(result, None, one[1], ((listing, seen),) if version or not real else (),
+        self._memo.put(key, Remembered(result, None, one[1], (listing_read,) if version or not real else (),
                                        False, epoch, cell, cell_seen))
         return result
 
