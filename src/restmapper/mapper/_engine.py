@@ -330,30 +330,48 @@ class AnswerEngine(DirectPaths):
 
     def _certain(self, q: Question[T], value: T, static: StaticRESTMapper, entries: tuple[GroupEntry, ...]) -> T:
         """``value`` if no failed group version in scope could have changed it, else a GroupDiscoveryError (or,
-        for an answer a stronger reading could have pre-empted, ``q.partial`` of it with those failures)."""
+        for an answer a stronger reading could have pre-empted, ``q.partial`` of it with those failures).
+
+        The one place the certainty rules of :mod:`restmapper.mapper._certainty` (DESIGN 5.10) run; they have
+        something to say only when a group version in scope failed, is served stale or is outdated, or (for an
+        answer by a weaker reading) a root document failed: otherwise ``value`` is returned at once.
+        """
+        troubled = any(e.failed or e.stale or e.outdated for e in entries)
+        if not troubled and (q.weaker is None or not self.cache.documents_failing()):
+            return value
         answer = q.answered_at(value) if q.answered_at is not None else None
-        if answer is not None:
-            doubt = outranking(entries, answer, q.versions)
-            if q.weaker is not None and (any(e.failed or e.stale or e.outdated for e in entries)
-                                         or self.cache.documents_failing()):
-                # Rule 5: an answer by a weaker reading claims the stronger ones found nothing, a no-match over
-                # their scope, which only a whole reading confirms (as rule 1: failed, stale or unread root).
-                scope = q.weaker(value, static, entries)
-                pre = self.cache.unconfirmed(scope) if scope is None or scope else None
-                if pre is not None:
-                    failed = in_scope(pre.failed, q.versions)
-                    if failed and not pre.documents and not doubt and q.partial is not None:
-                        return q.partial(value, failed)  # answered with the failures attached (and warned)
-                    if failed or pre.documents:
-                        raise with_question(pre, q.asked(), failed={**doubt, **failed})
-        else:
+        if answer is None:
             doubt = unsure(entries, q.versions)
             if doubt and q.partial is not None:
                 return q.partial(value, doubt)
+        else:
+            doubt = outranking(entries, answer, q.versions)
+            if q.weaker is not None:
+                pre_empted = self._pre_empted(q, value, static, entries, doubt)
+                if pre_empted is not None:
+                    return pre_empted
         if doubt:
             raise GroupDiscoveryError(next(iter(doubt)).group, doubt, asked=q.asked(),
                                       partial=None if answer is not None else value)
         return value
+
+    def _pre_empted(self, q: Question[T], value: T, static: StaticRESTMapper, entries: tuple[GroupEntry, ...],
+                    doubt: dict[GroupVersion, BaseException]) -> T | None:
+        """Rule 5: an answer by a weaker reading claims the stronger ones found nothing, a no-match over their
+        scope, which only a whole reading confirms (as rule 1: failed, stale or unread root). None when they were
+        read whole; ``q.partial`` of ``value`` with their failures when nothing ranking above it failed (``doubt``
+        empty); else a GroupDiscoveryError naming both."""
+        assert q.weaker is not None
+        scope = q.weaker(value, static, entries)
+        pre = self.cache.unconfirmed(scope) if scope is None or scope else None
+        if pre is None:
+            return None
+        failed = in_scope(pre.failed, q.versions)
+        if failed and not pre.documents and not doubt and q.partial is not None:
+            return q.partial(value, failed)  # answered with the failures attached (and warned)
+        if failed or pre.documents:
+            raise with_question(pre, q.asked(), failed={**doubt, **failed})
+        return None
 
     def _groups_for(self, group: str, io: bool = True, *, several: bool = False) -> Collection[str] | None:
         """The groups a lookup with ``group`` may match: exact, else by prefix (apimachinery); "" means all.
