@@ -312,28 +312,10 @@ class GroupIndex:
         # One object a layer above derives from the group entry this index was built from and keeps with it (the
         # dynamic drop-in's Resource objects; the mapper never reads it).
         self.layer_memo: object = None
-        version_indexes: list[VersionIndex] = []
-        short_names: dict[str, list[str]] = {}
-        categories: dict[str, list[str]] = {}
-        guessed: set[str] = set()  # singulars guessed from a kind (the server left singularName empty)
-        real: set[str] = set()  # plurals and the servers' singularNames
-        for version in dict.fromkeys(group.versions):
-            gv = GroupVersion(group.name, version)
-            rlist = resources.get(gv)
-            if rlist is None:
-                continue
-            vindex = VersionIndex(gv, rlist.resources)
-            version_indexes.append(vindex)
-            for entry in vindex.entries:
-                real.add(entry.plural)
-                if entry.api_resource.singular_name:
-                    real.add(entry.singular)
-                else:
-                    guessed.add(entry.singular)
-                for short in entry.api_resource.short_names:
-                    _append_unique(short_names, short, entry.plural)
-                for category in entry.api_resource.categories:
-                    _append_unique(categories, category, entry.plural)
+        version_indexes = [VersionIndex(gv, rlist.resources)
+                           for gv in (GroupVersion(group.name, v) for v in dict.fromkeys(group.versions))
+                           if (rlist := resources.get(gv)) is not None]
+        short_names, categories, guessed = _names_of(version_indexes)
         self.version_indexes = tuple(version_indexes)
         self.versions = tuple(v.group_version.version for v in version_indexes)
         self._by_version = {v.group_version.version: v for v in version_indexes}
@@ -348,25 +330,12 @@ class GroupIndex:
         if first and order[:len(first)] != first:
             order = tuple(dict.fromkeys((*first, *order)))
         self._kind_order = order
-        # Flat tables: walk versions from the lowest priority up, so the first version in priority order wins.
-        kind_first: dict[str, ResourceEntry] = {}
-        name_first: dict[str, NameFirst] = {}
-        for version in reversed(order):
-            vindex = self._by_version[version]
-            by_kind = vindex._by_kind
-            kind_first.update(by_kind)
-            for name, hits in vindex._by_name.items():
-                head = hits[0]
-                hit = head if len(hits) == 1 else None
-                kind = head.kind
-                reading = by_kind.get(kind) if all(h.kind == kind for h in hits) else None
-                name_first[name] = hit if hit is reading and hit is not None else (hit, reading)
+        kind_first, name_first = _flat_tables(self._by_version, order)
         self.kind_first = kind_first
         self.name_first = name_first
         # Every plural and singular name (a view of the table: the same keys).
         self.names: KeysView[str] = name_first.keys()
         self.short_names = {k: tuple(v) for k, v in short_names.items()}
-        guessed.difference_update(real)
         self.guessed: frozenset[str] = frozenset(guessed) if guessed else _NONE_GUESSED
         self.categories = {k: tuple(v) for k, v in categories.items()}
         name = self.name
@@ -465,6 +434,48 @@ class GroupIndex:
 
     def __repr__(self) -> str:
         return f"GroupIndex({self.name!r}, versions={list(self.versions)!r})"
+
+
+def _names_of(version_indexes: Sequence[VersionIndex]) -> tuple[dict[str, list[str]], dict[str, list[str]], set[str]]:
+    """Short name -> plurals claiming it, category -> plurals in it (each in discovery order, versions in server
+    order), and the singulars only guessed from a kind (the server left ``singularName`` empty and no resource has
+    that name for real)."""
+    short_names: dict[str, list[str]] = {}
+    categories: dict[str, list[str]] = {}
+    guessed: set[str] = set()
+    real: set[str] = set()  # plurals and the servers' singularNames
+    for vindex in version_indexes:
+        for entry in vindex.entries:
+            real.add(entry.plural)
+            if entry.api_resource.singular_name:
+                real.add(entry.singular)
+            else:
+                guessed.add(entry.singular)
+            for short in entry.api_resource.short_names:
+                _append_unique(short_names, short, entry.plural)
+            for category in entry.api_resource.categories:
+                _append_unique(categories, category, entry.plural)
+    guessed.difference_update(real)
+    return short_names, categories, guessed
+
+
+def _flat_tables(by_version: Mapping[str, VersionIndex], order: Sequence[str]
+                 ) -> tuple[dict[str, ResourceEntry], dict[str, NameFirst]]:
+    """:attr:`GroupIndex.kind_first` and :attr:`GroupIndex.name_first` over the versions in kind priority
+    ``order``: walked from the lowest priority up, so the first version in priority order wins."""
+    kind_first: dict[str, ResourceEntry] = {}
+    name_first: dict[str, NameFirst] = {}
+    for version in reversed(order):
+        vindex = by_version[version]
+        by_kind = vindex._by_kind
+        kind_first.update(by_kind)
+        for name, hits in vindex._by_name.items():
+            head = hits[0]
+            hit = head if len(hits) == 1 else None
+            kind = head.kind
+            reading = by_kind.get(kind) if all(h.kind == kind for h in hits) else None
+            name_first[name] = hit if hit is reading and hit is not None else (hit, reading)
+    return kind_first, name_first
 
 
 def _append_unique(table: dict[str, list[str]], key: str, value: str) -> None:
