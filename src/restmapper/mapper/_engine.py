@@ -192,7 +192,8 @@ class AnswerEngine(DirectPaths):
 
     def _compute(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float]:
         """Answer ``q`` under the rules of :mod:`restmapper.mapper._certainty` (never confidently wrong)."""
-        direct = self._direct(q, deps)
+        names = q.names(False)  # no I/O: the listing last applied
+        direct = self._direct(q, names, deps)
         if direct is not None:
             return direct
         cache = self.cache
@@ -200,7 +201,6 @@ class AnswerEngine(DirectPaths):
         # Chosen from the merged index (any group, or by prefix): a group dropped while the lookup ran may be
         # missing from the choice, so even a match may be outranked by it. Named groups are read as snapshots:
         # there only a no-match needs every group read in this lookup.
-        names = q.names(False)
         chosen = names is None or isinstance(names, Prefixed)
         for _attempt in range(RACE_ATTEMPTS):
             epoch = cache.invalidations
@@ -219,10 +219,12 @@ class AnswerEngine(DirectPaths):
             del deps[mark:]
         raise raced(q.asked(), RACE_ATTEMPTS)
 
-    def _direct(self, q: Question[T], deps: list[tuple[Cell, int]]) -> tuple[T, float] | None:
-        """The answer straight from the group indexes, when every group in scope is ready (loaded, complete,
-        nothing failed, fresh) and the answer is a match: then no certainty rule can object and the cache has
-        nothing to add. None otherwise (misses, failures, anything to load: :meth:`_compute_in_scope`)."""
+    def _direct(self, q: Question[T], names: Collection[str] | None, deps: list[tuple[Cell, int]]
+                ) -> tuple[T, float] | None:
+        """The answer straight from the group indexes, when every group in scope (``names``, as ``q.names(False)``
+        gives them) is ready (loaded, complete, nothing failed, fresh) and the answer is a match: then no
+        certainty rule can object and the cache has nothing to add. None otherwise (misses, failures, anything to
+        load: :meth:`_compute_in_scope`)."""
         groups = self._groups
         now = self._clock()
         mine: list[tuple[Cell, int]] = []
@@ -235,16 +237,13 @@ class AnswerEngine(DirectPaths):
                 if found is not None:
                     deps.extend(mine)
                     return found, core[1]
-            names = q.names(False)
             if names is None:
                 if q.pick is None:
                     return None
                 mine.append((ANYWHERE, 0))
                 ready = groups.ready_anywhere(picked_by, q.pick, mine, now)
-            elif isinstance(names, Prefixed):
-                return None
             else:
-                ready = groups.ready(names, mine, now)
+                ready = groups.ready(names, mine, now, prefixed=isinstance(names, Prefixed))
             if ready is None:
                 return None
             value = q.compute(StaticRESTMapper(ready[0]))
