@@ -182,9 +182,8 @@ class IndexedGroups:
             self.index.touch(name)
 
     def _reload_due_locked(self, due: bool) -> None:
-        """Make a reload due when ``due``. Becoming due moves :attr:`Cell.epoch`: an answer from any group held while
-        nothing changed (:mod:`restmapper.mapper._hot`) was held while no reload was due, and a group dropped
-        without a cell (listed, never loaded) moves no cell of its own."""
+        """Make a reload due when ``due``. Becoming due moves :attr:`Cell.epoch`: a group dropped without a cell
+        (listed, never loaded) moves no cell of its own, and every remembered answer checks its cells again."""
         if due and not self.reload_pending:
             self.reload_pending = True
             Cell.move_epoch()

@@ -52,8 +52,8 @@ class Cell:
     @staticmethod
     def move_epoch() -> None:
         """Move the class-wide epoch without a cell: every remembered answer checks its own cells again on its next
-        hit (none of them moved, so each is still current), and the answers held while nothing changed
-        (:mod:`restmapper.mapper._hot`) are set aside. For a change that is not a cell's: a reload becoming due."""
+        hit (none of them moved, so each is still current). For a change that is not a cell's: a reload becoming
+        due."""
         Cell.epoch = next(_STAMPS)
 
 

@@ -1,10 +1,6 @@
-"""The answers held while nothing changed (``restmapper.mapper._hot``): a layer in front of the memo.
-
-The rule it must keep: it changes no answer and no validity rule. A held answer is returned only while no cell moved
-(:attr:`Cell.epoch`), the cache's generation did not move and the clock is before the earliest deadline of what is
-held; errors and answers with warnings are never held; a stretch holds at most ``limit`` answers per table. Each
-question below is asked several times (the second hit holds it), then the world changes in one of the ways that
-must end it, and the next answer must be the one a fresh client gives.
+"""Warm answers end with the change that ends them: a question asked several times, then the world changes in one
+of the ways that must end its answer, and the next answer must be the one a fresh client gives. Errors and answers
+with warnings are asked again as well; a warm client and a fresh one answer alike over random sequences.
 """
 
 from __future__ import annotations
@@ -14,16 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from model_helpers import make_dropin
 
 from restmapper import GroupKind, GroupVersionResource
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import DiscoveryError, NoKindMatchError, NoResourceMatchError
 from restmapper.mapper import LazyRESTMapper
-from restmapper.mapper._hot import HotAnswers
-from restmapper.mapper.merged import Cell
 from restmapper.model import GroupVersion
 from restmapper.testing import FakeCluster, InProcessTransport, ManualClock, crd_manifest
 
@@ -200,46 +192,6 @@ def test_a_search_answer_is_a_new_list_each_time() -> None:
         got.clear()
 
 
-# --- the layer alone ----------------------------------------------------------------------------------------------
-
-_PROMOTION = st.tuples(st.integers(0, 5), st.floats(0, 100), st.floats(0, 100), st.booleans())
-
-
-@given(st.lists(_PROMOTION, max_size=30))
-def test_a_stretch_never_outlives_an_answer_it_holds(promotions: list[tuple[int, float, float, bool]]) -> None:
-    """Whatever the order of promotions, a stretch's deadline is never later than the deadline of any answer it
-    holds, and it never takes an answer already past its deadline or found current at another epoch."""
-    hot = HotAnswers(100)
-    deadlines: dict[int, dict[int, float]] = {}  # id(stretch) -> key -> deadline of the answer held
-    for i, (key, valid_until, now, move) in enumerate(promotions):
-        checked = Cell.epoch
-        if move:
-            Cell.move_epoch()  # a cell moved between the hit's check and its promotion
-        hot.promote("answers", key, i, checked, valid_until, lambda now=now: now, 7, 7)
-        stretch = hot.stretch
-        if stretch.answers.get(key) == i:
-            assert not move and now < valid_until and stretch.epoch == checked
-            deadlines.setdefault(id(stretch), {})[key] = valid_until
-        held = deadlines.get(id(stretch), {})
-        assert all(stretch.until <= held[k] for k in stretch.answers)
-
-
-def test_promotions_that_cannot_hold_are_refused() -> None:
-    hot = HotAnswers(10)
-    epoch = Cell.epoch
-    hot.promote("answers", "k", "v", epoch - 1, 10.0, lambda: 0.0, 3, 3)  # found current at an epoch gone since
-    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 0.0, 4, 3)  # the cache has changes the indexes lack
-    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 10.0, 3, 3)  # already at its deadline
-    hot.promote("answers", "k", None, epoch, 10.0, lambda: 0.0, 3, 3)  # None is never held
-    assert "k" not in hot.stretch.answers
-    hot.promote("answers", "k", "v", epoch, 10.0, lambda: 0.0, 3, 3)
-    assert hot.stretch.answers == {"k": "v"} and hot.stretch.until == 10.0
-    hot.promote("answers", "j", "w", epoch, 5.0, lambda: 1.0, 3, 3)
-    assert hot.stretch.until == 5.0
-    hot.promote("answers", "i", "u", epoch, 50.0, lambda: 6.0, 3, 3)  # the stretch is over at 5.0: a new one starts
-    assert hot.stretch.answers == {"i": "u"} and hot.stretch.until == 50.0
-
-
 def test_cached_lookups_for_event_loops_never_return_a_held_answer_after_a_change() -> None:
     """``cached_rest_mapping`` / ``cached_resolve`` (what AsyncRESTMapper and the object cache answer inline) read
     the held answers too, under the same rules: after an invalidation they answer None until asked again."""
@@ -315,14 +267,6 @@ def test_a_wrong_type_is_refused_warm_as_cold() -> None:
         mapper.cached_rest_mapping(widget, _LikeStr("v1"))  # type: ignore[arg-type]
 
 
-def test_a_promotion_reads_the_clock_itself() -> None:
-    """A caller's clock reading may be older than the promotion: the deadline is checked against the clock then."""
-    hot = HotAnswers(10)
-    readings = iter([10.0])
-    hot.promote("answers", "k", "v", Cell.epoch, 10.0, lambda: next(readings), 3, 3)
-    assert "k" not in hot.stretch.answers
-
-
 # --- differential: a warm client answers what the memo path alone answers ----------------------------------------
 
 _GROUPS = ("a.example.com", "b.example.com", "c.example.com")
@@ -391,8 +335,9 @@ def _pair(client: str, cluster: FakeCluster, clock: ManualClock, options: dict[s
           ) -> tuple[Any, Any, Callable[[Any], LazyRESTMapper]]:
     """Two clients over ``cluster`` (the second holding nothing) and how to reach each one's mapper."""
     if client == "mapper":
+        # The mapper holds nothing beside its memo any more: two equal clients (the memo itself is checked against
+        # answers computed from scratch by the differential suite).
         warm, plain = _mapper(cluster, clock, **options), _mapper(cluster, clock, **options)
-        plain._hot = HotAnswers(0)
         return warm, plain, lambda c: c  # type: ignore[no-any-return]
     warm, plain = make_dropin(cluster, clock, **options), make_dropin(cluster, clock, **options)
     plain._current_memo = lambda: type(plain._memo)(-1)  # every answer computed: its memo is never the current one
@@ -403,9 +348,8 @@ def _pair(client: str, cluster: FakeCluster, clock: ManualClock, options: dict[s
 @pytest.mark.parametrize("client", ["mapper", "dropin"])
 def test_a_warm_client_answers_as_one_that_holds_nothing(client: str, seed: int) -> None:
     """Random sequences over one cluster and clock: questions asked 1-3 times in batches, time passing past TTLs and
-    miss intervals, CRDs added, removed and rescoped, invalidations and 404 reports, 503 faults. A client with the
-    layer and one whose layer holds nothing (``HotAnswers(0)``) give the same outcomes, warnings included
-    (review adv1 ran 40 seeds x 200 steps for the mapper and 20 x 150 for the drop-in)."""
+    miss intervals, CRDs added, removed and rescoped, invalidations and 404 reports, 503 faults. Two clients over
+    the same sequence give the same outcomes, warnings included (for the drop-in, one whose memo holds nothing)."""
     import random
 
     rng = random.Random(seed)
