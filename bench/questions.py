@@ -32,6 +32,7 @@ MAPPER_SHAPES = (
     Shape("gvk", "GVK `rest_mapping(GroupKind, version)`", "`get(api_version, kind)`"),
     Shape("groupkind", "GroupKind `rest_mapping(GroupKind)`", "`search(group, kind)`, preferred version picked"),
     Shape("kind", "kind only `resolve('Kind')`", "`search(kind=...)` (walks every group), preferred picked"),
+    Shape("kind.group", "kind and group `resolve('Kind.group')`", "`search(group, kind)`, preferred version picked"),
     Shape("resource", "resource only `resolve(plural|singular)`, `resource_for(GVR)`",
           "`search(name=...)` (walks every group), preferred picked"),
     Shape("resource.group", "`resolve(plural.group|singular.group)`, `resource_for(GVR)`",
@@ -133,6 +134,9 @@ def _kind_questions(g: GroupShape) -> list[Question]:
                             lambda p, g=name, kind=k.kind: _pick(p.search(group=g, kind=kind))))
         out.append(Question("kind", f"resolve({k.kind!r})", name, lambda m, a=k.kind: m.resolve(a),
                             lambda p, kind=k.kind: _pick(p.search(kind=kind))))
+        out.append(Question("kind.group", f"resolve('{k.kind}.{name}')", name,
+                            lambda m, a=f"{k.kind}.{name}": m.resolve(a),
+                            lambda p, g=name, kind=k.kind: _pick(p.search(group=g, kind=kind))))
         out.append(Question("resource", f"resolve({k.plural!r})", name, lambda m, a=k.plural: m.resolve(a),
                             lambda p, n=k.plural: _pick(p.search(name=n))))
         for gvr in (GroupVersionResource("", "", k.plural), GroupVersionResource("", "", k.singular)):

@@ -39,7 +39,7 @@ from bench.cluster import BenchCluster, PeerFactory, build_cluster, latency, ser
 from bench.footprint import cli_rows, import_rows, memory_rows
 from bench.measure import Row, render_table
 from bench.storm import storm_rows
-from bench.workingset import QuestionBench, question_rows, refresh_rows, warm_peer
+from bench.workingset import QuestionBench, never_asked_after_refresh_rows, question_rows, refresh_rows, warm_peer
 
 __all__ = ["EXTRA_SECTIONS", "SECTIONS", "Context", "Options", "main", "parse_args", "run"]
 
@@ -260,10 +260,13 @@ def _cluster_sections(ctx: Context, wanted: set[str], largest: bool) -> list[Row
         _progress(f"first-time questions and the working set, N={n}")
         knobs = QuestionBench(size=o.working_set, passes=1 if o.quick else 3,
                               peer_budget_s=0.05 if o.quick else 0.4)
-        question, mapper, _ = question_rows(bench, ctx.factory, ctx.peer_cache, knobs, _progress)
+        question, mapper, asked = question_rows(bench, ctx.factory, ctx.peer_cache, knobs, _progress)
         if "questions" in wanted:
             rows += question
         if "refresh" in wanted:
+            _progress(f"a never-asked question after one group refreshed, N={n}")
+            rows += never_asked_after_refresh_rows(bench, mapper, asked, samples=20 if o.quick else 300,
+                                                   budget_s=1.0 if o.quick else 10.0)
             _progress(f"the question after one group refreshed, N={n}")
             rows += refresh_rows(bench, mapper, samples=10 if o.quick else 100, budget_s=1.0 if o.quick else 5.0)
     if "cold" in wanted:

@@ -24,17 +24,17 @@ from typing import Any
 
 from bench.cluster import BenchCluster, PeerFactory, our_mapper
 from bench.measure import Row
-from bench.questions import SHAPES, Question, answer_key, category_key, working_set
+from bench.questions import SHAPES, Question, all_questions, answer_key, category_key, working_set
 from restmapper.model import GroupKind, GroupVersionResource
 
-__all__ = ["QuestionBench", "WorkingSetResult", "question_rows", "refresh_rows", "warm_peer_cache_file"]
+__all__ = ["QuestionBench", "WorkingSetResult", "never_asked_after_refresh_rows", "question_rows", "refresh_rows",
+           "warm_peer_cache_file"]
 
 FIRST_TIME_TARGET_US = 10.0
 WORKING_SET_TARGET_US = 2.0
 WORKING_SET_SPEEDUP = 3.0
 REFRESH_TARGET_US = 10.0
 REFRESH_P99_TARGET_US = 50.0
-"""The 99th percentile of a never-asked question right after one group refreshed, at most (µs)."""
 ISSUE_INDEX = "issue 10 (index/memo)"
 
 
@@ -257,7 +257,41 @@ def question_rows(bench: BenchCluster, factory: PeerFactory, peer_cache: dict[st
             note=f"best of {len(result.passes)} passes in random order; {note}"
                  + (f"; ratio vs Eager {eager_us / warm_same:.1f}x" if eager_us and warm_same else "")))
     warm_rows.append(_floor_row(size, overhead))
-    return first_rows + warm_rows, mapper, result.questions
+    return first_rows + warm_rows + _overall_rows(result, n, overhead), mapper, result.questions
+
+
+def _overall_rows(result: WorkingSetResult, n: int, overhead: float) -> list[Row]:
+    """The first-time and warm rows over every question of the working set, all shapes together.
+
+    Ours is the mean over every question; the ratio is taken on the questions the peer answered in its sample
+    (both sides' mean over the same questions), so the mix of shapes is the same on both sides of the ratio.
+    """
+    everything = list(range(len(result.questions)))
+    sampled = sorted(i for i in result.peer if i not in result.errors)
+    peer_us = _mean_us(result.peer, sampled, overhead)
+    errors = len(result.errors)
+    size = len(result.questions)
+    shapes = len({q.shape for q in result.questions})
+    base = (f"mean over every question of {shapes} shapes, mapper and drop-in; ratio on the {len(sampled):,} "
+            "questions the peer answered in its time-bounded sample (peer: LazyDiscoverer, fairest form per "
+            "shape)" + (f"; OUR ERRORS {errors}" if errors else ""))
+    first_us = _mean_us(result.first, everything, overhead)
+    first_same = _mean_us(result.first, sampled, overhead)
+    first = Row(f"first-time questions, every shape, N={n} ({size:,} questions, each asked once)", first_us,
+                peer_us, "µs", target=f"ours ≤ {FIRST_TIME_TARGET_US:g} µs",
+                passed=first_us is not None and first_us <= FIRST_TIME_TARGET_US and not errors,
+                ratio_value=peer_us / first_same if peer_us and first_same else None, issue=ISSUE_INDEX,
+                bound=FIRST_TIME_TARGET_US, note=f"index warm, nothing memoized; {base}")
+    warm_us = _best_mean_us(result.passes, everything, overhead)
+    warm_same = _best_mean_us(result.passes, sampled, overhead)
+    ratio = peer_us / warm_same if peer_us and warm_same else None
+    warm = Row(f"warm working set of {size:,} distinct questions, every shape, N={n}", warm_us, peer_us, "µs",
+               target=f"ours ≤ {WORKING_SET_TARGET_US:g} µs and ≥ {WORKING_SET_SPEEDUP:g}x",
+               passed=(warm_us is not None and warm_us <= WORKING_SET_TARGET_US and ratio is not None
+                       and ratio >= WORKING_SET_SPEEDUP and not errors),
+               ratio_value=ratio, issue=ISSUE_INDEX, bound=WORKING_SET_TARGET_US, min_ratio=WORKING_SET_SPEEDUP,
+               note=f"best of {len(result.passes)} passes in random order; {base}")
+    return [first, warm]
 
 
 def _floor_row(size: int, overhead: float) -> Row:
@@ -298,10 +332,8 @@ def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: fl
     """Return the time of the first questions after one group was refreshed (invalidated and loaded again).
 
     Per sample: two questions, about group A and group B, are memoized; B is invalidated and loaded again by
-    another question (untimed); then the question about A (another group: its answer should survive), the
-    question about B (index warm, answer not memoized) and a question never asked before about a third group C
-    (index warm, nothing memoized about it: what a controller meeting a new kind pays right after a refresh) are
-    timed once each. Median over the samples (and the 99th percentile of the never-asked question).
+    another question (untimed); then the question about A (another group: its answer should survive) and the
+    question about B (index warm, answer not memoized) are timed once each. Median over the samples.
     """
     shapes = bench.shapes
     if len(shapes) < 2:
@@ -311,21 +343,12 @@ def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: fl
     pairs = [(a, b) for a, b in pairs if a != b]
     other: list[float] = []
     same: list[float] = []
-    fresh: list[float] = []
-    never = rng.sample(range(len(shapes)), len(shapes))  # third groups, each asked about once
     pc = time.perf_counter_ns
     deadline = time.perf_counter() + budget_s
     for a, b in pairs:
         ga, gb = shapes[a], shapes[b]
         qa, qb = GroupKind(ga.name, ga.kinds[0].kind), GroupKind(gb.name, gb.kinds[0].kind)
         reload = GroupVersionResource(gb.name, gb.kinds[-1].versions[0], gb.kinds[-1].plural)
-        c = next((i for i in never if i not in (a, b)), None)
-        if c is not None:
-            never.remove(c)
-        kc = shapes[c].kinds[-1] if c is not None else None
-        # Never asked in this run: a kind of C at a version, a form no other row asks.
-        qc = GroupKind(shapes[c].name, kc.kind) if c is not None and kc is not None else None
-        vc = kc.versions[-1] if kc is not None else ""
         mapper.rest_mapping(qa)
         mapper.rest_mapping(qb)
         mapper.invalidate_group(gb.name)
@@ -335,9 +358,6 @@ def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: fl
         t1 = pc()
         mapper.rest_mapping(qb)
         t2 = pc()
-        if qc is not None:
-            mapper.rest_mapping(qc, vc)
-            fresh.append((pc() - t2) / 1e3)
         other.append((t1 - t0) / 1e3)
         same.append((t2 - t1) / 1e3)
         if time.perf_counter() > deadline and len(other) >= 3:
@@ -345,33 +365,80 @@ def refresh_rows(bench: BenchCluster, mapper: Any, *, samples: int, budget_s: fl
     n = bench.groups
     note = (f"median of {len(other)} refreshes (`invalidate_group` + reload, untimed); max "
             "{max:.1f} µs; the peer has no per-group refresh (`invalidate_cache()` drops everything)")
-    rows = [
-        Row(f"first question about another group after one group refreshed `rest_mapping(GroupKind)`, N={n}",
+    return [
+        Row(f"a question memoized before the refresh, about another group, after one group refreshed "
+            f"`rest_mapping(GroupKind)`, N={n}",
             statistics.median(other), None, "µs", target=f"ours ≤ {REFRESH_TARGET_US:g} µs",
             passed=statistics.median(other) <= REFRESH_TARGET_US, issue=ISSUE_INDEX, bound=REFRESH_TARGET_US,
-            note="should stay memoized; " + note.format(max=max(other))),
+            note="flattering: the question was asked (memoized) before the refresh, so this times a memo hit "
+                 "surviving it; the never-asked rows are the fair form; " + note.format(max=max(other))),
         Row(f"first question about the refreshed group `rest_mapping(GroupKind)`, N={n}",
             statistics.median(same), None, "µs", target=f"ours ≤ {REFRESH_TARGET_US:g} µs",
             passed=statistics.median(same) <= REFRESH_TARGET_US, issue=ISSUE_INDEX, bound=REFRESH_TARGET_US,
             note="index warm, answer not memoized; " + note.format(max=max(same))),
     ]
-    if fresh:
-        median, p99 = statistics.median(fresh), _p99(fresh)
-        rows.append(Row(
-            f"never-asked question about a third group right after one group refreshed "
-            f"`rest_mapping(GroupKind, version)`, N={n}: median", median, None, "µs",
-            target=f"ours ≤ {REFRESH_TARGET_US:g} µs", passed=median <= REFRESH_TARGET_US, issue=ISSUE_INDEX,
-            bound=REFRESH_TARGET_US,
-            note="index warm, nothing memoized about that group; " + note.format(max=max(fresh))))
-        rows.append(Row(
-            f"never-asked question about a third group right after one group refreshed "
-            f"`rest_mapping(GroupKind, version)`, N={n}: p99", p99, None, "µs",
-            target=f"ours ≤ {REFRESH_P99_TARGET_US:g} µs", passed=p99 <= REFRESH_P99_TARGET_US, issue=ISSUE_INDEX,
-            bound=REFRESH_P99_TARGET_US, note=f"99th percentile of {len(fresh)} samples (nearest rank)"))
-    return rows
 
 
-def _p99(values: list[float]) -> float:
-    """The 99th percentile of ``values`` (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, -(-99 * len(ordered) // 100) - 1))]
+def never_asked_after_refresh_rows(bench: BenchCluster, mapper: Any, asked: Sequence[Question], *, samples: int,
+                                   budget_s: float) -> list[Row]:
+    """Return the median and p99 of a never-asked question about another group right after one group refreshed.
+
+    ``mapper`` holds every group and has answered the questions ``asked`` (the working set). Per sample: a random
+    group B is invalidated and loaded again (``invalidate_group`` + one ``kind_for`` of B, untimed); then one
+    question of a mapper shape that this mapper was never asked, owned by another group than B (it may span every
+    group, as ``resolve('Kind')`` does), is timed once with ``perf_counter_ns`` (GC off during the call, the cost of
+    an empty timed call subtracted). Each question is asked once: its answer cannot come from the memo.
+    """
+    shapes = bench.shapes
+    if len(shapes) < 2:
+        return []
+    seen = {q.text for q in asked}
+    pool = [q for q in all_questions(shapes) if not SHAPES[q.shape].dropin and q.text not in seen]
+    random.Random(17).shuffle(pool)
+    by_name = {g.name: g for g in shapes}
+    overhead = _overhead_ns()
+    rng = random.Random(19)
+    times: list[float] = []
+    errors: list[str] = []
+    pc = time.perf_counter_ns
+    deadline = time.perf_counter() + budget_s
+    for q in pool:
+        if len(times) >= samples or (time.perf_counter() > deadline and len(times) >= 3):
+            break
+        refreshed = by_name[q.group]
+        while refreshed.name == q.group:
+            refreshed = shapes[rng.randrange(len(shapes))]
+        k = refreshed.kinds[-1]
+        mapper.invalidate_group(refreshed.name)
+        mapper.kind_for(GroupVersionResource(refreshed.name, k.versions[0], k.plural))
+        gc.disable()
+        try:
+            t0 = pc()
+            q.ours(mapper)
+            elapsed = pc() - t0
+        except Exception as exc:
+            errors.append(f"{q.text}: {type(exc).__name__}: {exc}"[:200])
+            continue
+        finally:
+            gc.enable()
+        times.append(max(0.0, elapsed - overhead) / 1e3)
+    n = bench.groups
+    if not times:
+        return [Row(f"a never-asked question about another group right after one group refreshed, N={n}", None,
+                    None, "µs", note=f"not measured: {len(pool)} mapper questions left that the working set did not "
+                                     "ask (a smaller --working-set leaves some)" + (f"; {errors[0]}" if errors else ""))]
+    median = statistics.median(times)
+    p99 = statistics.quantiles(times, n=100, method="inclusive")[98] if len(times) > 1 else times[0]
+    label = f"a never-asked question about another group right after one group refreshed, N={n}"
+    note = (f"{len(times)} samples, each a new question of a mapper shape (drawn from {len(pool):,} never asked) "
+            f"after `invalidate_group` + reload of a random other group (untimed); max {max(times):.1f} µs"
+            + (f"; OUR ERRORS {len(errors)}: {errors[0]}" if errors else "")
+            + "; the peer has no per-group refresh (`invalidate_cache()` drops everything): no peer figure")
+    return [
+        Row(f"{label}: median", median, None, "µs", target=f"ours ≤ {REFRESH_TARGET_US:g} µs",
+            passed=median <= REFRESH_TARGET_US and not errors, issue=ISSUE_INDEX, bound=REFRESH_TARGET_US,
+            note=note),
+        Row(f"{label}: p99", p99, None, "µs", target=f"ours ≤ {REFRESH_P99_TARGET_US:g} µs",
+            passed=p99 <= REFRESH_P99_TARGET_US and not errors, issue=ISSUE_INDEX, bound=REFRESH_P99_TARGET_US,
+            note=note),
+    ]
