@@ -425,8 +425,9 @@ def never_asked_after_refresh_rows(bench: BenchCluster, mapper: Any, asked: Sequ
     n = bench.groups
     if not times:
         return [Row(f"a never-asked question about another group right after one group refreshed, N={n}", None,
-                    None, "µs", note=f"not measured: {len(pool)} mapper questions left that the working set did not "
-                                     "ask (a smaller --working-set leaves some)" + (f"; {errors[0]}" if errors else ""))]
+                    None, "µs", note=f"not measured: {len(pool)} mapper questions left that the working set did "
+                                     "not ask (a smaller --working-set leaves some)"
+                                     + (f"; {errors[0]}" if errors else ""))]
     median = statistics.median(times)
     p99 = statistics.quantiles(times, n=100, method="inclusive")[98] if len(times) > 1 else times[0]
     label = f"a never-asked question about another group right after one group refreshed, N={n}"
