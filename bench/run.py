@@ -54,6 +54,7 @@ EXTRA_SECTIONS: dict[str, str] = {
     "scope": "bench.scope_bench",
     "kit": "bench.kit_bench",
     "bigcache": "bench.bigcache_bench",
+    "served": "bench.served_bench",
 }
 """Optional sections: name -> module defining ``bench_rows(ctx: Context) -> list[Row]`` (run on the smallest
 cluster, served, aggregated mode). ``bench.dynamic_bench`` predates the protocol and is adapted here."""

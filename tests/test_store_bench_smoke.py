@@ -23,6 +23,6 @@ def test_store_bench_quick_prints_its_rows() -> None:
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:]
     names = "\n".join(rows)
     for expected in ("initial sync of 500 ConfigMaps vs bare paginated list (floor)", "naive kubernetes.watch",
-                     "events/s to a handler (our pipeline", "memory per cached object", "warm get(GroupKind"):
+                     "events/s to a handler, scripted transport", "memory per cached object", "warm get(GroupKind"):
         assert expected in names
     assert sum(("PASS" in r or "MISS" in r) for r in rows) == 6
