@@ -7,9 +7,11 @@ the same report elsewhere.
 
 Sections run per cluster size (CRD groups shaped after the real fixtures, see :mod:`bench.shapes`): ``full``
 (full discovery), ``warm`` (one question repeated, and the peers' fair forms), ``questions`` (first-time
-questions and a working set of distinct questions of every shape), ``refresh`` (the question after one group
-refreshed), ``cold`` (first lookup per discovery mode and latency), ``memory`` (largest size only); then on the
-smallest cluster ``storm``, ``cli`` and the optional modules of :data:`EXTRA_SECTIONS`; then ``import``.
+questions and a working set of distinct questions of every shape), ``refresh`` (questions after one group
+refreshed: a never-asked one, median and p99, and ones asked before), ``cold`` (first lookup per discovery mode
+and latency, questions naming a group and questions spanning every group), ``memory`` (largest size only); then
+on the smallest cluster ``storm``, ``cli`` and the optional modules of :data:`EXTRA_SECTIONS` (``served``: rows against
+a cluster served by another process); then ``import``.
 
 Adding a section from another module: put ``bench/<name>.py`` defining ``bench_rows(ctx: Context) ->
 list[Row]`` and register it in :data:`EXTRA_SECTIONS` (a missing module is skipped with a note on stderr).
