@@ -341,7 +341,8 @@ def run(n: int = 10_000, *, events: int = 20_000, runs: int = 3, calls: int = 20
                           "server; the served section sends the same lines over a socket from another process"))
         e2e = events_end_to_end(url, cluster, min(events, n) // 4)
         out.append(Result("events/s to a handler (end to end from the kit's writes, the kit serving in this "
-                          "process)", e2e, None, "events/s", "", None, "bounded by the kit's Python server; informational"))
+                          "process)", e2e, None, "events/s", "", None,
+                          "bounded by the kit's Python server; informational"))
         progress("store: memory")
         mem_floor, mem_ours = memory_per_object(url, n)
         out.append(Result("memory per cached object vs json.loads of the list", mem_ours, mem_floor, "bytes",
