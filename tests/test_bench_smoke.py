@@ -6,6 +6,7 @@ the subject of the mapper's own tests, so only the table's shape is checked here
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_python_m_bench_quick_prints_the_table(tmp_path: Path) -> None:
     output = tmp_path / "RESULTS.md"
     proc = _run("-m", "bench", "--quick", "--groups", "3", "--storm-seconds", "0.1", "--storm-threads", "4",
-                "--repeat", "1", "--working-set", "200", "--skip", "import,cli,bigcache", "--output", str(output))
+                "--repeat", "1", "--working-set", "200", "--skip", "import,cli,bigcache,served", "--output",
+                str(output))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("|")]
     assert lines[0].startswith("| Benchmark | Ours | Peer | Ratio")
@@ -39,7 +41,10 @@ def test_python_m_bench_quick_prints_the_table(tmp_path: Path) -> None:
     for expected in ("full discovery, aggregated", "full discovery, legacy", "memoized GVK `rest_mapping",
                      "(fair)", "(flattering)", "first-time GVK", "working set of", "after one group refreshed",
                      "cold first lookup", "aggregated, N=3, 0 ms latency: wall time", "legacy, N=3",
-                     "memory after one lookup", "memory with every group loaded", "miss storm"):
+                     "memory after one lookup", "memory with every group loaded", "miss storm",
+                     "GroupKind built in each call", "a never-asked question about another group",
+                     "(spans every group)", "client time", "`resolve('Kind.group')`", "every shape",
+                     "memory with every group loaded, legacy"):
         assert expected in names, expected
     assert "import restmapper" not in names
     assert "ANSWERS DIFFER" not in names
@@ -65,6 +70,20 @@ def test_cli_start_up_rows_compare_with_kubectl() -> None:
     assert "CLI start-up `restmapper --help`" in proc.stdout
     assert "resolve --embedded deploy" in proc.stdout
     assert "exit 0" in proc.stdout
+
+
+def test_served_section_times_commands_and_events_against_another_process() -> None:
+    proc = _run("-m", "bench", "--quick", "--groups", "1", "--only", "served")
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    names = "\n".join(rows)
+    assert "failed:" not in names
+    expected = ["pre-encoded watch lines sent by another process", "the kit writing in another process"]
+    if shutil.which("kubectl"):
+        expected += ["`restmapper resolve deploy` vs `kubectl get deployments`", "`kubectl get --raw /apis`",
+                     "`restmapper api-resources` vs `kubectl api-resources`"]
+    for label in expected:
+        assert label in names, label
 
 
 @pytest.mark.parametrize("args", [["--groups", "0"], ["--only", "nonsense"], ["--latency-ms", "-1"],
