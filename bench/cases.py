@@ -158,7 +158,7 @@ def cold_rows(bench: BenchCluster, factory: PeerFactory, *, mode: str, latency_m
     if spanning:
         expected[spanning[0][0]] = ("apps", "v1")
         expected[spanning[1][0]] = (group, preferred)
-    apis_loads_ms = _apis_loads_ms(bench, mode)
+    apis_loads_ms = _apis_loads_ms(bench, mode) if spanning else (0.0, 0)
     rows = []
     for label, ours_q, peer_q, _ in questions:
         want = expected[label]
