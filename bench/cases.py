@@ -70,10 +70,6 @@ _REPEATED = (
               _DROPIN_TARGET_US, None),
     _Repeated("drop-in `get(kind='Deployment')` vs the same call", lambda m, d: d.get(kind="Deployment"),
               lambda p: p.get(kind="Deployment"), _DROPIN_TARGET_US, None),
-    _Repeated("drop-in `get(api_version='apps/v1', short_names=['deploy'])` vs the same call",
-              lambda m, d: d.get(api_version="apps/v1", short_names=["deploy"]),
-              lambda p: p.get(api_version="apps/v1", short_names=["deploy"]), _DROPIN_TARGET_US, None,
-              issue=ISSUE_ONE_PATH),
 )
 
 
