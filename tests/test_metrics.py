@@ -110,3 +110,27 @@ def test_stats_collector_exposes_object_cache_informers_by_kind() -> None:
             assert sample("restmapper_object_cache_objects", {"kind": "ConfigMap"}) == 1  # a gauge
         finally:
             cache.stop()
+
+
+def test_stats_collector_exposes_each_informers_bytes_and_the_age_of_its_last_event() -> None:
+    from restmapper.store import ObjectCache
+
+    cluster = FakeCluster.embedded()
+    for i in range(3):
+        cluster.apply_object({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": f"c{i}", "namespace": "default"}, "data": {"k": "v" * 100}})
+    registry = CollectorRegistry()
+    with cluster.serve() as served:
+        cache = ObjectCache(LazyRESTMapper.from_kubeconfig(str(served.kubeconfig_path)))
+        try:
+            registry.register(StatsCollector({"informer": cache}))
+            cache.get("cm", "c0", "default")
+            sample = registry.get_sample_value
+            held = sample("restmapper_informer_bytes", {"kind": "ConfigMap"})
+            assert held is not None and 3 * 100 < held < 3 * 4096
+            age = sample("restmapper_informer_last_event_age_seconds", {"kind": "ConfigMap"})
+            assert age is not None and 0 <= age < 60
+            stats = cache.informer(GroupKind("", "ConfigMap")).stats
+            assert stats.bytes > 0 and stats.last_event_age_seconds is not None
+        finally:
+            cache.stop()

@@ -68,7 +68,7 @@ def test_a_list_in_another_version_with_the_same_content_changes_nothing() -> No
     store.replace([held])
     moved = dict(held, apiVersion="example.com/v1beta1")
     assert store.replace([moved], representation_changed=True) == []
-    assert store.get("ns", "a") is moved
+    assert store.get("ns", "a") == moved
 
 
 def test_a_list_in_another_version_reports_a_content_change_under_the_same_resource_version() -> None:
@@ -79,4 +79,4 @@ def test_a_list_in_another_version_reports_a_content_change_under_the_same_resou
     store.replace([held])
     moved = dict(held, apiVersion="example.com/v1beta1", data="y")
     assert store.replace([moved], representation_changed=True) == [("MODIFIED", held, moved)]
-    assert store.get("ns", "a") is moved
+    assert store.get("ns", "a") == moved

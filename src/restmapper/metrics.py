@@ -170,7 +170,7 @@ class _InstrumentedTransport:
         return f"Instrumented({self._inner!r})"
 
 
-_GAUGES = frozenset({"objects", "backlog"})  # InformerStats fields that are levels, not counts
+_GAUGES = frozenset({"objects", "backlog", "bytes", "last_event_age_seconds"})  # InformerStats levels, not counts
 
 
 class StatsCollector(Collector):
@@ -180,8 +180,10 @@ class StatsCollector(Collector):
         sources: metric-name part -> an object with a ``stats`` attribute or property returning a dataclass of
             counters (``LazyRESTMapper``, ``DiscoveryCache``, ``Watcher``, ``GenerationCache``), or an object
             cache (``restmapper.store.ObjectCache``: its informers' stats, labelled ``kind``). Integer fields
-            become ``restmapper_<name>_<field>_total`` (``objects`` and ``backlog`` are gauges, without the
-            suffix); mapping fields (the discovery cache's ``fetches`` by endpoint) get a ``key`` label.
+            become ``restmapper_<name>_<field>_total``; the informer's levels are gauges, without the suffix:
+            ``objects``, ``backlog``, ``bytes`` and ``last_event_age_seconds`` (a float, absent while None), e.g.
+            ``restmapper_informer_bytes{kind="Pod"}`` for the source name ``informer``; mapping fields (the
+            discovery cache's ``fetches`` by endpoint) get a ``key`` label.
 
     Raises:
         TypeError: a source has neither a dataclass ``stats`` nor ``informers``, or a name is not a metric-name part.
@@ -211,9 +213,9 @@ class StatsCollector(Collector):
             value = getattr(stats, f.name)
             metric = f"restmapper_{name}_{f.name}"
             doc = f"{type(stats).__name__}.{f.name}"
-            if isinstance(value, bool):
+            if isinstance(value, bool) or (value is None and f.name in _GAUGES):
                 continue
-            if isinstance(value, int):
+            if isinstance(value, int) or (isinstance(value, float) and f.name in _GAUGES):
                 family = families.get(metric)
                 if family is None:
                     kind = GaugeMetricFamily if f.name in _GAUGES else CounterMetricFamily

@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["Dispatcher", "HandlerHandle"]
@@ -65,7 +65,7 @@ class Dispatcher:
     """
 
     def __init__(self, label: str, *, count: Callable[[str], None], resync: float | None,
-                 resync_snapshot: Callable[[], tuple[int, list[dict[str, Any]]] | None], daemon: bool) -> None:
+                 resync_snapshot: Callable[[], tuple[int, Sequence[dict[str, Any]]] | None], daemon: bool) -> None:
         self.handlers: tuple[HandlerHandle, ...] = ()
         self.seq = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -87,25 +87,20 @@ class Dispatcher:
         """Queued changes not yet delivered (approximate)."""
         return max(0, self._queue.qsize() + self._batched - self._batched_done)
 
-    def broadcast(self, change_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
-        """Queue a change for every handler registered now (informer's lock held)."""
-        self.seq += 1
-        if self.handlers:  # a handler registered later starts after this sequence number: nobody would get it
-            self._queue.put((self.seq, None, change_type, old, new))
-
-    def broadcast_entries(self, entries: list[Any]) -> None:
-        """Queue the changes ``entries`` (``Entry``: an object alone is its ADDED, else ``(type, old, new)``), in
+    def broadcast_entries(self, entries: Sequence[Any]) -> None:
+        """Queue the changes ``entries`` (``Entry``: an object alone is its ADDED, else ``(type, old, new)``; a
+        sequence that decodes as it is read, such as the store's ``Changes``, is read only when delivered), in
         order, for every handler registered now, as one queue item (informer's lock held)."""
         first = self.seq + 1
         self.seq += len(entries)
         if self.handlers and entries:
             self._put_batch(first, None, entries)
 
-    def _put_batch(self, seq: int, target: HandlerHandle | None, entries: list[Any]) -> None:
+    def _put_batch(self, seq: int, target: HandlerHandle | None, entries: Sequence[Any]) -> None:
         self._batched += len(entries) - 1
         self._queue.put((seq, target, _BATCH, entries, None))
 
-    def add(self, handle: HandlerHandle, existing: list[dict[str, Any]]) -> None:
+    def add(self, handle: HandlerHandle, existing: Sequence[dict[str, Any]]) -> None:
         """Register ``handle`` and queue synthetic adds of ``existing`` for it alone (informer's lock held)."""
         self.handlers = (*self.handlers, handle)
         if existing:
@@ -169,7 +164,7 @@ class Dispatcher:
         for obj in objects:
             self._deliver((seq + 1, None, "MODIFIED", obj, obj))
 
-    def _deliver_batch(self, seq: int, target: HandlerHandle | None, entries: list[Any]) -> None:
+    def _deliver_batch(self, seq: int, target: HandlerHandle | None, entries: Sequence[Any]) -> None:
         # Every change of a batch was queued at once: a handler registered after it (since > seq) gets none.
         try:
             for entry in entries:

@@ -21,7 +21,7 @@ import builtins
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -214,13 +214,16 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         """A snapshot of the counters."""
         with self._cond:
             counts = dict(self._counts, objects=len(self._store), stale_drops=self._store.stale_drops,
-                          backlog=self._dispatcher.backlog)
+                          backlog=self._dispatcher.backlog, bytes=self._store.bytes_held())
+            age = self._store.seconds_since_heard()
+        counts.pop("last_event_age_seconds", None)
         # "watch-list" only while every reflector (every namespace) syncs by it and the cache has not seen this API
         # group version's server refuse it (a reflector learns that at its next run).
         mapping = self._mapping
         watch_list = all(r.watch_list for r in self._group.all()) and (
             mapping is None or self._sync_modes.watch_list_for(mapping.resource.group_version))
-        return InformerStats(**counts, sync_mode="watch-list" if watch_list else "list")
+        return InformerStats(**counts, sync_mode="watch-list" if watch_list else "list",
+                             last_event_age_seconds=age)
 
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
         """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
@@ -501,7 +504,7 @@ class Informer(InformerReads, InformerWaits, InformerSink):
             self._state = "failing" if failing else ("synced" if synced else "starting")
             self._changed()
 
-    def _resync_snapshot(self) -> tuple[int, builtins.list[dict[str, Any]]] | None:
+    def _resync_snapshot(self) -> tuple[int, Sequence[dict[str, Any]]] | None:
         """The objects held now and the sequence number of the last change queued, or None when unreadable."""
         with self._cond:
             return (self._dispatcher.seq, self._store.snapshot()) if self._readable else None

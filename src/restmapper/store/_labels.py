@@ -20,7 +20,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 
-__all__ = ["LabelRequirement", "label_implies", "label_matcher", "label_requirements"]
+__all__ = ["LabelRequirement", "label_implies", "label_matcher", "label_requirements", "labels_matcher"]
 
 _NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 _PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -217,6 +217,18 @@ def label_matcher(selector: str) -> Matcher:
     """
     requirements = label_requirements(selector)
     return lambda obj: all(r.matches(_labels(obj)) for r in requirements)
+
+
+@functools.lru_cache(maxsize=256)
+def labels_matcher(selector: str) -> Matcher:
+    """A predicate over label sets (``metadata.labels`` mappings) for ``selector``: what :func:`label_matcher`
+    tests of an object, without the object (the store matches its records, never decoding what it skips).
+
+    Raises:
+        InvalidArgumentError: as :func:`label_requirements`.
+    """
+    requirements = label_requirements(selector)
+    return lambda labels: all(r.matches(labels) for r in requirements)
 
 
 def _integers(values: frozenset[str]) -> list[int] | None:

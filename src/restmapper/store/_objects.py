@@ -18,33 +18,58 @@ Objects are wire-form dicts keyed by ``(namespace, name)`` (``""`` for cluster-s
   version's representation (a kind that moved) is compared the same way, ``apiVersion``/``kind`` aside: an object
   with the same resourceVersion and content is replaced silently.
 
-No I/O. Writers hold :attr:`ObjectStore.lock`; :meth:`ObjectStore.get` takes no lock (dict reads are atomic).
+Objects are held compact (:mod:`restmapper.store._compact`: encoded bytes plus the few fields writes, label
+selectors and indexers read, all invisible to the cyclic garbage collector) and decoded when read; the objects
+handed out are shared and read-only by contract. Changes are returned as :class:`Changes`, decoded one at a time
+as they are delivered.
+
+No I/O. Writers hold :attr:`ObjectStore.lock`; :meth:`ObjectStore.get` takes no lock (dict reads are atomic, and a
+record is never changed once stored, so a read returns the object of one version, whole).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import marshal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from restmapper.errors import InvalidArgumentError, TransformError
+from restmapper.errors import InvalidArgumentError
 from restmapper.model import GroupVersionKind
+from restmapper.store._compact import (
+    BLOB,
+    DECODED_PER_MARSHALLED,
+    GENERATION,
+    INDEXED,
+    LABELS,
+    PINNED,
+    RAW,
+    RV,
+    SIZE,
+    UID,
+    Change,
+    Changes,
+    Codec,
+    HotObjects,
+    Objects,
+    Record,
+    make_record,
+    sized,
+)
+from restmapper.store._transforms import transformed
 
-__all__ = ["Change", "Entry", "IndexFunc", "ObjectStore", "Staged", "disagrees", "first_disagreeing", "identity",
-           "newer_resource_version", "reached", "resource_version_int", "transformed"]
+__all__ = ["Change", "Changes", "Entry", "IndexFunc", "ObjectStore", "Objects", "Record", "Staged", "disagrees",
+           "first_disagreeing", "identity", "newer_resource_version", "reached", "resource_version_int", "transformed"]
 
 _log = logging.getLogger("restmapper.store")
 
-ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
-Change = tuple[ChangeType, "dict[str, Any] | None", "dict[str, Any] | None"]
-"""``(type, old, new)``: ``("ADDED", None, new)``, ``("MODIFIED", old, new)``, ``("DELETED", old, None)``."""
-
-Entry = dict[str, Any] | Change
-"""A change as :meth:`ObjectStore.replace_entries` returns it: an object alone is its ``ADDED`` (a relist into an
-empty store is then just the list of objects: no tuple an object to keep alive until the handlers ran), anything
-else a :data:`Change`."""
+Entry = Change
+"""A change as :meth:`ObjectStore.replace_entries` returns it (an element of :class:`Changes`)."""
 
 IndexFunc = Callable[[Mapping[str, Any]], Iterable[str]]
 """An indexer: the index values of an object (client-go ``IndexFunc``), e.g. ``lambda o: [o["spec"]["nodeName"]]``."""
@@ -140,105 +165,111 @@ def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
     return ns, name, uid or None, meta
 
 
-_KEPT = ("name", "namespace", "uid", "resourceVersion")
-"""The metadata a transform must keep: how the store keys, replaces and orders objects."""
-
-
-def _callable_name(fn: object) -> str:
-    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
-    module = getattr(fn, "__module__", None)
-    return f"{module}.{name}" if module else str(name)
-
-
-def transformed(transform: Callable[[dict[str, Any]], Any], obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    """Return ``transform(obj)`` once checked to be the same object: a dict whose ``metadata`` keeps the ``name``,
-    ``namespace``, ``uid`` and ``resourceVersion`` of ``obj`` (absent and ``""`` count alike). An ``obj`` without
-    a ``metadata`` object is returned as it is (the store refuses it as the server's malformed object).
-
-    Args:
-        transform: the cache's transform.
-        obj: a wire-form object as the server sent it (the transform may change it in place).
-        kind: the informer's kind, for the error.
-
-    Raises:
-        TransformError: ``transform`` raised (the cause), or returned anything else (None, a list, a dict without
-            metadata, another name, namespace, uid or resourceVersion).
-    """
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        return obj
-    before = [meta.get(field) or None for field in _KEPT]  # read first: the transform may change obj in place
-    name, namespace = str(before[0] or ""), str(before[1] or "")
-    try:
-        result = transform(obj)
-    except BaseException as exc:  # user code on a worker thread: SystemExit too must not end the informer
-        raise TransformError(kind, _callable_name(transform), namespace, name,
-                             f"raised {type(exc).__name__}: {exc}") from exc
-    problem = ""
-    new_meta = result.get("metadata") if isinstance(result, dict) else None
-    if not isinstance(result, dict):
-        problem = f"returned {'None' if result is None else 'a ' + type(result).__name__}, not the object"
-    elif not isinstance(new_meta, dict):
-        problem = "returned an object without metadata"
-    else:
-        for field, old in zip(_KEPT, before, strict=True):
-            new = new_meta.get(field) or None
-            if new != old:
-                problem = (f"dropped metadata.{field}" if new is None else
-                           f"changed metadata.{field} from {old!r} to {new!r}")
-                break
-    if problem:
-        raise TransformError(kind, _callable_name(transform), namespace, name, problem)
-    assert isinstance(result, dict)
-    return result
-
-
-def _older(new_meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> bool:
-    gen_new, gen_old = new_meta.get("generation"), old_meta.get("generation")
+def _older(meta: Mapping[str, Any], held: Record) -> bool:
+    gen_new, gen_old = meta.get("generation"), held[GENERATION]
     if isinstance(gen_new, int) and isinstance(gen_old, int) and gen_new < gen_old:
         return True
-    return newer_resource_version(old_meta.get("resourceVersion"), new_meta.get("resourceVersion")) is True
+    return newer_resource_version(held[RV], meta.get("resourceVersion")) is True
+
+
+def _same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """``a == b`` but for ``apiVersion``/``kind`` (list items of built-in types come without them, events with)."""
+    return all(a.get(k) == b.get(k) for k in (a.keys() | b.keys()) - {"apiVersion", "kind"})
+
+
+LabelTest = Callable[[Mapping[str, Any]], bool]
+"""A test of an object's labels (``restmapper.store._labels.labels_matcher``)."""
+
+_pinned_tokens = itertools.count()
 
 
 class ObjectStore:
     """Objects of one resource type, generation-aware, with optional indexes (see the module docstring).
 
+    Objects are held compact (:mod:`restmapper.store._compact`); reads decode them. The objects returned are
+    shared (the decoded form of a version is built once and handed to every reader while it is among the most
+    recently read, see ``hot_bytes``): read-only by contract.
+
+    Args:
+        hot_bytes: the budget, in bytes (estimated: :data:`DECODED_PER_MARSHALLED` times the marshal length), of
+            the recently read objects kept decoded: 16 MiB by default, about 340 Pods of 8 KB of JSON or 8,000
+            small ConfigMaps.
+        clock: seconds, monotonic: when the last event, list or bookmark arrived (:meth:`seconds_since_heard`).
+
     Attributes:
         lock: held by every writer (re-entrant: the informer holds it while it also queues the changes).
         stale_drops: objects refused because they were older than the held one.
         index_errors: indexer calls that raised (the object is then not indexed by that indexer).
+        objects_by_namespace: namespace -> name -> record (compact); read with :meth:`decoded`, never mutated.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, hot_bytes: int = 16 << 20, clock: Callable[[], float] = time.monotonic) -> None:
         self.lock = threading.RLock()
-        self._by_ns: dict[str, dict[str, dict[str, Any]]] = {}
-        self.objects_by_namespace = self._by_ns  # namespace -> name -> object; readers must not mutate it
+        self._by_ns: dict[str, dict[str, Record]] = {}
+        self.objects_by_namespace = self._by_ns
         self._size = 0
         self._indexers: dict[str, IndexFunc] = {}
-        self._indices: dict[str, dict[str, dict[tuple[str, str], dict[str, Any]]]] = {}
+        self._indices: dict[str, dict[str, dict[tuple[str, str], Record]]] = {}
         self.stale_drops = 0
         self.index_errors = 0
+        self._codec = Codec()
+        self._hot = HotObjects(hot_bytes)
+        self._bytes = 0  # the SIZE of every held record
+        self._clock = clock
+        self._heard: float | None = None
 
     # --- reads ----------------------------------------------------------------------------------------------
 
+    def decoded(self, record: Record, *, keep: bool = True) -> dict[str, Any]:
+        """The object ``record`` holds, shared when it was read recently; with ``keep``, kept decoded for the next
+        reads (lock-free)."""
+        blob = record[BLOB]
+        obj = self._hot.get(blob)
+        if obj is None:
+            if type(blob) is not bytes:
+                return record[PINNED]  # type: ignore[no-any-return]
+            obj = self._codec.decode(blob)
+            if keep:
+                self._hot.put(blob, obj, record[RAW] * DECODED_PER_MARSHALLED)
+        return obj  # type: ignore[no-any-return]
+
+    def peek(self, record: Record) -> dict[str, Any]:
+        """The object ``record`` holds, not kept decoded for later reads (what handlers are handed)."""
+        return self.decoded(record, keep=False)
+
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        """The object ``namespace/name`` (``""`` for cluster-scoped), or None. Lock-free."""
+        """The object ``namespace/name`` (``""`` for cluster-scoped), or None. Lock-free; shared, read-only."""
         objects = self._by_ns.get(namespace)
-        return objects.get(name) if objects is not None else None
+        record = objects.get(name) if objects is not None else None
+        return self.decoded(record) if record is not None else None
 
     def __len__(self) -> int:
         return self._size
 
-    def snapshot(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        """The objects (of one namespace, or all), ordered by namespace then name."""
+    def _records(self, namespace: str | None) -> list[Record]:
         with self.lock:
             if namespace is not None:
                 objects = self._by_ns.get(namespace)
                 return [objects[n] for n in sorted(objects)] if objects else []
             return [objs[n] for ns in sorted(self._by_ns) for objs in (self._by_ns[ns],) for n in sorted(objs)]
 
-    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
-        """The objects whose indexer ``index`` returned ``value``, ordered by namespace then name.
+    def snapshot(self, namespace: str | None = None) -> Objects:
+        """The objects (of one namespace, or all) held now, ordered by namespace then name, decoded as read."""
+        return Objects(self.peek, self._records(namespace))
+
+    def select(self, namespace: str | None = None, labels: LabelTest | None = None) -> list[dict[str, Any]]:
+        """The objects (of one namespace, or all) whose labels pass ``labels`` (all without), ordered by namespace
+        then name. Only the objects returned are decoded (shared, read-only)."""
+        decoded = self.decoded
+        if labels is None:
+            return [decoded(r) for r in self._records(namespace)]
+        return [decoded(r) for r in self._records(namespace) if labels(r.get(LABELS, r))]
+
+    def by_index(self, index: str, value: str, labels: LabelTest | None = None,
+                 namespace: str | None = None) -> list[dict[str, Any]]:
+        """The objects whose indexer ``index`` returned ``value`` (of ``namespace`` only when given, and whose
+        labels pass ``labels``), ordered by namespace then name. Only the objects returned are decoded (shared,
+        read-only).
 
         Raises:
             InvalidArgumentError: no indexer of that name.
@@ -247,12 +278,34 @@ class ObjectStore:
             if index not in self._indices:
                 raise InvalidArgumentError(f"no indexer named {index!r}")
             hits = self._indices[index].get(value, {})
-            return [hits[k] for k in sorted(hits)]
+            records = [hits[k] for k in sorted(hits) if namespace is None or k[0] == namespace]
+        return [self.decoded(r) for r in records if labels is None or labels(r.get(LABELS, r))]
+
+    # --- accounting -----------------------------------------------------------------------------------------------
+
+    def bytes_held(self) -> int:
+        """An estimate of the bytes the store holds: its records, its dicts, its indexes and the objects it keeps
+        decoded (those at :data:`DECODED_PER_MARSHALLED` times their marshal length)."""
+        with self.lock:
+            size = self._bytes + sys.getsizeof(self._by_ns)
+            size += sum(sys.getsizeof(ns) + sys.getsizeof(objects) for ns, objects in self._by_ns.items())
+            for index in self._indices.values():
+                size += sys.getsizeof(index) + sum(sys.getsizeof(hits) for hits in index.values())
+            return size + self._hot.bytes
+
+    def heard(self) -> None:
+        """Note that the server just spoke (an event, a list or a bookmark)."""
+        self._heard = self._clock()
+
+    def seconds_since_heard(self) -> float | None:
+        """Seconds since the last event, list or bookmark (by the store's clock); None before any."""
+        heard = self._heard
+        return None if heard is None else max(0.0, self._clock() - heard)
 
     # --- indexes ----------------------------------------------------------------------------------------------
 
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
-        """Add an indexer and index every held object with it.
+        """Add an indexer and index every held object with it (decoding each once).
 
         Raises:
             InvalidArgumentError: an indexer of that name exists, or ``fn`` is not callable.
@@ -263,13 +316,21 @@ class ObjectStore:
         with self.lock:
             if name in self._indexers:
                 raise InvalidArgumentError(f"an indexer named {name!r} exists already")
-            index: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+            index: dict[str, dict[tuple[str, str], Record]] = {}
+            values_of: list[tuple[str, Record, tuple[str, ...]]] = []
             for ns, objects in self._by_ns.items():
-                for obj_name, obj in objects.items():
-                    for value in self._values(fn, obj, strict=True):
-                        index.setdefault(value, {})[(ns, obj_name)] = obj
+                for obj_name, record in objects.items():
+                    values = tuple(self._values(fn, self.decoded(record, keep=False), strict=True))
+                    values_of.append((obj_name, record, values))
+                    for value in values:
+                        index.setdefault(value, {})[(ns, obj_name)] = record
+            for obj_name, record, values in values_of:  # records are shared with queued changes: only INDEXED changes
+                before = marshal.loads(record[INDEXED]) if INDEXED in record else ()
+                record[INDEXED] = marshal.dumps((*before, values))
+                sized(obj_name, record)
             self._indexers[name] = fn
             self._indices[name] = index
+            self._bytes = sum(r[SIZE] for objs in self._by_ns.values() for r in objs.values())
 
     def _values(self, fn: IndexFunc, obj: Mapping[str, Any], *, strict: bool = False) -> Iterable[str]:
         try:
@@ -284,92 +345,99 @@ class ObjectStore:
             _log.warning("indexer failed on an object; it is not indexed", exc_info=True)
             return ()
 
-    def _index(self, key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
-        for name, fn in self._indexers.items():
-            index = self._indices[name]
+    def _index_values(self, obj: Mapping[str, Any]) -> bytes:
+        """The INDEXED entry of ``obj``: its values of each indexer, in the order they were added."""
+        return marshal.dumps(tuple(tuple(self._values(fn, obj)) for fn in self._indexers.values()))
+
+    def _index(self, key: tuple[str, str], old: Record | None, new: Record | None) -> None:
+        for position, index in enumerate(self._indices.values()):
             if old is not None:
-                for value in self._values(fn, old):
+                for value in marshal.loads(old[INDEXED])[position]:
                     hits = index.get(value)
                     if hits is not None:
                         hits.pop(key, None)
                         if not hits:
                             del index[value]
             if new is not None:
-                for value in self._values(fn, new):
+                for value in marshal.loads(new[INDEXED])[position]:
                     index.setdefault(value, {})[key] = new
 
     # --- writes (lock held by the caller) --------------------------------------------------------------------------
 
-    def _put(self, ns: str, name: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _record(self, obj: dict[str, Any], meta: Mapping[str, Any]) -> Record:
+        """``obj`` in compact form (indexed by the indexers present)."""
+        encoded = self._codec.encode(obj)
+        if encoded is None:
+            record = make_record(f"pinned-{next(_pinned_tokens)}", 0, meta)
+            record[PINNED] = obj
+        else:
+            record = make_record(encoded[0], encoded[1], meta)
+        if self._indexers:
+            record[INDEXED] = self._index_values(obj)
+        return sized(meta["name"], record)
+
+    def _put(self, ns: str, name: str, record: Record, old: Record | None) -> None:
         objects = self._by_ns.get(ns)
         if objects is None:
             objects = self._by_ns[ns] = {}
-        objects[name] = obj
+        if self._indexers and len(marshal.loads(record.get(INDEXED, b"N")) or ()) != len(self._indexers):
+            record[INDEXED] = self._index_values(self.decoded(record, keep=False))  # staged before an indexer came
+            sized(name, record)
+        objects[name] = record
+        self._bytes += record[SIZE]
         if old is None:
             self._size += 1
+        else:
+            self._bytes -= old[SIZE]
         if self._indexers:
-            self._index((ns, name), old, obj)
+            self._index((ns, name), old, record)
 
-    def _pop(self, ns: str, name: str) -> dict[str, Any] | None:
+    def _pop(self, ns: str, name: str) -> Record | None:
         objects = self._by_ns.get(ns)
         if objects is None:
             return None
         old = objects.pop(name, None)
         if old is not None:
             self._size -= 1
+            self._bytes -= old[SIZE]
             if not objects:
                 del self._by_ns[ns]
             if self._indexers:
                 self._index((ns, name), old, None)
         return old
 
-    def upsert(self, obj: dict[str, Any]) -> list[Change]:
-        """Store ``obj`` (an ADDED or MODIFIED event, or a list item) and return the changes made.
+    def upsert(self, obj: dict[str, Any]) -> Changes:
+        """Store ``obj`` (an ADDED or MODIFIED event, or a list item) and return the changes made. ``obj`` becomes
+        the shared object reads of that version return: the caller must not change it afterwards.
 
         Raises:
             InvalidArgumentError: ``obj`` has no usable identity (see :func:`identity`); nothing changes.
         """
         ns, name, uid, meta = identity(obj)
-        changes: list[Entry] = []
+        changes = Changes(self.peek)
         with self.lock:
-            self._upsert(ns, name, uid, meta, obj, changes)
-        return [_change(e) for e in changes]
+            self.heard()
+            record = self._record(obj, meta)
+            objects = self._by_ns.get(ns)
+            old = objects.get(name) if objects is not None else None
+            if old is None or (uid is not None and old[UID] is not None and uid != old[UID]):
+                if old is not None:
+                    self._pop(ns, name)
+                    changes.deleted(old)
+                self._put(ns, name, record, None)
+                changes.added(record)
+            elif _older(meta, old):
+                self.stale_drops += 1
+                return changes
+            else:
+                self._put(ns, name, record, old)
+                if old[RV] != record[RV]:
+                    changes.modified(old, record)
+            if type(record[BLOB]) is bytes:  # what handlers get, and what a read right after returns
+                self._hot.put(record[BLOB], obj, record[RAW] * DECODED_PER_MARSHALLED)
+        return changes
 
-    def _upsert(self, ns: str, name: str, uid: str | None, meta: Mapping[str, Any], obj: dict[str, Any],
-                out: list[Entry], *, listed: Literal["", "content", "representation"] = "") -> None:
-        # Lock held; the identity is obj's (validated). Appends the changes made to ``out`` (an ADDED as obj alone).
-        # ``listed``: obj comes from a relist, the truth: never refused as older, an update whenever it differs
-        # (by resourceVersion or by content but for apiVersion/kind); "representation": an unchanged object is
-        # still replaced, silently, to hold the new version's apiVersion.
-        objects = self._by_ns.get(ns)
-        old = objects.get(name) if objects is not None else None
-        if old is None:
-            self._put(ns, name, obj, None)
-            out.append(obj)
-            return
-        old_meta = old["metadata"]
-        old_uid = old_meta.get("uid")
-        if uid is not None and old_uid is not None and uid != old_uid:
-            self._pop(ns, name)
-            self._put(ns, name, obj, None)
-            out.append(("DELETED", old, None))
-            out.append(obj)
-            return
-        if listed:
-            if old_meta.get("resourceVersion") != meta.get("resourceVersion") or not _same_content(old, obj):
-                self._put(ns, name, obj, old)
-                out.append(("MODIFIED", old, obj))
-            elif listed == "representation":
-                self._put(ns, name, obj, old)  # the same content in the new version's apiVersion
-            return
-        if _older(meta, old_meta):
-            self.stale_drops += 1
-            return
-        self._put(ns, name, obj, old)
-        if old_meta.get("resourceVersion") != meta.get("resourceVersion"):
-            out.append(("MODIFIED", old, obj))
-
-    def delete(self, obj: dict[str, Any]) -> list[Change]:
+    def delete(self, obj: dict[str, Any]) -> Changes:
         """Apply a DELETED event and return the changes made (the event's object is the final state).
 
         Raises:
@@ -377,105 +445,144 @@ class ObjectStore:
         """
         ns, name, uid, _ = identity(obj)
         with self.lock:
-            old = self.get(ns, name)
-            if old is None:
-                return []
-            old_uid = old["metadata"].get("uid")
-            if uid is not None and old_uid is not None and uid != old_uid:
-                return []  # about an earlier incarnation: the one held was created after it
+            self.heard()
+            objects = self._by_ns.get(ns)
+            old = objects.get(name) if objects is not None else None
+            changes = Changes(self.peek)
+            if old is None or (uid is not None and old[UID] is not None and uid != old[UID]):
+                return changes  # unknown, or about an earlier incarnation: the one held came after it
             self._pop(ns, name)
-            return [("DELETED", obj, None)]
+            changes.final(obj)
+            return changes
 
-    def replace(self, objs: Iterable[dict[str, Any]], *, representation_changed: bool = False) -> list[Change]:
+    def replace(self, objs: Iterable[dict[str, Any]], *, representation_changed: bool = False) -> Changes:
         """Make the store hold exactly ``objs`` (a relist: the truth, see the module docstring) and return the
         changes: deletes for held objects that are absent first, then adds and updates. Objects without identity
         are skipped. ``representation_changed``: the list is in another version than what is held (an object
         with the same resourceVersion and content but for ``apiVersion``/``kind`` is replaced silently)."""
-        return [_change(e) for e in self.replace_entries(objs, representation_changed=representation_changed)]
+        return self.replace_entries(objs, representation_changed=representation_changed)
 
     def replace_entries(self, objs: Iterable[dict[str, Any]], namespace: str | None = None, *,
-                        representation_changed: bool = False) -> list[Entry]:
-        """:meth:`replace`, its changes as :data:`Entry` (an ``ADDED`` is the object alone).
+                        representation_changed: bool = False) -> Changes:
+        """:meth:`replace`; with ``namespace``, replace what is held of that namespace only (a per-namespace
+        list): objects of other namespaces are neither listed nor deleted.
 
-        With ``namespace``, replace what is held of that namespace only (a per-namespace list): objects of other
-        namespaces are neither listed nor deleted.
+        ``objs`` is read once, as it comes (a generator of list pages is fine): each object is encoded as it
+        arrives and the decoded one is not kept, so a sync never holds the whole list decoded; the store then
+        changes at once, under its lock (a read sees the old list or the new one). A listed object identical to
+        the held one is not stored twice.
         """
         return self.replace_staged(self.stage(objs, namespace), representation_changed=representation_changed)
 
     def stage(self, objs: Iterable[dict[str, Any]], namespace: str | None = None) -> Staged:
         """The first half of :meth:`replace_entries`, without the lock: read ``objs`` to the end (a list arriving
-        page by page is stored as it arrives) into what :meth:`replace_staged` makes the store hold. What reading
+        page by page is encoded as it arrives) into what :meth:`replace_staged` makes the store hold. What reading
         ``objs`` raises propagates, and the store is unchanged."""
-        # Staged per namespace, in list order (a key listed twice: its first place, its last object), with no
-        # tuple an object: a relist must not add a container an object to what the garbage collector walks.
-        fresh: dict[str, dict[str, dict[str, Any]]] = {}
-        order_ns: list[str] = []
-        order_names: list[str] = []
-        for obj in objs:
-            # identity() inlined (no tuple an object); anything it would refuse goes to it for the reason.
-            meta = obj.get("metadata") if isinstance(obj, dict) else None
-            if isinstance(meta, dict):
-                name, ns, uid = meta.get("name"), meta.get("namespace") or "", meta.get("uid")
-            else:
-                name = ns = uid = None
-            if not (isinstance(name, str) and name and isinstance(ns, str) and (uid is None or isinstance(uid, str))):
-                try:
-                    ns, name, _, _ = identity(obj)
-                except InvalidArgumentError as exc:
-                    _log.warning("ignoring a listed object: %s", exc)
-                    continue
-            if namespace is not None and ns != namespace:
-                continue
-            names = fresh.get(ns)
-            if names is None:
-                names = fresh[ns] = {}
-            if name not in names:
-                order_ns.append(ns)
-                order_names.append(name)
-            names[name] = obj
-        return Staged(namespace, fresh, order_ns, order_names)
+        staged, order = self._stage(objs, namespace)
+        return Staged(namespace, staged, order)
 
-    def replace_staged(self, staged: Staged, *, representation_changed: bool = False) -> list[Entry]:
+    def replace_staged(self, staged: Staged, *, representation_changed: bool = False) -> Changes:
         """The second half of :meth:`replace_entries`: make the store hold what :meth:`stage` read (takes the lock;
         a caller that must queue the changes in the same critical section holds it)."""
-        namespace, fresh, order_ns, order_names = staged.namespace, staged.fresh, staged.order_ns, staged.order_names
-        changes: list[Entry] = []
         with self.lock:
-            by_ns = self._by_ns
-            if not by_ns and not self._indexers:
-                # Into an empty store (the first list): every object is an ADDED; no lookups of what is held.
-                # The staged dicts become the store's (same keys, order and objects as putting them one by one).
-                by_ns.update(fresh)
-                self._size = len(order_names)
-                return [fresh[ns][name] for ns, name in zip(order_ns, order_names, strict=True)]
-            for ns in (list(by_ns) if namespace is None else [namespace]):
-                kept = fresh.get(ns)
-                for name in list(by_ns.get(ns, ())):
-                    if kept is None or name not in kept:
-                        changes.append(("DELETED", self._pop(ns, name), None))
-            for ns, name in zip(order_ns, order_names, strict=True):
-                obj = fresh[ns][name]
-                meta = obj["metadata"]
-                self._upsert(ns, name, meta.get("uid") or None, meta, obj, changes,
-                             listed="representation" if representation_changed else "content")
+            self.heard()
+            if not self._by_ns and not self._indexers:
+                return self._adopt(staged.records, staged.order)
+            return self._diff(staged.records, staged.order, staged.namespace, representation_changed)
+
+    def _stage(self, objs: Iterable[dict[str, Any]], namespace: str | None
+               ) -> tuple[dict[str, dict[str, Record]], list[tuple[str, str]]]:
+        """The listed objects as records per namespace and name, and their keys in list order (a key listed
+        twice: its first place, its last object). Objects without identity are skipped with a warning."""
+        staged: dict[str, dict[str, Record]] = {}
+        order: list[tuple[str, str]] = []
+        for obj in objs:
+            key = _listed_key(obj)
+            if key is None or (namespace is not None and key[0] != namespace):
+                continue
+            ns, name = key
+            record = self._record(obj, obj["metadata"])
+            held = self._by_ns.get(ns)
+            old = held.get(name) if held is not None else None
+            if old is not None and old[BLOB] == record[BLOB]:
+                record = old  # the same object: share the held record (a relist of an unchanged list is free)
+            names = staged.get(ns)
+            if names is None:
+                names = staged[ns] = {}
+            if name not in names:
+                order.append(key)
+            names[name] = record
+        return staged, order
+
+    def _adopt(self, staged: dict[str, dict[str, Record]], order: list[tuple[str, str]]) -> Changes:
+        # Into an empty store without indexers (the first list): every object is an ADDED, no lookups of what is
+        # held; the staged dicts become the store's (same keys, order and records as putting them one by one).
+        self._by_ns.update(staged)
+        self._size = len(order)
+        self._bytes = sum(r[SIZE] for names in staged.values() for r in names.values())
+        changes = Changes(self.peek)
+        for ns, name in order:
+            changes.added(staged[ns][name])
         return changes
+
+    def _diff(self, staged: dict[str, dict[str, Record]], order: list[tuple[str, str]], namespace: str | None,
+              representation_changed: bool) -> Changes:
+        changes = Changes(self.peek)
+        by_ns = self._by_ns
+        for ns in (list(by_ns) if namespace is None else [namespace]):
+            kept = staged.get(ns)
+            for name in list(by_ns.get(ns, ())):
+                if kept is None or name not in kept:
+                    changes.deleted(self._pop(ns, name))  # type: ignore[arg-type]  # held: popped
+        for ns, name in order:
+            self._put_listed(ns, name, staged[ns][name], changes, representation_changed)
+        return changes
+
+    def _put_listed(self, ns: str, name: str, record: Record, out: Changes, representation_changed: bool) -> None:
+        # A listed object is the truth: never refused as older, an update whenever it differs (by resourceVersion
+        # or by content but for apiVersion/kind); with representation_changed, an unchanged object is still
+        # replaced, silently, to hold the new version's apiVersion.
+        objects = self._by_ns.get(ns)
+        old = objects.get(name) if objects is not None else None
+        if old is record:
+            return
+        if old is None or (record[UID] is not None and old[UID] is not None and record[UID] != old[UID]):
+            if old is not None:
+                self._pop(ns, name)
+                out.deleted(old)
+            self._put(ns, name, record, None)
+            out.added(record)
+        elif old[RV] != record[RV] or not self._same(old, record):
+            self._put(ns, name, record, old)
+            out.modified(old, record)
+        elif representation_changed:
+            self._put(ns, name, record, old)  # the same content in the new version's apiVersion
+
+    def _same(self, a: Record, b: Record) -> bool:
+        """Whether two records hold the same object but for ``apiVersion``/``kind``."""
+        return a[BLOB] == b[BLOB] or _same_content(self.decoded(a, keep=False), self.decoded(b, keep=False))
 
 
 @dataclass
 class Staged:
-    """A list read by :meth:`ObjectStore.stage`, for :meth:`ObjectStore.replace_staged`: the objects per namespace,
-    and their keys in list order."""
+    """A list read by :meth:`ObjectStore.stage`, for :meth:`ObjectStore.replace_staged`: its records per namespace
+    and name, and their keys in list order."""
 
     namespace: str | None
-    fresh: dict[str, dict[str, dict[str, Any]]]
-    order_ns: list[str]
-    order_names: list[str]
+    records: dict[str, dict[str, Record]]
+    order: list[tuple[str, str]]
 
 
-def _same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """``a == b`` but for ``apiVersion``/``kind`` (list items of built-in types come without them, events with)."""
-    return all(a.get(k) == b.get(k) for k in (a.keys() | b.keys()) - {"apiVersion", "kind"})
-
-
-def _change(entry: Entry) -> Change:
-    return entry if isinstance(entry, tuple) else ("ADDED", None, entry)
+def _listed_key(obj: object) -> tuple[str, str] | None:
+    """``(namespace, name)`` of a listed object, or None (logged) when it has no usable identity."""
+    # identity() inlined for the common case; anything it would refuse goes to it for the reason.
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        name, ns, uid = meta.get("name"), meta.get("namespace") or "", meta.get("uid")
+        if isinstance(name, str) and name and isinstance(ns, str) and (uid is None or isinstance(uid, str)):
+            return ns, name
+    try:
+        identity(obj)  # refuses it (it accepts only what the check above accepts): the reason
+    except InvalidArgumentError as exc:
+        _log.warning("ignoring a listed object: %s", exc)
+    return None

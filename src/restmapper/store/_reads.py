@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from restmapper.errors import InvalidArgumentError, OutsideScopeError
 from restmapper.store._args import check_key, check_selectors
 from restmapper.store._errors import ObjectNotFoundError
-from restmapper.store._labels import label_matcher
-from restmapper.store._objects import ObjectStore
+from restmapper.store._labels import labels_matcher
+from restmapper.store._objects import ObjectStore, Record
 from restmapper.store._selector import FieldTerm, field_terms, fields_match
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class InformerReads:
 
     _cond: threading.Condition
     _store: ObjectStore
-    _by_ns: Mapping[str, Mapping[str, dict[str, Any]]]
+    _by_ns: Mapping[str, Mapping[str, Record]]
     _readable: int
     _label: str
     _namespaced: bool
@@ -118,19 +118,20 @@ class InformerReads:
             APIStatusError: the namespace is refused to the client (its 403); the others are served.
             InformerStoppedError: the cache was stopped.
         """
-        if self._readable:  # the warm path: attribute reads and two dict lookups, no lock
+        if self._readable:  # the warm path: attribute reads, two dict lookups and a decoded one, no lock
             try:
                 if not self._namespaced:
-                    objects = self._by_ns.get("")
+                    ns = ""
                 elif namespace is not None and (self._namespaces is None or namespace in self._namespaces):
-                    objects = self._by_ns.get(namespace)
+                    ns = namespace
                 else:
-                    objects = self._by_ns.get(self._ns(namespace))
-                obj = objects.get(name) if objects is not None else None
+                    ns = self._ns(namespace)
+                objects = self._by_ns.get(ns)
+                record = objects.get(name) if objects is not None else None
             except TypeError:  # an unhashable argument: check_key below says what is wrong
-                obj = None
-            if obj is not None and self._group.error_in(obj["metadata"].get("namespace") or "") is None:
-                return obj
+                record = None
+            if record is not None and self._group.error_in(ns) is None:
+                return self._store.decoded(record)
         check_key("Informer.get", name, namespace)
         return self._read(self._get_held, name, namespace)  # no closure: cells would slow the warm path
 
@@ -155,7 +156,7 @@ class InformerReads:
               index: str | None, value: str | None, *, wait: bool) -> builtins.list[dict[str, Any]]:
         check_selectors("Informer.list", namespace, label_selector, field_selector, index, value)
         self._scope.check_selectors(self._label, label_selector, field_selector)
-        label = label_matcher(label_selector) if label_selector else None
+        labels = labels_matcher(label_selector) if label_selector else None
         terms = self._scope.local_field_terms(self._label, field_selector) if field_selector else ()
         if (index is None) != (value is None):
             raise InvalidArgumentError("give both index and value, or neither")
@@ -166,9 +167,7 @@ class InformerReads:
             if len(pinned) > 1:
                 return []  # two namespaces at once: nothing matches
             namespace = next(iter(pinned), None)
-        objects = self._read(self._list_held, namespace, index, value, wait=wait)
-        if label is not None:
-            objects = [o for o in objects if label(o)]
+        objects = self._read(self._list_held, namespace, index, value, labels, wait=wait)
         if terms:
             if self._scope.transform is not None:
                 self._check_carried(objects, terms, field_selector or "")
@@ -185,20 +184,16 @@ class InformerReads:
                 raise OutsideScopeError(self._label, self._scope.describe(), f"field selector {field_selector!r} "
                                         f"(the cache's transform removed {top!r} from objects it holds)")
 
-    def _list_held(self, namespace: str | None, index: str | None, value: str | None
-                   ) -> builtins.list[dict[str, Any]]:
+    def _list_held(self, namespace: str | None, index: str | None, value: str | None,
+                   labels: Callable[[Mapping[str, Any]], bool] | None) -> builtins.list[dict[str, Any]]:
         if namespace is not None or self._namespace is not None or not self._namespaced:
             ns: str | None = self._ns(namespace)
         else:
             ns = None
             self._check_all_namespaces()
         if index is not None and value is not None:
-            objects = self._store.by_index(index, value)
-            if ns:
-                objects = [o for o in objects if o["metadata"].get("namespace") == ns]
-        else:
-            objects = self._store.snapshot(ns or None)
-        return objects
+            return self._store.by_index(index, value, labels, ns or None)
+        return self._store.select(ns or None, labels)
 
     def _observed_for(self, namespace: str) -> str:
         """The resourceVersion everything of ``namespace`` was seen up to (lock held): per namespace, each

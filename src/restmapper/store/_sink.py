@@ -14,7 +14,7 @@ import builtins
 import itertools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +65,9 @@ class InformerSink:
         def _changed(self) -> None: ...
         def _count(self, name: str, n: int = 1) -> None: ...
 
-    def _queue(self, changes: builtins.list[Change]) -> None:
-        for change_type, old, new in changes:
-            self._dispatcher.broadcast(change_type, old, new)
+    def _queue(self, changes: Sequence[Change]) -> None:
+        # One batch: the store's Changes decode on the handler thread, and only when a handler is registered.
+        self._dispatcher.broadcast_entries(changes)
 
     def _transformed(self, obj: Any) -> dict[str, Any] | None:
         """``obj`` after the transform (checked: :func:`transformed`), None when it is not a JSON object: the one
@@ -192,6 +192,7 @@ class InformerSink:
 
     def reflector_bookmark_in(self, namespace: str, resource_version: str) -> None:
         with self._cond:
+            self._store.heard()
             self._observed_rv = resource_version
             self._observed_in[namespace] = resource_version
             if self._waiters or self._listeners:

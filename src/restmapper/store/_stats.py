@@ -19,7 +19,8 @@ Transform = Callable[[dict[str, Any]], dict[str, Any]]
 
 @dataclass
 class InformerStats:
-    """Counters of one :class:`Informer` (monotonic), two gauges (``objects``, ``backlog``) and its sync mode.
+    """Counters of one :class:`Informer` (monotonic), gauges (``objects``, ``backlog``, ``bytes``,
+    ``last_event_age_seconds``) and its sync mode.
 
     Attributes:
         lists: complete lists (initial, relists after 410, after a move or a restart), by either sync mode.
@@ -44,6 +45,11 @@ class InformerStats:
             their changes: KEP-3157's WatchList) or ``"list"`` (paginated lists), which it uses when the cache's
             ``watch_list`` is False or the server refused or ignored WatchList (then for the life of the cache), for
             any of its namespaces.
+        bytes: an estimate of the bytes the informer's store holds now (its compact objects, its indexes and the
+            recently read objects it keeps decoded; within about 20 % of what ``tracemalloc`` counts on Pods).
+        last_event_age_seconds: seconds since the last event, list or bookmark from the server (a watch that
+            stays silent longer than its bookmark interval, about a minute on kube-apiserver, is suspect); None
+            before the first.
     """
 
     lists: int = 0
@@ -62,6 +68,8 @@ class InformerStats:
     objects: int = 0
     backlog: int = 0
     sync_mode: str = "list"
+    bytes: int = 0
+    last_event_age_seconds: float | None = None
 
 
 @dataclass(frozen=True)
