@@ -405,6 +405,19 @@ def test_memo_keys_keep_questions_apart() -> None:
             resources.get(kind="Alpha", verbs={"get": 1})
 
 
+def test_an_unhashable_value_is_answered_by_a_new_discoverer_and_after_a_refresh() -> None:
+    """The first question of a cache generation is not looked up in the memo before it is answered: an unhashable
+    value then reaches the memo write, and is answered all the same (never memoized)."""
+    resources = _discoverer(_cluster("aggregated"))
+    with pytest.raises(ResourceNotFoundError):
+        resources.get(kind="Alpha", verbs={"get": 1})
+    assert [r.name for r in resources.search(kind="Alpha", verbs={"get": 1})] == []
+    resources.invalidate_cache()
+    with pytest.raises(ResourceNotFoundError):
+        resources.get(kind="Alpha", verbs={"get": 1})
+    assert resources.get(kind="Alpha", api_version=f"{A}/v1").api_version == "v1"
+
+
 def test_a_cold_pinned_get_reads_only_the_version_it_names() -> None:
     """Legacy discovery: ``get(api_version="a.example.com/v1", kind=...)`` on a new discoverer reads ``/apis`` and
     that one version (2 requests, as the peer), not every version of the group (it read all three)."""

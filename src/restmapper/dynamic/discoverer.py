@@ -16,7 +16,6 @@ expire; a warm call is one dictionary read.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -91,8 +90,10 @@ def _keep(table: dict[Any, Any], key: Any, answer: Any) -> None:
         return
     if len(table) >= MEMO_LIMIT:
         table.clear()
-    with contextlib.suppress(TypeError):  # an unhashable value: never memoized
+    try:  # noqa: SIM105 (contextlib.suppress costs ~0.3 µs more, paid by every first-time question)
         table[key] = answer
+    except TypeError:  # an unhashable value: never memoized
+        pass
 
 
 def _unsure(read: _Read) -> bool:
