@@ -56,7 +56,8 @@ def test_after_a_move_old_version_objects_are_never_served(served: ServedCluster
 
 class HeldLists:
     """A transport whose collection lists (not watches) wait while ``held`` is clear: a list in flight, for as
-    long as the test wants, without failing the watch (an injected fault would fail both: one path)."""
+    long as the test wants, without failing the watch (an injected fault would fail both: one path). A WatchList
+    (``sendInitialEvents``) is that sync mode's list and waits too."""
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.held = inner, threading.Event()
@@ -66,6 +67,11 @@ class HeldLists:
         if path.endswith("/widgets"):
             assert self.held.wait(20)
         return self.inner.get(path, headers, **kwargs)
+
+    def stream(self, path: str, headers: Any = None, **kwargs: Any) -> Any:
+        if path.endswith("/widgets") and "sendInitialEvents" in (kwargs.get("params") or {}):
+            assert self.held.wait(20)
+        return self.inner.stream(path, headers, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
