@@ -1,5 +1,16 @@
 """Shared pytest fixtures.
 
+The tests are laid out by behaviour, one folder per area:
+``mapper/`` (mapper semantics, kubectl's readings of an argument, question shapes), ``healing/`` (404 eviction,
+refetch, resend), ``certainty/`` (never confidently wrong, partial discovery: DESIGN 5.10), ``cache/`` (discovery
+cache, freshness, single flights, renewal), ``protocol/`` (discovery client, wire, transport, credentials),
+``dynamic/`` (the ``kubernetes.dynamic`` drop-ins), ``store/`` (object cache, informers, reflector), ``watch/``
+(CRD/APIService watcher), ``client/`` (the write client), ``leader/`` (leader election), ``workqueue/``, ``kit/``
+(``restmapper.testing`` and the pytest plugin), ``cli/``, ``api/`` (public surface: exports, errors, options,
+layer interfaces), ``integrations/`` (kr8s/lightkube adapters, metrics), ``docs/`` (README, examples, release) and
+``benchmarks/`` (the bench runs and reports). Helpers shared across areas are the ``helpers`` package
+(``from helpers.store import object_cache``; pytest puts ``tests/`` on the path).
+
 Fixture data (real discovery documents and CRD manifests) lives outside the repository, in ``<repo>/../shared/
 fixtures``; it is read from there, never copied in. In a fresh clone without that folder, tests that need it skip.
 """

@@ -143,8 +143,8 @@ class FetchingState(CacheState):
         try:
             fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
             if fetched.expired and plan.epoch == self._invalidations:
-                # Shared a fetch that raced with an invalidation this caller had seen before it began (review adv5
-                # F4): the document may predate what the caller was told, so read it once more (a new flight).
+                # Shared a fetch that raced with an invalidation this caller had seen before it began: the
+                # document may predate what the caller was told, so read it once more (a new flight).
                 fetched = self._flight.do((path, listing), lambda: self._refresh_root(doc, listing))
             return fetched
         except RestMapperError as exc:
@@ -305,7 +305,7 @@ class FetchingState(CacheState):
             res, errs, fetch, started = self._flight.do(("gvs", tuple(gvs)), fetch_all)
             if started == epoch:
                 break
-            # Joined a fetch that began before an invalidation this caller saw (adv5 F2): its responses may
+            # Joined a fetch that began before an invalidation this caller saw: its responses may
             # predate what the caller was told, so ask once more (a new flight); a second race is left to the
             # installer, which stores it as already expired.
         return dict(res), dict(errs), fetch

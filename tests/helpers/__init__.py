@@ -1,0 +1,1 @@
+"""Helpers shared by the test areas: ``from helpers.store import object_cache`` (``tests`` is on pytest's path)."""
