@@ -1,12 +1,12 @@
-"""Review of issue 10 (breaker10 F1-F4): remembered and racing answers are never confidently wrong (DESIGN 5.10).
+"""Remembered and racing answers are never confidently wrong (DESIGN 5.10).
 
-F1/F2: an answer that may come from any group depends on the set of groups that failed or are served stale: when a
+An answer that may come from any group depends on the set of groups that failed or are served stale: when a
 group that outranks the answer becomes troubled, the memoized answer is not replayed (a fresh mapper raises
 ``GroupDiscoveryError``; so must a warm one).
 
-F3/F4: an invalidation that lands inside a lookup never turns into a no-match for a kind that is served throughout.
+An invalidation that lands inside a lookup never turns into a no-match for a kind that is served throughout.
 The interleaving is made deterministic by a hook that invalidates the group right after the cache reported every
-group loaded (the window a watcher's ``invalidate_group`` hit in the review's threaded runs).
+group loaded (the window a watcher's ``invalidate_group`` hits in threaded runs).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def test_an_invalidation_racing_every_retry_is_a_discovery_error_not_a_no_match(
         assert found.kind == "K2"
 
 
-# --- the kubernetes.dynamic drop-in (F4) ------------------------------------------------------------------------
+# --- the kubernetes.dynamic drop-in ----------------------------------------------------------------------------
 
 
 def _drop_in(cluster: FakeCluster) -> Any:

@@ -221,7 +221,7 @@ def test_dotted_arguments_skip_the_full_path_and_resolve_as_kubectl_over_every_g
         assert len(matches) > 80
         # Only matches through a group named by prefix, an empty part or the __internal version take the full path,
         # and those the named group settles by no name of its own (a kind, another spelling: groups extending it,
-        # listed since, would take part first, review adv8).
+        # listed since, would take part first).
         assert full_path and all(arg.endswith((".autoscal", ".storage", ".a.example", "."))
                                  or ".__internal." in arg or arg.split(".")[0] != arg.split(".")[0].lower()
                                  for arg in full_path), full_path

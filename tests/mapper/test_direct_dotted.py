@@ -1,4 +1,4 @@
-"""The first-time dotted paths (issue 10): ``resolve(resource.group)``, ``resolve(resource.version.group)`` and
+"""The first-time dotted paths: ``resolve(resource.group)``, ``resolve(resource.version.group)`` and
 ``resource_for``/``kind_for`` of a named group, answered straight from a ready group's index.
 
 They must answer exactly as the full path (the judge: a mapper whose direct paths are off), including when a group

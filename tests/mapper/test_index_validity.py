@@ -137,7 +137,7 @@ def test_a_cell_moved_behind_a_memoized_answer_recomputes_it() -> None:
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_an_answer_read_before_a_concurrent_refresh_is_not_remembered_as_current(mode: str, refetch: bool) -> None:
     """A lookup that read its group's entry just before another thread refreshed the group (or just before the
-    group was evicted) answers from what it read, but must not memoize that answer as current (review 11, F5): it
+    group was evicted) answers from what it read, but must not memoize that answer as current: it
     was served from the memo, with no request, until the TTL, though the server had stopped serving that version."""
     from restmapper.testing import InProcessTransport, ManualClock, crd_manifest
 

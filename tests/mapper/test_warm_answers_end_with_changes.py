@@ -154,7 +154,7 @@ def test_errors_are_never_held() -> None:
 
 def test_a_failed_reload_ends_the_stretch_of_answers_from_any_group(monkeypatch: pytest.MonkeyPatch) -> None:
     """After an invalidation, an answer that may come from any group waits for every group to load again. The
-    reload stays due while it runs (adv5 F3): a question asked meanwhile reloads too (sharing the fetches) and is
+    reload stays due while it runs: a question asked meanwhile reloads too (sharing the fetches) and is
     never answered from the groups as they were before the invalidation; when the reload fails it is still due,
     and no answer held before it is returned in its place."""
     cluster, clock = _cluster(), ManualClock()
@@ -253,7 +253,7 @@ class _LikeStr:
 
 
 def test_a_wrong_type_is_refused_warm_as_cold() -> None:
-    """Review adv1 F4: the held answers are read only for arguments of the types the memo path accepts."""
+    """The held answers are read only for arguments of the types the memo path accepts."""
     cluster, clock = _cluster(), ManualClock()
     mapper = _mapper(cluster, clock)
     widget = GroupKind("a.example.com", "Widget")

@@ -392,7 +392,7 @@ class IndexedGroups:
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed.
 
-        The reload stays due until it is done (adv5 F3): while its I/O runs, an answer that may come from any group
+        The reload stays due until it is done: while its I/O runs, an answer that may come from any group
         is not offered from the memo or the indexes (other callers reload too, sharing the fetches), so a name a
         new group claims is never answered from the groups as they were before the invalidation.
         """

@@ -1,4 +1,4 @@
-"""Adversarial review (adv2) of the precomputed no-group answer table: a warm mapper, told of each change,
+"""First-time answers to questions naming no group follow every change: a warm mapper, told of each change,
 must answer as a fresh mapper over the same cluster."""
 
 from __future__ import annotations
