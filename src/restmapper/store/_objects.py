@@ -192,8 +192,9 @@ class ObjectStore:
 
     Args:
         hot_bytes: the budget, in bytes (estimated: :data:`DECODED_PER_MARSHALLED` times the marshal length), of
-            the recently read objects kept decoded: 16 MiB by default, about 340 Pods of 8 KB of JSON or 8,000
-            small ConfigMaps.
+            the recently read objects kept decoded: 32 MiB by default. Two generations of half the budget each:
+            objects read over and over in turn stay decoded up to half the budget, about 340 Pods of 8 KB of JSON
+            or 8,000 small ConfigMaps (a larger set read in turn is decoded on every read).
         clock: seconds, monotonic: when the last event, list or bookmark arrived (:meth:`seconds_since_heard`).
 
     Attributes:
@@ -203,7 +204,7 @@ class ObjectStore:
         objects_by_namespace: namespace -> name -> record (compact); read with :meth:`decoded`, never mutated.
     """
 
-    def __init__(self, *, hot_bytes: int = 16 << 20, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, hot_bytes: int = 32 << 20, clock: Callable[[], float] = time.monotonic) -> None:
         self.lock = threading.RLock()
         self._by_ns: dict[str, dict[str, Record]] = {}
         self.objects_by_namespace = self._by_ns
