@@ -181,12 +181,20 @@ def test_a_watch_error_event_goes_through_the_same_scrubbing() -> None:
 
 
 def test_scrubbing_happens_before_the_reason_is_cut() -> None:
-    """A reason is cut to 200 characters; a credential straddling the cut must not leave its head behind."""
+    """A reason is cut to 500 characters; a credential straddling the cut must not leave its head behind."""
     transport = RequestsTransport("http://127.0.0.1:1", token=TOKEN)
-    for pad in range(170, 200):
+    for pad in range(470, 500):
         error = status_error(transport, "/apis", 503, ("x" * pad + TOKEN + " tail").encode())
-        assert len(error.reason) <= 200
+        assert len(error.reason) <= 500
         assert_clean(str(error), TOKEN)
+
+
+def test_a_long_reason_is_cut_at_a_word_boundary_and_says_so() -> None:
+    transport = RequestsTransport("http://127.0.0.1:1")
+    words = " ".join(f"word{i}" for i in range(200))  # ~1,300 characters
+    reason = status_error(transport, "/apis", 503, {"kind": "Status", "message": words}).reason
+    assert len(reason) <= 500 and reason.endswith("…") and words.startswith(reason[:-1] + " ")
+    assert status_error(transport, "/apis", 503, {"kind": "Status", "message": words[:480]}).reason == words[:480]
 
 
 def test_the_status_error_helper_is_the_only_one() -> None:

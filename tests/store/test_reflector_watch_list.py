@@ -348,3 +348,19 @@ def test_a_stream_failing_after_the_initial_events_end_resumes_from_that_bookmar
     assert sink.lists == [(["a"], "3")] and sink.events == [("MODIFIED", "a")] and server.lists == []
     assert [watch_list_request(w) for w in server.watches] == [True, False, False]
     assert server.watches[1]["resourceVersion"] == "3" and reflector.sync_mode == "watch-list"
+
+
+def test_the_fallback_warning_carries_the_servers_whole_reason(caplog: pytest.LogCaptureFixture) -> None:
+    message = ("ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is "
+               "forbidden for watch unless sendInitialEvents is provided, sendInitialEvents: Forbidden: "
+               "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled, "
+               "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided]")
+    refused = {**INVALID, "message": message}
+
+    def watch(n: int) -> Stream:
+        return Stream([], status=422, body=refused) if n == 1 else Stream([line("ERROR", GONE)])
+
+    with caplog.at_level("WARNING", logger="restmapper"):
+        run(watch, 1, items=[cm("a", "1")])
+    warnings = [r.getMessage() for r in caplog.records if "does not serve WatchList" in r.getMessage()]
+    assert len(warnings) == 1 and message in warnings[0]

@@ -25,8 +25,9 @@ from restmapper.transport.retry import parse_retry_after
 
 __all__ = ["REASON_LIMIT", "status_error"]
 
-REASON_LIMIT = 200
-"""At most this many characters of server text are kept in an error's reason."""
+REASON_LIMIT = 500
+"""At most this many characters of server text are kept in an error's reason: a longer one is cut at the last word
+boundary before the limit and ends with an ellipsis (``…``), so a reason is never cut mid-word without saying so."""
 _SNIFF = 64 * 1024
 STATUS_TEXT_LIMIT = 2000
 """At most this many characters of each string of a Status object kept in :attr:`APIStatusError.server_status`."""
@@ -98,6 +99,17 @@ def _error_class(code: int, server_status: Mapping[str, Any] | None) -> type[API
     return APIStatusError
 
 
+def _bounded(text: str) -> str:
+    """``text`` when it fits :data:`REASON_LIMIT`, else its words up to the limit followed by ``…``."""
+    if len(text) <= REASON_LIMIT:
+        return text
+    head = text[:REASON_LIMIT - 1]
+    space = head.rfind(" ")
+    if space > REASON_LIMIT // 2:  # a word boundary not too far back; one very long word is cut where it must be
+        head = head[:space]
+    return head.rstrip() + "…"
+
+
 def status_error(transport: object, path: str, status: object, body: bytes | Mapping[str, Any] = b"",
                  headers: Mapping[str, str] | None = None) -> APIStatusError:
     """Return the typed error for an error answer or a watch ``ERROR`` event.
@@ -111,8 +123,8 @@ def status_error(transport: object, path: str, status: object, body: bytes | Map
 
     Returns:
         An :class:`APIStatusError` whose ``reason`` is ``Status.message`` or the first line of a text body,
-        scrubbed of credentials, then cut to :data:`REASON_LIMIT` characters, and whose ``server_status`` is the
-        Status object (every string scrubbed and cut to :data:`STATUS_TEXT_LIMIT`) when the body was one. Its type
+        scrubbed of credentials, then bounded to :data:`REASON_LIMIT` characters (cut at a word boundary, ending
+        in ``…``), and whose ``server_status`` is the Status object (every string scrubbed and cut to :data:`STATUS_TEXT_LIMIT`) when the body was one. Its type
         follows the answer: :class:`ForbiddenError` (403), :class:`AlreadyExistsError`, :class:`ConflictError`,
         :class:`ObjectNotFoundStatusError` (a 404 naming an object), :class:`InvalidObjectError` (422), else
         :class:`APIStatusError` itself.
@@ -121,7 +133,7 @@ def status_error(transport: object, path: str, status: object, body: bytes | Map
     doc = _document(body)
     server_status = None
     with scrubbing(lambda text: scrub_with(transport, text)):
-        reason = excerpt(_reason(doc), REASON_LIMIT)
+        reason = _bounded(excerpt(_reason(doc), REASON_LIMIT + 1))
         if isinstance(doc, Mapping) and doc.get("kind") == "Status":
             server_status = _scrubbed(doc)
     retry_after = None
