@@ -114,8 +114,9 @@ def test_a_server_before_1_27_ignores_send_initial_events() -> None:
 
 
 def test_watch_list_cannot_be_served_by_a_release_that_predates_it() -> None:
-    with pytest.raises(InvalidArgumentError, match="predates WatchList"):
+    with pytest.raises(InvalidArgumentError, match="predates WatchList") as refused:
         FakeCluster(release="1.20", watch_list=True)
+    assert "watch_list=False" in str(refused.value) and "1.27" in str(refused.value)
     FakeCluster(release="1.20", watch_list=False)
 
 

@@ -112,7 +112,8 @@ def test_remaining_item_count_is_omitted_with_selectors(cluster: FakeCluster) ->
 
 
 @pytest.mark.parametrize(("query", "status", "fragment"), [
-    ({"continue": "not-a-token"}, 400, "invalid continue token"),
+    ({"continue": "not a token"}, 400, "invalid continue token: continue key is not valid: illegal base64 data"),
+    ({"continue": "not-a-token"}, 400, "invalid continue token: continue key is not valid: invalid JSON"),
     ({"continue": "TOKEN", "resourceVersion": "3"}, 400, "specifying resource version is not allowed"),
     ({"resourceVersionMatch": "Exact"}, 422, "resourceVersionMatch is forbidden unless resourceVersion"),
     ({"resourceVersionMatch": "Exact", "resourceVersion": "0"}, 422, 'forbidden for resourceVersion "0"'),

@@ -164,8 +164,14 @@ def _decode_continue(token: str, prefix: str) -> tuple[int, str]:
         ListOptionsError: 400 for a token apiserver would not decode.
     """
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        doc = json.loads(raw)
+        try:
+            raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
+        except (ValueError, binascii.Error):
+            raise ValueError("continue key is not valid: illegal base64 data") from None
+        try:
+            doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise ValueError("continue key is not valid: invalid JSON") from None
         if not isinstance(doc, dict) or doc.get("v") != _TOKEN_VERSION:
             raise ValueError("continue key is not valid: server does not recognize this encoded version")
         rv, start = doc.get("rv"), doc.get("start")

@@ -324,7 +324,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         if not isinstance(value, bool):
             raise TypeError(f"watch_list must be True or False, not {type(value).__name__}")
         if value and watch_list_support(self._release, False) == "unknown":
-            raise InvalidArgumentError(f"release {self._release} predates WatchList (sendInitialEvents, 1.27+)")
+            raise InvalidArgumentError(f"release {self._release} predates WatchList (sendInitialEvents, 1.27+): "
+                                       "pass watch_list=False or leave it unset (the release's default), "
+                                       "or choose a release >= 1.27")
         self._watch_list = value
 
     def _changed(self) -> None:
