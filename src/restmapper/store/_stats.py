@@ -23,11 +23,14 @@ class InformerStats:
     ``last_event_age_seconds``) and its sync mode.
 
     Attributes:
-        lists: complete lists (initial, relists after 410, after a move or a restart), by either sync mode.
+        lists: complete lists (initial, relists after 410, after a move or a restart), by either sync mode. The
+            objects of such a sync (its list pages, or a WatchList's initial ``ADDED`` events up to its
+            initial-events-end bookmark) are counted here, once per sync, never under ``events``.
         relists: relists the protocol needed: 410 Gone, a too large resourceVersion (an etcd restore), watches
             that ended at once again and again.
         connects: watch streams opened.
-        events: ADDED/MODIFIED/DELETED watch events received.
+        events: ADDED/MODIFIED/DELETED watch events received after a sync (a WatchList's initial events are part
+            of its sync: ``lists``).
         bookmarks: BOOKMARK events received.
         errors: failed lists/watches/lookups (each followed by a backoff).
         malformed: events or items from the server that could not be read (skipped; a transform that refuses an
