@@ -297,8 +297,11 @@ class ObjectCache:
             kinds: kinds to start now (see :data:`KindArg`); with ``lazy=False`` the only kinds reads may name
                 (with :meth:`informer`'s).
 
+        Returns:
+            This cache (for ``cache = ObjectCache(mapper).start([...])``).
+
         Raises:
-            As :meth:`informer`.
+            TypeError: ``kinds`` is a str or not iterable (pass a list). As :meth:`informer` otherwise.
         """
         if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
             raise TypeError(f"start() takes kinds as a list of kinds (start(kinds=[{kinds!r}])), not "
@@ -374,7 +377,14 @@ class ObjectCache:
         return infos
 
     def has_informer(self, kind: GroupKind) -> bool:
-        """True when an informer of ``kind`` runs now (no I/O, no lock held beyond a dict lookup)."""
+        """True when an informer of ``kind`` runs now (no I/O, no lock held beyond a dict lookup).
+
+        Args:
+            kind: a GroupKind (not resolved: a str or GVR is never found).
+
+        Returns:
+            True for a started informer that is not ``"stopped"``; False otherwise. Never raises.
+        """
         with self._lock:
             informer = self._informers.get(kind)
         return informer is not None and informer.state != "stopped"
@@ -390,6 +400,13 @@ class ObjectCache:
 
     def group_kind(self, kind: KindArg) -> GroupKind:
         """Return the GroupKind ``kind`` names (asks the mapper for strings and GVRs).
+
+        Args:
+            kind: a GroupKind, GroupVersionKind, GroupVersionResource, or a str as kubectl takes it (``"deploy"``,
+                ``"Deployment.apps"``).
+
+        Returns:
+            The :class:`GroupKind`.
 
         Raises:
             NoKindMatchError, NoResourceMatchError: the mapper found no such kind (it is not served).
@@ -429,6 +446,12 @@ class ObjectCache:
 
         A GroupKind or GVK gets an informer even when the kind is not served yet (state ``not_served``; it starts
         listing when the kind appears); a string or GVR must resolve now.
+
+        Args:
+            kind: as :meth:`group_kind`.
+
+        Returns:
+            The kind's :class:`Informer` (one per kind and cache).
 
         Raises:
             As :meth:`group_kind`.

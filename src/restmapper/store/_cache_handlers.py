@@ -101,8 +101,17 @@ class CacheHandlers:
         changed (docs/design.md §6); the informer's deletes (including a new UID replacing an object, and
         deletes found by a relist or while the kind is not served) forget the entry and ``dispose`` its value.
 
+        Args:
+            kind: as :meth:`ObjectCache.group_kind`.
+            build: ``build(obj)`` returns the derived value of an object.
+            fingerprint: ``fingerprint(obj)``, a hashable; a change rebuilds even at the same generation.
+            dispose: ``dispose(value)``, called on a value replaced or forgotten.
+
+        Returns:
+            The :class:`~restmapper.generation.GenerationCache` (keyed by ``metadata.uid``).
+
         Raises:
-            As :meth:`informer`.
+            TypeError: ``build``, ``fingerprint`` or ``dispose`` not callable. As :meth:`ObjectCache.informer`.
         """
         if not callable(build):
             raise TypeError(f"ObjectCache.derived() takes build as a callable, not {type(build).__name__}")

@@ -226,7 +226,15 @@ class Informer(InformerReads, InformerWaits, InformerSink):
                              last_event_age_seconds=age)
 
     def wait_for_state(self, *states: State, timeout: float | None) -> bool:
-        """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed; True when it is."""
+        """Block until :attr:`state` is one of ``states`` or ``timeout`` seconds passed.
+
+        Args:
+            states: the :data:`State` names to wait for (``"synced"``, ``"not_served"``, ...).
+            timeout: at most this many seconds; None waits without bound.
+
+        Returns:
+            True when the state is one of ``states`` at return, False at the timeout (never raises).
+        """
         with self._cond:
             return self._cond.wait_for(lambda: self._state in states, timeout)
 
@@ -236,6 +244,16 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         The predicate is checked at once and after every state change, mapping change, list and event, with the
         informer's lock held: keep it short and non-blocking (reading :attr:`state`, :attr:`mapping`,
         :meth:`get` of a synced informer, :attr:`stats` is fine).
+
+        Args:
+            predicate: called with this informer; True ends the wait.
+            timeout: at most this many seconds; None waits without bound.
+
+        Returns:
+            True when the predicate held, False at the timeout.
+
+        Raises:
+            Exception: whatever ``predicate`` raises (the wait ends).
         """
         with self._cond:
             self._waiters += 1
@@ -251,6 +269,10 @@ class Informer(InformerReads, InformerWaits, InformerSink):
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
         """Add an index: ``fn(obj)`` returns the index values of ``obj`` (client-go ``IndexFunc``).
 
+        Args:
+            name: the index name, for :meth:`by_index` and ``list(index=...)``.
+            fn: maps an object (a dict) to the list of str values it is indexed under.
+
         Raises:
             InvalidArgumentError: the name is taken or ``fn`` is not callable.
             TypeError: ``name`` is not a str.
@@ -260,7 +282,15 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         self._store.add_indexer(name, fn)
 
     def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
-        """Return the objects whose index ``name`` holds ``value`` (waits for sync as :meth:`get`).
+        """Return the objects whose index ``name`` holds ``value`` (waits for sync as :meth:`get`; client-go
+        ``ByIndex``).
+
+        Args:
+            name: an index added with :meth:`add_indexer`.
+            value: the index value.
+
+        Returns:
+            A new list of the objects (each shared, read-only by contract), ordered by namespace then name.
 
         Raises:
             InvalidArgumentError: no such index. And as :meth:`get` for the sync.
@@ -281,6 +311,14 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         exception (``SystemExit`` too) is logged and counted (``stats.handler_errors``) and delivery goes on.
         ``on_delete`` gets the last state seen.
         Handlers survive ``not_served`` periods (they see deletes, then adds when the kind is back).
+
+        Args:
+            on_add: ``on_add(obj)``, for each object added (and each held at registration).
+            on_update: ``on_update(old, new)``, for each change.
+            on_delete: ``on_delete(obj)``, with the last state seen.
+
+        Returns:
+            A :class:`HandlerHandle`; pass it to :meth:`ObjectCache.remove_handler` to unregister them.
 
         Raises:
             InformerStoppedError: the informer is stopped.

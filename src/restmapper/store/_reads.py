@@ -109,6 +109,13 @@ class InformerReads:
     def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Return the cached object (shared: never mutate it; see :meth:`ObjectCache.get`).
 
+        Args:
+            name: ``metadata.name``.
+            namespace: its namespace (None for a cluster-scoped kind, or the informer's one namespace).
+
+        Returns:
+            The object, a wire-form dict (read-only by contract).
+
         Raises:
             ObjectNotFoundError: no such object.
             NoKindMatchError: the kind is not served (the mapper's no-match).
@@ -145,7 +152,25 @@ class InformerReads:
     def list(self, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None, index: str | None = None,
              value: str | None = None) -> builtins.list[dict[str, Any]]:
-        """Return the cached objects that match, ordered by namespace then name (see :meth:`ObjectCache.list`)."""
+        """Return the cached objects that match, ordered by namespace then name (see :meth:`ObjectCache.list`).
+
+        Args:
+            namespace: one namespace, or None for every namespace the informer holds.
+            label_selector: a label selector string (``"app=web,tier!=db"``), as kubectl's ``-l``.
+            field_selector: a field selector string (``"metadata.name=web"``).
+            index: an index added with :meth:`add_indexer`, with ``value``: only the objects it maps ``value`` to.
+            value: the index value (required with ``index``).
+
+        Returns:
+            A new list of the objects (each shared, read-only by contract); empty when none match.
+
+        Raises:
+            TypeError: a filter that is not a str.
+            InvalidArgumentError: a malformed selector, an unknown index, ``index`` without ``value``.
+            OutsideScopeError: a namespace or selector broader than what the informer holds.
+            ForbiddenError: a namespace read is refused (its 403).
+            As :meth:`get` otherwise (never ObjectNotFoundError).
+        """
         return self._list(namespace, label_selector, field_selector, index, value, wait=True)
 
     def _get_now(self, name: str, namespace: str | None) -> dict[str, Any]:

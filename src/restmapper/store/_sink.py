@@ -116,6 +116,8 @@ class InformerSink:
     # --- ReflectorSink ---------------------------------------------------------------------------------------------
 
     def reflector_replace_in(self, namespace: str, items: Listing) -> None:
+        """Reflector sink protocol (called by the reflector; not for users): replace what ``namespace`` (``""``:
+        the whole list) holds with ``items``, a complete list, as client-go's ``Store.Replace``."""
         if self._group.full_objects and self._scope.metadata_only:
             # The server refused metadata-only objects: the informer holds full ones from now on (its scope says
             # so), and answers nothing until every namespace listed them (never two representations at once).
@@ -152,6 +154,8 @@ class InformerSink:
         self._changed()
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
+        """Reflector sink protocol (called by the reflector; not for users): apply one watch event
+        (``"ADDED"``, ``"MODIFIED"`` or ``"DELETED"``) of ``obj``."""
         transformed = self._transformed(obj)
         if transformed is None:
             return
@@ -191,6 +195,8 @@ class InformerSink:
         return True
 
     def reflector_bookmark_in(self, namespace: str, resource_version: str) -> None:
+        """Reflector sink protocol (called by the reflector; not for users): the watch of ``namespace`` reached
+        ``resource_version`` (a BOOKMARK event)."""
         with self._cond:
             self._store.heard()
             self._observed_rv = resource_version
@@ -199,6 +205,8 @@ class InformerSink:
                 self._changed()
 
     def reflector_state(self) -> None:
+        """Reflector sink protocol (called by the reflector; not for users): a reflector connected, failed or
+        stopped; recompute :attr:`Informer.state`."""
         if any(r.connected for r in self._group.all()):
             # Only a watch that opened proves the path serves (a list may succeed where the watch 404s).
             self._not_found_streak = 0

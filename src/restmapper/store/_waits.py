@@ -59,8 +59,12 @@ class InformerWaits:
         """Block until the informer has synced, ``timeout`` seconds passed, or waiting cannot help: the kind is not
         served, or a failure waiting will not cure is known (see :meth:`ObjectCache.get`; :attr:`last_error`).
 
+        Args:
+            timeout: at most this many seconds; None waits without bound.
+
         Returns:
-            :attr:`has_synced` at return (client-go ``WaitForCacheSync``).
+            :attr:`has_synced` at return (client-go ``WaitForCacheSync``); never raises for a failure: read
+            :attr:`last_error`.
         """
         with self._cond:
             self._cond.wait_for(self._sync_wait_over, None if timeout is None else min(timeout, threading.TIMEOUT_MAX))
@@ -104,7 +108,23 @@ class InformerWaits:
 
     def wait_for(self, name: str, namespace: str | None = None, *, resource_version: str | None = None,
                  generation: int | None = None, timeout: float) -> dict[str, Any]:
-        """Block until the cache holds ``name`` at least as new as asked; see :meth:`ObjectCache.wait_for`."""
+        """Block until the cache holds ``name`` at least as new as asked; see :meth:`ObjectCache.wait_for`.
+
+        Args:
+            name, namespace: the object, as :meth:`get`.
+            resource_version: the object's ``resourceVersion`` at least (a str); None: any.
+            generation: its ``metadata.generation`` at least; None: any.
+            timeout: at most this many seconds.
+
+        Returns:
+            The object held (read-only by contract).
+
+        Raises:
+            ObjectWaitTimeoutError: (a :class:`WaitTimeoutError`) not caught up within ``timeout``.
+            ObjectNotFoundError: the object was deleted after the version waited for.
+            TypeError: a ``resource_version`` not a str, a ``generation`` not an int, a ``timeout`` not a number.
+            InvalidArgumentError: a negative, NaN or infinite timeout. As :meth:`get` otherwise.
+        """
         check_key("Informer.wait_for", name, namespace)
         check_wait("Informer.wait_for", resource_version, generation, timeout)
         deadline = time.monotonic() + timeout
@@ -124,7 +144,22 @@ class InformerWaits:
 
     def wait_for_deleted(self, name: str, namespace: str | None = None, *, uid: str | None,
                          resource_version: str | None = None, timeout: float) -> None:
-        """Block until the cache no longer holds ``name`` of ``uid``; see :meth:`ObjectCache.wait_for_deleted`."""
+        """Block until the cache no longer holds ``name`` of ``uid``; see :meth:`ObjectCache.wait_for_deleted`.
+
+        Args:
+            name, namespace: the object, as :meth:`get`.
+            uid: the ``metadata.uid`` deleted (an object of another UID under that name does not count); None:
+                any object of that name.
+            resource_version: the delete's resourceVersion, when known: the cache must have seen through it.
+            timeout: at most this many seconds.
+
+        Raises:
+            ObjectWaitTimeoutError: still held (or not seen through ``resource_version``) at the timeout.
+            InformerStoppedError: the cache was stopped meanwhile.
+            InvalidArgumentError: a negative, NaN or infinite timeout.
+            TypeError: ``name``, ``namespace``, ``uid`` or ``resource_version`` not a str, ``timeout`` not a
+                number. As :meth:`get` otherwise (never ObjectNotFoundError).
+        """
         check_key("Informer.wait_for_deleted", name, namespace)
         check_uid("Informer.wait_for_deleted", uid)
         check_wait("Informer.wait_for_deleted", resource_version, None, timeout)
