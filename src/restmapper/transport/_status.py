@@ -124,7 +124,8 @@ def status_error(transport: object, path: str, status: object, body: bytes | Map
     Returns:
         An :class:`APIStatusError` whose ``reason`` is ``Status.message`` or the first line of a text body,
         scrubbed of credentials, then bounded to :data:`REASON_LIMIT` characters (cut at a word boundary, ending
-        in ``…``), and whose ``server_status`` is the Status object (every string scrubbed and cut to :data:`STATUS_TEXT_LIMIT`) when the body was one. Its type
+        in ``…``), and whose ``server_status`` is the Status object (every string scrubbed and cut to
+        :data:`STATUS_TEXT_LIMIT`) when the body was one. Its type
         follows the answer: :class:`ForbiddenError` (403), :class:`AlreadyExistsError`, :class:`ConflictError`,
         :class:`ObjectNotFoundStatusError` (a 404 naming an object), :class:`InvalidObjectError` (422), else
         :class:`APIStatusError` itself.
