@@ -452,7 +452,15 @@ class GenerationCache(Generic[T, V]):
             del self._flights[uid]
 
     def peek(self, uid: str) -> V | None:
-        """Return the cached value for ``uid`` without building or checking freshness, or None."""
+        """Return the cached value for ``uid`` without building or checking freshness.
+
+        Args:
+            uid: the object's ``metadata.uid``.
+
+        Returns:
+            The value built last for that UID (possibly from an older generation), or None when none is cached.
+            Never raises.
+        """
         with self._lock:
             entry = self._entries.get(uid)
             return entry.value if entry is not None else None

@@ -76,6 +76,12 @@ class UpstreamSurface:
                 aggregated servers; legacy servers are read one request per group version).
             update: revalidate the listing first (the cache's TTL already bounds staleness).
 
+        Returns:
+            ``{"api": {"": {"v1": ResourceGroup}}, "apis": {group: {version: ResourceGroup}}}`` as
+            ``kubernetes.dynamic``'s ``Discoverer.parse_api_groups``: each ``ResourceGroup`` has ``preferred`` (a
+            bool) and ``resources`` (kind -> list of :class:`Resource`); ``apis[""]["v1"]`` holds the generic
+            ``List``.
+
         Raises:
             DiscoveryError: the root documents could not be read.
         """

@@ -148,6 +148,13 @@ class CRDLifecycleMixin:
         """Install every CRD of ``manifests`` (a dict, or YAML text with one or more ``---``-separated documents)
         and return their names, in order; see :meth:`add_crd`.
 
+        Args:
+            manifests: one CRD as a dict, or YAML text of one or more CRDs.
+            established_after: as :meth:`add_crd` (delays each new CRD's ``Established`` condition; None: at once).
+
+        Returns:
+            The CRD names (``plural.group``), in document order.
+
         Raises:
             InvalidCRDError: when any document is invalid (one line per bad document); nothing is installed then.
             InvalidArgumentError: for a negative ``established_after``.
@@ -235,6 +242,12 @@ class CRDLifecycleMixin:
         ``spec.names.plural``, and once Established a new ``spec.scope`` or ``spec.names.kind``, as
         kube-apiserver does), so a test can change what a real cluster changes by deleting and recreating.
 
+        Args:
+            manifest: the CRD, a dict or YAML text; its ``metadata.name`` names the CRD replaced.
+
+        Returns:
+            The CRD name (``plural.group``).
+
         Raises:
             KeyError: when no CRD of that name exists.
             InvalidCRDError: when the manifest is invalid.
@@ -277,6 +290,9 @@ class CRDLifecycleMixin:
     def delete_crd(self, name: str) -> None:
         """Delete the CRD called ``name`` and every object of its resource (each gets a ``DELETED`` event, then
         the CRD); its versions leave discovery (the group too, if it was the last), its APIServices go.
+
+        Args:
+            name: the CRD name, ``plural.group`` (``"widgets.example.com"``).
 
         Raises:
             KeyError: when no such CRD exists.

@@ -113,19 +113,44 @@ class ObjectsMixin:
             return copy.deepcopy(stored)
 
     def get_object(self, resource: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        """Return a deep copy of the object ``name`` of ``resource`` (``deployments.apps``), or None."""
+        """Return a deep copy of an object as stored (no request is recorded).
+
+        Args:
+            resource: ``resource.group`` (``"deployments.apps"``; ``"configmaps"`` for the core group).
+            name: ``metadata.name``.
+            namespace: its namespace; None for a cluster-scoped resource.
+
+        Returns:
+            The object (a dict), or None when there is no such object or resource. Never raises.
+        """
         with self._lock:
             obj = self._store.bucket(resource).get(object_key(namespace, name))
             return copy.deepcopy(obj) if obj is not None else None
 
     def list_objects(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Return deep copies of the objects of ``resource``, in all namespaces when ``namespace`` is None."""
+        """Return deep copies of the stored objects of ``resource`` (no request is recorded).
+
+        Args:
+            resource: ``resource.group``, as :meth:`get_object`.
+            namespace: one namespace; None for every namespace (and for cluster-scoped resources).
+
+        Returns:
+            The objects, ordered by namespace then name; empty for an unknown resource. Never raises.
+        """
         with self._lock:
             return [copy.deepcopy(o) for _, o in sorted(self._store.bucket(resource).items())
                     if namespace is None or o["metadata"].get("namespace") == namespace]
 
     def delete_object(self, resource: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Delete an object (watchers see ``DELETED``) and return its last state; a CRD goes via :meth:`delete_crd`.
+
+        Args:
+            resource: ``resource.group``, as :meth:`get_object`.
+            name: ``metadata.name``.
+            namespace: its namespace; None for a cluster-scoped resource.
+
+        Returns:
+            A deep copy of the object as it was.
 
         Raises:
             KeyError: when no such object exists.

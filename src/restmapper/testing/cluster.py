@@ -161,8 +161,14 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     or a pre-1.26 server (``"legacy"``); ``mode`` may be changed at any time.
 
     Beyond discovery it stores objects and serves them at every resource path (create, get, list, update,
-    patch, delete, deletecollection, watch; see :mod:`restmapper.testing._rest` and
-    :mod:`restmapper.testing._watch`), with one cluster-wide resourceVersion counter as etcd. CRDs follow
+    patch (JSON, merge, strategic-merge and server-side apply), delete, deletecollection, watch), with one
+    cluster-wide resourceVersion counter as etcd. Lists page with ``limit``/``continue`` and honour label and
+    field selectors and ``resourceVersion``/``resourceVersionMatch`` as the API concepts say; a watch streams
+    ``ADDED`` events for the current state (or every event after its ``resourceVersion``, or a 410 once that
+    history is compacted), then changes, bookmarks when allowed, and WatchList's ``sendInitialEvents`` when
+    :attr:`watch_list` is on. Through the ``responses`` mock a watch answers what is available now and ends (the
+    client re-watches, as after a server timeout); the loopback server (:meth:`serve`) streams in real time. CRDs
+    follow
     apiextensions' lifecycle (:meth:`add_crd`, :meth:`update_crd`, :meth:`delete_crd`, :meth:`establish`,
     :meth:`set_accepted_names`, :meth:`set_served`, :meth:`set_storage`) and every served group version has an
     APIService (:meth:`apiservices`, :meth:`set_available`). Watches are controlled with :meth:`compact`,
@@ -281,13 +287,33 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     @classmethod
     def embedded(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster with the built-in profile and the embedded CRDs (cert-manager, cluster-api, argo-cd,
-        gateway-api, external-snapshotter); keyword arguments as the constructor, e.g. ``release="1.27"``."""
+        gateway-api, external-snapshotter).
+
+        Args:
+            kwargs: as the constructor (``mode``, ``release``, ``watch_list``, ...), e.g. ``release="1.27"``.
+
+        Returns:
+            A new :class:`FakeCluster`.
+
+        Raises:
+            InvalidArgumentError, TypeError: as the constructor (e.g. ``watch_list=True`` on a release before 1.27).
+        """
         return cls(builtin=True, crds=embedded_crd_manifests(), **kwargs)
 
     @classmethod
     def empty(cls, **kwargs: Any) -> FakeCluster:
         """Return a cluster serving the least a kube-apiserver serves: core ``v1`` with ``namespaces`` alone (and
-        the namespaces created at start-up), no named group (see ``builtin``)."""
+        the namespaces created at start-up), no named group (see ``builtin``).
+
+        Args:
+            kwargs: as the constructor (``mode``, ``release``, ``crds``, ...).
+
+        Returns:
+            A new :class:`FakeCluster`.
+
+        Raises:
+            InvalidArgumentError, TypeError: as the constructor.
+        """
         return cls(builtin=False, **kwargs)
 
     @property
@@ -408,6 +434,10 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         and its resource paths answer 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
         Its APIService reads ``Available=False`` (see :meth:`set_available`, which also sets a reason).
 
+        Args:
+            gv: the group version, ``"metrics.k8s.io/v1beta1"``.
+            stale: False makes it available again.
+
         Raises:
             InvalidArgumentError: marking stale a group version this cluster does not define.
         """
@@ -490,7 +520,15 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     # --- request log -----------------------------------------------------------------------------------------
 
     def request_count(self, path: str | None = None, prefix: str | None = None) -> int:
-        """Return how many requests were received, optionally only for ``path`` or paths starting with ``prefix``."""
+        """Return how many requests were received (recorded in :attr:`requests` until :meth:`clear_requests`).
+
+        Args:
+            path: count only requests for exactly this URL path (no query string).
+            prefix: count only requests whose path starts with this.
+
+        Returns:
+            The number of requests (both filters apply when both are given). Never raises.
+        """
         with self._lock:
             return sum(1 for r in self.requests
                        if (path is None or r.path == path) and (prefix is None or r.path.startswith(prefix)))
@@ -503,9 +541,17 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     # --- front ends --------------------------------------------------------------------------------------------
 
     def mock(self, *, assert_all_requests_are_fired: bool = False) -> contextlib.AbstractContextManager[Any]:
-        """Return a context manager in which every ``requests`` call to ``base_url`` is answered by this cluster.
+        """Return a context manager in which every ``requests`` call to ``base_url`` is answered by this cluster
+        (through ``responses``; a watch answers what is available now and ends).
 
-        See :func:`restmapper.testing.server.mock_cluster`.
+        Args:
+            assert_all_requests_are_fired: passed to ``responses`` (False: routes left unused are fine).
+
+        Returns:
+            A context manager; its value is the ``responses.RequestsMock`` in use.
+
+        Raises:
+            ModuleNotFoundError: ``responses`` is not installed (the ``testing`` extra).
         """
         from restmapper.testing.server import mock_cluster
 
@@ -517,8 +563,21 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
     ) -> contextlib.AbstractContextManager[ServedCluster]:
         """Return a context manager serving this cluster on a loopback HTTP(S) server (for kubectl, urllib3).
 
-        See :func:`restmapper.testing.server.serve_cluster` (``tls``: HTTPS with a generated CA; ``authorize``:
-        a bearer-token check, e.g. :meth:`restmapper.testing.ServiceAccount.authorize`).
+        Args:
+            host: the address to bind (loopback by default).
+            port: the port; 0 picks a free one.
+            kubeconfig_path: where to write a kubeconfig for the server; None: in a private temporary directory.
+            tls: HTTPS with a generated CA (written into the kubeconfig).
+            authorize: a bearer-token check on the request headers (e.g.
+                :meth:`restmapper.testing.ServiceAccount.authorize`); None accepts every request.
+
+        Returns:
+            A context manager whose value is a :class:`ServedCluster` (``url``, ``kubeconfig_path``); leaving it
+            stops the server.
+
+        Raises:
+            OSError: the address cannot be bound or the kubeconfig cannot be written.
+            ModuleNotFoundError: ``tls`` without the ``cryptography`` package.
         """
         from restmapper.testing.server import serve_cluster
 
@@ -531,7 +590,7 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
                body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
         """Answer one HTTP request as kube-apiserver would: the entry point of the ``responses`` front end.
 
-        A watch is answered with the events available now (see :mod:`restmapper.testing._watch`);
+        A watch is answered with the events available now, then ends (as a server-side timeout);
         :meth:`handle_stream` streams instead.
 
         Args:
