@@ -235,20 +235,7 @@ def _check_list(query: Any, watch_list: WatchListSupport) -> None:
     """apimachinery's ``ValidateListOptions`` for a list (422)."""
     rv_text = query.get("resourceVersion") or ""
     match = query.get("resourceVersionMatch") or ""
-    errors: list[tuple[str, str, str]] = []
-    if match:
-        if not rv_text:
-            errors.append(("resourceVersionMatch", "Forbidden",
-                           "resourceVersionMatch is forbidden unless resourceVersion is provided"))
-        if query.get("continue"):
-            errors.append(("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden when continue is "
-                                                                 "provided"))
-        if match not in ("Exact", "NotOlderThan"):
-            errors.append(("resourceVersionMatch", "Unsupported value",
-                           f'"{match}": supported values: "Exact", "NotOlderThan", ""'))
-        if match == "Exact" and rv_text == "0":
-            errors.append(("resourceVersionMatch", "Forbidden",
-                           'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    errors = _match_errors(query, rv_text, match) if match else []
     if query.get("sendInitialEvents") is not None and watch_list != "unknown":
         errors.append(("sendInitialEvents", "Forbidden", "sendInitialEvents is forbidden for list"))
     if errors:
@@ -369,7 +356,13 @@ def _check_watch_before_watch_list(query: Any, rv_text: str, match: str) -> None
     """apimachinery's ``ValidateListOptions`` for a watch before 1.27: no ``resourceVersionMatch`` on a watch."""
     if not match:
         return
-    errors = [("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden for watch")]
+    raise _invalid([("resourceVersionMatch", "Forbidden", "resourceVersionMatch is forbidden for watch"),
+                    *_match_errors(query, rv_text, match)])
+
+
+def _match_errors(query: Any, rv_text: str, match: str) -> list[tuple[str, str, str]]:
+    """apimachinery's checks of a given ``resourceVersionMatch`` against the other list options (422 causes)."""
+    errors: list[tuple[str, str, str]] = []
     if not rv_text:
         errors.append(("resourceVersionMatch", "Forbidden",
                        "resourceVersionMatch is forbidden unless resourceVersion is provided"))
@@ -382,5 +375,5 @@ def _check_watch_before_watch_list(query: Any, rv_text: str, match: str) -> None
     if match == "Exact" and rv_text == "0":
         errors.append(("resourceVersionMatch", "Forbidden",
                        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
-    raise _invalid(errors)
+    return errors
 
