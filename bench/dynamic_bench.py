@@ -48,8 +48,9 @@ def run(cluster_url: str, repeat: int) -> list[dict[str, Any]]:
 
     with tempfile.TemporaryDirectory(prefix="restmapper-bench-") as tmp:
         api = kclient.ApiClient(kclient.Configuration(host=cluster_url))
-        peer = DynamicClient(api, cache_file=os.path.join(tmp, "upstream.json"), discoverer=LazyDiscoverer).resources
-        ours = DynamicClient(api, discoverer=SelfHealingDiscoverer).resources
+        peer = DynamicClient(api, cache_file=os.path.join(tmp, "upstream.json"),  # type: ignore[no-untyped-call]
+                             discoverer=LazyDiscoverer).resources
+        ours = DynamicClient(api, discoverer=SelfHealingDiscoverer).resources  # type: ignore[no-untyped-call]
         rows = []
         for name, kwargs, bound in LOOKUPS:
             peer.get(**kwargs)

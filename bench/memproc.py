@@ -44,7 +44,8 @@ def _builder(ns: argparse.Namespace, tmp: str) -> Callable[[], Any]:
     def peer_client(eager: bool) -> Any:
         path = os.path.join(tmp, f"peer-{next(counter)}.json")
         api = k8s_client.ApiClient(k8s_client.Configuration(host=ns.url))
-        return DynamicClient(api, cache_file=path, discoverer=EagerDiscoverer if eager else LazyDiscoverer)
+        discoverer = EagerDiscoverer if eager else LazyDiscoverer
+        return DynamicClient(api, cache_file=path, discoverer=discoverer)  # type: ignore[no-untyped-call]
 
     if ns.side == "ours" and ns.state == "one":
         def build() -> Any:

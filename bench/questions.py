@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from operator import methodcaller
 from typing import Any
 
 from bench.shapes import GroupShape
@@ -110,6 +112,11 @@ def category_key(answer: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out))
 
 
+def _picked(**criteria: Any) -> Callable[[Any], Any]:
+    """How the peer asks a search question fairly: ``search(**criteria)``, then :func:`_pick` its answer."""
+    return lambda peer: _pick(peer.search(**criteria))
+
+
 def _kind_questions(g: GroupShape) -> list[Question]:
     out: list[Question] = []
     name = g.name
@@ -118,59 +125,58 @@ def _kind_questions(g: GroupShape) -> list[Question]:
         for v in k.versions:
             gv = f"{name}/{v}"
             out.append(Question("gvk", f"rest_mapping({gk}, {v!r})", name,
-                                lambda m, gk=gk, v=v: m.rest_mapping(gk, v),
-                                lambda p, gv=gv, kind=k.kind: p.get(api_version=gv, kind=kind)))
+                                methodcaller("rest_mapping", gk, v),
+                                methodcaller("get", api_version=gv, kind=k.kind)))
             out.append(Question("resource.version.group", f"resolve('{k.plural}.{v}.{name}')", name,
-                                lambda m, a=f"{k.plural}.{v}.{name}": m.resolve(a),
-                                lambda p, gv=gv, n=k.plural: p.get(api_version=gv, name=n)))
+                                methodcaller("resolve", f"{k.plural}.{v}.{name}"),
+                                methodcaller("get", api_version=gv, name=k.plural)))
             gvr = GroupVersionResource(name, v, k.plural)
             out.append(Question("resource.version.group", f"resource_for({gvr})", name,
-                                lambda m, gvr=gvr: m.resource_for(gvr),
-                                lambda p, gv=gv, n=k.plural: p.get(api_version=gv, name=n)))
+                                methodcaller("resource_for", gvr),
+                                methodcaller("get", api_version=gv, name=k.plural)))
             out.append(Question("dropin.gvk", f"get(api_version={gv!r}, kind={k.kind!r})", name,
-                                lambda d, gv=gv, kind=k.kind: d.get(api_version=gv, kind=kind),
-                                lambda p, gv=gv, kind=k.kind: p.get(api_version=gv, kind=kind)))
-        out.append(Question("groupkind", f"rest_mapping({gk})", name, lambda m, gk=gk: m.rest_mapping(gk),
-                            lambda p, g=name, kind=k.kind: _pick(p.search(group=g, kind=kind))))
-        out.append(Question("kind", f"resolve({k.kind!r})", name, lambda m, a=k.kind: m.resolve(a),
-                            lambda p, kind=k.kind: _pick(p.search(kind=kind))))
+                                methodcaller("get", api_version=gv, kind=k.kind),
+                                methodcaller("get", api_version=gv, kind=k.kind)))
+        out.append(Question("groupkind", f"rest_mapping({gk})", name, methodcaller("rest_mapping", gk),
+                            _picked(group=name, kind=k.kind)))
+        out.append(Question("kind", f"resolve({k.kind!r})", name, methodcaller("resolve", k.kind),
+                            _picked(kind=k.kind)))
         out.append(Question("kind.group", f"resolve('{k.kind}.{name}')", name,
-                            lambda m, a=f"{k.kind}.{name}": m.resolve(a),
-                            lambda p, g=name, kind=k.kind: _pick(p.search(group=g, kind=kind))))
-        out.append(Question("resource", f"resolve({k.plural!r})", name, lambda m, a=k.plural: m.resolve(a),
-                            lambda p, n=k.plural: _pick(p.search(name=n))))
+                            methodcaller("resolve", f"{k.kind}.{name}"),
+                            _picked(group=name, kind=k.kind)))
+        out.append(Question("resource", f"resolve({k.plural!r})", name, methodcaller("resolve", k.plural),
+                            _picked(name=k.plural)))
         for gvr in (GroupVersionResource("", "", k.plural), GroupVersionResource("", "", k.singular)):
-            out.append(Question("resource", f"resource_for({gvr})", name, lambda m, gvr=gvr: m.resource_for(gvr),
-                                lambda p, n=k.plural: _pick(p.search(name=n))))
-        out.append(Question("resource", f"resolve({k.singular!r})", name, lambda m, a=k.singular: m.resolve(a),
-                            lambda p, n=k.plural: _pick(p.search(name=n))))
+            out.append(Question("resource", f"resource_for({gvr})", name, methodcaller("resource_for", gvr),
+                                _picked(name=k.plural)))
+        out.append(Question("resource", f"resolve({k.singular!r})", name, methodcaller("resolve", k.singular),
+                            _picked(name=k.plural)))
         gvr = GroupVersionResource(name, "", k.plural)
-        out.append(Question("resource.group", f"resource_for({gvr})", name, lambda m, gvr=gvr: m.resource_for(gvr),
-                            lambda p, g=name, n=k.plural: _pick(p.search(group=g, name=n))))
+        out.append(Question("resource.group", f"resource_for({gvr})", name, methodcaller("resource_for", gvr),
+                            _picked(group=name, name=k.plural)))
         out.append(Question("resource.group", f"resolve('{k.singular}.{name}')", name,
-                            lambda m, a=f"{k.singular}.{name}": m.resolve(a),
-                            lambda p, g=name, n=k.plural: _pick(p.search(group=g, name=n))))
+                            methodcaller("resolve", f"{k.singular}.{name}"),
+                            _picked(group=name, name=k.plural)))
         out.append(Question("resource.group", f"resolve('{k.plural}.{name}')", name,
-                            lambda m, a=f"{k.plural}.{name}": m.resolve(a),
-                            lambda p, g=name, n=k.plural: _pick(p.search(group=g, name=n))))
+                            methodcaller("resolve", f"{k.plural}.{name}"),
+                            _picked(group=name, name=k.plural)))
         for sn in k.short_names:
-            out.append(Question("shortname", f"resolve({sn!r})", name, lambda m, a=sn: m.resolve(a),
-                                lambda p, sns=list(k.short_names): _pick(p.search(short_names=sns))))
+            out.append(Question("shortname", f"resolve({sn!r})", name, methodcaller("resolve", sn),
+                                _picked(short_names=list(k.short_names))))
         out.append(Question("dropin.search.kind", f"search(kind={k.kind!r})", name,
-                            lambda d, kind=k.kind: d.search(kind=kind), lambda p, kind=k.kind: p.search(kind=kind)))
+                            methodcaller("search", kind=k.kind), methodcaller("search", kind=k.kind)))
         if len(k.versions) == 1:  # get() raises ResourceNotUniqueError for a kind served in several versions
-            out.append(Question("dropin.kind", f"get(kind={k.kind!r})", name, lambda d, kind=k.kind: d.get(kind=kind),
-                                lambda p, kind=k.kind: p.get(kind=kind)))
-            out.append(Question("dropin.name", f"get(name={k.plural!r})", name, lambda d, n=k.plural: d.get(name=n),
-                                lambda p, n=k.plural: p.get(name=n)))
+            out.append(Question("dropin.kind", f"get(kind={k.kind!r})", name, methodcaller("get", kind=k.kind),
+                                methodcaller("get", kind=k.kind)))
+            out.append(Question("dropin.name", f"get(name={k.plural!r})", name, methodcaller("get", name=k.plural),
+                                methodcaller("get", name=k.plural)))
             if k.short_names:
                 sns = list(k.short_names)
                 out.append(Question("dropin.shortname", f"get(short_names={sns!r})", name,
-                                    lambda d, sns=sns: d.get(short_names=sns),
-                                    lambda p, sns=sns: p.get(short_names=sns)))
+                                    methodcaller("get", short_names=sns), methodcaller("get", short_names=sns)))
     for cat in sorted({c for k in g.kinds for c in k.categories if c != "all"}):
-        out.append(Question("category", f"expand_category({cat!r})", name, lambda m, c=cat: m.expand_category(c),
-                            lambda p, c=cat: _in_category(p, c)))
+        out.append(Question("category", f"expand_category({cat!r})", name, methodcaller("expand_category", cat),
+                            partial(_in_category, category=cat)))
     return out
 
 

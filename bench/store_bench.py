@@ -145,15 +145,16 @@ def naive_sync(url: str, n: int) -> float:
 
     api = client.CoreV1Api(client.ApiClient(client.Configuration(host=url)))
     store: dict[tuple[str, str], Any] = {}
-    w = watch.Watch()
+    w = watch.Watch()  # type: ignore[no-untyped-call]
     start = time.perf_counter()
-    for event in w.stream(api.list_config_map_for_all_namespaces, timeout_seconds=300):
+    events = w.stream(api.list_config_map_for_all_namespaces, timeout_seconds=300)  # type: ignore[no-untyped-call]
+    for event in events:
         obj = event["object"]
         store[(obj.metadata.namespace, obj.metadata.name)] = obj
         if len(store) >= n:
             break
     elapsed = time.perf_counter() - start
-    w.stop()
+    w.stop()  # type: ignore[no-untyped-call]
     api.api_client.close()
     return elapsed
 
@@ -221,7 +222,7 @@ def events_pipeline(url: str, cluster: FakeCluster, m: int) -> float:
         lines.append(json.dumps({"type": "MODIFIED", "object": obj}).encode())
     mapper = _mapper(url)
     # Paginated lists: the scripted stream is the watch after the list (a WatchList sync reads on its own stream).
-    cache = ObjectCache(mapper, transport=_ScriptedWatch(mapper.cache.discovery.transport, lines), page_size=PAGE,
+    cache = ObjectCache(mapper, transport=_ScriptedWatch(mapper.cache.transport, lines), page_size=PAGE,
                         watch_list=False)
     try:
         informer = cache.informer(CONFIGMAP)

@@ -339,7 +339,7 @@ def _floor_row(size: int, overhead: float) -> Row:
     reach for any Python lookup that hashes and compares its key.
     """
     keys = [("rest_mapping", f"g{i % 1000}.example.com", f"Kind{i}", "v1") for i in range(size)]
-    table = {k: object() for k in keys}
+    table: dict[tuple[str, ...], object] = {k: object() for k in keys}
     fresh = [tuple("".join(part) for part in key) for key in keys]  # equal keys, other objects (as asked)
     order = list(range(size))
     rng = random.Random(5)
