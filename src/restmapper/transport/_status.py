@@ -86,17 +86,27 @@ def _error_class(code: int, server_status: Mapping[str, Any] | None) -> type[API
     conflict). A 404 is an object's only when its Status names the object
     (``details.name``): a 404 for a resource type ("the server could not find the requested resource") stays a
     plain :class:`APIStatusError`."""
-    reason = server_status.get("reason") if server_status is not None else None
-    details = server_status.get("details") if server_status is not None else None
+    status: Mapping[str, Any] = server_status or {}
+    reason, details = status.get("reason"), status.get("details")
     if reason == "AlreadyExists":
         return AlreadyExistsError
-    if reason == "Conflict" or (code == 409 and not (isinstance(reason, str) and reason in KNOWN_REASONS)):
+    if reason == "Conflict" or (code == 409 and not _is_known_reason(reason)):
         return ConflictError
-    if code == 404 and isinstance(details, Mapping) and details.get("name"):
+    if code == 404 and _names_an_object(details):
         return ObjectNotFoundStatusError
     if code == 422 or reason == "Invalid":
         return InvalidObjectError
     return APIStatusError
+
+
+def _is_known_reason(reason: object) -> bool:
+    """Whether a Status's ``reason`` is one of :data:`KNOWN_REASONS` (a non-string never is)."""
+    return isinstance(reason, str) and reason in KNOWN_REASONS
+
+
+def _names_an_object(details: object) -> bool:
+    """Whether a Status's ``details`` name an object (a non-empty ``details.name``)."""
+    return isinstance(details, Mapping) and bool(details.get("name"))
 
 
 def _bounded(text: str) -> str:

@@ -212,33 +212,45 @@ class ApiClientTransport:
         return str(self._api_client.configuration.host).rstrip("/") + path + query
 
     def _auth_headers(self, path: str) -> dict[str, str]:
-        cfg = self._api_client.configuration
-        out: dict[str, str] = {}
-        try:
-            # auth_settings() calls get_api_key_with_prefix, which runs refresh_api_key_hook: the same path the
-            # ApiClient's generated methods take before each call.
-            settings = cfg.auth_settings()
-        except Exception as exc:  # a failing hook (exec plugin) becomes one typed error
-            raise TransportError(f"GET {path}: credential refresh failed: {type(exc).__name__}", path=path,
-                                 transient=False) from None
-        for setting in settings.values():
-            if setting.get("in") == "header" and setting.get("value"):
-                out[str(setting["key"])] = str(setting["value"])
-        if "authorization" not in {k.lower() for k in out} and (getattr(cfg, "username", None)
-                                                                or getattr(cfg, "password", None)):
-            basic = cfg.get_basic_auth_token()
-            if basic:
-                out["authorization"] = str(basic)
-                password = getattr(cfg, "password", None)
-                if password:
-                    self._secrets.add(str(password))
-                    self._secrets.add(f"{getattr(cfg, 'username', None) or ''}:{password}")
+        """The credential headers of the next request (API keys, else basic auth); each value becomes a secret."""
+        out = self._api_key_headers(path)
+        if "authorization" not in {k.lower() for k in out}:
+            out.update(self._basic_auth_header())
         for value in out.values():
             self._secrets.add(value)
             token = value.partition(" ")[2]
             if token:
                 self._secrets.add(token)
         return out
+
+    def _api_key_headers(self, path: str) -> dict[str, str]:
+        """The header-borne API keys of the configuration (bearer tokens, refreshed by its hook first).
+
+        Raises:
+            TransportError: the refresh hook (an exec plugin) failed; not transient.
+        """
+        try:
+            # auth_settings() calls get_api_key_with_prefix, which runs refresh_api_key_hook: the same path the
+            # ApiClient's generated methods take before each call.
+            settings = self._api_client.configuration.auth_settings()
+        except Exception as exc:  # a failing hook (exec plugin) becomes one typed error
+            raise TransportError(f"GET {path}: credential refresh failed: {type(exc).__name__}", path=path,
+                                 transient=False) from None
+        return {str(s["key"]): str(s["value"]) for s in settings.values() if s.get("in") == "header" and s.get("value")}
+
+    def _basic_auth_header(self) -> dict[str, str]:
+        """``authorization: Basic ...`` when the configuration has a username or password, else nothing."""
+        cfg = self._api_client.configuration
+        username, password = getattr(cfg, "username", None), getattr(cfg, "password", None)
+        if not (username or password):
+            return {}
+        basic = cfg.get_basic_auth_token()
+        if not basic:
+            return {}
+        if password:
+            self._secrets.add(str(password))
+            self._secrets.add(f"{username or ''}:{password}")
+        return {"authorization": str(basic)}
 
     def _send(self, path: str, url: str, headers: Mapping[str, str] | None, timeout: float | None, method: str,
               body: bytes) -> Any:

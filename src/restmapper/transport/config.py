@@ -98,20 +98,11 @@ def incluster_config(service_account_dir: str | os.PathLike[str] | None = None,
     """
     env = os.environ if environ is None else environ
     folder = Path(SERVICE_ACCOUNT_DIR if service_account_dir is None else service_account_dir)
-    host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "")
-    if not host or not port:
-        raise ConfigError("not running in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"invalid KUBERNETES_SERVICE_PORT {port[:20]!r}: expected a port number")
+    base_url = _service_url(env)
     token = folder / _TOKEN
-    try:
-        readable = bool(token.read_bytes().strip())
-    except OSError as exc:
-        raise ConfigError(f"in-cluster token file {token} cannot be read: {type(exc).__name__}") from None
-    if not readable:
-        raise ConfigError(f"in-cluster token file {token} is empty")
+    _check_token_file(token)
     options: dict[str, Any] = {
-        "base_url": f"https://{_join_host_port(host, port)}",
+        "base_url": base_url,
         "token_file": str(token),
         # The file's path, not its content: the identity must survive token rotation.
         "identity_material": f"in-cluster:{folder.resolve()}",
@@ -119,13 +110,42 @@ def incluster_config(service_account_dir: str | os.PathLike[str] | None = None,
     ca = folder / _CA
     if ca.is_file():
         options["verify"] = str(ca)
+    return ClientConfig("in-cluster", str(folder), _pod_namespace(env, folder), None, options)
+
+
+def _service_url(env: Mapping[str, str]) -> str:
+    """``https://<host>:<port>`` of the API server's service, from the variables the kubelet sets in a pod.
+
+    Raises:
+        ConfigError: a variable is unset, or the port is not a port number.
+    """
+    host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        raise ConfigError("not running in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"invalid KUBERNETES_SERVICE_PORT {port[:20]!r}: expected a port number")
+    return f"https://{_join_host_port(host, port)}"
+
+
+def _check_token_file(token: Path) -> None:
+    """Raise ConfigError unless the service account's ``token`` file can be read and is not blank."""
+    try:
+        readable = bool(token.read_bytes().strip())
+    except OSError as exc:
+        raise ConfigError(f"in-cluster token file {token} cannot be read: {type(exc).__name__}") from None
+    if not readable:
+        raise ConfigError(f"in-cluster token file {token} is empty")
+
+
+def _pod_namespace(env: Mapping[str, str], folder: Path) -> str:
+    """The pod's namespace: ``$POD_NAMESPACE``, else the service account's ``namespace`` file, else "default"."""
     namespace = env.get("POD_NAMESPACE", "").strip()
     if not namespace:
         try:
             namespace = (folder / _NAMESPACE).read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
             namespace = ""
-    return ClientConfig("in-cluster", str(folder), namespace or "default", None, options)
+    return namespace or "default"
 
 
 def kubeconfig_config(path: str | os.PathLike[str] | None = None, context: str | None = None) -> ClientConfig:

@@ -45,14 +45,7 @@ def kubeconfig_paths(path: str | None = None) -> list[Path]:
     skipped, an explicit path that does not exist is an error.
     """
     if path is not None:
-        candidate = Path(path).expanduser()
-        if candidate.is_dir():
-            raise ConfigError(f"kubeconfig path is a directory, not a file: {candidate}")
-        if not candidate.exists():
-            raise ConfigError(f"kubeconfig file not found: {candidate}")
-        if not candidate.is_file():
-            raise ConfigError(f"kubeconfig path is not a regular file: {candidate}")
-        return [candidate]
+        return [_explicit_path(path)]
     env = os.environ.get("KUBECONFIG", "")
     if env:
         listed = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
@@ -64,6 +57,18 @@ def kubeconfig_paths(path: str | None = None) -> list[Path]:
     if not default.is_file():
         raise ConfigError(f"no kubeconfig: $KUBECONFIG is not set and {default} does not exist")
     return [default]
+
+
+def _explicit_path(path: str) -> Path:
+    """``path`` (``~`` expanded) when it is a regular file, else ConfigError saying what it is instead."""
+    candidate = Path(path).expanduser()
+    if candidate.is_dir():
+        raise ConfigError(f"kubeconfig path is a directory, not a file: {candidate}")
+    if not candidate.exists():
+        raise ConfigError(f"kubeconfig file not found: {candidate}")
+    if not candidate.is_file():
+        raise ConfigError(f"kubeconfig path is not a regular file: {candidate}")
+    return candidate
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -94,48 +99,50 @@ def _named(entries: Any, name: str) -> tuple[dict[str, Any], bool]:
     return {}, False
 
 
+def _first_named(docs: list[tuple[Path, dict[str, Any]]], section: str, name: str
+                 ) -> tuple[Path, dict[str, Any]] | None:
+    """The first file (in merge order) whose ``section`` (``contexts``, ``clusters``, ``users``) has an entry
+    called ``name``, and that entry's stanza; None when no file has one (the first file wins, as in clientcmd)."""
+    for path, doc in docs:
+        found, ok = _named(doc.get(section), name)
+        if ok:
+            return path, found
+    return None
+
+
+def _context_name(docs: list[tuple[Path, dict[str, Any]]], context: str | None) -> str:
+    """``context``, else the first file's ``current-context`` (the first file that sets it wins, as in clientcmd's
+    merge); ConfigError when neither names one."""
+    current = context
+    if current is None:
+        current = next((str(d["current-context"]) for _, d in docs if d.get("current-context")), None)
+    if not current:
+        raise ConfigError("no context chosen: the kubeconfig has no current-context and none was given "
+                          f"({', '.join(str(path) for path, _ in docs)})")
+    return current
+
+
 class _Selection:
     """The context, user stanza and file it came from, as kubectl merges several kubeconfig files."""
 
     def __init__(self, paths: list[Path], context: str | None) -> None:
         docs = [(p, _read_yaml(p)) for p in paths]
-        current = context
-        if current is None:
-            # First file that sets current-context wins, as in clientcmd's merge.
-            current = next((str(d["current-context"]) for _, d in docs if d.get("current-context")), None)
-        if not current:
-            raise ConfigError("no context chosen: the kubeconfig has no current-context and none was given "
-                              f"({', '.join(map(str, paths))})")
+        current = _context_name(docs, context)
         self.context_name = current
-        ctx: dict[str, Any] | None = None
-        for _, doc in docs:
-            found, ok = _named(doc.get("contexts"), current)
-            if ok:
-                ctx = found
-                break
+        ctx = _first_named(docs, "contexts", current)
         if ctx is None:
             raise ConfigError(f'context "{current}" not found in kubeconfig {", ".join(map(str, paths))}')
-        self.namespace = str(ctx.get("namespace") or "")
-        self.user_name = str(ctx.get("user") or "")
-        self.cluster_name = str(ctx.get("cluster") or "")
-        cluster: dict[str, Any] | None = None
-        for _, doc in docs:
-            found, ok = _named(doc.get("clusters"), self.cluster_name)
-            if ok:
-                cluster = found
-                break
+        self.namespace, self.user_name, self.cluster_name = (
+            str(ctx[1].get(field) or "") for field in ("namespace", "user", "cluster"))
+        cluster = _first_named(docs, "clusters", self.cluster_name)
         if cluster is None:
             raise ConfigError(f'cluster "{self.cluster_name}" of context "{current}" not found in kubeconfig')
-        if not cluster.get("server"):
+        if not cluster[1].get("server"):
             # kubectl: "invalid configuration: no server found for cluster".
             raise ConfigError(f'invalid kubeconfig: no server found for cluster "{self.cluster_name}"')
-        self.user: dict[str, Any] = {}
-        self.user_file: Path | None = None
-        for path, doc in docs:
-            found, ok = _named(doc.get("users"), self.user_name)
-            if ok:
-                self.user, self.user_file = found, path
-                break
+        self.user_file: Path | None
+        self.user: dict[str, Any]
+        self.user_file, self.user = _first_named(docs, "users", self.user_name) or (None, {})
 
     def token_file(self) -> str | None:
         """The user's ``tokenFile`` (resolved against its kubeconfig's folder) when it is the credential in use."""
@@ -310,16 +317,12 @@ def _plugin_failure(exec_config: Mapping[str, Any], failures: list[tuple[str, Ba
     credential), or what the loader found wrong in its output; ``returned no credential`` when the loader said nothing.
     """
     command = str(exec_config.get("command") or "")
-    env = exec_config.get("env")
-    secrets = [str(e["value"]) for e in env if isinstance(e, dict) and e.get("value")] if isinstance(env, list) else []
+    secrets = _plugin_env_values(exec_config)
     if not failures:
         return " returned no credential"
     message, exc = failures[-1]
-    if isinstance(exc, FileNotFoundError) or (exc is None and message.startswith("[Errno 2] ")):
-        hint = str(exec_config.get("installHint") or "").strip()
-        hint = _plugin_text(hint.splitlines()[0], secrets) if hint else ("it is not installed, or not on $PATH "
-                                                                           "(a client-go credential plugin)")
-        return f': executable "{command}" not found: {hint}'
+    if _not_found(exc, message):
+        return f': executable "{command}" not found: {_install_hint(exec_config, secrets)}'
     if isinstance(exc, OSError):
         return f': executable "{command}" cannot be run: {exc.strerror or type(exc).__name__}'
     if match := _PROCESS_RETURNED.fullmatch(message):
@@ -331,6 +334,27 @@ def _plugin_failure(exec_config: Mapping[str, Any], failures: list[tuple[str, Ba
     if reason.startswith("malformed request"):  # the kubeconfig's exec stanza, not the plugin
         return f": invalid exec configuration: {_plugin_text(reason, secrets)}"
     return f" returned no credential: {_plugin_text(reason, secrets)}"
+
+
+def _not_found(exc: BaseException | None, message: str) -> bool:
+    """Whether the loader's failure says the plugin's executable does not exist (ENOENT, raised or as text)."""
+    return isinstance(exc, FileNotFoundError) or (exc is None and message.startswith("[Errno 2] "))
+
+
+def _plugin_env_values(exec_config: Mapping[str, Any]) -> list[str]:
+    """The values the exec stanza's ``env`` gives the plugin: secrets to keep out of messages."""
+    env = exec_config.get("env")
+    if not isinstance(env, list):
+        return []
+    return [str(e["value"]) for e in env if isinstance(e, dict) and e.get("value")]
+
+
+def _install_hint(exec_config: Mapping[str, Any], secrets: list[str]) -> str:
+    """The first line of the stanza's ``installHint`` (cleaned), else kubectl's generic "not installed" words."""
+    hint = str(exec_config.get("installHint") or "").strip()
+    if not hint:
+        return "it is not installed, or not on $PATH (a client-go credential plugin)"
+    return _plugin_text(hint.splitlines()[0], secrets)
 
 
 def _first_line(text: str) -> str:
@@ -372,7 +396,21 @@ def configuration_options(cfg: Any) -> dict[str, Any]:
     host = getattr(cfg, "host", None)
     if not host or not isinstance(host, str):
         raise ConfigError("the kubernetes Configuration has no host")
-    options: dict[str, Any] = {"base_url": host}
+    options: dict[str, Any] = {"base_url": host, **_tls_options(cfg)}
+    if getattr(cfg, "proxy", None):
+        options["proxy"] = str(cfg.proxy)
+    has_key = bool(getattr(cfg, "api_key", None)) or getattr(cfg, "refresh_api_key_hook", None) is not None
+    if has_key:
+        options["auth_provider"] = _configuration_auth(cfg)
+    elif getattr(cfg, "username", None) or getattr(cfg, "password", None):
+        options["username"] = cfg.username or ""
+        options["password"] = cfg.password or ""
+    return options
+
+
+def _tls_options(cfg: Any) -> dict[str, Any]:
+    """The Configuration's TLS settings as transport options: ``verify``, ``cert`` and ``tls_server_name``."""
+    options: dict[str, Any] = {}
     if not getattr(cfg, "verify_ssl", True):
         options["verify"] = False
     elif getattr(cfg, "ssl_ca_cert", None):
@@ -380,16 +418,8 @@ def configuration_options(cfg: Any) -> dict[str, Any]:
     cert_file, key_file = getattr(cfg, "cert_file", None), getattr(cfg, "key_file", None)
     if cert_file and key_file:
         options["cert"] = (str(cert_file), str(key_file))
-    if getattr(cfg, "proxy", None):
-        options["proxy"] = str(cfg.proxy)
     if getattr(cfg, "tls_server_name", None):
         options["tls_server_name"] = str(cfg.tls_server_name)
-    has_key = bool(getattr(cfg, "api_key", None)) or getattr(cfg, "refresh_api_key_hook", None) is not None
-    if has_key:
-        options["auth_provider"] = _configuration_auth(cfg)
-    elif getattr(cfg, "username", None) or getattr(cfg, "password", None):
-        options["username"] = cfg.username or ""
-        options["password"] = cfg.password or ""
     return options
 
 

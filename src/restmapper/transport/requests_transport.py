@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 import requests
 import urllib3
@@ -107,18 +107,48 @@ def _socket_error(exc: BaseException) -> str | None:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        # The connection (NewConnectionError.conn) or pool (MaxRetryError.pool) as instance attributes only:
-        # urllib3 2's NewConnectionError.pool is a property that warns (FutureWarning) it is deprecated; 1.x
-        # stores the connection as ``pool``.
-        attrs: dict[str, Any] = getattr(e, "__dict__", {})
-        pool: Any = attrs.get("conn") or attrs.get("pool")
-        if not where and getattr(pool, "host", None):
-            where = f"{pool.host}:{pool.port}: "
+        where = where or _endpoint(e)
         if isinstance(e, OSError) and e.errno is not None and e.strerror:
             return f"{where}{e.strerror}"
         todo += [getattr(e, "reason", None), e.__cause__, e.__context__,
                  *(a for a in e.args if isinstance(a, BaseException))]
     return None
+
+
+def _endpoint(exc: BaseException) -> str:
+    """``host:port: `` of the connection or pool urllib3 attached to ``exc``, else ""."""
+    # The connection (NewConnectionError.conn) or pool (MaxRetryError.pool) as instance attributes only:
+    # urllib3 2's NewConnectionError.pool is a property that warns (FutureWarning) it is deprecated; 1.x
+    # stores the connection as ``pool``.
+    attrs: dict[str, Any] = getattr(exc, "__dict__", {})
+    pool: Any = attrs.get("conn") or attrs.get("pool")
+    return f"{pool.host}:{pool.port}: " if getattr(pool, "host", None) else ""
+
+
+_FAILURE_KINDS: tuple[tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...], str, bool], ...] = (
+    # (raised, or wrapped as its first argument), what the message calls it, whether it is transient.
+    # The first row that matches wins: every RequestException is an OSError, so the generic row comes last.
+    ((requests.exceptions.SSLError,), (), "TLS error", False),
+    ((requests.exceptions.ConnectTimeout,), (), "connect timeout", True),
+    ((requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError), (urllib3.exceptions.ReadTimeoutError,),
+     "read timeout", True),
+    ((requests.exceptions.ProxyError,), (), "proxy error", True),
+    ((requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError), (),
+     "truncated or undecodable body", True),
+    ((requests.exceptions.InvalidURL, requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
+      requests.exceptions.InvalidHeader), (), "invalid request", False),
+    ((requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError, OSError), (), "connection error", True),
+)
+
+
+def _failure_kind(exc: BaseException) -> tuple[str, bool]:
+    """What the message calls the failure ``exc`` and whether it is transient (:data:`_FAILURE_KINDS`; an
+    exception of no row is named by its type and is not transient)."""
+    first = exc.args[0] if exc.args else None
+    for raised, wrapped, kind, transient in _FAILURE_KINDS:
+        if isinstance(exc, raised) or isinstance(first, wrapped):
+            return kind, transient
+    return type(exc).__name__, False
 
 
 def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str], method: str = "GET"
@@ -134,26 +164,7 @@ def map_requests_error(exc: BaseException, path: str, scrub: Callable[[str], str
     Returns:
         The TransportError: ``transient`` is False for TLS failures and malformed URLs, True otherwise.
     """
-    inner = exc.args[0] if exc.args else None
-    if isinstance(exc, requests.exceptions.SSLError):
-        kind, transient = "TLS error", False
-    elif isinstance(exc, requests.exceptions.ConnectTimeout):
-        kind, transient = "connect timeout", True
-    elif isinstance(exc, (requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError)) or isinstance(
-            inner, urllib3.exceptions.ReadTimeoutError):
-        kind, transient = "read timeout", True
-    elif isinstance(exc, requests.exceptions.ProxyError):
-        kind, transient = "proxy error", True
-    elif isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
-        kind, transient = "truncated or undecodable body", True
-    elif isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
-                          requests.exceptions.InvalidSchema, requests.exceptions.InvalidHeader)):
-        kind, transient = "invalid request", False
-    # Every RequestException is an OSError, so this branch must come after the specific ones above.
-    elif isinstance(exc, (requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError, OSError)):
-        kind, transient = "connection error", True
-    else:
-        kind, transient = type(exc).__name__, False
+    kind, transient = _failure_kind(exc)
     detail = scrub(_socket_error(exc) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
     return TransportError(f"{method} {path}: {kind}: {detail[:500]}", path=path, transient=transient)
 
@@ -172,6 +183,24 @@ def _requests_stream(response: requests.Response, path: str, limit: int, scrub: 
         release=response.close,
         read_deadline=read_deadline,
     )
+
+
+def _check_cert(cert: tuple[str, str] | None) -> None:
+    """Raise ConfigError unless ``cert`` is None or a (cert_file, key_file) pair of non-empty paths."""
+    if cert is not None and (len(cert) != 2 or not all(cert)):
+        raise ConfigError("cert must be a (cert_file, key_file) pair")
+
+
+def _split_server_url(base_url: str) -> SplitResult:
+    """``base_url`` split into its parts (surrounding blanks removed).
+
+    Raises:
+        ConfigError: ``base_url`` is not an http(s) URL with a host.
+    """
+    parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
+    return parts
 
 
 class RequestsTransport:
@@ -237,8 +266,7 @@ class RequestsTransport:
     ) -> None:
         self._secrets = SecretBook()
         username, password = self._read_server_url(base_url, username, password)
-        if cert is not None and (len(cert) != 2 or not all(cert)):
-            raise ConfigError("cert must be a (cert_file, key_file) pair")
+        _check_cert(cert)
         if max_body_bytes <= 0:
             raise InvalidArgumentError(f"max_body_bytes must be positive, got {max_body_bytes}")
         self._verify = verify
@@ -247,11 +275,10 @@ class RequestsTransport:
         self._username = username
         self._password = password
         self._auth_provider = auth_provider
-        self._proxies = {"http": proxy, "https": proxy} if proxy else None
+        self._proxies: dict[str, str] | None = None
+        self._proxy_display: str | None = None
         if proxy:
-            proxy_password = urlsplit(proxy).password
-            self._secrets.add(proxy_password, unquote(proxy_password or ""))
-        self._proxy_display = strip_userinfo(proxy) if proxy else None
+            self._proxies, self._proxy_display = self._use_proxy(proxy)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self.request_timeout = check_request_timeout(request_timeout)
@@ -260,8 +287,7 @@ class RequestsTransport:
         self._user_agent = user_agent
         self._basic = self._basic_auth(username, password)
         self._secrets.add(token, f"Bearer {token}" if token else None, password, self._basic)
-        self._token_file = (_TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS,
-                                       self._secrets) if token_file else None)
+        self._token_file = self._open_token_file(token_file, clock) if token_file else None
         self._session = self._open_session(session, tls_server_name)
         self.identity: str = self._compute_identity(identity_material)
 
@@ -273,15 +299,24 @@ class RequestsTransport:
         Raises:
             ConfigError: ``base_url`` is not an http(s) URL with a host.
         """
-        parts = urlsplit(base_url.strip()) if isinstance(base_url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"invalid server URL {strip_userinfo(str(base_url))!r}: expected http(s)://host[:port]")
+        parts = _split_server_url(base_url)
         if parts.username is not None or parts.password is not None:
             if username is None and password is None:
                 username, password = unquote(parts.username or ""), unquote(parts.password or "")
             self._secrets.add(parts.password, unquote(parts.password or ""))
         self.base_url: str = strip_userinfo(base_url.strip()).rstrip("/")
         return username, password
+
+    def _use_proxy(self, proxy: str) -> tuple[dict[str, str], str]:
+        """The requests ``proxies`` for ``proxy`` and its form for display (no userinfo); its password becomes a
+        secret."""
+        proxy_password = urlsplit(proxy).password
+        self._secrets.add(proxy_password, unquote(proxy_password or ""))
+        return {"http": proxy, "https": proxy}, strip_userinfo(proxy)
+
+    def _open_token_file(self, token_file: str, clock: Callable[[], float]) -> _TokenFile:
+        """The bearer token file (``~`` expanded), re-read every :data:`TOKEN_FILE_REFRESH_SECONDS`."""
+        return _TokenFile(str(Path(token_file).expanduser()), clock, TOKEN_FILE_REFRESH_SECONDS, self._secrets)
 
     def _basic_auth(self, username: str | None, password: str | None) -> str | None:
         """The ``Authorization`` value for basic auth (None without credentials), its forms added to the secrets."""

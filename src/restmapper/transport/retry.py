@@ -49,11 +49,21 @@ def check_seconds(method: str, arg: str, value: object, *, optional: bool = Fals
     if optional and value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        kind = "None" if value is None else type(value).__name__
-        raise TypeError(f"{method}() takes {arg} as a number of seconds{' or None' if optional else ''}, not {kind}")
+        raise TypeError(f"{method}() takes {arg} as a number of seconds{' or None' if optional else ''}, "
+                        f"not {_type_name(value)}")
+    _check_seconds_range(method, arg, value, positive=positive)
+
+
+def _check_seconds_range(method: str, arg: str, value: float, *, positive: bool) -> None:
+    """Raise InvalidArgumentError when ``value`` is NaN, infinite, negative, or 0 when ``positive``."""
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         bound = "> 0" if positive else ">= 0"
         raise InvalidArgumentError(f"{method}() takes {arg} as a finite number of seconds {bound}, got {value!r}")
+
+def _type_name(value: object) -> str:
+    """The name of ``value``'s type for a message ("None" for None)."""
+    return "None" if value is None else type(value).__name__
+
 
 _NOT_PROCESSED = frozenset({429})
 """Statuses that say the server did nothing with the request: the only ones after which a write is resent."""
@@ -134,18 +144,20 @@ def parse_retry_after(value: str | None, *, date: str | None = None, now: float 
 
     As RFC 9110 section 10.2.3; client-go reads only the seconds form, servers behind proxies send both.
     """
-    if value is None:
-        return None
-    text = value.strip()
+    text = (value or "").strip()
     if not text:
         return None
     try:
         seconds = float(text)
     except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if seconds == seconds and seconds != float("inf") else None
-    target = _http_date(text)
+        return _seconds_until(text, date, now)
+    return max(0.0, seconds) if seconds == seconds and seconds != float("inf") else None
+
+
+def _seconds_until(http_date: str, date: str | None, now: float | None) -> float | None:
+    """Seconds from the response's ``date`` (else ``now``, else ``time.time()``) to ``http_date``, never
+    negative; None when ``http_date`` is not an HTTP-date."""
+    target = _http_date(http_date)
     if target is None:
         return None
     ref = _http_date(date) if date else None
