@@ -62,20 +62,28 @@ def own_methods(cls: _T) -> _T:
         if not base.__module__.startswith("restmapper"):
             continue
         for name, attr in vars(base).items():
-            if name.startswith("_") or name in vars(cls):
-                continue
-            if getattr(cls, name, None) is None or _defined_below(cls, base, name):
-                continue
-            wrapped: Any
-            if isinstance(attr, types.FunctionType):
-                wrapped = _renamed(attr, cls.__module__, f"{cls.__qualname__}.{name}")
-            elif isinstance(attr, (classmethod, staticmethod)) and isinstance(attr.__func__, types.FunctionType):
-                wrapped = type(attr)(_renamed(attr.__func__, cls.__module__,
-                                              f"{cls.__qualname__}.{name}"))
-            else:
-                continue
-            setattr(cls, name, wrapped)
+            if _uses_inherited(cls, base, name):
+                wrapped = _renamed_method(attr, cls.__module__, f"{cls.__qualname__}.{name}")
+                if wrapped is not None:
+                    setattr(cls, name, wrapped)
     return cls
+
+
+def _uses_inherited(cls: type, base: type, name: str) -> bool:
+    """Whether ``name`` is a public attribute ``cls`` does not define and takes from ``base``."""
+    if name.startswith("_") or name in vars(cls):
+        return False
+    return getattr(cls, name, None) is not None and not _defined_below(cls, base, name)
+
+
+def _renamed_method(attr: object, module: str, qualname: str) -> Any:
+    """A copy of the plain, class or static method ``attr`` under ``qualname`` in ``module``; None for anything
+    else (a property, a builtin)."""
+    if isinstance(attr, types.FunctionType):
+        return _renamed(attr, module, qualname)
+    if isinstance(attr, (classmethod, staticmethod)) and isinstance(attr.__func__, types.FunctionType):
+        return type(attr)(_renamed(attr.__func__, module, qualname))
+    return None
 
 
 def _defined_below(cls: type, base: type, name: str) -> bool:

@@ -137,41 +137,68 @@ def _scrub_percent_encoded(text: str, secrets: Iterable[str]) -> str:
     """
     needles = {s.encode("utf-8", "surrogatepass").lower() for s in secrets}
     spaces = "+" in text and any(b" " in n for n in needles)
-    with contextlib.suppress(UnicodeEncodeError):  # a lone surrogate: no quick check, map every byte
-        quick = unquote_to_bytes(text).lower() + b"\n" + (unquote_to_bytes(text.replace("+", " ")).lower()
-                                                          if spaces else b"")
-        if not any(n in quick for n in needles):
-            return text  # the usual case: nothing to map back
+    if _surely_absent(text, needles, spaces):
+        return text  # the usual case: nothing to map back
     spans: list[tuple[int, int]] = []
     for plus in (False, True) if spaces else (False,):
-        decoded = bytearray()
-        origin: list[tuple[int, int]] = []  # per decoded byte: the span of text it came from
-        pos = 0
-        for m in _ESCAPE.finditer(text):
-            literal = text[pos:m.start()]
-            if literal.isascii():
-                decoded += literal.encode("ascii")
-                origin.extend(zip(range(pos, m.start()), range(pos + 1, m.start() + 1), strict=True))
-            else:
-                for i, ch in enumerate(literal, pos):
-                    b = ch.encode("utf-8", "surrogatepass")
-                    decoded += b
-                    origin.extend([(i, i + 1)] * len(b))
-            escape = m.group()
-            decoded += (b" " if plus else b"+") if escape == "+" else bytes.fromhex(escape[1:])
-            origin.append((m.start(), m.end()))
-            pos = m.end()
-        decoded += text[pos:].encode("utf-8", "surrogatepass")
-        for i, ch in enumerate(text[pos:], pos):
-            origin.extend([(i, i + 1)] * len(ch.encode("utf-8", "surrogatepass")))
-        lowered = bytes(decoded).lower()
-        for needle in needles:
-            at = lowered.find(needle)
-            while at >= 0:
-                spans.append((origin[at][0], origin[at + len(needle) - 1][1]))
-                at = lowered.find(needle, at + 1)
-    if not spans:
-        return text
+        decoded, origin = _decoded(text, plus)
+        spans.extend(_found_spans(decoded.lower(), origin, needles))
+    return _redacted_spans(text, spans) if spans else text
+
+
+def _surely_absent(text: str, needles: Iterable[bytes], spaces: bool) -> bool:
+    """Whether no needle (lower-case bytes) can be in ``text`` percent-decoded (and, with ``spaces``, with ``+``
+    read as a space): a quick test before mapping bytes back; False when ``text`` holds a lone surrogate."""
+    try:
+        quick = unquote_to_bytes(text).lower() + b"\n" + (unquote_to_bytes(text.replace("+", " ")).lower()
+                                                          if spaces else b"")
+    except UnicodeEncodeError:  # a lone surrogate: no quick check, map every byte
+        return False
+    return not any(n in quick for n in needles)
+
+
+def _decoded(text: str, plus: bool) -> tuple[bytes, list[tuple[int, int]]]:
+    """``text`` percent-decoded to UTF-8 bytes (``+`` as a space when ``plus``, else as itself), and per decoded
+    byte the span of ``text`` it came from."""
+    decoded = bytearray()
+    origin: list[tuple[int, int]] = []
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        _add_literal(text[pos:m.start()], pos, decoded, origin)
+        escape = m.group()
+        decoded += (b" " if plus else b"+") if escape == "+" else bytes.fromhex(escape[1:])
+        origin.append((m.start(), m.end()))
+        pos = m.end()
+    _add_literal(text[pos:], pos, decoded, origin)
+    return bytes(decoded), origin
+
+
+def _add_literal(literal: str, pos: int, decoded: bytearray, origin: list[tuple[int, int]]) -> None:
+    """Append ``literal`` (found at ``pos`` in the text) to ``decoded`` as UTF-8, each byte's span to ``origin``."""
+    if literal.isascii():
+        decoded += literal.encode("ascii")
+        origin.extend(zip(range(pos, pos + len(literal)), range(pos + 1, pos + len(literal) + 1), strict=True))
+        return
+    for i, ch in enumerate(literal, pos):
+        b = ch.encode("utf-8", "surrogatepass")
+        decoded += b
+        origin.extend([(i, i + 1)] * len(b))
+
+
+def _found_spans(lowered: bytes, origin: list[tuple[int, int]], needles: Iterable[bytes]
+                 ) -> list[tuple[int, int]]:
+    """The spans of the original text that every occurrence of each needle in ``lowered`` came from."""
+    spans: list[tuple[int, int]] = []
+    for needle in needles:
+        at = lowered.find(needle)
+        while at >= 0:
+            spans.append((origin[at][0], origin[at + len(needle) - 1][1]))
+            at = lowered.find(needle, at + 1)
+    return spans
+
+
+def _redacted_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of ``spans`` (overlapping ones merged) replaced by one :data:`REDACTED`."""
     out: list[str] = []
     pos = 0
     for start, end in sorted(spans):

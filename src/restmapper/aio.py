@@ -240,9 +240,7 @@ class AsyncRESTMapper:
         while True:
             seen = watcher.change_count if watcher is not None else 0
             try:
-                if isinstance(group_kind_or_arg, GroupKind):
-                    return await self.rest_mapping(group_kind_or_arg)
-                return await self.resolve(group_kind_or_arg)
+                return await self._mapping_of(group_kind_or_arg)
             except RestMapperError as exc:
                 if not is_retryable_wait_error(exc):
                     raise
@@ -250,12 +248,24 @@ class AsyncRESTMapper:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise WaitTimeoutError(group_kind_or_arg, timeout, last) from last
-            wake_at = loop.time() + min(remaining, poll_interval)
-            event_driven = watcher is not None and watcher.watching(CRD_KIND)
-            while (now := loop.time()) < wake_at:
-                if event_driven and watcher is not None and watcher.change_count != seen:
-                    break
-                await asyncio.sleep(min(0.05, wake_at - now) if event_driven else wake_at - now)
+            await _sleep_until(loop.time() + min(remaining, poll_interval), watcher, seen)
+
+    async def _mapping_of(self, group_kind_or_arg: GroupKind | str) -> RESTMapping:
+        """One lookup of :meth:`wait_for`: :meth:`rest_mapping` of a GroupKind, else :meth:`resolve` of the text."""
+        if isinstance(group_kind_or_arg, GroupKind):
+            return await self.rest_mapping(group_kind_or_arg)
+        return await self.resolve(group_kind_or_arg)
+
+
+async def _sleep_until(wake_at: float, watcher: ChangeNotifier | None, seen: int) -> None:
+    """Sleep until ``wake_at`` (the running loop's clock, seconds), or, with a ``watcher`` watching CRDs, until it
+    makes an invalidation (its ``change_count`` moves from ``seen``; checked every 50 ms)."""
+    loop = asyncio.get_running_loop()
+    event_driven = watcher is not None and watcher.watching(CRD_KIND)
+    while (now := loop.time()) < wake_at:
+        if event_driven and watcher is not None and watcher.change_count != seen:
+            return
+        await asyncio.sleep(min(0.05, wake_at - now) if event_driven else wake_at - now)
 
 
 async def run_blocking(executor: Executor | None, call: Callable[[], T]) -> T:

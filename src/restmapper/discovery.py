@@ -20,6 +20,7 @@ from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, ParamSpec, TypeVar, cast
 
 from restmapper import wire
@@ -64,6 +65,15 @@ def _check_root_groups(path: str, doc: wire.AggregatedDiscovery) -> None:
 
 
 _CORE_V1 = GroupVersion("", "v1")
+
+
+def _legacy_groups(doc: _CachedDocument) -> tuple[APIGroup, ...]:
+    """The groups a legacy root document lists: ``/api``'s versions as the core group, or ``/apis``'s groups."""
+    if doc.path != "/api":
+        named: tuple[APIGroup, ...] = doc.parsed
+        return named
+    versions: tuple[str, ...] = doc.parsed
+    return (APIGroup("", versions, versions[0] if versions else None),)
 
 
 def _check_core(parsed: tuple[str, ...] | wire.AggregatedDiscovery) -> None:
@@ -163,6 +173,12 @@ class _CachedDocument:
     # RootDiscovery built with this document last, by (number of documents, not_modified): see _root_of.
     built: dict[tuple[int, bool], tuple[tuple[_CachedDocument | None, ...], RootDiscovery]] = field(
         default_factory=dict)
+
+
+def _etag_for(previous: _CachedDocument | None, accept: str) -> str | None:
+    """The ETag to send with a GET asked with ``accept``: ``previous``'s when it was asked with the same Accept
+    (an ETag names one representation: never ask "still this?" of a document fetched as the other one)."""
+    return previous.etag if previous is not None and previous.accept == accept else None
 
 
 class DiscoveryClient:
@@ -327,19 +343,11 @@ class DiscoveryClient:
         """
         with self._lock:
             previous = self._documents.get(path)
-            want_aggregated = not listing and self._aggregated and self._clock() >= self._legacy_until
+            want_aggregated = not listing and self._aggregated_now()
         accept = wire.ACCEPT_AGGREGATED if want_aggregated else wire.ACCEPT_JSON
-        # An ETag names one representation: never ask "still this?" of a document fetched as the other one.
-        etag = previous.etag if previous is not None and previous.accept == accept else None
-        resp = self._get(path, accept, etag)
+        resp = self._get(path, accept, _etag_for(previous, accept))
         if resp.status == 406 and want_aggregated:
-            # A server that cannot serve any type we listed (e.g. a 1.27 server given a v2-only list, or a
-            # proxy): fall back to plain JSON, as client-go does on 406.
-            log.debug("%s answered 406 to aggregated discovery; falling back to legacy", path)
-            with self._lock:
-                self._legacy_until = self._clock() + _REPROBE_AGGREGATED_AFTER
-            accept = wire.ACCEPT_JSON
-            resp = self._get(path, accept)
+            resp, accept = self._get_legacy_root(path)
         if resp.status == 304 and previous is not None:
             # 304 carries no body and possibly no Content-Type: the previous document stays valid.
             return previous, True
@@ -349,17 +357,42 @@ class DiscoveryClient:
             return None, previous is None
         if resp.status != 200:
             raise status_error(self._transport, path, resp.status, resp.body, resp.headers)
+        return self._keep_document(path, resp, accept, previous)
+
+    def _aggregated_now(self) -> bool:
+        """Whether to ask for aggregated discovery now: it is enabled and the server has not refused it (406)
+        within the last :data:`_REPROBE_AGGREGATED_AFTER` seconds. Called with ``_lock`` held."""
+        return self._aggregated and self._clock() >= self._legacy_until
+
+    def _get_legacy_root(self, path: str) -> tuple[Response, str]:
+        """GET the root document ``path`` in its legacy form after the server answered 406 to the aggregated one
+        (e.g. a 1.27 server given a v2-only list, or a proxy), as client-go does on 406; aggregated discovery is
+        asked again after :data:`_REPROBE_AGGREGATED_AFTER`. Returns the response and the Accept it answers."""
+        log.debug("%s answered 406 to aggregated discovery; falling back to legacy", path)
+        with self._lock:
+            self._legacy_until = self._clock() + _REPROBE_AGGREGATED_AFTER
+        return self._get(path, wire.ACCEPT_JSON), wire.ACCEPT_JSON
+
+    def _keep_document(self, path: str, resp: Response, accept: str, previous: _CachedDocument | None
+                       ) -> tuple[_CachedDocument, bool]:
+        """Parse the 200 answer ``resp`` (asked with ``accept``) to the root document ``path`` and keep it in
+        place of ``previous``: the core versions (legacy ``/api``), the groups (legacy ``/apis``) or an
+        :class:`~restmapper.wire.AggregatedDiscovery`. Returns the document and whether its content is
+        ``previous``'s (same body, same format).
+
+        Raises:
+            MalformedDiscoveryError: the body is not a valid document of its kind (nothing is kept).
+        """
         with self._scrubbed():
             fmt = wire.detect_format(resp.content_type, document=path)
             parsed: Any
-            if fmt is wire.DocumentFormat.LEGACY:
-                if path == "/api":
-                    parsed = wire.parse_api_versions(resp.body, document=path)
-                else:
-                    parsed = wire.parse_api_group_list(resp.body, document=path)
-            else:
+            if fmt is not wire.DocumentFormat.LEGACY:
                 parsed = wire.parse_aggregated(resp.body, document=path, format=fmt)
                 _check_root_groups(path, parsed)
+            elif path == "/api":
+                parsed = wire.parse_api_versions(resp.body, document=path)
+            else:
+                parsed = wire.parse_api_group_list(resp.body, document=path)
             if path == "/api":
                 _check_core(parsed)
         digest = hashlib.sha256(resp.body).digest()
@@ -461,18 +494,12 @@ class DiscoveryClient:
                 groups.extend(agg.groups)
                 stale.extend(agg.stale)
                 resources.append(agg.resources)  # lazily converted: keep it so
-                listed.extend(gv for g in agg.groups for gv in g.group_versions)
+                listed.extend(chain.from_iterable(g.group_versions for g in agg.groups))
                 listed.extend(agg.stale)
-            elif doc.path == "/api":
-                versions: tuple[str, ...] = doc.parsed
-                core = APIGroup("", versions, versions[0] if versions else None)
-                groups.append(core)
-                listed.extend(core.group_versions)
             else:
-                named: tuple[APIGroup, ...] = doc.parsed
-                groups.extend(named)
-                for g in named:
-                    listed.extend(g.group_versions)
+                legacy = _legacy_groups(doc)
+                groups.extend(legacy)
+                listed.extend(chain.from_iterable(g.group_versions for g in legacy))
         return RootDiscovery(
             groups=tuple(groups),
             resources=_chain(resources) if aggregated else None,

@@ -80,11 +80,28 @@ def _child(node: object, key: str) -> Any:
         # A client model's to_dict() output is snake_case: read it too, or a fingerprint would silently miss fields.
         return node[key] if key in node else node.get(_snake(key))
     if _is_client_model(node):
-        attribute_map: dict[str, str] = type(node).attribute_map  # type: ignore[attr-defined]
-        for attr, wire in attribute_map.items():
-            if wire == key:
-                return getattr(node, attr, None)
-        return None
+        return _model_child(node, key)
+    value, answered = _attribute_child(node, key)
+    if answered:
+        return value
+    to_dict = getattr(node, "to_dict", None)
+    as_dict = to_dict() if callable(to_dict) else None
+    return _child(as_dict, key) if isinstance(as_dict, Mapping) else None
+
+
+def _model_child(model: object, key: str) -> Any:
+    """The field ``key`` (wire name) of a kubernetes client model, through its ``attribute_map``."""
+    attribute_map: dict[str, str] = type(model).attribute_map  # type: ignore[attr-defined]
+    for attr, wire in attribute_map.items():
+        if wire == key:
+            return getattr(model, attr, None)
+    return None
+
+
+def _attribute_child(node: object, key: str) -> tuple[Any, bool]:
+    """The field ``key`` of an object with attributes, read as ``key`` then in snake_case, and whether it
+    answered at all: ``(value, True)``, ``(None, True)`` for a field that is None, ``(None, False)`` when neither
+    name is a field (the caller then tries ``to_dict()``)."""
     answered = False
     for name in (key, _snake(key)):
         try:
@@ -95,15 +112,9 @@ def _child(node: object, key: str) -> Any:
         if callable(value) and not isinstance(value, type):
             continue
         if value is not None:
-            return value
+            return value, True
         answered = True
-    if not answered:
-        to_dict = getattr(node, "to_dict", None)
-        if callable(to_dict):
-            as_dict = to_dict()
-            if isinstance(as_dict, Mapping):
-                return _child(as_dict, key)
-    return None
+    return None, answered
 
 
 def _camel(name: str) -> str:
@@ -120,17 +131,22 @@ def _plain(node: object, where: str) -> Any:
     if isinstance(node, (list, tuple)):
         return [_plain(v, f"{where}[{i}]") for i, v in enumerate(node)]
     if _is_client_model(node):
-        attribute_map: dict[str, str] = type(node).attribute_map  # type: ignore[attr-defined]
-        out: dict[str, Any] = {}
-        for attr, wire in attribute_map.items():
-            value = getattr(node, attr, None)
-            if value is not None:
-                out[wire] = _plain(value, f"{where}.{wire}")
-        return out
+        return _plain_model(node, where)
     to_dict = getattr(node, "to_dict", None)
     if callable(to_dict):
         return _plain(to_dict(), where)
     raise InvalidArgumentError(f"{where}: cannot read a value of type {type(node).__name__}")
+
+
+def _plain_model(model: object, where: str) -> dict[str, Any]:
+    """A kubernetes client model as wire-form data, through its ``attribute_map`` (None fields dropped)."""
+    attribute_map: dict[str, str] = type(model).attribute_map  # type: ignore[attr-defined]
+    out: dict[str, Any] = {}
+    for attr, wire in attribute_map.items():
+        value = getattr(model, attr, None)
+        if value is not None:
+            out[wire] = _plain(value, f"{where}.{wire}")
+    return out
 
 
 def object_uid_generation(obj: object) -> tuple[str, int]:

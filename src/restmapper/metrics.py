@@ -213,23 +213,27 @@ class StatsCollector(Collector):
             value = getattr(stats, f.name)
             metric = f"restmapper_{name}_{f.name}"
             doc = f"{type(stats).__name__}.{f.name}"
-            if isinstance(value, bool) or (value is None and f.name in _GAUGES):
-                continue
-            if isinstance(value, int) or (isinstance(value, float) and f.name in _GAUGES):
-                family = families.get(metric)
-                if family is None:
+            if _is_sample(f.name, value):
+                if metric not in families:
                     kind = GaugeMetricFamily if f.name in _GAUGES else CounterMetricFamily
-                    family = families[metric] = kind(metric, doc, labels=labels)
-                family.add_metric(values, value)
+                    families[metric] = kind(metric, doc, labels=labels)
+                families[metric].add_metric(values, value)
             elif isinstance(value, Mapping):
-                family = families.get(metric)
-                if family is None:
-                    family = families[metric] = CounterMetricFamily(metric, doc + " by key", labels=[*labels, "key"])
+                if metric not in families:
+                    families[metric] = CounterMetricFamily(metric, doc + " by key", labels=[*labels, "key"])
                 for key, count in sorted(value.items()):
-                    family.add_metric([*values, str(key)], count)
+                    families[metric].add_metric([*values, str(key)], count)
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
+
+
+def _is_sample(field: str, value: object) -> bool:
+    """Whether a stats field's ``value`` is one number to export: an int (never a bool), or a float of a gauge
+    (:data:`_GAUGES`; an unset gauge is None and exports nothing)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and field in _GAUGES)
 
 
 class WorkqueueMetrics:

@@ -102,21 +102,26 @@ def preferred_resources(groups: Sequence[APIGroup],
     for group in groups:
         for gv in group.group_versions:
             listing = resources.get(gv)
-            if listing is None:
-                continue
-            order.append(gv)
-            for res in listing.resources:
-                if res.is_subresource or "/" in res.name:
-                    continue
-                key = GroupResource(group.name, res.name)
-                if key in chosen and gv.version != group.preferred_version:
-                    continue
-                chosen[key] = (gv, res)
+            if listing is not None:
+                order.append(gv)
+                _choose_from(group, gv, listing, chosen)
     by_gv: dict[GroupVersion, list[ResourceRow]] = {gv: [] for gv in order}
     for gv, res in chosen.values():
         if res.verbs:
             by_gv[gv].append(ResourceRow(gv, res))
     return [row for gv in order for row in by_gv[gv]]
+
+
+def _choose_from(group: APIGroup, gv: GroupVersion, listing: APIResourceList,
+                 chosen: dict[GroupResource, tuple[GroupVersion, APIResource]]) -> None:
+    """Record in ``chosen`` the top-level resources ``listing`` (version ``gv`` of ``group``) serves: each one no
+    earlier version listed, and each one at all when ``gv`` is the group's preferred version."""
+    for res in listing.resources:
+        if res.is_subresource or "/" in res.name:
+            continue
+        key = GroupResource(group.name, res.name)
+        if key not in chosen or gv.version == group.preferred_version:
+            chosen[key] = (gv, res)
 
 
 def filter_rows(rows: Iterable[ResourceRow], *, api_group: str | None = None, namespaced: bool | None = None,

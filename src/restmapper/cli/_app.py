@@ -283,32 +283,49 @@ def run_command(argv: Sequence[str] | None, *, session: Session | None, stdout: 
     if args.command is None:
         out.write(parser.format_help())
         return 0
-    from restmapper.errors import ConfigError, RestMapperError  # every command loads them; --help does not
+    from restmapper.errors import RestMapperError  # every command loads it; --help does not
 
     try:
-        if args.command == "serve":
-            from restmapper.cli._serve import serve_forever
-
-            return serve_forever(host=args.host, port=args.port, legacy=args.legacy,
-                                 kubeconfig_out=args.kubeconfig_out, out=out)
-        command = _api_resources_cmd if args.command == "api-resources" else _resolve_cmd
-        with _collection_paused(exiting=exiting):
-            if session is not None:
-                return command(args, session, out, err)
-            with _open_session(args) as opened:
-                return command(args, opened, out, err)
+        return _run_parsed(args, session=session, out=out, err=err, exiting=exiting)
     except _UsageError as exc:  # flags argparse cannot check alone: a usage error, exit 2 as argparse's
         err.write(f"error: {_one_line(exc)}\n")
         return 2
     except (RestMapperError, OSError, ValueError) as exc:
-        hint = ""
-        if (isinstance(exc, ConfigError) and args.command != "serve" and session is None
-                and getattr(args, "kubeconfig", None) is None and getattr(args, "context", None) is None):
-            hint = f" (to try it without a cluster: restmapper {args.command} --embedded)"  # none was named
-        err.write(f"error: {_one_line(exc)}{hint}\n")
+        err.write(f"error: {_one_line(exc)}{_embedded_hint(args, exc, session)}\n")
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _run_parsed(args: argparse.Namespace, *, session: Session | None, out: TextIO, err: TextIO,
+                exiting: bool) -> int:
+    """Run the command ``args`` name (not None): ``serve``, or a lookup command in ``session`` (None: the one
+    the flags describe, opened here and closed after). Raises what the command raises."""
+    if args.command == "serve":
+        from restmapper.cli._serve import serve_forever
+
+        return serve_forever(host=args.host, port=args.port, legacy=args.legacy,
+                             kubeconfig_out=args.kubeconfig_out, out=out)
+    command = _api_resources_cmd if args.command == "api-resources" else _resolve_cmd
+    with _collection_paused(exiting=exiting):
+        if session is not None:
+            return command(args, session, out, err)
+        with _open_session(args) as opened:
+            return command(args, opened, out, err)
+
+
+def _embedded_hint(args: argparse.Namespace, exc: BaseException, session: Session | None) -> str:
+    """After a configuration error ``exc`` of a lookup command run with no session and no cluster named (no
+    ``--kubeconfig``, no ``--context``): how to try it without a cluster; else ""."""
+    from restmapper.errors import ConfigError
+
+    if not isinstance(exc, ConfigError) or session is not None or args.command == "serve":
+        return ""
+    if getattr(args, "kubeconfig", None) is not None:
+        return ""
+    if getattr(args, "context", None) is not None:
+        return ""
+    return f" (to try it without a cluster: restmapper {args.command} --embedded)"
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")

@@ -75,6 +75,30 @@ def _timeout_seconds(timeout: object) -> float:
     return float(timeout)
 
 
+def _patch_content_type(patch: Any, patch_type: str) -> str:
+    """The Content-Type of a ``patch_type`` patch, once ``patch`` is checked to have that type's shape.
+
+    Raises:
+        InvalidArgumentError: ``patch_type`` is not "merge", "json" or "strategic".
+        TypeError: a merge or strategic merge patch that is not a mapping; a JSON patch that is not a list of
+            operations (mappings).
+    """
+    content_type = _PATCH_TYPES.get(patch_type) if isinstance(patch_type, str) else None
+    if content_type is None:
+        raise InvalidArgumentError(f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}")
+    if patch_type in ("merge", "strategic") and not isinstance(patch, Mapping):
+        what = "merge patch" if patch_type == "merge" else "strategic merge patch"
+        raise TypeError(f"a {what} is a mapping, got {type(patch).__name__}")
+    if patch_type == "json" and not _is_operation_list(patch):
+        raise TypeError("a JSON patch is a list of operations ({'op': ..., 'path': ...})")
+    return content_type
+
+
+def _is_operation_list(patch: Any) -> bool:
+    """Whether ``patch`` is a sequence (not a string) of mappings: the shape of a JSON patch."""
+    return (isinstance(patch, Sequence) and not isinstance(patch, (str, bytes))
+            and all(isinstance(op, Mapping) for op in patch))
+
 class Client:
     """Create, update, patch, apply and delete objects of any kind, and read them back through an ObjectCache.
 
@@ -166,15 +190,7 @@ class Client:
 
     def _patch_write(self, kind: KindArg, name: str, patch: Any, namespace: str | None, patch_type: str) -> Write:
         check_object_name("patch", name)
-        content_type = _PATCH_TYPES.get(patch_type) if isinstance(patch_type, str) else None
-        if content_type is None:
-            raise InvalidArgumentError(f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}")
-        if patch_type in ("merge", "strategic") and not isinstance(patch, Mapping):
-            what = "merge patch" if patch_type == "merge" else "strategic merge patch"
-            raise TypeError(f"a {what} is a mapping, got {type(patch).__name__}")
-        if patch_type == "json" and not (isinstance(patch, Sequence) and not isinstance(patch, (str, bytes))
-                                         and all(isinstance(op, Mapping) for op in patch)):
-            raise TypeError("a JSON patch is a list of operations ({'op': ..., 'path': ...})")
+        content_type = _patch_content_type(patch, patch_type)
         mapping, _ = mapping_for_kind(self.cache.mapper, kind)
         mapping = check_scope(self.cache.mapper, "patch", mapping, namespace)
         ns = namespace_for(mapping, namespace, None, self.cache.namespace)

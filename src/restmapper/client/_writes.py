@@ -139,15 +139,18 @@ def _non_finite_at(value: object) -> tuple[str, float] | None:
         path, item = todo.pop()
         if isinstance(item, float) and not math.isfinite(item):
             return path, item
-        if isinstance(item, (Mapping, list, tuple)):
-            if id(item) in seen:
-                continue
+        if isinstance(item, (Mapping, list, tuple)) and id(item) not in seen:
             seen.add(id(item))
-        if isinstance(item, Mapping):
-            todo.extend((f"{path}.{key}" if path else str(key), v) for key, v in reversed(list(item.items())))
-        elif isinstance(item, (list, tuple)):
-            todo.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+            todo.extend(reversed(_items_at(path, item)))
     return None
+
+
+def _items_at(path: str, container: Mapping[Any, object] | list[object] | tuple[object, ...]
+              ) -> list[tuple[str, object]]:
+    """The items of ``container`` (found at ``path``) in order, each with its own path (``a.b``, ``a[0]``)."""
+    if isinstance(container, Mapping):
+        return [(f"{path}.{key}" if path else str(key), v) for key, v in container.items()]
+    return [(f"{path}[{i}]", v) for i, v in enumerate(container)]
 
 
 def check_object_name(verb: str, name: object) -> str:
@@ -247,7 +250,12 @@ def namespace_for(mapping: RESTMapping, given: str | None, in_object: object, ca
             raise InvalidArgumentError(f"{kind} ({mapping.resource}) is cluster-scoped: pass no namespace "
                                        f"(got {given!r})")
         return None
-    own = in_object if isinstance(in_object, str) and in_object else None
+    return _namespace_of_namespaced(kind, given, in_object, cache_namespace)
+
+
+def _namespace_of_namespaced(kind: str, given: str | None, in_object: object, cache_namespace: str | None) -> str:
+    """:func:`namespace_for` a namespaced ``kind``: the argument, else the object's, else the cache's."""
+    own = _non_empty(in_object)
     if given and own and given != own:
         raise InvalidArgumentError(f"namespace {given!r} differs from the object's metadata.namespace {own!r}")
     namespace = given or own or cache_namespace
@@ -392,23 +400,32 @@ def observation(write: Write, mapping: RESTMapping, answer: dict[str, Any], stat
     meta = meta if isinstance(meta, Mapping) else {}
     gk = mapping.group_version_kind.group_kind
     namespace = write.namespace if mapping.namespaced else None
-    rv = meta.get("resourceVersion")
     if write.method == "DELETE":
-        name = write.name or ""
-        if answer.get("kind") == "Status":
-            details = answer.get("details")
-            uid = details.get("uid") if isinstance(details, Mapping) else None
-            return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
-        if _still_there(status, meta, answer):
-            return Observation(gk, name, namespace, rv, None, answer) if isinstance(rv, str) and rv else None
-        uid = meta.get("uid")
-        # kube-apiserver answers the deleted object at the deletion's resourceVersion.
-        return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer,
-                           rv if isinstance(rv, str) and rv else None)
-    written_name = meta.get("name")
-    if not (isinstance(written_name, str) and written_name and isinstance(rv, str) and rv):
+        return _deletion_observation(gk, write.name or "", namespace, answer, meta, status, status_uid)
+    written_name, rv = _non_empty(meta.get("name")), _non_empty(meta.get("resourceVersion"))
+    if written_name is None or rv is None:
         return None
     return Observation(gk, written_name, namespace, rv, None, answer)
+
+
+def _deletion_observation(gk: GroupKind, name: str, namespace: str | None, answer: dict[str, Any],
+                          meta: Mapping[str, Any], status: int, status_uid: str | None) -> Observation | None:
+    """:func:`observation` of a delete answered ``status`` and ``answer`` (whose ``metadata`` is ``meta``)."""
+    rv = _non_empty(meta.get("resourceVersion"))
+    if answer.get("kind") == "Status":
+        details = answer.get("details")
+        uid = details.get("uid") if isinstance(details, Mapping) else None
+        return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer)
+    if _still_there(status, meta, answer):
+        return Observation(gk, name, namespace, rv, None, answer) if rv is not None else None
+    uid = meta.get("uid")
+    # kube-apiserver answers the deleted object at the deletion's resourceVersion.
+    return Observation(gk, name, namespace, None, uid if isinstance(uid, str) else status_uid, answer, rv)
+
+
+def _non_empty(value: object) -> str | None:
+    """``value`` when it is a non-empty str, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 def check_subresource(mapper: LazyRESTMapper, mapping: RESTMapping, subresource: str) -> None:

@@ -259,12 +259,7 @@ class GroupDiscoveryError(DiscoveryError):
     def __init__(self, group: str, failed: Mapping[GroupVersion, BaseException], *, asked: str = "",
                  documents: Mapping[str, BaseException] | None = None, partial: Any = None, hint: str = "") -> None:
         docs = dict(documents or {})
-        text = DiscoveryError.describe_failures(failed) if failed else ""
-        named = {id(err) for err in failed.values()}
-        unnamed = {path: err for path, err in docs.items() if id(err) not in named}
-        if unnamed:
-            listing = ", ".join(f"{path}: {err}" for path, err in sorted(unnamed.items()))
-            text = f"{text}; unable to retrieve {listing}" if text else f"unable to retrieve {listing}"
+        text = GroupDiscoveryError._failures_text(failed, docs)
         if asked:
             text = f"cannot tell whether the server has {asked}: {text}"
         if hint:
@@ -274,7 +269,23 @@ class GroupDiscoveryError(DiscoveryError):
         self.asked = asked
         self.hint = hint
         self.documents = docs
-        ages = [(e.replayed_age, e.retry_in or 0.0) for e in (*self.failed.values(), *docs.values())
+        self._take_replay_ages((*self.failed.values(), *docs.values()))
+
+    @staticmethod
+    def _failures_text(failed: Mapping[GroupVersion, BaseException], documents: Mapping[str, BaseException]) -> str:
+        """The failed group versions, then the root documents whose failure none of them already names."""
+        text = DiscoveryError.describe_failures(failed) if failed else ""
+        named = {id(err) for err in failed.values()}
+        unnamed = {path: err for path, err in documents.items() if id(err) not in named}
+        if not unnamed:
+            return text
+        listing = ", ".join(f"{path}: {err}" for path, err in sorted(unnamed.items()))
+        return f"{text}; unable to retrieve {listing}" if text else f"unable to retrieve {listing}"
+
+    def _take_replay_ages(self, causes: Iterable[BaseException]) -> None:
+        """When some of ``causes`` are replays, set :attr:`replayed_age` to the oldest replay's age and
+        :attr:`retry_in` to the soonest retry (seconds); else leave both as they are."""
+        ages = [(e.replayed_age, e.retry_in or 0.0) for e in causes
                 if isinstance(e, RestMapperError) and e.replayed_age is not None]
         if ages:
             self.replayed_age = max(age for age, _ in ages)

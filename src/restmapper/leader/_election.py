@@ -256,20 +256,36 @@ class Election:
         return self.lock.update(lease, record, timeout), sent
 
     def _attempt(self, timeout: float) -> bool:
+        """One try to acquire or renew the Lease within ``timeout`` seconds; True when our write was accepted."""
+        held = self._held_lease()
+        if held is not None and self._renew(held, timeout):
+            return True
+        # Not ours, or the renewal met a 409 or an error: read the Lease and decide as a candidate would.
+        return self._acquire(timeout)
+
+    def _held_lease(self) -> dict[str, Any] | None:
+        """The Lease we last wrote when we lead, hold it, and our view of it is fresh; else None."""
         if (self._leading and self._lease is not None and self._observed.holder_identity == self.identity
                 and self._valid(self._clock())):
-            # Fast path: we hold it and our view is fresh: update the Lease we last wrote.
-            record = self._record(acquire_time=self._observed.acquire_time,
-                                  transitions=self._observed.lease_transitions)
-            try:
-                written, sent = self._write(self._lease, record, timeout)
-            except RestMapperError as exc:  # e.g. a 404 (the Lease was deleted): as client-go, take the slow path
-                self._failed("renew", exc)
-                written = None
-            if written is not None:
-                self._accepted(written, sent)
-                return True
-            # 409 or an error: read the Lease and decide as a candidate would.
+            return self._lease
+        return None
+
+    def _renew(self, lease: dict[str, Any], timeout: float) -> bool:
+        """The fast path while we hold ``lease`` (the Lease we last wrote): update it; True when accepted."""
+        record = self._record(acquire_time=self._observed.acquire_time, transitions=self._observed.lease_transitions)
+        try:
+            written, sent = self._write(lease, record, timeout)
+        except RestMapperError as exc:  # e.g. a 404 (the Lease was deleted): as client-go, take the slow path
+            self._failed("renew", exc)
+            return False
+        if written is None:
+            return False
+        self._accepted(written, sent)
+        return True
+
+    def _acquire(self, timeout: float) -> bool:
+        """The slow path: read the Lease, then create it, take it over (expired) or renew it (ours); True when our
+        write was accepted."""
         lease = self.lock.get(timeout)
         if lease is None:
             self._observe_gone()

@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
@@ -79,8 +79,7 @@ def validate_options(identity: object, release_on_cancel: object, clock: object,
             ``release_on_cancel`` is not a bool; ``clock`` or a callback is neither callable nor None.
     """
     identity = default_identity() if identity is None else identity
-    if (not isinstance(identity, str) or not identity.strip() or "/" in identity
-            or any(ord(char) < 32 or ord(char) == 127 for char in identity)):
+    if not _is_identity(identity):
         raise InvalidArgumentError(f"identity must be a non-blank string without control characters or '/', "
                                    f"got {identity!r}")
     if not isinstance(release_on_cancel, bool):
@@ -89,6 +88,13 @@ def validate_options(identity: object, release_on_cancel: object, clock: object,
         if value is not None and not callable(value):
             raise InvalidArgumentError(f"{label} must be callable or None, got {value!r}")
     return identity
+
+
+def _is_identity(identity: object) -> TypeGuard[str]:
+    """Whether ``identity`` can name a candidate in a Lease: a non-blank string without ``/`` or control characters."""
+    if not isinstance(identity, str) or not identity.strip() or "/" in identity:
+        return False
+    return not any(ord(char) < 32 or ord(char) == 127 for char in identity)
 
 
 def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> Exception | None:
