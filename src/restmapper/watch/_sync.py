@@ -178,11 +178,8 @@ class ReflectorSync:
             _Expired: the continue token expired (410).
         """
         while True:
-            params = {**self.params, "limit": self._page} if paged else dict(self.params)
-            if cont:
-                params["continue"] = cont
             resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if self.metadata_only else ACCEPT,
-                                      params=params)
+                                      params=self._page_params(cont, paged))
             if resp.status == 406 and self.metadata_only:
                 self._full_objects(resp.status, resp.body, resp.headers)
                 if cont:
@@ -194,15 +191,32 @@ class ReflectorSync:
                 self._check(resp.status, resp.body, resp.headers)
             doc = self._decode(resp.body, "list")
             del resp
-            if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
-                raise InvalidArgumentError(f"GET {self.path}: list without items")
-            raw_meta = doc.get("metadata")
-            meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            rv = meta.get("resourceVersion", "")
-            following = (meta.get("continue") or "") if paged else ""
-            if not isinstance(following, str) or not isinstance(rv, str):
-                raise InvalidArgumentError(f"GET {self.path}: malformed list metadata")
-            return doc["items"], rv, following
+            return self._page_parts(doc, paged)
+
+    def _page_params(self, cont: str, paged: bool) -> dict[str, Any]:
+        """The query of a list page: the sync's parameters, with ``limit`` when ``paged`` and the ``continue``
+        token when not the first page."""
+        params = {**self.params, "limit": self._page} if paged else dict(self.params)
+        if cont:
+            params["continue"] = cont
+        return params
+
+    def _page_parts(self, doc: object, paged: bool) -> tuple[list[Any], str, str]:
+        """A decoded list page's items, resourceVersion and next continue token (``""``: the last, or not
+        ``paged``).
+
+        Raises:
+            InvalidArgumentError: no ``items`` list, or a resourceVersion or continue token that is not a string.
+        """
+        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+            raise InvalidArgumentError(f"GET {self.path}: list without items")
+        raw_meta = doc.get("metadata")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        rv = meta.get("resourceVersion", "")
+        following = (meta.get("continue") or "") if paged else ""
+        if not isinstance(following, str) or not isinstance(rv, str):
+            raise InvalidArgumentError(f"GET {self.path}: malformed list metadata")
+        return doc["items"], rv, following
 
     # --- WatchList ----------------------------------------------------------------------------------------------
 
@@ -238,12 +252,7 @@ class ReflectorSync:
                     self._check(status, stream.read(), stream.headers)  # the type's 404, a relist
                 if status != 200:
                     raise self._error(status, stream.read(), stream.headers)
-                opened = Opened(stream, stream.iter_lines(), opened_at, 0)
-                self._hand_over(Listing(partial(self._initial_events, opened=opened)))
-                changes, opened.changes = opened.changes, []
-                for event in changes:  # no stop or interrupt between: the resourceVersion is the bookmark's
-                    self._apply(event)
-                return opened
+                return self._sync_from(stream, opened_at)
             except _Ignored as exc:
                 self._closed_if(stream)
                 self._halted()  # a stream the owner closed ended however it ended: not the server's doing
@@ -257,6 +266,16 @@ class ReflectorSync:
             except BaseException:
                 self._closed_if(stream)
                 raise
+
+    def _sync_from(self, stream: StreamResponse, opened_at: float) -> Opened:
+        """Hand the sink the listing the WatchList ``stream`` (accepted, opened at ``opened_at``) sends, then apply
+        the changes that came before its end bookmark; return the stream, read up to that bookmark."""
+        opened = Opened(stream, stream.iter_lines(), opened_at, 0)
+        self._hand_over(Listing(partial(self._initial_events, opened=opened)))
+        changes, opened.changes = opened.changes, []
+        for event in changes:  # no stop or interrupt between: the resourceVersion is the bookmark's
+            self._apply(event)
+        return opened
 
     def _closed_if(self, stream: StreamResponse | None) -> None:
         if stream is not None:
@@ -289,7 +308,7 @@ class ReflectorSync:
             _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
             TransportError: the stream ended or failed before the bookmark.
         """
-        size = int(self._page) if self._page else _BATCH
+        size = self._batch_size()
         raw: list[bytes] = []  # ADDED lines not decoded yet
         batch: list[Any] = []  # objects decoded, not handed over yet
         heard = self._clock()
@@ -305,15 +324,14 @@ class ReflectorSync:
                 else:
                     events = [*self._decode_lines(raw), self._decode(line, "watch")]
                 raw = []
-                for event in events:
-                    end = self._initial_event(event, batch, opened.changes)
-                    if end is not None:  # the last of events: the lines after it were not read yet
-                        if batch:
-                            yield self._batch(batch)
-                        # With changes to follow, the listing is no snapshot at a resourceVersion the server
-                        # named: it claims none, and the end bookmark claims its own once they are applied.
-                        listing.resource_version = "" if opened.changes else end
-                        return
+                end = self._initial_events_in(events, batch, opened.changes)
+                if end is not None:  # the last of events: the lines after it were not read yet
+                    if batch:
+                        yield self._batch(batch)
+                    # With changes to follow, the listing is no snapshot at a resourceVersion the server
+                    # named: it claims none, and the end bookmark claims its own once they are applied.
+                    listing.resource_version = "" if opened.changes else end
+                    return
                 del events
                 if len(batch) >= size:
                     yield self._batch(batch)
@@ -323,11 +341,29 @@ class ReflectorSync:
                 raise _Ignored(f"silent for {self._read_timeout:.0f}s before the {INITIAL_EVENTS_END} "
                                "bookmark") from None
             raise
+        raise self._ended_before_bookmark(opened)
+
+    def _batch_size(self) -> int:
+        """Initial events handed over at a time: ``page_size``, else :data:`_BATCH`."""
+        return int(self._page) if self._page else _BATCH
+
+    def _initial_events_in(self, events: list[Any], batch: list[Any], changes: list[dict[str, Any]]) -> str | None:
+        """Take each of ``events`` (see :meth:`_initial_event`); the resourceVersion of the initial-events-end
+        bookmark when one of them is it (the last one: the lines after it were not read yet), else None."""
+        for event in events:
+            end = self._initial_event(event, batch, changes)
+            if end is not None:
+                return end
+        return None
+
+    def _ended_before_bookmark(self, opened: Opened) -> Exception:
+        """What a WatchList stream that ended cleanly before its initial-events-end bookmark means: the server
+        ignored sendInitialEvents (``_Ignored``) when it ran its whole timeout, else a TransportError."""
         lasted = self._clock() - opened.opened_at
         if lasted >= self._watch_timeout * _NEAR_END:
-            raise _Ignored(f"the stream ran its {self._watch_timeout:.0f}s without the {INITIAL_EVENTS_END} bookmark")
-        raise TransportError(f"GET {self.path}: watch-list ended after {lasted:.2f}s, before the "
-                             f"{INITIAL_EVENTS_END} bookmark", path=self.path)
+            return _Ignored(f"the stream ran its {self._watch_timeout:.0f}s without the {INITIAL_EVENTS_END} bookmark")
+        return TransportError(f"GET {self.path}: watch-list ended after {lasted:.2f}s, before the "
+                              f"{INITIAL_EVENTS_END} bookmark", path=self.path)
 
     def _decode_lines(self, lines: list[bytes]) -> list[Any]:
         """Watch event lines decoded as one document (see :meth:`_initial_events`); a malformed one raises as it
@@ -357,25 +393,47 @@ class ReflectorSync:
         if not isinstance(event, dict) or not isinstance(obj, dict):
             raise InvalidArgumentError(f"watch {self.path}: event is not {{type, object}}")
         event_type = event.get("type")
+        if changes or event_type != "ADDED":
+            return self._initial_non_added(event, obj, changes)
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-        if event_type == "ERROR":
-            self._initial_error(obj)
-        annotations = meta.get("annotations") if isinstance(meta, dict) else None
-        end = rv if event_type == "BOOKMARK" and isinstance(annotations, dict) and \
-            annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str) and rv else None
-        if event_type == "BOOKMARK" and end is None:
-            raise _Ignored(f"a bookmark without {INITIAL_EVENTS_END}: \"true\" before the initial events end")
-        if changes or event_type not in ("ADDED", "BOOKMARK"):
-            changes.append(event)  # applied as a watch event (the end bookmark too) once the listing is stored
-        elif end is not None:
-            self._count("bookmarks")
-        elif isinstance(rv, str) and rv:
+        if isinstance(rv, str) and rv:
             batch.append(obj)
         else:
             self._count("malformed")
             _log.warning("ignoring an initial event without metadata.resourceVersion on %s", self.label)
+        return None
+
+    def _initial_non_added(self, event: dict[str, Any], obj: dict[str, Any], changes: list[dict[str, Any]]
+                           ) -> str | None:
+        """:meth:`_initial_event` of any event but an ``ADDED`` before the first change: an ``ERROR`` raises, a
+        bookmark must be the initial-events-end one (its resourceVersion is returned), and from the first change
+        on every event (that bookmark too) goes to ``changes``."""
+        event_type = event.get("type")
+        if event_type == "ERROR":
+            self._initial_error(obj)
+        end = None
+        if event_type == "BOOKMARK":
+            end = _initial_events_end(obj)
+            if end is None:
+                raise _Ignored(f"a bookmark without {INITIAL_EVENTS_END}: \"true\" before the initial events end")
+        if changes or event_type != "BOOKMARK":
+            changes.append(event)  # applied as a watch event (the end bookmark too) once the listing is stored
+        else:
+            self._count("bookmarks")
         return end
+
+
+def _initial_events_end(bookmark: dict[str, Any]) -> str | None:
+    """The resourceVersion of a bookmark's object when it is the initial-events-end bookmark (annotated
+    ``k8s.io/initial-events-end: "true"``, with a non-empty resourceVersion), else None."""
+    meta = bookmark.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    annotations, rv = meta.get("annotations"), meta.get("resourceVersion")
+    if isinstance(annotations, dict) and annotations.get(INITIAL_EVENTS_END) == "true" and isinstance(rv, str):
+        return rv or None
+    return None
 
 
 class _Expired(Exception):

@@ -292,42 +292,67 @@ class Reflector(ReflectorSync):
         if relist or not self.resource_version:
             self._relist_owed = True
         while True:
-            if self.stop.is_set():
-                return "stopped"
-            if self._interrupted:
-                self._interrupted = False
-                return "interrupted"
-            if (self._relist_period is not None and self.synced
-                    and self._clock() - self._listed_at >= self._relist_period):
-                self._relist_owed = True  # however the last watch ended: cleanly, idle, by an error, at once
+            outcome = self._before_round()
+            if outcome is not None:
+                return outcome
             try:
-                with self._cancel:
-                    opened = None
-                    if self._relist_owed:
-                        opened = self._sync()
-                        self._relist_owed = False
-                    early = self._watch(opened)
+                outcome = self._round()
             except _Return as ret:
                 return ret.outcome
             except _Relist as relist_now:
                 self._relist(relist_now)
                 continue
             except BaseException as exc:
-                # A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug, a
-                # sink's user code raising SystemExit: never end a worker thread silently; record it, back off, and
-                # list or watch again. On the main thread, Ctrl-C and SystemExit still end the program.
-                if not isinstance(exc, Exception) and threading.current_thread() is threading.main_thread():
-                    raise
-                if self.stop.is_set():
+                if self._failed_round(exc):
                     return "stopped"
-                if self._interrupted:
-                    continue
-                if not isinstance(exc, (RestMapperError, ValueError)):
-                    self._count("malformed")
-                self.fail(exc)
                 continue
-            if early and self._return_on_early_end and not self.stop.is_set() and not self._interrupted:
-                return "ended_early"
+            if outcome is not None:
+                return outcome
+
+    def _before_round(self) -> Outcome | None:
+        """Before a round of :meth:`run`: "stopped" or "interrupted" (clearing the interruption) when it must
+        return; else None, a relist owed when the relist period has passed since the last list."""
+        if self.stop.is_set():
+            return "stopped"
+        if self._interrupted:
+            self._interrupted = False
+            return "interrupted"
+        if (self._relist_period is not None and self.synced
+                and self._clock() - self._listed_at >= self._relist_period):
+            self._relist_owed = True  # however the last watch ended: cleanly, idle, by an error, at once
+        return None
+
+    def _round(self) -> Outcome | None:
+        """One round of :meth:`run`: list (when a relist is owed) then watch; "ended_early" when the watch ended
+        early (see :meth:`_watch`) and :meth:`run` must say so, else None. Raises what they raise."""
+        with self._cancel:
+            opened = None
+            if self._relist_owed:
+                opened = self._sync()
+                self._relist_owed = False
+            early = self._watch(opened)
+        if early and self._return_on_early_end and not self.stop.is_set() and not self._interrupted:
+            return "ended_early"
+        return None
+
+    def _failed_round(self, exc: BaseException) -> bool:
+        """Handle a round that raised ``exc`` (neither ``_Return`` nor ``_Relist``); True when :meth:`run` must
+        return "stopped", False when it goes on (after the backoff when it was a failure).
+
+        A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug, a sink's user
+        code raising SystemExit: never end a worker thread silently; record it, back off, and list or watch
+        again. On the main thread, Ctrl-C and SystemExit still end the program (re-raised).
+        """
+        if not isinstance(exc, Exception) and threading.current_thread() is threading.main_thread():
+            raise exc
+        if self.stop.is_set():
+            return True
+        if self._interrupted:
+            return False
+        if not isinstance(exc, (RestMapperError, ValueError)):
+            self._count("malformed")
+        self.fail(exc)
+        return False
 
     def _relist(self, why: _Relist) -> None:
         self._count("relists")
@@ -465,32 +490,12 @@ class Reflector(ReflectorSync):
             _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
             _Return: 403, 404, stopped.
         """
-        if opened is None:
-            params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
-                      "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
-            started = self._clock()
-            stream = self._open(params)
-            lines = 0
-        else:
-            stream, started, lines = opened.stream, opened.opened_at, opened.events
+        stream, started, lines = self._watch_stream(opened)
         changes = 0
         idle = False
         try:
-            if self.stop.is_set() or self._interrupted:
+            if not self._connected(stream):
                 return False
-            if stream.status == 410:
-                raise _Relist("410 Gone")
-            if stream.status == 406 and self.metadata_only:
-                self._full_objects(stream.status, stream.read(), stream.headers)
-                raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
-            if stream.status != 200:
-                if not retries_watch(stream.status):
-                    self._relist_owed = True  # the round ends: the next one lists again (after the backoff)
-                self._check(stream.status, stream.read(), stream.headers)
-            self._count("connects")
-            self.failures = 0  # connected: no longer failing (the backoff exponent waits for a healthy period)
-            self.connected = True
-            self.sink.reflector_state()
             heard = self._clock()
             try:
                 for line in stream.iter_lines() if opened is None else opened.lines:  # a read timeout raises
@@ -502,15 +507,12 @@ class Reflector(ReflectorSync):
                     lines += 1
                     heard = self._clock()
             except TransportError:
-                silent = self._clock() - heard
-                if self.stop.is_set() or self._interrupted or silent < self._read_timeout * _IDLE_FRACTION:
+                if not self._read_timed_out(heard):
                     raise  # a connection that failed while the stream was not idle
                 idle = True  # the read timeout: silent for the whole idle timeout (see below)
         finally:
             self._closed(stream)
-            if self.connected:
-                self.connected = False
-                self.sink.reflector_state()
+            self._disconnected()
         if idle:
             # Silent for idle_timeout: a dead connection, or a healthy watch of a quiet collection on a server that
             # sends no periodic bookmarks (an aggregated API server, a resource without the watch cache); both
@@ -519,6 +521,55 @@ class Reflector(ReflectorSync):
             _log.info("%s: watch silent for %.0fs; reconnecting", self.label, self._read_timeout)
             return False
         return self._ended(self._clock() - started, lines, changes)
+
+    def _watch_stream(self, opened: Opened | None) -> tuple[StreamResponse, float, int]:
+        """The stream to watch, when it was opened (clock seconds) and the lines read from it so far: ``opened``'s
+        (a WatchList sync's), else a watch opened now from :attr:`resource_version`."""
+        if opened is not None:
+            return opened.stream, opened.opened_at, opened.events
+        params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
+                  "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
+        started = self._clock()
+        return self._open(params), started, 0
+
+    def _connected(self, stream: StreamResponse) -> bool:
+        """Accept the watch ``stream``'s answer: a 200 connects (failures reset, the sink told); False (nothing
+        done) when the reflector is stopping or interrupted.
+
+        Raises:
+            _Relist: 410 Gone, or a 406 to a metadata-only watch (list again: full objects only).
+            _Return: as :meth:`_check` for any other status (a relist owed first unless the status is retried).
+        """
+        if self.stop.is_set() or self._interrupted:
+            return False
+        if stream.status == 410:
+            raise _Relist("410 Gone")
+        if stream.status == 406 and self.metadata_only:
+            self._full_objects(stream.status, stream.read(), stream.headers)
+            raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
+        if stream.status != 200:
+            if not retries_watch(stream.status):
+                self._relist_owed = True  # the round ends: the next one lists again (after the backoff)
+            self._check(stream.status, stream.read(), stream.headers)
+        self._count("connects")
+        self.failures = 0  # connected: no longer failing (the backoff exponent waits for a healthy period)
+        self.connected = True
+        self.sink.reflector_state()
+        return True
+
+    def _read_timed_out(self, heard: float) -> bool:
+        """Whether a read that failed with the last line ``heard`` (clock seconds) is the idle timeout: the watch
+        was silent for (nearly) the whole read timeout, and the reflector is neither stopping nor interrupted."""
+        silent = self._clock() - heard
+        if self.stop.is_set() or self._interrupted:
+            return False
+        return silent >= self._read_timeout * _IDLE_FRACTION
+
+    def _disconnected(self) -> None:
+        """After a watch stream closed: when it had connected, no longer connected (the sink told)."""
+        if self.connected:
+            self.connected = False
+            self.sink.reflector_state()
 
     def _ended(self, lasted: float, lines: int, changes: int) -> bool:
         """Judge a stream that ended without error; True when it ended early (see :meth:`_watch`)."""
@@ -565,6 +616,13 @@ class Reflector(ReflectorSync):
         """
         return self._apply(self._decode(line, "watch"))
 
+    def _bookmark(self, rv: object) -> None:
+        """A ``BOOKMARK`` event at ``rv``: counted; a non-empty resourceVersion becomes the one to resume from."""
+        self._count("bookmarks")
+        if isinstance(rv, str) and rv:
+            self.resource_version = rv
+            self.sink.reflector_bookmark(rv)
+
     def _apply(self, event: object) -> bool:
         """Apply one decoded watch event (see :meth:`_event`)."""
         if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
@@ -575,10 +633,7 @@ class Reflector(ReflectorSync):
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
         if event_type == "BOOKMARK":
-            self._count("bookmarks")
-            if isinstance(rv, str) and rv:
-                self.resource_version = rv
-                self.sink.reflector_bookmark(rv)
+            self._bookmark(rv)
             return False
         if event_type not in ("ADDED", "MODIFIED", "DELETED"):
             self._count("malformed")

@@ -77,6 +77,18 @@ class WatchStats:
     build_errors: int = 0
 
 
+def _join_threads(loops: tuple[ResourceLoop, ...], timeout: float | None) -> bool:
+    """Wait for the thread of each of ``loops`` that has one (``timeout`` seconds each, None: without bound);
+    True when all of them ended."""
+    ended = True
+    for loop in loops:
+        thread = loop.thread
+        if thread is not None:
+            thread.join(timeout)
+            ended = ended and not thread.is_alive()
+    return ended
+
+
 class Watcher:
     """Lists then watches CRDs and APIServices and invalidates the mapper's cache for what changed.
 
@@ -242,12 +254,7 @@ class Watcher:
                 loop.close_stream()
             with self._dispatch:
                 pass
-            ended = True
-            for loop in (*self._retired, *loops):
-                thread = loop.thread
-                if thread is not None:
-                    thread.join(timeout)
-                    ended = ended and not thread.is_alive()
+            ended = _join_threads((*self._retired, *loops), timeout)
             self._retired = [loop for loop in self._retired if loop.thread is not None and loop.thread.is_alive()]
         self._notify()
         if ended:
