@@ -129,15 +129,17 @@ class _Selection:
         docs = [(p, _read_yaml(p)) for p in paths]
         current = _context_name(docs, context)
         self.context_name = current
-        ctx = _first_named(docs, "contexts", current)
-        if ctx is None:
+        found_context = _first_named(docs, "contexts", current)
+        if found_context is None:
             raise ConfigError(f'context "{current}" not found in kubeconfig {", ".join(map(str, paths))}')
-        self.namespace, self.user_name, self.cluster_name = (
-            str(ctx[1].get(field) or "") for field in ("namespace", "user", "cluster"))
-        cluster = _first_named(docs, "clusters", self.cluster_name)
-        if cluster is None:
+        _, ctx = found_context
+        self.namespace = str(ctx.get("namespace") or "")
+        self.user_name = str(ctx.get("user") or "")
+        self.cluster_name = str(ctx.get("cluster") or "")
+        found_cluster = _first_named(docs, "clusters", self.cluster_name)
+        if found_cluster is None:
             raise ConfigError(f'cluster "{self.cluster_name}" of context "{current}" not found in kubeconfig')
-        if not cluster[1].get("server"):
+        if not found_cluster[1].get("server"):
             # kubectl: "invalid configuration: no server found for cluster".
             raise ConfigError(f'invalid kubeconfig: no server found for cluster "{self.cluster_name}"')
         self.user_file: Path | None
