@@ -11,7 +11,7 @@ from restmapper import GroupKind, GroupVersionResource, NoKindMatchError, NoReso
 from restmapper.discovery import DiscoveryClient
 from restmapper.mapper import LazyRESTMapper
 from restmapper.mapper._memo import Remembered
-from restmapper.mapper.merged import Cell
+from restmapper.mapper.merged import Cell, MergedIndex
 from restmapper.testing import FakeCluster
 from restmapper.transport import RequestsTransport, RetryPolicy
 
@@ -97,19 +97,32 @@ class _CountingCell(Cell):
 
 
 def test_a_memoized_answer_checks_its_own_cells_only_after_some_cell_moved() -> None:
-    """The rule behind the warm path: while no cell anywhere moved (``Cell.epoch`` unchanged) a hit reads none
-    of its cells; after any cell moved it reads its own once, and a moved cell of its own voids it."""
+    """The rule behind the warm path: while no cell of the mapper's index moved (its epoch unchanged) a hit reads
+    none of its cells; after any cell moved it reads its own once, and a moved cell of its own voids it."""
+    index = MergedIndex()
     mine, other = _CountingCell(), Cell()
-    memo = Remembered("answer", None, float("inf"), ((mine, mine.version),), checked=Cell.epoch)
+    memo = Remembered("answer", None, float("inf"), ((mine, mine.version),), checked=index.epoch)
     mine.reads = 0
-    assert memo.current() and memo.current()
+    assert memo.current(index.epoch) and memo.current(index.epoch)
     assert mine.reads == 0  # nothing moved: no cell read
-    other.bump()  # another group changed: this answer is checked once, then trusted again
-    assert memo.current() and memo.current()
+    index.moved(other)  # another group changed: this answer is checked once, then trusted again
+    assert memo.current(index.epoch) and memo.current(index.epoch)
     assert mine.reads == 1
-    mine.bump()
-    assert not memo.current()
-    assert not memo.current()  # never marked checked while a cell of its own differs
+    index.moved(mine)
+    assert not memo.current(index.epoch)
+    assert not memo.current(index.epoch)  # never marked checked while a cell of its own differs
+
+
+def test_one_mappers_changes_leave_another_mappers_answers_unchecked() -> None:
+    """The epoch belongs to one index: a change in another mapper's index does not make this one's answers read
+    their cells again."""
+    index, elsewhere = MergedIndex(), MergedIndex()
+    mine = _CountingCell()
+    memo = Remembered("answer", None, float("inf"), ((mine, mine.version),), checked=index.epoch)
+    mine.reads = 0
+    elsewhere.moved(elsewhere.cell("b.example.com"))
+    assert memo.current(index.epoch)
+    assert mine.reads == 0
 
 
 def test_a_cell_moved_behind_a_memoized_answer_recomputes_it() -> None:
@@ -126,7 +139,7 @@ def test_a_cell_moved_behind_a_memoized_answer_recomputes_it() -> None:
         remembered = mapper._memo.get(key)
         assert remembered is not None
         assert mapper.rest_mapping(gk, "v1") == first and mapper._memo.get(key) is remembered  # a hit
-        mapper._groups.index.cell("a.example.com").bump()
+        mapper._groups.index.touch("a.example.com")
         assert mapper.rest_mapping(gk, "v1") == first
         recomputed = mapper._memo.get(key)
         assert recomputed is not remembered  # computed again

@@ -38,7 +38,7 @@ class EntryTable:
         drops: how many entries were dropped so far (eviction, invalidation, no longer listed).
     """
 
-    __slots__ = ("_all_loaded", "_base", "_entries", "_expiry", "_listing", "_log", "_partial", "drops")
+    __slots__ = ("_all_loaded", "_base", "_entries", "_expiry", "_listing", "_log", "_missing", "_partial", "drops")
 
     def __init__(self) -> None:
         self._entries: dict[str, GroupEntry] = {}
@@ -47,28 +47,33 @@ class EntryTable:
         self._expiry: list[tuple[float, str]] = []
         self.drops = 0
         self._partial: set[str] = set()  # groups with unread versions (legacy: only some versions fetched)
-        # (drops, /api root, /apis root) when every listed group was last seen loaded.
-        self._all_loaded: tuple[int, RootDiscovery, RootDiscovery] | None = None
+        # (/api root, /apis root) when every listed group was last seen loaded, and the groups dropped since
+        # (a group loaded again leaves it: one group invalidated and reloaded needs no scan of every group).
+        self._all_loaded: tuple[RootDiscovery, RootDiscovery] | None = None
+        self._missing: set[str] = set()
         self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
 
     def check_all_loaded(self, core: RootSlot | None, named: RootSlot | None) -> None:
         """Remember that every group the root documents list is loaded, if it is (one scan)."""
         if core is not None and named is not None and all(
                 g.name in self._entries for g in listed_groups(core, named, None)):
-            self._all_loaded = (self.drops, core.root, named.root)
+            self._all_loaded = (core.root, named.root)
+            self._missing.clear()
 
     def all_fresh_until(self, core: RootSlot | None, named: RootSlot | None, timing: Timing,
                         backoff: Mapping[str, Backoff]) -> float | None:
         """Until when every listed group stays loaded and fresh, if that is known without a scan, else None.
 
-        Known when nothing was dropped and the root documents did not change since :meth:`check_all_loaded`
-        found every listed group loaded: then the oldest fetch, the roots' fetches and pending retries bound it.
+        Known when the root documents did not change since :meth:`check_all_loaded` found every listed group
+        loaded and every group dropped since was loaded again: then the oldest fetch, the roots' fetches and
+        pending retries bound it.
         """
         checked = self._all_loaded
-        if core is None or named is None or core.expired or named.expired or checked is None or self._partial:
+        if (core is None or named is None or core.expired or named.expired or checked is None or self._partial
+                or self._missing):
             return None
-        drops, core_root, named_root = checked
-        if drops != self.drops or core_root is not core.root or named_root is not named.root:
+        core_root, named_root = checked
+        if core_root is not core.root or named_root is not named.root:
             return None
         oldest = self.oldest_fetch()
         until = timing.expires_at(min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest))
@@ -111,6 +116,7 @@ class EntryTable:
         """Install ``entry``; a new generation (new content) is logged as a change."""
         old = self._entries.get(entry.name)
         self._entries[entry.name] = entry
+        self._missing.discard(entry.name)
         if entry.unread:
             self._partial.add(entry.name)
         else:
@@ -129,6 +135,7 @@ class EntryTable:
         self._partial.discard(name)
         if old is not None:
             self.drops += 1
+            self._missing.add(name)
             self._changed(name)
         return old
 
@@ -145,6 +152,7 @@ class EntryTable:
         self._entries.clear()
         self._expiry.clear()
         self._partial.clear()
+        self._all_loaded = None
         self.drops += count
         return count
 

@@ -126,10 +126,17 @@ def _real_reading(index: GroupIndex, resource: str, version: str, group_reading:
     """The resource a lower-case real name of ``index`` selects (``group_reading``: ``resource.group``, else at
     ``version``); False when ``resource`` is no lower-case real name (not settled: a kind, a short name, a guessed
     singular that may lose to a short name of the group), None when the reading is ambiguous."""
-    if resource != resource.lower() or (index.guessed and resource in index.guessed):
+    lowered = resource.lower()
+    if resource != lowered:
+        # Typed in another case (``Widget.example.com``, the usual kind-and-group argument): no short name of the
+        # group is spelled so (the expander compares as typed), so the group reading matches the lowered name as
+        # client-go's mapper does, any singular (guessed ones included) counting.
+        if not group_reading or resource in index.short_names:
+            return False
+    elif index.guessed and resource in index.guessed:
         return False
     if group_reading:  # :func:`~._direct.dotted_mapping`'s group reading, written flat
-        named = index.name_first.get(resource)
+        named = index.name_first.get(lowered)
         if named is None:
             return False
         return named[1] if isinstance(named, tuple) else named  # :func:`name_reading`
@@ -146,7 +153,7 @@ class DirectPaths:
 
     def _remember(self, key: tuple[Any, ...], value: T, epoch: int, until: float, deps: Dependencies,
                   anywhere: bool = False) -> T:
-        """Memoize ``value`` as :meth:`_answer` would; ``epoch`` is :attr:`Cell.epoch` read before any cell."""
+        """Memoize ``value`` as :meth:`_answer` would; ``epoch`` is the index's epoch read before any cell."""
         if len(deps) == 1:  # one group's cell: held flat (see :class:`Remembered`)
             cell, version = deps[0]
             self._memo.put(key, Remembered(value, None, until, (), anywhere, epoch, cell, version))
@@ -160,7 +167,7 @@ class DirectPaths:
         dictionary reads and the group's cell (the only one the answer depends on). Written flat: this is also
         the first question about a group right after it refreshed, on memory the reload made cold, where each
         call and object costs."""
-        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         groups = self._groups
         if self.cache.generation != groups.generation:
             groups.catch_up()
@@ -201,7 +208,7 @@ class DirectPaths:
         """``pick`` of the mapping a partial resource selects (``resource_for``, ``kind_for``): in its group when
         one is named and listed, else over core alone when core ``v1`` serves the name (the first priority
         pattern), else over core and the groups serving the name once every group is ready."""
-        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         group, name, version = resource.group, resource.resource, resource.version
         if group:
             # A named, listed group: :meth:`IndexedGroups.ready_one` and :func:`~._direct.resource_hit` over it,
@@ -256,7 +263,7 @@ class DirectPaths:
         dotted argument names, else :func:`~restmapper.mapper._direct.plain_mapping` over core alone when core
         serves the name (a core name wins by priority), else over core and the groups serving it as a name or a
         short name, once every group is ready."""
-        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if "." in arg:
             return self._direct_dotted(key, arg)
         groups = self._groups
@@ -270,6 +277,8 @@ class DirectPaths:
                 return None
             indexes, until, deps, anywhere = [ready[0]], ready[1], ((ready[2], ready[3]),), False
         else:
+            if not groups.reload_if_due():
+                return None
             read: list[tuple[Cell, int]] = []
             found = groups.ready_anywhere(MergedIndex.with_name_or_short_name, arg, read, now)
             if found is None:
@@ -286,7 +295,7 @@ class DirectPaths:
 
     def _direct_dotted(self, key: tuple[Any, ...], arg: str) -> ResolveResult | None:
         """``resolve`` of ``resource.group`` and ``resource.version.group``, when no group takes part by prefix."""
-        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         parts = _dotted_parts(arg)
         if parts is None:
             return None
@@ -375,7 +384,7 @@ class DirectPaths:
     def _direct_category(self, key: tuple[Any, ...], name: str) -> tuple[GroupResource, ...] | None:
         """``expand_category(name)`` over core and the groups the merged index says have members, once every
         group is ready; None when it has no member (the full path answers) or the groups are not ready."""
-        epoch = Cell.epoch  # before any cell is read (see :meth:`Remembered.current`)
+        epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         candidates = self._candidates(False, MergedIndex.with_category, name)
         if candidates is None:
             return None
@@ -391,6 +400,8 @@ class DirectPaths:
         if core_only:
             ready = groups.ready_one("", now)
             return None if ready is None else ([ready[0]], ready[1], ((ready[2], ready[3]),), False)
+        if not groups.reload_if_due():
+            return None
         read: list[tuple[Cell, int]] = []
         found = groups.ready_anywhere(lookup, key, read, now)
         return None if found is None else (found[0], found[1], tuple(read), True)  # each cell read once

@@ -120,7 +120,8 @@ class AnswerEngine(DirectPaths):
             if not io:
                 return None
             groups.reload()
-        if self._clock() < memo.valid_until and (memo.checked == Cell.epoch or memo.current()):
+        epoch = groups.index.epoch  # read before any cell (see :meth:`Remembered.current`)
+        if self._clock() < memo.valid_until and (memo.checked == epoch or memo.current(epoch)):
             return memo
         return None
 
@@ -149,7 +150,7 @@ class AnswerEngine(DirectPaths):
                 return found
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = question()
-        epoch = Cell.epoch  # before any cell is read: a move during the computation makes the first hit check
+        epoch = self._groups.index.epoch  # before any cell is read: a move while computing makes the first hit check
         deps: list[tuple[Cell, int]] = []
         value: Any = None
         error: BaseException | None = None

@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from restmapper.cache import GroupEntry, GroupView
+from restmapper.errors import RestMapperError
 from restmapper.mapper.index import GroupIndex
 from restmapper.mapper.merged import Cell, Dependencies, MergedIndex
 from restmapper.mapper.static import StaticRESTMapper
@@ -170,7 +171,7 @@ class IndexedGroups:
             if not known:
                 # A group nobody had seen (a new CRD group) or the whole cache was invalidated: answers about
                 # unlisted groups may change.
-                self.index.listing_cell.bump()
+                self.index.moved(self.index.listing_cell)
             # Dropped or invalidated: its new content may claim any name; any-group answers reload it first.
             self._reload_due_locked(self._complete or not known)
             return
@@ -182,11 +183,11 @@ class IndexedGroups:
             self.index.touch(name)
 
     def _reload_due_locked(self, due: bool) -> None:
-        """Make a reload due when ``due``. Becoming due moves :attr:`Cell.epoch`: a group dropped without a cell
+        """Make a reload due when ``due``. Becoming due moves the index's epoch: a group dropped without a cell
         (listed, never loaded) moves no cell of its own, and every remembered answer checks its cells again."""
         if due and not self.reload_pending:
             self.reload_pending = True
-            Cell.move_epoch()
+            self.index.moved()
 
     def _set_troubled_locked(self, name: str, troubled: bool) -> None:
         """Record whether group ``name`` has failed or stale-served versions; a change moves the troubled cell."""
@@ -196,7 +197,7 @@ class IndexedGroups:
             self._troubled.add(name)
         else:
             self._troubled.discard(name)
-        self.troubled_cell.bump()
+        self.index.moved(self.troubled_cell)
         self._troubled_read = ((self.troubled_cell, self.troubled_cell.version),)
 
     def _indexes_locked(self, entries: tuple[GroupEntry, ...], until: float,
@@ -408,6 +409,19 @@ class IndexedGroups:
             self._all_loaded_locked(until, drops)
             if self._drops == drops:  # nothing dropped meanwhile: this reload saw every change
                 self.reload_pending = False
+
+    def reload_if_due(self) -> bool:
+        """:meth:`reload` when one is due (a group was dropped or invalidated since every group was loaded), so a
+        question that may match any group is answered from the indexes again: no I/O when every dropped group was
+        loaded again since (the cache knows that without a scan), else the missing groups are loaded (miss ->
+        reload -> retry). True when no reload is due after it; False when it failed (the caller's general path
+        reads the groups and raises what the cache raises)."""
+        if self.reload_pending:
+            try:
+                self.reload()
+            except RestMapperError:
+                return False
+        return not self.reload_pending
 
     def listed(self, *, fetch: bool = True, whole: bool = False) -> MergedIndex:
         """The merged index with the server's current group listing (fetching ``/apis`` when due; ``whole``: a

@@ -19,8 +19,8 @@ __all__ = ["Memo", "Remembered"]
 class Remembered:
     """A memoized answer: the value or the error, until when (clock seconds), the cells it read (``deps``, and
     ``cell``), whether it may come from any group (then it is reused only once every group is loaded after an
-    invalidation), and the :attr:`Cell.epoch <restmapper.mapper.merged.Cell.epoch>` at which its cells were last
-    found unchanged.
+    invalidation), and the epoch of the mapper's index (:attr:`MergedIndex.epoch
+    <restmapper.mapper.merged.MergedIndex.epoch>`) at which its cells were last found unchanged.
 
     While the epoch has not moved since ``checked`` no cell moved at all, so a hit touches no cell (on a large
     working set, each object a hit touches costs a cache miss); after any cell moved, :meth:`current` checks
@@ -42,9 +42,9 @@ class Remembered:
         """Every cell this answer read, with the version it saw (``deps`` and ``cell``)."""
         return self.deps if self.cell is None else ((self.cell, self.version), *self.deps)
 
-    def current(self) -> bool:
-        """True if none of the cells this answer read moved (the clock is the caller's to check)."""
-        epoch = Cell.epoch  # read first: a cell that moves after this moves the epoch again
+    def current(self, epoch: int) -> bool:
+        """True if none of the cells this answer read moved (the clock is the caller's to check); ``epoch`` is the
+        index's epoch, read before this call (a cell that moves after that read moves the epoch again)."""
         if self.checked == epoch:
             return True
         cell = self.cell

@@ -11,6 +11,10 @@ member group changes; every group has its own cell too. An answer records the ce
 saw: it stays valid exactly as long as none of them moved, so refreshing group A never invalidates an answer
 that only read group B.
 
+The index's :attr:`~MergedIndex.epoch` moves after any of its cells moved: a reader that saw the epoch at
+``e``, then found its cells unchanged, may skip checking them again while the epoch is still ``e`` (the memo's
+fast check). It belongs to one index, so one mapper's changes never make another mapper's answers check again.
+
 Not thread-safe on its own: the mapper serialises :meth:`MergedIndex.put`/:meth:`MergedIndex.remove` and reads
 under one lock (every operation is a few dictionary updates).
 """
@@ -32,29 +36,17 @@ _STAMPS = itertools.count(1)
 class Cell:
     """A version number that moves whenever what it stands for changes (a key's groups, a group's content).
 
-    ``Cell.epoch`` (class-wide, every cell of every mapper) moves after any cell moves: a reader that saw the
-    epoch at ``e``, then found its cells unchanged, may skip checking them again while the epoch is still ``e``.
-    It is written after the cell's version, with a value never written before (``itertools.count`` is atomic
-    under the GIL), so a late or racing write never brings back a value a reader recorded.
+    Cells are moved by their :class:`MergedIndex`, which then moves its :attr:`MergedIndex.epoch`.
     """
 
     __slots__ = ("version",)
-    epoch = 0
 
     def __init__(self) -> None:
         self.version = 0
 
     def bump(self) -> None:
-        """Mark a change (then move the class-wide epoch)."""
+        """Mark a change (the owning index moves its epoch after it: :meth:`MergedIndex.moved`)."""
         self.version += 1
-        Cell.epoch = next(_STAMPS)
-
-    @staticmethod
-    def move_epoch() -> None:
-        """Move the class-wide epoch without a cell: every remembered answer checks its own cells again on its next
-        hit (none of them moved, so each is still current). For a change that is not a cell's: a reload becoming
-        due."""
-        Cell.epoch = next(_STAMPS)
 
 
 class _Bucket(Cell):
@@ -154,6 +146,7 @@ class MergedIndex:
         "_unlisted",
         "_version_labels",
         "builds",
+        "epoch",
         "listing_cell",
     )
 
@@ -182,6 +175,9 @@ class MergedIndex:
         # :meth:`under_no_group`.
         self._version_labels: frozenset[str] = frozenset()
         self.builds = 0
+        # Moves after any cell of this index moved, to a value never used before (``itertools.count`` is atomic
+        # under the GIL), so a late or racing write never brings back a value a reader recorded.
+        self.epoch = next(_STAMPS)
 
     # --- maintenance ----------------------------------------------------------------------------------------
 
@@ -198,7 +194,7 @@ class MergedIndex:
         self._unlisted = {name for name in self._groups if name not in self._listed}
         labels = (name.partition(".") for name in listing)
         self._version_labels = frozenset(label for label, dot, _ in labels if dot and _version_like(label))
-        self.listing_cell.bump()
+        self.moved(self.listing_cell)
 
     def generation(self, name: str) -> int | None:
         """The cache generation the index of group ``name`` was built from, or None when it is not indexed."""
@@ -224,7 +220,7 @@ class MergedIndex:
         if name not in self._listed:
             self._unlisted.add(name)
         self._link(name, index)
-        self.cell(name).bump()
+        self.moved(self.cell(name))
         return index
 
     def remove(self, name: str) -> None:
@@ -233,7 +229,7 @@ class MergedIndex:
         self._unlisted.discard(name)
         if held is not None:
             self._unlink(name, held[1])
-            self.cell(name).bump()
+            self.moved(self.cell(name))
 
     def _keys(self, index: GroupIndex) -> Iterable[tuple[_Table, str]]:
         for name in index.names:
@@ -272,11 +268,18 @@ class MergedIndex:
     def _absent_cell(self, table: _Table, key: str) -> Cell:
         return self._absent[(hash(key) ^ (id(table) >> 4)) & _ABSENT_MASK]
 
+    def moved(self, cell: Cell | None = None) -> None:
+        """Move ``cell`` (one of this index's, or one its owner reads with them) and then :attr:`epoch`; without a
+        cell, only the epoch: every remembered answer checks its own cells again on its next hit."""
+        if cell is not None:
+            cell.version += 1
+        self.epoch = next(_STAMPS)
+
     def touch(self, name: str) -> None:
         """Move the cell of group ``name`` if it has one (without one, no answer read it)."""
         cell = self._cells.get(name)
         if cell is not None:
-            cell.bump()
+            self.moved(cell)
 
     def cell(self, name: str) -> Cell:
         """The cell of group ``name`` (moves when the group is indexed, re-indexed or removed)."""
