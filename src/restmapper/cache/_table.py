@@ -47,9 +47,9 @@ class EntryTable:
         self._expiry: list[tuple[float, str]] = []
         self.drops = 0
         self._partial: set[str] = set()  # groups with unread versions (legacy: only some versions fetched)
-        # (/api root, /apis root) when every listed group was last seen loaded, and the groups dropped since
-        # (a group loaded again leaves it: one group invalidated and reloaded needs no scan of every group).
-        self._all_loaded: tuple[RootDiscovery, RootDiscovery] | None = None
+        # The listing (group names) when every listed group was last seen loaded, and the groups dropped since (a
+        # group loaded again leaves it: one group invalidated and loaded again needs no scan of every group).
+        self._all_loaded: tuple[str, ...] | None = None
         self._missing: set[str] = set()
         self._listing: tuple[RootDiscovery | None, RootDiscovery | None, tuple[str, ...]] | None = None
 
@@ -57,23 +57,23 @@ class EntryTable:
         """Remember that every group the root documents list is loaded, if it is (one scan)."""
         if core is not None and named is not None and all(
                 g.name in self._entries for g in listed_groups(core, named, None)):
-            self._all_loaded = (core.root, named.root)
+            self._all_loaded = self.listing(core, named)
             self._missing.clear()
 
     def all_fresh_until(self, core: RootSlot | None, named: RootSlot | None, timing: Timing,
                         backoff: Mapping[str, Backoff]) -> float | None:
         """Until when every listed group stays loaded and fresh, if that is known without a scan, else None.
 
-        Known when the root documents did not change since :meth:`check_all_loaded` found every listed group
-        loaded and every group dropped since was loaded again: then the oldest fetch, the roots' fetches and
+        Known when the root documents list the same groups as when :meth:`check_all_loaded` found every listed
+        group loaded, and every group dropped since was loaded again: then the oldest fetch, the roots' fetches and
         pending retries bound it.
         """
         checked = self._all_loaded
         if (core is None or named is None or core.expired or named.expired or checked is None or self._partial
                 or self._missing):
             return None
-        core_root, named_root = checked
-        if core_root is not core.root or named_root is not named.root:
+        listing = self.listing(core, named)  # the same tuple while the roots are unchanged: no comparison
+        if listing is not checked and listing != checked:
             return None
         oldest = self.oldest_fetch()
         until = timing.expires_at(min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest))
