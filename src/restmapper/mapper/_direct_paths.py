@@ -266,24 +266,13 @@ class DirectPaths:
         epoch = self._groups.index.epoch  # before any cell is read (see :meth:`Remembered.current`)
         if "." in arg:
             return self._direct_dotted(key, arg)
-        groups = self._groups
-        core = groups.index.index("")
-        now = self._clock()
-        # As :meth:`_candidates`, written out (one call less on every first-time ``resolve``).
-        deps: Dependencies
-        if core is not None and (low := arg.lower()) in core.name_first and not (core.guessed and low in core.guessed):
-            ready = groups.ready_one("", now)
-            if ready is None:
-                return None
-            indexes, until, deps, anywhere = [ready[0]], ready[1], ((ready[2], ready[3]),), False
-        else:
-            if not groups.reload_if_due():
-                return None
-            read: list[tuple[Cell, int]] = []
-            found = groups.ready_anywhere(MergedIndex.with_name_or_short_name, arg, read, now)
-            if found is None:
-                return None
-            indexes, until, deps, anywhere = found[0], found[1], tuple(read), True
+        core = self._groups.index.index("")
+        low = arg.lower()
+        candidates = self._candidates(core is not None and core.real_name(low), MergedIndex.with_name_or_short_name,
+                                      arg)
+        if candidates is None:
+            return None
+        indexes, until, deps, anywhere = candidates
         hit = plain_mapping(arg, indexes)
         if hit is None:
             return None
