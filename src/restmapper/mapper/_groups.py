@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import Protocol, TypeVar
 
 from restmapper.cache import GroupEntry, GroupView
 from restmapper.errors import RestMapperError
@@ -289,18 +289,6 @@ class IndexedGroups:
             cell = one[3]  # a ready group is indexed: its own cell (as :meth:`_depend_locked`)
             return one[0], one[1], cell, cell.version
 
-    def ready_entry(self, name: str, now: float) -> tuple[GroupIndex, GroupEntry, float, Cell, int] | None:
-        """As :meth:`ready_one`, with the cache entry the group's index was built from (for a layer that answers
-        from entries: the dynamic drop-in's direct paths)."""
-        with self._lock:
-            if self.cache.generation != self.generation:
-                return None
-            one = self._ready.get(name)
-            if one is None or one[1] <= now:
-                return None
-            cell = one[3]
-            return one[0], one[2], one[1], cell, cell.version
-
     def note_read(self, entries: Iterable[GroupEntry], until: float) -> None:
         """Index ``entries`` a layer just read from the cache (valid until clock reading ``until``), so the next
         question about them finds them ready (:meth:`ready_entries`) instead of asking the cache again. An entry
@@ -322,27 +310,13 @@ class IndexedGroups:
             ready = self._ready
             return [ready[i.name][2] for i in found[0]], found[1]
 
-    @overload
     def ready_anywhere(self, pick: Callable[[MergedIndex, K, list[tuple[Cell, int]]], Collection[str]], key: K,
-                       deps: list[tuple[Cell, int]], now: float, entries: Literal[False] = False
-                       ) -> tuple[list[GroupIndex], float] | None: ...
-
-    @overload
-    def ready_anywhere(self, pick: Callable[[MergedIndex, K, list[tuple[Cell, int]]], Collection[str]], key: K,
-                       deps: list[tuple[Cell, int]], now: float, entries: Literal[True]
-                       ) -> tuple[list[GroupEntry], float] | None: ...
-
-    def ready_anywhere(self, pick: Callable[[MergedIndex, K, list[tuple[Cell, int]]], Collection[str]], key: K,
-                       deps: list[tuple[Cell, int]], now: float, entries: bool = False
-                       ) -> tuple[list[Any], float] | None:
+                       deps: list[tuple[Cell, int]], now: float) -> tuple[list[GroupIndex], float] | None:
         """As :meth:`ready` for the groups ``pick(index, key, deps)`` chooses (plus core, first), when every
         listed group is loaded and fresh and none failed (:meth:`anywhere` otherwise). Reads each chosen group's
         entry once (the groups a pick chooses are indexed, so one not ready means ask the cache). ``pick`` is
         typically a :class:`MergedIndex` lookup and ``key`` its name (no closure to build and call on a
-        first-time question); :func:`picked_by` turns a :data:`Picker` into one. ``entries``: the chosen groups'
-        cache entries instead of their indexes (each the one its index was built from: for a layer that answers
-        from entries, the dynamic drop-in)."""
-        slot = 2 if entries else 0  # in a value of :attr:`_ready`
+        first-time question); :func:`picked_by` turns a :data:`Picker` into one."""
         with self._lock:
             if (not self._complete or self.reload_pending or self._troubled or now >= self._all_until
                     or self.cache.generation != self.generation):
@@ -359,7 +333,7 @@ class IndexedGroups:
             until = self._all_until
             if core[1] < until:
                 until = core[1]
-            chosen: list[Any] = [core[slot]]
+            chosen = [core[0]]
             for name in picked:
                 if not name:
                     continue  # core: first already
@@ -370,7 +344,7 @@ class IndexedGroups:
                 deps.append((cell, cell.version))
                 if found[1] < until:
                     until = found[1]
-                chosen.append(found[slot])
+                chosen.append(found[0])
             if len(chosen) > 2:  # most names are served by one group: nothing to rank
                 # Ranked as :meth:`MergedIndex.position` ranks (unlisted last, in pick order), sorted in C: a
                 # key function would cost two calls per group (a category spans a few).
@@ -378,17 +352,11 @@ class IndexedGroups:
                 last = len(ranks)
                 tagged = []
                 for i in range(1, len(chosen)):
-                    one = chosen[i]  # an index or an entry: both have the group's name
+                    one = chosen[i]
                     tagged.append((ranks.get(one.name, last), i, one))
                 tagged.sort()
                 chosen[1:] = [t[2] for t in tagged]
             return chosen, until
-
-    def ready_anywhere_entries(self, pick: Picker, deps: list[tuple[Cell, int]], now: float
-                               ) -> tuple[list[GroupEntry], float] | None:
-        """As :meth:`ready_anywhere`, the cache entries of the chosen groups (for a layer that answers from entries:
-        the dynamic drop-in), or None."""
-        return self.ready_anywhere(picked_by, pick, deps, now, entries=True)
 
     def reload(self) -> None:
         """Load every group again after an invalidation (I/O when due), then index what changed.
