@@ -469,6 +469,6 @@ def test_filters_match_exactly_as_a_plain_reference_match() -> None:
         for value in candidates:
             q = parse({term: value})
             for obj in objects:
-                assert passes(obj, q.tests) == matches(obj, q.filters), (term, value, obj)
+                assert passes(obj, q.tests) == matches(obj, ((term, value),)), (term, value, obj)
                 checked += 1
     assert checked > 1000

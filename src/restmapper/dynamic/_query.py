@@ -33,6 +33,7 @@ _NARROWING = (("name", "n", "name"), ("singular_name", "n", "name"), ("short_nam
               ("categories", "c", "category"))
 """Filters that narrow, most selective first: keyword, tag of its per-version table
 (:func:`~restmapper.dynamic._index.trait_key`), keyword of ``groups_serving``."""
+_SCOPE = ("prefix", "group", "api_version", "kind")
 _MISSING = object()
 
 
@@ -47,6 +48,10 @@ def _first(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_Test = tuple[str, Callable[[Any, Any, Any], bool], Any, Any]
+"""One prepared filter: ``(keyword, comparison, value as given, value as compared)``."""
+
+
 @dataclass(slots=True)
 class Query:
     """One ``get``/``search`` call, read once.
@@ -57,7 +62,6 @@ class Query:
         group: the group asked for (from ``group``, else the group part of ``api_version``), or None.
         version: the version asked for, or None.
         kind: the kind lowercased, or None (any).
-        filters: the attribute filters given (not None), as ``(keyword, value)``.
         trait: the first of ``kind``'s traits a merged-index lookup can narrow by, as
             :meth:`~restmapper.mapper.LazyRESTMapper.groups_serving` keywords (empty: none narrows).
         key: the per-version table key of the most selective indexed filter (None: match by kind, or scan).
@@ -69,10 +73,9 @@ class Query:
     group: str | None
     version: str | None
     kind: str | None
-    filters: tuple[tuple[str, Any], ...]
     trait: dict[str, str]
     key: str | None
-    tests: tuple[tuple[str, int, Any, Any], ...] = ()
+    tests: tuple[_Test, ...] = ()
 
     def asked(self, method: str = "get") -> str:
         """The question in words (``the resource type of resources.get(kind='Node')``)."""
@@ -95,41 +98,37 @@ def parse(kwargs: dict[str, Any]) -> Query:
         unknown = sorted(set(kwargs) - _KEYWORDS)
         raise TypeError(f"resources.search()/get() got unexpected keyword argument(s) {', '.join(unknown)}; "
                         f"accepted: prefix, group, api_version, kind, {', '.join(sorted(FILTER_KEYWORDS))}")
-    prefix = group = version = kind = None
+    given = dict.fromkeys(_SCOPE)
     filters: list[tuple[str, Any]] = []
     for term, value in kwargs.items():  # upstream's wildcards (falsy values, "*") inlined: this runs per question
         if term in FILTER_KEYWORDS:
             if value is not None:
                 filters.append((term, value))
-        elif not value or value == "*":
-            continue
-        elif not isinstance(value, str):  # upstream fails on a list (unhashable) and never matches anything else
-            raise TypeError(f"resources.search()/get() takes {term} as a str, not {type(value).__name__}: "
-                            f"{term}={value!r} (one {term} per call; short_names, categories and verbs take lists)")
-        elif term == "kind":
-            kind = value
-        elif term == "api_version":
-            version = value
-        elif term == "group":
-            group = value
-        else:
-            prefix = value
-    if group is None and isinstance(version, str) and "/" in version:
+        elif value and value != "*":
+            if not isinstance(value, str):  # upstream fails on a list (unhashable), never matches anything else
+                raise TypeError(f"resources.search()/get() takes {term} as a str, not {type(value).__name__}: "
+                                f"{term}={value!r} (one {term} per call; short_names, categories and verbs take "
+                                f"lists)")
+            given[term] = value
+    group, version, kind = given["group"], given["api_version"], given["kind"]
+    if group is None and version is not None and "/" in version:
         group, _, version = version.partition("/")
-    kind = kind if isinstance(kind, str) else None
-    trait: dict[str, str] = {"kind": kind} if kind else {}
-    key = None
-    if filters:
-        given = dict(filters)
-        for term, tag, narrows in _NARROWING:
-            if term in given:
-                first = _first(given[term])
-                if first is not None:
-                    key = key or trait_key(tag, first)
-                    if not trait:
-                        trait[narrows] = first
-    return Query(kwargs, prefix, group, version, kind.lower() if kind else None, tuple(filters), trait,
-                 None if kind else key, _prepared(filters) if filters else ())
+    if kind is not None:
+        return Query(kwargs, given["prefix"], group, version, kind.lower(), {"kind": kind}, None,
+                     _prepared(filters) if filters else ())
+    trait, key = _narrowing(filters)
+    return Query(kwargs, given["prefix"], group, version, None, trait, key, _prepared(filters))
+
+
+def _narrowing(filters: list[tuple[str, Any]]) -> tuple[dict[str, str], str | None]:
+    """The first indexed filter as a ``groups_serving`` trait, and the per-version table key of the most
+    selective one (see :attr:`Query.trait` and :attr:`Query.key`)."""
+    given = dict(filters)
+    for term, tag, narrows in _NARROWING:
+        first = _first(given.get(term))
+        if first is not None:
+            return {narrows: first}, trait_key(tag, first)
+    return {}, None
 
 
 def asked(kwargs: dict[str, Any], method: str = "get") -> str:
@@ -151,45 +150,45 @@ def _attribute(obj: Resource, term: str) -> Any:
     return getattr(obj, term, _MISSING)
 
 
-_CASELESS_EQ, _MEMBER, _WHOLE, _EQUAL = range(4)
+def _caseless(actual: Any, wanted: Any, compared: Any) -> bool:
+    return actual.lower() == compared if isinstance(actual, str) else actual == wanted  # type: ignore[no-any-return]
 
 
-def _prepared(filters: list[tuple[str, Any]]) -> tuple[tuple[str, int, Any, Any], ...]:
-    """``(keyword, how, value as given, value as compared)`` per filter: :func:`passes`'s branches chosen once
-    per question (they depend on the value asked)."""
-    out: list[tuple[str, int, Any, Any]] = []
+def _member(actual: Any, wanted: Any, compared: Any) -> bool:
+    return isinstance(actual, list) and compared in [a.lower() for a in actual]
+
+
+def _whole(actual: Any, wanted: Any, compared: Any) -> bool:
+    return isinstance(actual, list) and [a.lower() for a in actual] == compared
+
+
+def _equal(actual: Any, wanted: Any, compared: Any) -> bool:
+    return actual == wanted  # type: ignore[no-any-return]
+
+
+def _prepared(filters: list[tuple[str, Any]]) -> tuple[_Test, ...]:
+    """The filters with :func:`passes`'s comparison chosen once per question (it depends on the value asked):
+    names without case, a string against a list attribute as membership, a list compared whole, else equality."""
+    out: list[_Test] = []
     for term, wanted in filters:
         if term in _CASELESS and isinstance(wanted, str):
-            out.append((term, _CASELESS_EQ, wanted, wanted.lower()))
+            out.append((term, _caseless, wanted, wanted.lower()))
         elif term in _LISTS and isinstance(wanted, str):
-            out.append((term, _MEMBER, wanted, wanted.lower()))
+            out.append((term, _member, wanted, wanted.lower()))
         elif term in _LISTS and isinstance(wanted, (list, tuple)):
-            out.append((term, _WHOLE, wanted, [str(w).lower() for w in wanted]))
+            out.append((term, _whole, wanted, [str(w).lower() for w in wanted]))
         else:
-            out.append((term, _EQUAL, wanted, wanted))
+            out.append((term, _equal, wanted, wanted))
     return tuple(out)
 
 
-def passes(obj: Resource, tests: tuple[tuple[str, int, Any, Any], ...]) -> bool:
+def passes(obj: Resource, tests: tuple[_Test, ...]) -> bool:
     """True when ``obj`` has every attribute the filters :attr:`Query.tests` ask for (names without case; a string
     against a list attribute is membership, a list compares whole, as upstream); a ``ResourceList``'s are its
     resource's, as upstream's ``__getattr__`` gives them. Each asked value is lowercased once per question."""
     own = obj.__dict__
-    for term, how, wanted, compared in tests:
-        actual = own[term] if term in own else _attribute(obj, term)
-        if how == _CASELESS_EQ:
-            if isinstance(actual, str):
-                if actual.lower() != compared:
-                    return False
-            elif actual != wanted:
-                return False
-        elif how == _MEMBER:
-            if not isinstance(actual, list) or compared not in [a.lower() for a in actual]:
-                return False
-        elif how == _WHOLE:
-            if not isinstance(actual, list) or [a.lower() for a in actual] != compared:
-                return False
-        elif actual != wanted:
+    for term, test, wanted, compared in tests:
+        if not test(own[term] if term in own else _attribute(obj, term), wanted, compared):
             return False
     return True
 
@@ -207,39 +206,48 @@ def _match(vr: VersionResources, q: Query) -> Iterable[Resource]:
     return candidates if not tests else [o for o in candidates if passes(o, tests)]
 
 
+def _admits(name: str, q: Query) -> bool:
+    """Whether the group ``name`` is in the scope ``q`` names (its group; core for ``api``, the others for
+    ``apis``)."""
+    if q.group is not None and name != q.group:
+        return False
+    return q.prefix is None or (q.prefix == "api") == (not name)
+
+
+def _versions(res: GroupResources, version: str | None) -> tuple[VersionResources, ...]:
+    """The versions of ``res`` in a question's scope: all (None), else the one asked if served."""
+    if version is None:
+        return res.versions
+    one = res.by_version.get(version)
+    return () if one is None else (one,)
+
+
+def _lists_generic(q: Query) -> bool:
+    """Whether ``q`` may match upstream's generic ``List`` kind, served under ``apis//v1``."""
+    return (q.group is None and q.version in (None, "v1") and q.prefix in (None, "apis")
+            and q.kind in (None, "list"))
+
+
 def collect(entries: list[tuple[GroupEntry, GroupResources]], q: Query, generic_list: Resource
             ) -> tuple[list[Resource], dict[GroupVersion, BaseException]]:
     """The objects of ``entries`` matching ``q`` in discovery order, and the group versions in scope whose lack of
     a match proves nothing (failed, or of an outdated group: :meth:`~restmapper.cache.GroupEntry.unsure`)."""
-    prefix, group, version, kind = q.prefix, q.group, q.version, q.kind
+    version = q.version
     results: list[Resource] = []
     failures: dict[GroupVersion, BaseException] = {}
     for entry, res in entries:
-        name = res.name
-        if not ((prefix == "api" and name) or (prefix == "apis" and not name) or (group is not None and name != group)):
+        if _admits(res.name, q):
             if entry.failed or entry.outdated:  # what it lacks proves nothing (DESIGN 5.10)
                 failures.update(entry.unsure(version))
-            if version is None:
-                for vr in res.versions:
-                    results.extend(_match(vr, q))
-            else:
-                one = res.by_version.get(version)
-                if one is not None:
-                    results.extend(_match(one, q))
-        # Upstream serves the generic ``List`` kind under apis//v1.
-        if (not name and group is None and version in (None, "v1") and prefix in (None, "apis")
-                and kind in (None, "list") and passes(generic_list, q.tests)):
+            for vr in _versions(res, version):
+                results.extend(_match(vr, q))
+        if not res.name and _lists_generic(q) and passes(generic_list, q.tests):
             results.append(generic_list)
     return results, failures
 
 
-def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Resource]:
+def _by_plural(results: list[Resource], kind: str) -> list[Resource]:
     """Of resources sharing a kind, the one whose names are the kind's (``templates`` over ``processedtemplates``)."""
-    if all(isinstance(r, flavour.resource_list) for r in results) and kind.lower().endswith("list"):
-        # Pre-resolved when built (``base_resource()`` is a coroutine in the asyncio libraries).
-        bases = [r.__dict__[BASE_RESOURCE] for r in results]
-        chosen = _by_plural(bases, kind[:-4], flavour)
-        return [r for r, b in zip(results, bases, strict=True) if b in chosen]
     plural, singular = unsafe_guess_kind_to_resource(kind)
     wanted = kind.lower()
     exact = [r for r in results if (r.__dict__.get("singular_name") or "").lower() == wanted]
@@ -249,24 +257,51 @@ def _by_plural(results: list[Resource], kind: str, flavour: Flavour) -> list[Res
     return guessed if len(guessed) == 1 else results
 
 
-def choose(results: list[Resource], q: Query, flavour: Flavour,
-           version_rank: Callable[[str], dict[str, int]]) -> list[Resource]:
-    """``get``'s tie-breaks among several matches: an exact ``api_version``, then non-List kinds, then (all in one
-    group) the most preferred version (``version_rank``: a group's versions by priority), then (one version) the
-    resource whose plural or singular is the kind's. One match (or none) is returned as it is."""
-    if len(results) <= 1:
-        return results
+_Rank = Callable[[str], dict[str, int]]
+
+
+def _exact_version(results: list[Resource], q: Query, flavour: Flavour, version_rank: _Rank) -> list[Resource]:
     api_version = q.kwargs.get("api_version")
-    if api_version:
-        results = [r for r in results if r.group_version == api_version] or results
-    listing = flavour.resource_list
-    if len(results) > 1 and not all(isinstance(r, listing) for r in results):
-        results = [r for r in results if not isinstance(r, listing)]
-    if len(results) > 1 and len({r.group for r in results}) == 1:
-        rank = version_rank(results[0].group)
-        best = min(rank.get(r.api_version, len(rank)) for r in results)
-        results = [r for r in results if rank.get(r.api_version, len(rank)) == best]
+    return ([r for r in results if r.group_version == api_version] or results) if api_version else results
+
+
+def _not_lists(results: list[Resource], q: Query, flavour: Flavour, version_rank: _Rank) -> list[Resource]:
+    kept = [r for r in results if not isinstance(r, flavour.resource_list)]
+    return kept or results
+
+
+def _preferred(results: list[Resource], q: Query, flavour: Flavour, version_rank: _Rank) -> list[Resource]:
+    """All in one group: those at its most preferred version (``version_rank``: version -> priority)."""
+    if len({r.group for r in results}) != 1:
+        return results
+    rank = version_rank(results[0].group)
+    best = min(rank.get(r.api_version, len(rank)) for r in results)
+    return [r for r in results if rank.get(r.api_version, len(rank)) == best]
+
+
+def _named_after_kind(results: list[Resource], q: Query, flavour: Flavour, version_rank: _Rank) -> list[Resource]:
+    """All of one version: the resource whose plural or singular is the kind's; ``...List`` entries by their
+    resources (pre-resolved when built: ``base_resource()`` is a coroutine in the asyncio libraries)."""
     kind = q.kind_asked
-    if len(results) > 1 and isinstance(kind, str) and len({r.group_version for r in results}) == 1:
-        results = _by_plural(results, kind, flavour)
+    if not isinstance(kind, str) or len({r.group_version for r in results}) != 1:
+        return results
+    if not (kind.lower().endswith("list") and all(isinstance(r, flavour.resource_list) for r in results)):
+        return _by_plural(results, kind)
+    bases = [r.__dict__[BASE_RESOURCE] for r in results]
+    chosen = _by_plural(bases, kind[:-4])
+    return [r for r, b in zip(results, bases, strict=True) if b in chosen]
+
+
+_TIE_BREAKS = (_exact_version, _not_lists, _preferred, _named_after_kind)
+
+
+def choose(results: list[Resource], q: Query, flavour: Flavour, version_rank: _Rank) -> list[Resource]:
+    """``get``'s tie-breaks among several matches, in turn while several remain: an exact ``api_version``, then
+    non-List kinds, then (all in one group) the most preferred version (``version_rank``: a group's versions by
+    priority), then (one version) the resource whose plural or singular is the kind's. One match (or none) is
+    returned as it is."""
+    for tie_break in _TIE_BREAKS:
+        if len(results) <= 1:
+            break
+        results = tie_break(results, q, flavour, version_rank)
     return results

@@ -240,10 +240,6 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
             answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
             answer.extend(held[0])  # each call gets a new list (the caller may change it)
             return answer
-        return self._search(kwargs, key)
-
-    def _search(self, kwargs: dict[str, Any], key: Any) -> list[Resource]:
-        """``search``'s answer computed (and memoized under ``key`` when complete)."""
         memo = self._current_memo()
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
@@ -303,56 +299,61 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         memo = self._current_memo()
         since = replay_mark()  # failures recorded before this point are replays (they say so)
         q = parse(kwargs)
-        value: Any
-        error: BaseException | None = None
         try:
             value, until, partial = self._get(q, since)
-            if partial:  # never memoized: each call re-checks, and warns
-                return value  # type: ignore[no-any-return]
         except _Miss as miss:  # remembered until the server's confirmation is an interval old
             _keep(memo.gets, key, (None, miss, miss.until))
             if miss.confirmed_at is not None:  # the revalidation was rate-limited: say how old the answer is
                 raise self._remembered_miss(miss, miss.until) from None
             raise miss.error.with_traceback(None) from None
         except (self._flavour.not_found, self._flavour.not_unique) as exc:
-            value, error, until = None, exc, self._clock() + self.cache.miss_refresh_interval
+            _keep(memo.gets, key, (None, exc, self._clock() + self.cache.miss_refresh_interval))
+            raise exc.with_traceback(None) from None
         except GroupDiscoveryError as exc:
-            if exc.asked:
-                raise Replays(self._clock, since).error(exc) from exc.__cause__
-            raise Replays(self._clock, since).error(with_question(exc, q.asked())) from exc
-        _keep(memo.gets, key, (value, error, until))
-        if error is not None:
-            raise error.with_traceback(None)
-        return value  # type: ignore[no-any-return]
+            asked = exc if exc.asked else with_question(exc, q.asked())
+            raise Replays(self._clock, since).error(asked) from (exc.__cause__ if exc.asked else exc)
+        if not partial:  # a partial answer is never memoized: each call re-checks, and warns
+            _keep(memo.gets, key, (value, None, until))
+        return value
 
     # --- the one lookup path -------------------------------------------------------------------------------------
 
     def _get(self, q: Query, since: int) -> tuple[Resource, float, bool]:
-        """The one match of ``q``, until when it holds, and whether it is partial: found while group versions in
-        scope ranking below it could not be read (then a warning was emitted: :mod:`restmapper.dynamic._partial`).
+        """The one match of ``q``, until when it holds, and whether it is partial (:meth:`_partial`).
         ``since``: the call's :func:`~restmapper.cache.replay_mark`."""
         found, until, failures, read, confirmed = self._lookup(q)
         if not found and failures:
             # Not "not found": a group version that could hold it could not be read (DESIGN 5.10).
             raise GroupDiscoveryError(next(iter(failures)).group, failures, asked=q.asked())
-        results = choose(found, q, self._flavour, self._version_rank)
+        results = choose(found, q, self._flavour, self._version_rank) if len(found) > 1 else found
         if not results:
             raise _Miss(self._flavour.not_found(f"No matches found for {dict(q.kwargs)}"), until, confirmed)
         if len(results) > 1:
             raise self._flavour.not_unique(f"Multiple matches found for {q.kwargs}: {results}")
         result = results[0]
+        partial = (failures or _unsure(read)) and self._partial(result, q, read, failures, since)
+        return result, until, bool(partial)
+
+    def _partial(self, result: Resource, q: Query, read: _Read, failures: dict[GroupVersion, BaseException],
+                 since: int) -> bool:
+        """Whether ``result``, found while group versions in scope could not be read (``failures``) or were
+        outdated, is partial: another group's failure below it could serve a second match (then a warning is
+        emitted: :mod:`restmapper.dynamic._partial`). One of its own group below it cannot change it (the
+        preferred version wins), so only the rank counts there.
+
+        Raises:
+            GroupDiscoveryError: an unreadable group version ranks above ``result`` (:meth:`_check_rank`).
+        """
         if result is self._generic_list:
-            return result, until, False
-        # Another group's failure below the answer could serve a second match (partial); one of its own group
-        # below it cannot change it (the preferred version wins), so only the rank counts there.
+            return False
         group = result.group or ""
         others = {gv: err for gv, err in failures.items() if gv.group != group}
-        if others:
-            judge_partial([result], Replays(self._clock, since).failures(others), q.asked(),
-                          lambda r: self._check_rank(r, q, read), one=True)
-        elif failures or _unsure(read):
+        if not others:
             self._check_rank(result, q, read)
-        return result, until, bool(others)
+            return False
+        judge_partial([result], Replays(self._clock, since).failures(others), q.asked(),
+                      lambda r: self._check_rank(r, q, read), one=True)
+        return True
 
     def _remembered_miss(self, miss: _Miss, until: float) -> Exception:
         """The not-found error of ``miss`` answered without asking the server, saying how old it is as the mapper's
@@ -368,7 +369,7 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         groups that may serve it, and every group that failed) ranks above it."""
         if result is self._generic_list:
             return
-        versions = (q.version,) if isinstance(q.version, str) else ()
+        versions = (q.version,) if q.version is not None else ()
         group = result.group or ""
         doubt = outranking([e for e, _ in read], GroupVersion(group, result.api_version), versions)
         if doubt:
@@ -384,43 +385,75 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         return {} if g is None else {v.group_version.version: i for i, v in enumerate(g.versions)}
 
     def _lookup(self, q: Query) -> _Found:
-        """Every match of ``q``, read again when an invalidation lands meanwhile (as the mapper's rule: a group
-        dropped meanwhile was not read; groups chosen from the merged index, no group named, may lack it even for
-        a match)."""
-        if isinstance(q.version, str) and "/" in q.version:  # no server serves it: a mistake, not "not found"
+        """Every match of ``q``, as controller-runtime's lazy mapper finds one: from the groups in scope as the
+        mapper holds them (:meth:`~restmapper.mapper.LazyRESTMapper.cached_groups`: loaded, healthy, fresh; no
+        I/O), else read through the cache (loading what is missing, single-flight) and matched again; read again
+        when an invalidation lands meanwhile (a group dropped meanwhile was not read; groups chosen from the
+        merged index, no group named, may lack it even for a match)."""
+        if q.version is not None and "/" in q.version:  # no server serves it: a mistake, not "not found"
             raise InvalidArgumentError(f"api_version must be 'version' or 'group/version', not "
                                        f"{q.kwargs.get('api_version')!r} (in {q.asked()})")
         names = self._names(q)
+        held = self._held(names, q) if self.cache.ttl != 0 else None  # (ttl 0: every read in a lookup scope)
+        if held is not None:
+            return held
         for _attempt in range(RACE_ATTEMPTS):
             epoch = self.cache.invalidations
             with self.cache.lookup():  # one lookup, as the mapper's: what it fetched is not fetched again by it
-                found = self._lookup_scoped(names, q)
-            if self.cache.invalidations == epoch or not (names is None or not found[0]):
+                found = self._read(names, q)
+            if self.cache.invalidations == epoch or (names is not None and found[0]):
+                if self._persister is not None:
+                    self._maybe_write()
                 return found
         raise raced(q.asked(), RACE_ATTEMPTS)
 
-    def _lookup_scoped(self, names: Collection[str] | None, q: Query) -> _Found:
+    def _held(self, names: set[str] | None, q: Query) -> _Found | None:
+        """:meth:`_lookup` from the groups in scope as the mapper holds them, when they are all held and match."""
+        scope = self._narrow(q) if names is None else names
+        held = self.mapper.cached_groups(scope) if scope is not None else None
+        if held is None:
+            return None
+        read = [(e, self._group(e)) for e in held[0]]
+        results, failures = collect(read, q, self._generic_list)
+        if not results:
+            return None
+        if self._persister is not None:
+            self._maybe_write()
+        return results, held[1], failures, read, None
+
+    def _read(self, names: set[str] | None, q: Query) -> _Found:
+        """:meth:`_lookup` through the cache, in one lookup scope; a no-match is confirmed (:meth:`_no_match`)."""
         # A question naming its group and version needs only that version (legacy discovery then reads just it,
         # as upstream: a no-match in it is still the server's word, and other versions are not in its scope).
         versions = (q.version,) if q.group is not None and q.version is not None else None
         read, until = self._view(self._narrow(q) if names is None else names, versions)
         results, failures = collect(read, q, self._generic_list)
+        if results:
+            return results, until, failures, read, None
         # A failure propagates even when answering from the cache file: a miss there is not the server's word.
-        if not results and self.cache.revalidate_on_miss(names):
+        if self.cache.revalidate_on_miss(names):
             read, until = self._view(self._narrow(q) if names is None else names, versions)
             results, failures = collect(read, q, self._generic_list)
-        confirmed: float | None = None
-        if not results:  # a no-match is kept until the server's confirmation of it is an interval old
-            confirmed = self.cache.miss_confirmed_at(names)
-            until = min(until, (self._clock() if confirmed is None else confirmed) + self.cache.miss_refresh_interval)
-            doubt = self.cache.unconfirmed(names)
-            if doubt is not None:
-                failures.update(in_scope(doubt.failed, () if q.version is None else (q.version,)))
-                if doubt.documents and not failures:
-                    raise with_question(doubt, q.asked())
-        if self._persister is not None:
-            self._maybe_write()
-        return results, until, failures, read, confirmed
+            if results:
+                return results, until, failures, read, None
+        return self._no_match(names, q, read, until, failures)
+
+    def _no_match(self, names: set[str] | None, q: Query, read: _Read, until: float,
+                  failures: dict[GroupVersion, BaseException]) -> _Found:
+        """:meth:`_read`'s no-match, kept until the server's confirmation of it is an interval old; the group
+        versions the cache could not confirm it for are added to ``failures``.
+
+        Raises:
+            GroupDiscoveryError: a root document could not be read and nothing else is in doubt.
+        """
+        confirmed = self.cache.miss_confirmed_at(names)
+        until = min(until, (self._clock() if confirmed is None else confirmed) + self.cache.miss_refresh_interval)
+        doubt = self.cache.unconfirmed(names)
+        if doubt is not None:
+            failures.update(in_scope(doubt.failed, () if q.version is None else (q.version,)))
+            if doubt.documents and not failures:
+                raise with_question(doubt, q.asked())
+        return [], until, failures, read, confirmed
 
     def _narrow(self, q: Query) -> set[str] | None:
         """The groups that may hold a match, from the mapper's merged index; None when no trait narrows."""
