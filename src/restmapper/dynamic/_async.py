@@ -25,14 +25,17 @@ from restmapper.dynamic._index import Flavour
 from restmapper.dynamic._notfound import group_version_of_path, is_resource_type_not_found
 from restmapper.dynamic._partial import deferring_warnings, emit_deferred
 from restmapper.dynamic._resend import (
+    HEALED_VERBS,
     answered_mapping,
+    healed_doc,
     healing_questions,
     refuse_if_moved,
+    report_gone,
     resend_after_mismatch,
     resend_target,
+    resolved_parent,
 )
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
-from restmapper.model import GroupVersion
 from restmapper.transport import RequestsTransport, Transport
 from restmapper.transport.kubeconfig import api_key_of, configuration_options
 
@@ -269,75 +272,36 @@ class AsyncHealingClientMixin:
         super().__init__(client, cache_file=cache_file,  # type: ignore[call-arg]
                          discoverer=discoverer or self._discoverer_class)
 
-    async def _healed(self, verb: str, resource: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        method = getattr(super(), verb)
-        return await call_healed(self, verb, method, resource, self._flavour, self._subresource_class, args, kwargs)
 
-    async def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.get``, healed once on a resource-type 404 (see :func:`call_healed`).
+def _healed(verb: str) -> Any:
+    async def method(self: AsyncHealingClientMixin, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        library_method = getattr(super(AsyncHealingClientMixin, self), verb)
+        return await call_healed(self, verb, library_method, resource, self._flavour, self._subresource_class,
+                                 args, kwargs)
 
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("get", resource, args, kwargs)
+    method.__name__, method.__qualname__, method.__doc__ = verb, f"AsyncHealingClientMixin.{verb}", healed_doc(verb)
+    return method
 
-    async def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.create``, healed once on a resource-type 404 (see :func:`call_healed`).
 
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("create", resource, args, kwargs)
-
-    async def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.delete``, healed once on a resource-type 404 (see :func:`call_healed`).
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("delete", resource, args, kwargs)
-
-    async def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.replace``, healed once on a resource-type 404 (see :func:`call_healed`).
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("replace", resource, args, kwargs)
-
-    async def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.patch``, healed once on a resource-type 404 (see :func:`call_healed`).
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("patch", resource, args, kwargs)
-
-    async def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 (see :func:`call_healed`).
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as the library's client.
-        """
-        return await self._healed("server_side_apply", resource, args, kwargs)
+for _verb in HEALED_VERBS:
+    setattr(AsyncHealingClientMixin, _verb, _healed(_verb))
 
 
 async def call_healed(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Await :func:`_call_healed`; a read's answer showing another kind or scope than ``resource`` has
-    (:func:`~restmapper.dynamic._resend.answered_mapping`) resolves the kind again and is resent once where a read
-    may follow, else raises :class:`~restmapper.errors.MappingChangedError` (``answered`` 200).
+    """Await ``method(resource, ...)`` (the bound client method ``verb``), healed as
+    :class:`~restmapper.dynamic.SelfHealingDynamicClient` heals (:mod:`restmapper.dynamic._resend`): on a
+    resource-type 404 (raised, or returned as a ``Status`` or an unread response by ``kubernetes_asyncio``) the
+    group is reported to the mapper, the kind resolved again and the request resent once where
+    :func:`restmapper.mapper.may_resend` allows; after a 405 a kind that moved raises; a read's answer showing
+    another kind or scope (:func:`~restmapper.dynamic._resend.answered_mapping`) is resent once where a read may
+    follow. A missing object is never retried.
 
     Raises:
-        MappingChangedError: as :func:`_call_healed`, or a read answered for another mapping (nothing resent).
+        MappingChangedError: the kind moved where the request may not follow, or a read answered for another
+            mapping (nothing was resent).
     """
-    result = await _call_healed(client, verb, method, resource, flavour, subresource_class, args, kwargs)
+    result = await _sent(client, verb, method, resource, flavour, subresource_class, args, kwargs)
     if verb != "get" or type(resource) is not flavour.resource or not resource.kind:
         return result
     answered = answered_mapping(resource, result)
@@ -347,19 +311,9 @@ async def call_healed(client: Any, verb: str, method: Callable[..., Any], resour
     return await method(fresh, *args, **kwargs)
 
 
-async def _call_healed(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
-                       subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Await ``method(resource, ...)`` (the bound client method ``verb``); on a resource-type 404, re-resolve the
-    kind and resend once where :func:`~restmapper.dynamic._resend.resend_target` allows.
-
-    As :class:`~restmapper.dynamic.SelfHealingDynamicClient`: the group is reported to the mapper (evicted), the
-    kind is resolved again (at the request's version, else the preferred one), and the request is resent only
-    where :func:`restmapper.mapper.may_resend` allows: the same request when nothing changed, or a read or a
-    delete to a renamed resource at the same version and scope. A missing object is never retried.
-
-    Raises:
-        MappingChangedError: the kind moved where the request may not follow (nothing was resent).
-    """
+async def _sent(client: Any, verb: str, method: Callable[..., Any], resource: Any, flavour: Flavour,
+                subresource_class: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """:func:`call_healed` but for the check of a read's answer."""
     try:
         result = await method(resource, *args, **kwargs)
     except Exception as exc:
@@ -372,21 +326,32 @@ async def _call_healed(client: Any, verb: str, method: Callable[..., Any], resou
         if fresh is None:
             raise
         return await method(fresh, *args, **kwargs)
-    if _status_code(result) == 405:  # returned, not raised (kubernetes_asyncio)
+    fresh = await _healed_from_returned(client, verb, resource, flavour, subresource_class, result)
+    return result if fresh is None else await method(fresh, *args, **kwargs)
+
+
+async def _healed_from_returned(client: Any, verb: str, resource: Any, flavour: Flavour, subresource_class: Any,
+                                result: Any) -> Any | None:
+    """Where to resend a request whose error ``kubernetes_asyncio`` returned instead of raising (a 404 ``Status``,
+    a watch's unread 404 response), or None (also for any other result).
+
+    Raises:
+        MappingChangedError: a returned 405, or the 404's kind moved, where the request may not follow.
+        ApiException: a watch's unread 404 that stands (as the library's ``Watch`` would raise it).
+    """
+    if _status_code(result) == 405:
         await _refuse_if_moved(client, verb, resource, flavour, _ReturnedStatus(result))
-    elif _type_not_found_status(result):  # returned, not raised (kubernetes_asyncio)
-        fresh = await _heal(client, verb, resource, flavour, subresource_class, _ReturnedStatus(result))
-        if fresh is not None:
-            return await method(fresh, *args, **kwargs)
-    elif _unread_not_found(result):  # a watch's response, returned unread (kubernetes_asyncio)
+    elif _type_not_found_status(result):
+        return await _heal(client, verb, resource, flavour, subresource_class, _ReturnedStatus(result))
+    elif _unread_not_found(result):
         error = await _read_error(result, flavour)
         fresh = None
         if is_resource_type_not_found(error):
             fresh = await _heal(client, verb, resource, flavour, subresource_class, error)
         if fresh is None:
             raise error
-        return await method(fresh, *args, **kwargs)
-    return result
+        return fresh
+    return None
 
 
 def _unread_not_found(result: Any) -> bool:
@@ -439,29 +404,21 @@ async def _refuse_if_moved(client: Any, verb: str, resource: Any, flavour: Flavo
 
 async def _heal(client: Any, verb: str, resource: Any, flavour: Flavour, subresource_class: Any,
                 cause: BaseException) -> Any | None:
-    if isinstance(resource, flavour.resource_list):
-        return None
-    parent = resource.parent if isinstance(resource, subresource_class) else resource
-    if not isinstance(parent, flavour.resource) or not parent.kind:
+    parent = resolved_parent(resource, flavour.resource, flavour.resource_list, subresource_class)
+    if parent is None:
         return None
     return resend_target(verb, resource, await _resolve_again(client, parent, flavour), subresource_class, cause)
 
 
 async def _resolve_again(client: Any, parent: Any, flavour: Flavour) -> Any | None:
-    """Report the group of ``parent`` to the mapper (rate-limited) and look its kind up again; None when it is no
-    longer served."""
+    """Report the group of ``parent`` to the mapper (:func:`report_gone`) and look its kind up again; None when
+    it is no longer served."""
     discoverer = client.resources
-    mapper = getattr(discoverer, "mapper", None)
-    if mapper is not None:
-        # Rate-limited like misses: a caller retrying must not cost a discovery request each time.
-        mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
-    else:
+    if not report_gone(discoverer, parent):
         await discoverer.invalidate_cache()
-    fresh = None
     for question in healing_questions(parent):
         try:
-            fresh = await discoverer.get(**question)
-            break
+            return await discoverer.get(**question)
         except (flavour.not_found, flavour.not_unique):
             continue
-    return fresh
+    return None

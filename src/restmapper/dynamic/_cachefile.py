@@ -156,6 +156,15 @@ def snapshot_entries(doc: dict[str, Any], names: Collection[str] | None) -> list
     return entries
 
 
+def _merged(doc: dict[str, Any], current: dict[str, Any] | None) -> dict[str, Any]:
+    """``doc`` with the groups of ``current`` it lacks (and its version, when ``doc`` has none)."""
+    if current is None or not isinstance(current.get("groups"), list):
+        return doc
+    mine = {g.get("name") for g in doc.get("groups", ()) if isinstance(g, dict)}
+    kept = [g for g in current["groups"] if isinstance(g, dict) and g.get("name") not in mine]
+    return {**doc, "groups": [*doc.get("groups", ()), *kept], "version": doc.get("version") or current.get("version")}
+
+
 def merge_snapshot(path: str, server: str, doc: dict[str, Any], *,
                    lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> bool:
     """Merge ``doc`` into the snapshot at ``path`` under an exclusive lock, then replace it atomically.
@@ -179,15 +188,7 @@ def merge_snapshot(path: str, server: str, doc: dict[str, Any], *,
     lock = filelock.FileLock(lock_path, timeout=lock_timeout, mode=0o600, thread_local=False)
     try:
         with lock:
-            current = read_snapshot(path, server)
-            merged = dict(doc)
-            if current is not None and isinstance(current.get("groups"), list):
-                mine = {g.get("name") for g in doc.get("groups", ()) if isinstance(g, dict)}
-                kept = [g for g in current["groups"] if isinstance(g, dict) and g.get("name") not in mine]
-                merged["groups"] = list(doc.get("groups", ())) + kept
-                if merged.get("version") is None:
-                    merged["version"] = current.get("version")
-            return write_snapshot(path, merged)
+            return write_snapshot(path, _merged(doc, read_snapshot(path, server)))
     except filelock.Timeout:
         log.warning("not writing the discovery cache file %s: its lock %s stayed busy for %gs", path, lock_path,
                     lock_timeout)

@@ -61,35 +61,17 @@ def _raw_subresource(res: APIResource) -> dict[str, Any]:
 
 def _resource(client: Any, gv: GroupVersion, res: APIResource, preferred: bool,
               subresources: dict[str, dict[str, Any]] | None, flavour: Flavour) -> Resource:
-    extra: dict[str, Any] = {}
-    if res.storage_version_hash:
-        extra["storageVersionHash"] = res.storage_version_hash
-    if flavour.snake_case:
-        # The asyncio libraries name these arguments in snake_case (their own discoverers pass the server's
-        # camelCase keys, so their singular_name is always a guess; ours is the server's).
-        return flavour.resource(  # type: ignore[no-any-return]
-            prefix="api" if not gv.group else "apis", group=gv.group, api_version=gv.version, kind=res.kind,
-            namespaced=res.namespaced, verbs=list(res.verbs), name=res.name, preferred=preferred, client=client,
-            singular_name=res.singular_name or None, short_names=list(res.short_names) or None,
-            categories=list(res.categories) or None, subresources=subresources, **extra)
+    # Upstream keeps the server's JSON: absent lists are None, and an empty singularName falls back to upstream's
+    # own guess (name minus its last letter); keep both so code comparing them keeps working. The asyncio
+    # libraries name these arguments in snake_case (their own discoverers pass the server's camelCase keys, so
+    # their singular_name is always a guess; ours is the server's).
+    singular, short = ("singular_name", "short_names") if flavour.snake_case else ("singularName", "shortNames")
+    extra = {"storageVersionHash": res.storage_version_hash} if res.storage_version_hash else {}
     return flavour.resource(  # type: ignore[no-any-return]
-        prefix="api" if not gv.group else "apis",
-        group=gv.group,
-        api_version=gv.version,
-        kind=res.kind,
-        namespaced=res.namespaced,
-        verbs=list(res.verbs),
-        name=res.name,
-        preferred=preferred,
-        client=client,
-        # Upstream keeps the server's JSON: absent lists are None, and an empty singularName falls back to
-        # upstream's own guess (name minus its last letter); keep both so code comparing them keeps working.
-        singularName=res.singular_name or None,
-        shortNames=list(res.short_names) or None,
-        categories=list(res.categories) or None,
-        subresources=subresources,
-        **extra,
-    )
+        prefix="api" if not gv.group else "apis", group=gv.group, api_version=gv.version, kind=res.kind,
+        namespaced=res.namespaced, verbs=list(res.verbs), name=res.name, preferred=preferred, client=client,
+        categories=list(res.categories) or None, subresources=subresources, **extra,
+        **{singular: res.singular_name or None, short: list(res.short_names) or None})
 
 
 def generic_list(client: Any, flavour: Flavour = KUBERNETES_DYNAMIC) -> ResourceList:
@@ -171,17 +153,20 @@ def _by_trait(flat: tuple[Resource, ...], flavour: Flavour) -> dict[str, list[Re
     out: dict[str, list[Resource]] = {}
     for obj in flat:
         base = obj.__dict__.get(BASE_RESOURCE)
-        if base is not None and flavour.snake_case:
-            continue
-        attrs = (obj if base is None else base).__dict__
-        keys = {trait_key("n", v) for v in (attrs.get("name"), attrs.get("singular_name")) if isinstance(v, str)}
-        for tag, term in (("s", "short_names"), ("c", "categories")):
-            values = attrs.get(term)
-            if isinstance(values, list):
-                keys.update(trait_key(tag, v) for v in values if isinstance(v, str))
-        for key in sorted(keys):
-            out.setdefault(key, []).append(obj)
+        if base is None or not flavour.snake_case:
+            for key in _trait_keys((obj if base is None else base).__dict__):
+                out.setdefault(key, []).append(obj)
     return out
+
+
+def _trait_keys(attrs: dict[str, Any]) -> list[str]:
+    """The :func:`trait_key` of every name, short name and category in a Resource's attributes, sorted."""
+    values = [("n", attrs.get("name")), ("n", attrs.get("singular_name"))]
+    for tag, term in (("s", "short_names"), ("c", "categories")):
+        listed = attrs.get(term)
+        if isinstance(listed, list):
+            values.extend((tag, v) for v in listed)
+    return sorted({trait_key(tag, v) for tag, v in values if isinstance(v, str)})
 
 
 def build_group(client: Any, entry: GroupEntry, flavour: Flavour = KUBERNETES_DYNAMIC) -> GroupResources:

@@ -78,17 +78,13 @@ def addresses_subresource(path: str) -> bool:
     ``/api/v1/namespaces/{name}/status`` and ``.../finalize`` are the namespace's subresources; any other
     ``namespaces/{ns}/{resource}`` is a namespaced collection.
     """
-    parts = [p for p in path.split("?", 1)[0].split("/") if p]
-    if len(parts) >= 2 and parts[0] == "api":
-        rest = parts[2:]
-    elif len(parts) >= 3 and parts[0] == "apis":
-        rest = parts[3:]
-    else:
+    if group_version_of_path(path) is None:
         return False
-    if rest[:1] == ["namespaces"] and len(rest) == 3:
-        # ``namespaces/{ns}/{resource}`` lists a namespaced resource; only the namespace's own subresources differ.
-        return parts[0] == "api" and rest[2] in _NAMESPACE_SUBRESOURCES
-    if rest[:1] == ["namespaces"] and len(rest) >= 4:
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    rest = parts[2 if parts[0] == "api" else 3:]
+    if rest[:1] == ["namespaces"]:
+        if len(rest) == 3:  # ``namespaces/{ns}/{resource}`` lists; only the namespace's own subresources differ
+            return parts[0] == "api" and rest[2] in _NAMESPACE_SUBRESOURCES
         rest = rest[2:]
     return len(rest) >= 3
 

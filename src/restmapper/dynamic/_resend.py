@@ -17,16 +17,47 @@ from typing import Any
 
 from restmapper.errors import MappingChangedError
 from restmapper.mapper import has_moved, may_resend
-from restmapper.model import GroupVersionKind, GroupVersionResource, RESTMapping, Scope
+from restmapper.model import GroupVersion, GroupVersionKind, GroupVersionResource, RESTMapping, Scope
 
-__all__ = ["RESENT_VERBS", "answered_mapping", "healing_questions", "mapping_of", "refuse_if_moved",
-           "resend_after_mismatch", "resend_target"]
+__all__ = ["HEALED_VERBS", "RESENT_VERBS", "answered_mapping", "healed_doc", "healing_questions", "mapping_of",
+           "refuse_if_moved", "report_gone", "resend_after_mismatch", "resend_target", "resolved_parent"]
 
 log = logging.getLogger("restmapper.dynamic")
 
 RESENT_VERBS = frozenset({"get", "delete"})
 """The client methods that carry no body written for a mapping: reads (``get`` also lists, and
 ``DynamicClient.watch`` streams through it) and deletes."""
+
+
+HEALED_VERBS = ("get", "create", "replace", "patch", "server_side_apply", "delete")
+"""The client methods a healing client heals (``DynamicClient.watch`` lists through ``get``)."""
+
+
+def healed_doc(verb: str) -> str:
+    """The docstring of a healing client's ``verb`` method."""
+    return (f"``DynamicClient.{verb}``, healed once on a resource-type 404 as the class says.\n\n"
+            f"Raises:\n    MappingChangedError: after a resource-type 404, the kind is served where this request "
+            f"may not be resent\n        (nothing was resent). Otherwise as the library's client.\n")
+
+
+def resolved_parent(resource: Any, resource_class: Any, list_class: Any, subresource_class: Any) -> Any | None:
+    """The ``Resource`` whose kind is resolved again when a request to ``resource`` answered 404 for its type:
+    itself, or a subresource's parent; None for a ``ResourceList`` or a kind-less resource (nothing to heal)."""
+    if isinstance(resource, list_class):
+        return None
+    parent = resource.parent if isinstance(resource, subresource_class) else resource
+    return parent if isinstance(parent, resource_class) and parent.kind else None
+
+
+def report_gone(discoverer: Any, parent: Any) -> bool:
+    """Report the group version of ``parent`` to the discoverer's mapper as not found (rate-limited like misses: a
+    caller retrying on 404 must not cost a discovery request each time); False when the discoverer has no mapper
+    (another library's: the caller invalidates its cache instead)."""
+    mapper = getattr(discoverer, "mapper", None)
+    if mapper is None:
+        return False
+    mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
+    return True
 
 
 def mapping_of(resource: Any) -> RESTMapping:

@@ -17,14 +17,17 @@ from kubernetes.dynamic.resource import Resource, ResourceList, Subresource
 from restmapper.dynamic._config import api_client_for
 from restmapper.dynamic._notfound import is_resource_type_not_found
 from restmapper.dynamic._resend import (
+    HEALED_VERBS,
     answered_mapping,
+    healed_doc,
     healing_questions,
     refuse_if_moved,
+    report_gone,
     resend_after_mismatch,
     resend_target,
+    resolved_parent,
 )
 from restmapper.dynamic.discoverer import SelfHealingDiscoverer
-from restmapper.model import GroupVersion
 from restmapper.transport import incluster_config, resolve_config
 
 __all__ = ["SelfHealingDynamicClient", "is_resource_type_not_found"]
@@ -107,36 +110,28 @@ class SelfHealingDynamicClient(DynamicClient):
         Raises:
             MappingChangedError: the kind moved where the request may not follow (nothing was resent).
         """
-        if isinstance(resource, ResourceList):
-            return None
-        parent = resource.parent if isinstance(resource, Subresource) else resource
-        if not isinstance(parent, Resource) or not parent.kind:
-            return None
-        return resend_target(verb, resource, self._resolve_again(parent), Subresource, cause)
+        parent = resolved_parent(resource, Resource, ResourceList, Subresource)
+        return None if parent is None else resend_target(verb, resource, self._resolve_again(parent), Subresource,
+                                                         cause)
 
     def _resolve_again(self, parent: Any) -> Any | None:
-        """Report the group of ``parent`` to the mapper (rate-limited) and look its kind up again
+        """Report the group of ``parent`` to the mapper (:func:`report_gone`) and look its kind up again
         (:func:`healing_questions`); None when the kind is no longer served."""
         discoverer = self.resources
-        mapper = getattr(discoverer, "mapper", None)
-        if mapper is not None:
-            # Rate-limited like misses: a caller retrying on 404 must not cost a discovery request each time.
-            mapper.cache.report_not_found_limited(GroupVersion(parent.group or "", parent.api_version))
-        else:
+        if not report_gone(discoverer, parent):
             discoverer.invalidate_cache()
-        fresh = None
         for question in healing_questions(parent):
             try:
-                fresh = discoverer.get(**question)
-                break
+                return discoverer.get(**question)
             except (ResourceNotFoundError, ResourceNotUniqueError):
                 continue
-        return fresh
+        return None
 
     def _call(self, verb: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(DynamicClient, verb)
+        fresh = None
         try:
-            return method(self, resource, *args, **kwargs)
+            result = method(self, resource, *args, **kwargs)
         except MethodNotAllowedError as exc:
             # A write to the cluster-wide path of a kind recreated namespaced: never resent.
             if type(resource) is Resource and resource.kind:  # not a ResourceList or a Subresource
@@ -149,17 +144,14 @@ class SelfHealingDynamicClient(DynamicClient):
             fresh = self._heal(verb, resource, exc)
             if fresh is None:
                 raise
-        return method(self, fresh, *args, **kwargs)
+        if fresh is not None:  # resent once, outside the handler: the 404 is not the context of what it raises
+            result = method(self, fresh, *args, **kwargs)
+        return self._read_checked(resource, result, args, kwargs) if verb == "get" else result
 
-    def get(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.get``, healed once on a resource-type 404 as the class says.
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        result = self._call("get", resource, *args, **kwargs)
-        if type(resource) is not Resource or not resource.kind:  # not a ResourceList or a Subresource
+    def _read_checked(self, resource: Any, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A read's ``result``, or the read resent once when it answered for another kind or scope
+        (:func:`answered_mapping`, :func:`resend_after_mismatch`)."""
+        if type(resource) is not Resource or not resource.kind:  # a ResourceList or a Subresource
             return result
         answered = answered_mapping(resource, result)
         if answered is None:
@@ -167,47 +159,14 @@ class SelfHealingDynamicClient(DynamicClient):
         fresh = resend_after_mismatch("get", resource, self._resolve_again(resource), answered)
         return DynamicClient.get(self, fresh, *args, **kwargs)  # type: ignore[no-untyped-call]
 
-    def create(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.create``, healed once on a resource-type 404 as the class says.
 
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        return self._call("create", resource, *args, **kwargs)
+def _healed(verb: str) -> Any:
+    def method(self: SelfHealingDynamicClient, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._call(verb, resource, *args, **kwargs)
 
-    def delete(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.delete``, healed once on a resource-type 404 as the class says.
+    method.__name__, method.__qualname__, method.__doc__ = verb, f"SelfHealingDynamicClient.{verb}", healed_doc(verb)
+    return method
 
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        return self._call("delete", resource, *args, **kwargs)
 
-    def replace(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.replace``, healed once on a resource-type 404 as the class says.
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        return self._call("replace", resource, *args, **kwargs)
-
-    def patch(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.patch``, healed once on a resource-type 404 as the class says.
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        return self._call("patch", resource, *args, **kwargs)
-
-    def server_side_apply(self, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        """``DynamicClient.server_side_apply``, healed once on a resource-type 404 as the class says.
-
-        Raises:
-            MappingChangedError: after a resource-type 404, the kind is served where this request may not be
-                resent (nothing was resent). Otherwise as upstream.
-        """
-        return self._call("server_side_apply", resource, *args, **kwargs)
+for _verb in HEALED_VERBS:
+    setattr(SelfHealingDynamicClient, _verb, _healed(_verb))
