@@ -59,16 +59,16 @@ _LIST = object()
 """Tags a list value in a memo key (a tuple value with the same items is another question)."""
 
 
-def memo_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """The memo key of a call's keywords: the names, then the values, a list value as a tagged tuple.
-
-    Raises:
-        TypeError: a value is unhashable (the call is answered without the memo).
-    """
-    if len(kwargs) == 1:
-        for name, value in kwargs.items():  # flat: one tuple to hash and compare
-            return (name, _LIST, *value) if value.__class__ is list else (name, value)
-    return (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
+def _listed_key(kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The memo key of keywords holding a list value: the names, then the values, a list as a tagged tuple (a
+    tuple value with the same items is another question); None for an unhashable value (answered without the
+    memo)."""
+    key = (*kwargs, *[(_LIST, *v) if v.__class__ is list else v for v in kwargs.values()])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 class _Memo:
@@ -232,10 +232,11 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         """
         memo = self._memo
         try:
-            key: Any = memo_key(kwargs)
+            key: Any = (*kwargs, *kwargs.values())
             held = memo.searches.get(key) if memo.generation == self.cache.generation else None
-        except TypeError:  # an unhashable value: never memoized
-            key = held = None
+        except TypeError:  # a list value (or an unhashable one: never memoized)
+            key = _listed_key(kwargs)
+            held = memo.searches.get(key) if key is not None and memo.generation == self.cache.generation else None
         if held is not None and self._clock() < held[2]:
             answer = _new_list(SearchResults)  # without PartialList.__init__: ``failed`` reads empty
             answer.extend(held[0])  # each call gets a new list (the caller may change it)
@@ -283,10 +284,11 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         """
         memo = self._memo
         try:
-            key: Any = memo_key(kwargs)
+            key: Any = (*kwargs, *kwargs.values())
             held = memo.gets.get(key) if memo.generation == self.cache.generation else None
-        except TypeError:  # an unhashable value: never memoized
-            key = held = None
+        except TypeError:  # a list value (or an unhashable one: never memoized)
+            key = _listed_key(kwargs)
+            held = memo.gets.get(key) if key is not None and memo.generation == self.cache.generation else None
         if held is not None and self._clock() < held[2]:
             if held[1] is None:
                 return held[0]  # type: ignore[no-any-return]
