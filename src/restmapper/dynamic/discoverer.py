@@ -59,6 +59,12 @@ _LIST = object()
 """Tags a list value in a memo key (a tuple value with the same items is another question)."""
 
 
+def _key_of_one(kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The memo key of one keyword: its name and value, a list value tagged (as :func:`_listed_key`)."""
+    ((name, value),) = kwargs.items()
+    return (name, _LIST, *value) if value.__class__ is list else (name, value)
+
+
 def _listed_key(kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
     """The memo key of keywords holding a list value: the names, then the values, a list as a tagged tuple (a
     tuple value with the same items is another question); None for an unhashable value (answered without the
@@ -232,7 +238,7 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         """
         memo = self._memo
         try:
-            key: Any = (*kwargs, *kwargs.values())
+            key: Any = _key_of_one(kwargs) if len(kwargs) == 1 else (*kwargs, *kwargs.values())
             held = memo.searches.get(key) if memo.generation == self.cache.generation else None
         except TypeError:  # a list value (or an unhashable one: never memoized)
             key = _listed_key(kwargs)
@@ -284,7 +290,7 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         """
         memo = self._memo
         try:
-            key: Any = (*kwargs, *kwargs.values())
+            key: Any = _key_of_one(kwargs) if len(kwargs) == 1 else (*kwargs, *kwargs.values())
             held = memo.gets.get(key) if memo.generation == self.cache.generation else None
         except TypeError:  # a list value (or an unhashable one: never memoized)
             key = _listed_key(kwargs)
