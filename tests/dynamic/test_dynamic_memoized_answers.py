@@ -18,6 +18,8 @@ import pytest
 import yaml
 from conftest import require_fixtures
 from helpers.dynamic import crd, matches
+from kubernetes import client as kclient
+from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
 from test_dynamic_answers_across_refreshes import _discoverer
 
@@ -25,7 +27,7 @@ from restmapper import GroupDiscoveryError, PartialDiscoveryWarning
 from restmapper.dynamic import SelfHealingDiscoverer, discoverer
 from restmapper.dynamic._partial import SearchResults
 from restmapper.model import APIResource
-from restmapper.testing import FakeCluster
+from restmapper.testing import FakeCluster, InProcessTransport
 
 MODES = ["legacy", "aggregated"]
 A, B, C, T = "a.example.com", "b.example.com", "c.example.com", "t.example.com"
@@ -472,3 +474,23 @@ def test_filters_match_exactly_as_a_plain_reference_match() -> None:
                 assert passes(obj, q.tests) == matches(obj, ((term, value),)), (term, value, obj)
                 checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kwargs", [{"kind": "Alpha"}, {"short_names": ["al"]}, {"api_version": f"{A}/v1",
+                                                                              "kind": "Alpha"}])
+def test_with_ttl_zero_each_call_revalidates_once(mode: str, kwargs: dict[str, Any]) -> None:
+    """``ttl=0`` revalidates once per lookup: a call naming no group (narrowed by the merged index, which loads
+    every group) reads nothing twice, and a second call sends the same requests as the first, not more."""
+    cluster = _cluster(mode)
+    config = kclient.Configuration(host="https://kube.restmapper.test")
+    resources = DynamicClient(kclient.ApiClient(config), discoverer=lambda c, f: SelfHealingDiscoverer(
+        c, f, transport=InProcessTransport(cluster), observe_requests=False, ttl=0)).resources
+    sent: list[list[str]] = []
+    for _ in range(2):
+        cluster.clear_requests()
+        assert resources.get(**kwargs).kind == "Alpha"
+        paths = [r.path for r in cluster.requests]
+        assert len(paths) == len(set(paths)), paths  # nothing read twice in one call
+        sent.append(sorted(paths))
+    assert sent[0] == sent[1]

@@ -5,13 +5,14 @@
 through our :class:`~restmapper.mapper.LazyRESTMapper` cache (TTL, 404 eviction, rate-limited miss revalidation,
 failure isolation, thread safety) over the DynamicClient's own ``ApiClient``.
 
-One path answers a call: read the groups in its scope (:meth:`LazyRESTMapper.cached_groups
-<restmapper.mapper.LazyRESTMapper.cached_groups>` when they are ready, else the cache), match the call against
-their Resource objects (:mod:`restmapper.dynamic._query`, over the per-group tables of
-:mod:`restmapper.dynamic._index`, rebuilt only when a group's cache entry changes), and apply the mapper's
-certainty rules (:func:`~restmapper.mapper.outranking`). Answers are memoized by the call's keywords (the *memo*:
-one dictionary per cache generation, so any change to what is cached starts a new one) until the groups they read
-expire; a warm call is one dictionary read.
+One path answers a call (controller-runtime's miss -> reload -> retry): take the groups in its scope as the mapper
+holds them (:meth:`LazyRESTMapper.cached_groups <restmapper.mapper.LazyRESTMapper.cached_groups>`: no I/O), else
+read them through the cache (``read_groups``) and match again; match the call against their Resource objects
+(:mod:`restmapper.dynamic._query`, over the per-group tables of :mod:`restmapper.dynamic._index`, rebuilt only
+when a group's cache entry changes), and apply the mapper's certainty rules (:func:`~restmapper.mapper.outranking`)
+when a group read is failing or outdated. Answers are memoized by the call's keywords (the *memo*: one dictionary
+per cache generation, so any change to what is cached starts a new one) until the groups they read expire; a warm
+call is one dictionary read.
 """
 
 from __future__ import annotations
