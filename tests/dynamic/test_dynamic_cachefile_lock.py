@@ -73,7 +73,7 @@ def test_a_busy_lock_skips_the_write_after_a_bounded_wait_logs_it_and_retries_la
         # The skipped snapshot is written by a later lookup, once the lock is free.
         assert dc.resources.get(api_version="apps/v1", kind="Deployment").name == "deployments"
         assert dc.resources.flush_cache_file(SAFETY)
-    doc = _cachefile.read_snapshot(str(path), dc.resources._server)
+    doc = _cachefile.read_snapshot(str(path), dc.resources._file.server)
     assert doc is not None and {g["name"] for g in doc["groups"]} >= {"", "apps"}
 
 

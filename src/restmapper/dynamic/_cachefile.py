@@ -26,7 +26,7 @@ import filelock
 from restmapper.cache import GroupEntry
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "CacheFileUser", "Persister", "merge_snapshot", "read_snapshot",
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "FORMAT", "CacheFile", "Persister", "merge_snapshot", "read_snapshot",
            "snapshot_doc", "snapshot_entries", "write_snapshot"]
 
 DEFAULT_LOCK_TIMEOUT = 5.0
@@ -260,42 +260,60 @@ class Persister:
                 self._on_skip()
 
 
-class CacheFileUser:
-    """The optional cache file of :class:`~restmapper.dynamic.discoverer.SelfHealingDiscoverer`: the snapshot read
-    at construction (answers when discovery fails), the background writes of what was discovered since."""
+class CacheFile:
+    """A discoverer's cache file: the snapshot read when it is opened (answers when discovery fails) and the
+    background writes (:class:`Persister`) of what was discovered since.
 
-    cache: Any  # the discoverer's DiscoveryCache (its ``generation``)
-    _lock: threading.Lock  # guards ``_written_generation`` (and the discoverer's state the snapshot is made of)
-    _snapshot: dict[str, Any] | None
-    _cache_file: str | None
-    _persister: Persister | None
-    _server: str
-    _version: dict[str, Any] | None
-    _seen: dict[str, GroupEntry]
-    _written_generation: int
+    Args:
+        path: the file.
+        server: the server identity the snapshot is for (another server's snapshot is not read).
+        lock_timeout: seconds a background write waits for the file's lock before it is skipped.
 
-    def _snapshot_entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
+    Attributes:
+        path: the file.
+        server: the server identity its snapshots are for.
+    """
+
+    def __init__(self, path: str, server: str, lock_timeout: float) -> None:
+        self.path = path
+        self.server = server
+        self._snapshot = read_snapshot(path, server)
+        self._lock = threading.Lock()  # guards _written
+        self._written = -1  # the cache generation last handed over for writing
+        self._persister = Persister(path, server, lock_timeout, on_skip=self.write_again)
+
+    @property
+    def version(self) -> dict[str, Any] | None:
+        """The ``/version`` document the snapshot holds, or None."""
+        version = None if self._snapshot is None else self._snapshot.get("version")
+        return version if isinstance(version, dict) else None
+
+    def entries(self, names: Collection[str] | None) -> list[GroupEntry] | None:
+        """The snapshot's cache entries of the groups ``names`` (None: all); None without a usable snapshot."""
         doc = self._snapshot
         if doc is None:
             return None
         try:
             return snapshot_entries(doc, names)
         except (KeyError, TypeError, ValueError, AttributeError):
-            log.warning("ignoring a cache file of an unexpected shape: %s", self._cache_file)
+            log.warning("ignoring a cache file of an unexpected shape: %s", self.path)
             self._snapshot = None
             return None
 
-    def _write_again(self) -> None:
+    def write_again(self) -> None:
+        """Write at the next :meth:`write`, whatever its generation (a write was skipped, or the version read)."""
         with self._lock:
-            self._written_generation = -1  # a skipped write is retried by the next lookup
+            self._written = -1
 
-    def _maybe_write(self) -> None:
-        if self._persister is None:
-            return
-        generation = self.cache.generation
+    def write(self, generation: int, version: dict[str, Any] | None, entries: Iterable[GroupEntry]) -> None:
+        """Hand the snapshot of ``entries`` (and the ``/version`` document) over for writing in the background,
+        unless the one of cache ``generation`` already was."""
         with self._lock:
-            if generation == self._written_generation:
+            if generation == self._written:
                 return
-            self._written_generation = generation
-            doc = snapshot_doc(self._server, self._version, self._seen.values())
-        self._persister.submit(doc)
+            self._written = generation
+        self._persister.submit(snapshot_doc(self.server, version, entries))
+
+    def flush(self, timeout: float | None) -> bool:
+        """:meth:`Persister.flush`."""
+        return self._persister.flush(timeout)

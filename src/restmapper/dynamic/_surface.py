@@ -26,13 +26,13 @@ class UpstreamSurface:
 
     cache: Any  # the discoverer's DiscoveryCache (``group_names``)
     mapper: LazyRESTMapper
-    _lock: threading.Lock  # guards ``_version`` and ``_written_generation``
+    _lock: threading.Lock  # guards ``_version``
     _transport: Transport
     _version: dict[str, Any] | None
-    _written_generation: int
+    _file: Any  # the cache file (a ``CacheFile``), or None
     _flavour: Flavour
     _generic_list: Resource
-    _maybe_write: Callable[[], None]  # writes the cache file when it is due
+    _write_file: Callable[[], None]  # writes the cache file when it is due
     _entries: Callable[[Collection[str] | None], list[tuple[GroupEntry, GroupResources]]]  # every group read
 
     @property
@@ -55,8 +55,9 @@ class UpstreamSurface:
             doc = wire.decode_json(resp.body, document="/version")
         with self._lock:
             self._version = doc
-            self._written_generation = -1  # the snapshot lacks the version: write it
-        self._maybe_write()
+        if self._file is not None:
+            self._file.write_again()  # the snapshot lacks the version: write it
+            self._write_file()
         return {"kubernetes": dict(doc)}
 
     @property

@@ -120,7 +120,7 @@ class _Miss(Exception):
 
 
 @own_methods
-class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
+class SelfHealingDiscoverer(UpstreamSurface):
     """A ``kubernetes.dynamic`` discoverer backed by the self-healing lazy REST mapper.
 
     Construct it the way ``DynamicClient`` does (``discoverer(dynamic_client, cache_file)``). Differences from
@@ -175,24 +175,17 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
                                      miss_refresh_interval=miss_refresh_interval, max_stale=max_stale, clock=clock)
         self.cache = self.mapper.cache
         self._clock = self.cache.clock
-        self._lock = threading.Lock()  # guards _groups, _seen, _version, _written_generation
+        self._lock = threading.Lock()  # guards _groups, _seen, _version
         self._groups: dict[str, GroupResources] = {}
         self._seen: dict[str, GroupEntry] = {}
         self._memo = _Memo(-1)
         self._generic_list = generic_list(client, self._flavour)
-        self._version: dict[str, Any] | None = None
-        self._cache_file = cache_file
-        self._server = str(getattr(self._transport, "identity", "")) or str(client.configuration.host)
-        self._snapshot: dict[str, Any] | None = None
-        self._written_generation = -1
-        self._persister = (_cachefile.Persister(cache_file, self._server, cache_file_lock_timeout,
-                                                on_skip=self._write_again) if cache_file is not None else None)
+        server = str(getattr(self._transport, "identity", "")) or str(client.configuration.host)
+        self._file = (None if cache_file is None
+                      else _cachefile.CacheFile(cache_file, server, cache_file_lock_timeout))
+        self._version: dict[str, Any] | None = None if self._file is None else self._file.version
         if observe_requests and callable(getattr(client, "request", None)):
             observe_requests_of(client, self.mapper)
-        if cache_file is not None:
-            self._snapshot = _cachefile.read_snapshot(cache_file, self._server)
-            if self._snapshot is not None and isinstance(self._snapshot.get("version"), dict):
-                self._version = self._snapshot["version"]
 
     # --- upstream surface (version, api_groups, parse_api_groups, iteration: restmapper.dynamic._surface) ------
 
@@ -411,8 +404,8 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
             with self.cache.lookup():  # one lookup, as the mapper's: what it fetched is not fetched again by it
                 found = self._read(names, q)
             if self.cache.invalidations == epoch or (names is not None and found[0]):
-                if self._persister is not None:
-                    self._maybe_write()
+                if self._file is not None:
+                    self._write_file()
                 return found
         raise raced(q.asked(), RACE_ATTEMPTS)
 
@@ -426,8 +419,8 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         results, failures = collect(read, q, self._generic_list)
         if not results:
             return None
-        if self._persister is not None:
-            self._maybe_write()
+        if self._file is not None:
+            self._write_file()
         return results, held[1], failures, read, None
 
     def _read(self, names: set[str] | None, q: Query) -> _Found:
@@ -496,10 +489,10 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         try:
             entries, until = self.mapper.read_groups(names, versions)
         except DiscoveryError:
-            fallback = self._snapshot_entries(names)
+            fallback = None if self._file is None else self._file.entries(names)
             if fallback is None:
                 raise
-            log.warning("discovery failed; answering from the cache file %s", self._cache_file)
+            log.warning("discovery failed; answering from the cache file %s", self._file.path)
             entries, until = fallback, self._clock()
         return [(e, self._group(e)) for e in entries], until
 
@@ -525,4 +518,11 @@ class SelfHealingDiscoverer(UpstreamSurface, _cachefile.CacheFileUser):
         Returns:
             True when no write is pending (also without a cache file); False when ``timeout`` passed first.
         """
-        return True if self._persister is None else self._persister.flush(timeout)
+        return True if self._file is None else self._file.flush(timeout)
+
+    def _write_file(self) -> None:
+        """Hand what was discovered over to the cache file, when the cache changed since it last was."""
+        file = self._file
+        if file is not None:
+            with self._lock:
+                file.write(self.cache.generation, self._version, self._seen.values())
