@@ -22,7 +22,7 @@ seeding path, admits anything). Not modelled: other admission, graceful deletion
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,51 +134,80 @@ def handle_resource(cluster: FakeCluster, req: Request, gv: GroupVersion, rest: 
     target = _target(cluster, gv, rest, lookup)
     if not isinstance(target, Target):
         return target
-    if target.name is None and req.method in ("PUT", "PATCH"):
+    verb = _verb(req, target)
+    if verb is None:
         return docs.method_not_allowed()
-    watch = req.method == "GET" and docs.asks_to_watch(req.query)
-    verb = "watch" if watch else _verb(req.method, target)
-    spec = target.spec
-    denial = cluster._denial(target.key, target.namespace) if spec.namespaced else None
-    if denial is not None and verb is not None:
-        return forbidden_reply(denial.user, verb, spec.name, gv.group, target.namespace)
-    if watch:
+    denial = cluster._denial(target.key, target.namespace) if target.spec.namespaced else None
+    if denial is not None:
+        return forbidden_reply(denial.user, verb, target.spec.name, gv.group, target.namespace)
+    if verb == "watch":
         return _watch(cluster, req, target)
-    if verb is None or (verb not in spec.verbs and target.subresource is None):
+    return _serve(cluster, req, target, verb)
+
+
+def _serve(cluster: FakeCluster, req: Request, target: Target, verb: str) -> Reply:
+    """Answer ``verb`` (any but watch) on ``target``: 405 for a verb the resource does not serve, 406 for an
+    ``Accept`` the kit cannot answer, else the verb's handler."""
+    if verb not in target.spec.verbs and target.subresource is None:
         return docs.method_not_allowed()
     shape = representation(req.header("Accept"), collection=verb in ("list", "deletecollection"))
     if req.method != "DELETE" and shape is None:
         return docs.not_acceptable()
     if target.key == APISERVICE_KEY and verb not in ("get", "list"):
-        return docs.method_not_allowed()
+        return docs.method_not_allowed()  # APIServices follow what is served: read-only here
     try:
         return _dispatch(cluster, req, target, verb, shape or "object")
     except SelectorError as exc:
         return _bad_request(str(exc))
 
 
-def _target(cluster: FakeCluster, gv: GroupVersion, rest: str, lookup: Lookup) -> Target | Reply:
-    """What ``rest`` (``[namespaces/{ns}/]{resource}[/{name}[/{sub}]]``) addresses, or the 404 (or discovery error)
-    kube-apiserver answers for a path it does not serve."""
+_COLLECTION_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
+_OBJECT_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _verb(req: Request, target: Target) -> str | None:
+    """The verb of ``req`` on ``target`` as RBAC names it (``watch`` for a GET with ``watch=true``), or None for a
+    method the path does not serve."""
+    if req.method == "GET" and docs.asks_to_watch(req.query):
+        return "watch"
+    return (_COLLECTION_VERBS if target.name is None else _OBJECT_VERBS).get(req.method)
+
+
+def _path_parts(rest: str) -> tuple[str | None, str, str | None, str | None] | None:
+    """``rest`` (``[namespaces/{ns}/]{resource}[/{name}[/{sub}]]``) as namespace, resource, name and subresource,
+    or None for a path of another shape."""
     parts = [s for s in rest.split("/") if s]
     namespace = None
     if len(parts) >= 3 and parts[0] == "namespaces":
         namespace, parts = parts[1], parts[2:]
-    if not parts or len(parts) > 3:
+    if not 1 <= len(parts) <= 3:
+        return None
+    name_and_sub: list[str | None] = [*parts[1:], None, None]
+    return namespace, parts[0], name_and_sub[0], name_and_sub[1]
+
+
+def _target(cluster: FakeCluster, gv: GroupVersion, rest: str, lookup: Lookup) -> Target | Reply:
+    """What ``rest`` (``[namespaces/{ns}/]{resource}[/{name}[/{sub}]]``) addresses, or the 404 (or discovery error)
+    kube-apiserver answers for a path it does not serve."""
+    path = _path_parts(rest)
+    if path is None:
         return docs.not_found()
+    namespace, resource, name, sub = path
     with cluster.internals.lock:
-        found = _served_resource(cluster, gv, parts[0], lookup)
-        if not isinstance(found, ResourceSpec):
-            return found
-        spec = found
+        spec = _served_resource(cluster, gv, resource, lookup)
+        if not isinstance(spec, ResourceSpec):
+            return spec
         key = storage_key(cluster, gv, spec)
         custom = key in cluster.internals.crds()
-    if namespace is not None and not spec.namespaced:
+    cluster_scoped_in_namespace = namespace is not None and not spec.namespaced
+    if cluster_scoped_in_namespace or (sub is not None and sub not in {s.name for s in spec.subresources}):
         return docs.not_found()
-    sub = parts[2] if len(parts) == 3 else None
-    if sub is not None and sub not in {s.name for s in spec.subresources}:
-        return docs.not_found()
-    return Target(gv, spec, key, namespace, parts[1] if len(parts) >= 2 else None, sub, custom)
+    return Target(gv, spec, key, namespace, name, sub, custom)
+
+
+def _always_served(gv: GroupVersion, name: str) -> ResourceSpec | None:
+    """``customresourcedefinitions`` or ``apiservices`` when ``name`` at ``gv`` is one of them, else None."""
+    return next((spec for always_gv, spec in _ALWAYS.values() if always_gv == gv and spec.name == name), None)
 
 
 def _served_resource(cluster: FakeCluster, gv: GroupVersion, name: str, lookup: Lookup) -> ResourceSpec | Reply:
@@ -189,16 +218,10 @@ def _served_resource(cluster: FakeCluster, gv: GroupVersion, name: str, lookup: 
     spec = next((r for r in resources if r.name == name), None)
     if spec is not None:
         return spec
-    always = next((v for v in _ALWAYS.values() if v[0] == gv and v[1].name == name), None)
-    if always is None or (error is not None and error[0] != 404):
-        return error if error is not None else docs.not_found()
-    return always[1]
-
-
-def _verb(method: str, target: Target) -> str | None:
-    if target.name is None:
-        return {"GET": "list", "POST": "create", "DELETE": "deletecollection"}.get(method)
-    return {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method)
+    always = _always_served(gv, name)
+    if always is not None and (error is None or error[0] == 404):
+        return always
+    return error if error is not None else docs.not_found()
 
 
 def _resource(t: Target) -> Resource:
@@ -231,50 +254,81 @@ def _dispatch(cluster: FakeCluster, req: Request, t: Target, verb: str, shape: R
 
 
 def _dispatch_locked(cluster: FakeCluster, req: Request, t: Target, verb: str, shape: Representation) -> Reply:
-    bucket = cluster.internals.store.bucket(t.key)
-    res = _resource(t)
-    if verb == "deletecollection":
-        options = delete_options(req.query, req.body)
-        items = _select(cluster, bucket, t, req)
-        shown = [_shown(_delete(cluster, t, res, obj, options), t) for obj in items]
-        return docs.json_reply(200, {
-            "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
-            "metadata": {"resourceVersion": str(cluster.internals.store.resource_version)}, "items": shown,
-        })
-    if verb == "list":
-        return _list(cluster, req, t, shape)
-    if t.key == LEASES_KEY and verb in ("create", "update", "patch"):
-        cluster._refuse_partitioned_write(req.body, bucket.get(object_key(t.namespace, t.name)) if t.name else None)
-    if verb == "create":
-        return _create(cluster, req, t, res)
-    assert t.name is not None
-    current = bucket.get(object_key(t.namespace, t.name))
-    content_type = (req.header("Content-Type") or "").split(";")[0].strip().lower()
-    if verb == "patch" and content_type == APPLY_PATCH:
-        config = apply_config(res, current, req.body, req.query, namespace=t.namespace, name=t.name,
-                              subresource=t.subresource, now=now_timestamp())
-        if current is None:
-            return _store_new(cluster, t, config)
-        return _store_update(cluster, t, current, config)
+    if t.name is None:
+        return _COLLECTION_HANDLERS[verb](cluster, req, t, shape)
+    current = cluster.internals.store.bucket(t.key).get(object_key(t.namespace, t.name))
+    if t.key == LEASES_KEY and verb in ("update", "patch"):
+        cluster._refuse_partitioned_write(req.body, current)
+    if verb == "patch" and _content_type(req) == APPLY_PATCH:
+        return _apply(cluster, req, t, current)
     if current is None:
         return _status(404, "NotFound", f'{t.qualified} "{t.name}" not found', t.details(t.name))
-    if verb == "get":
-        return docs.json_reply(200, as_metadata(_shown(current, t)) if shape == "metadata" else _shown(current, t))
-    if verb == "delete":
-        return docs.json_reply(200, _shown(_delete(cluster, t, res, current, delete_options(req.query, req.body)), t))
+    return _OBJECT_HANDLERS[verb](cluster, req, t, current, shape)
+
+
+def _content_type(req: Request) -> str:
+    """The media type of the body (``Content-Type`` without its parameters), lower case."""
+    return (req.header("Content-Type") or "").split(";")[0].strip().lower()
+
+
+def _delete_collection(cluster: FakeCluster, req: Request, t: Target, shape: Representation) -> Reply:
+    options = delete_options(req.query, req.body)
+    items = _select(cluster, cluster.internals.store.bucket(t.key), t, req)
+    shown = [_shown(_delete(cluster, t, obj, options), t) for obj in items]
+    return docs.json_reply(200, {
+        "kind": t.spec.kind + "List", "apiVersion": str(t.gv),
+        "metadata": {"resourceVersion": str(cluster.internals.store.resource_version)}, "items": shown,
+    })
+
+
+def _apply(cluster: FakeCluster, req: Request, t: Target, current: dict[str, Any] | None) -> Reply:
+    """Server-side apply: creates the object when there is none."""
+    assert t.name is not None
+    config = apply_config(_resource(t), current, req.body, req.query, namespace=t.namespace, name=t.name,
+                          subresource=t.subresource, now=now_timestamp())
+    if current is None:
+        return _store_new(cluster, t, config)
+    return _store_update(cluster, t, current, config)
+
+
+def _get(cluster: FakeCluster, req: Request, t: Target, current: dict[str, Any], shape: Representation) -> Reply:
+    return docs.json_reply(200, as_metadata(_shown(current, t)) if shape == "metadata" else _shown(current, t))
+
+
+def _delete_one(cluster: FakeCluster, req: Request, t: Target, current: dict[str, Any],
+                shape: Representation) -> Reply:
+    return docs.json_reply(200, _shown(_delete(cluster, t, current, delete_options(req.query, req.body)), t))
+
+
+def _update(cluster: FakeCluster, req: Request, t: Target, current: dict[str, Any], shape: Representation) -> Reply:
     manager = write_manager(req.query, req.header("User-Agent"))
-    if verb == "patch":
-        body: dict[str, Any] | Reply = patched(res, current, content_type, req.body, req.query)
-    else:
-        body = _json_body(req)
+    body = _json_body(req)
     if isinstance(body, tuple):
         return body
-    if verb == "update" and t.subresource in (None, "status") and (
-            mismatch := api_version_mismatch(res, body)) is not None:
-        raise mismatch  # a patch carries no apiVersion of its own: its result keeps the stored one
-    new = check_update(res, current, body, namespace=t.namespace, name=t.name, subresource=t.subresource,
+    mismatch = api_version_mismatch(_resource(t), body) if t.subresource in (None, "status") else None
+    if mismatch is not None:
+        raise mismatch
+    return _checked_update(cluster, t, current, body, manager)
+
+
+def _patch(cluster: FakeCluster, req: Request, t: Target, current: dict[str, Any], shape: Representation) -> Reply:
+    manager = write_manager(req.query, req.header("User-Agent"))
+    # a patch carries no apiVersion of its own: its result keeps the stored one
+    body = patched(_resource(t), current, _content_type(req), req.body, req.query)
+    return _checked_update(cluster, t, current, body, manager)
+
+
+def _checked_update(cluster: FakeCluster, t: Target, current: dict[str, Any], body: dict[str, Any],
+                    manager: str) -> Reply:
+    assert t.name is not None  # an object's path
+    new = check_update(_resource(t), current, body, namespace=t.namespace, name=t.name, subresource=t.subresource,
                        manager=manager, now=now_timestamp())
     return _store_update(cluster, t, current, new)
+
+
+ObjectHandler = Callable[["FakeCluster", Request, Target, "dict[str, Any]", Representation], Reply]
+_OBJECT_HANDLERS: dict[str, ObjectHandler] = {"get": _get, "delete": _delete_one, "update": _update, "patch": _patch}
+"""The verbs on an existing object, by verb."""
 
 
 def _list(cluster: FakeCluster, req: Request, t: Target, shape: Representation) -> Reply:
@@ -331,10 +385,13 @@ def _json_body(req: Request) -> dict[str, Any] | Reply:
     return body
 
 
-def _create(cluster: FakeCluster, req: Request, t: Target, res: Resource) -> Reply:
+def _create(cluster: FakeCluster, req: Request, t: Target, shape: Representation) -> Reply:
+    if t.key == LEASES_KEY:
+        cluster._refuse_partitioned_write(req.body, None)
     body = _json_body(req)
     if isinstance(body, tuple):
         return body
+    res = _resource(t)
     mismatch = api_version_mismatch(res, body)
     if mismatch is not None:
         raise mismatch
@@ -403,15 +460,14 @@ def _store_update(cluster: FakeCluster, t: Target, current: dict[str, Any], new:
     return docs.json_reply(200, _shown(stored, t))
 
 
-def _delete(cluster: FakeCluster, t: Target, res: Resource, current: dict[str, Any],
-            options: dict[str, Any]) -> dict[str, Any]:
+def _delete(cluster: FakeCluster, t: Target, current: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     meta = current["metadata"]
     if t.key == CRD_KEY:
         last = copy.deepcopy(current)
         cluster.delete_crd(meta["name"])
         return last
     store = cluster.internals.store
-    held = mark_deleting(res, current, options, now_timestamp())
+    held = mark_deleting(_resource(t), current, options, now_timestamp())
     if t.key == NAMESPACES_KEY:
         return terminate_namespace(store, current, now_timestamp())
     if held is not None:
@@ -425,40 +481,65 @@ def _delete(cluster: FakeCluster, t: Target, res: Resource, current: dict[str, A
     return removed
 
 
+CollectionHandler = Callable[["FakeCluster", Request, Target, Representation], Reply]
+_COLLECTION_HANDLERS: dict[str, CollectionHandler] = {
+    "list": _list, "create": _create, "deletecollection": _delete_collection}
+"""The verbs on a resource's collection path, by verb."""
+
+
 def _watch(cluster: FakeCluster, req: Request, t: Target) -> Reply:
     if "watch" not in t.spec.verbs and t.key not in _ALWAYS:
         return docs.method_not_allowed()
-    q = req.query
-    field_selector = q.get("fieldSelector")
-    if t.name is not None:  # a watch on one object is a watch with a name field selector
-        field_selector = ",".join(s for s in (field_selector, f"metadata.name={t.name}") if s)
     shape = representation(req.header("Accept"), collection=False)
     if shape is None:
         return docs.not_acceptable()
+    try:
+        spec = _watch_spec(cluster, req.query, t, metadata_only=shape == "metadata")
+    except ListOptionsError as exc:
+        return exc.reply
+    stream = WatchStream(cluster.internals.store, spec, mock_wait=cluster.mock_watch_wait)
+    return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream
+
+
+def _watch_spec(cluster: FakeCluster, q: Mapping[str, str], t: Target, *, metadata_only: bool) -> WatchSpec:
+    """What a watch on ``t`` with query ``q`` streams, validated.
+
+    Raises:
+        ListOptionsError: 400 for a bad selector, resourceVersion or timeout, 422 for invalid watch options.
+    """
+    field_selector = q.get("fieldSelector")
+    if t.name is not None:  # a watch on one object is a watch with a name field selector
+        field_selector = ",".join(s for s in (field_selector, f"metadata.name={t.name}") if s)
     with cluster.internals.lock:
         fields = selectable_fields(cluster, t)
     try:
         compile_selectors(q.get("labelSelector"), field_selector, fields)
     except SelectorError as exc:
-        return _bad_request(str(exc))
+        raise ListOptionsError(_bad_request(str(exc))) from None
     rv = q.get("resourceVersion") or ""
     if rv not in ("", "0") and not rv.isdigit():
-        return _bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer')
-    try:
-        with cluster.internals.lock:
-            options = watch_options(q, cluster.internals.store.resource_version, cluster.internals.watch_list())
-    except ListOptionsError as exc:
-        return exc.reply
-    try:
-        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else _DEFAULT_WATCH_TIMEOUT
-    except ValueError:
-        return _bad_request(f"invalid timeoutSeconds {q.get('timeoutSeconds')!r}")
-    spec = WatchSpec(
+        raise ListOptionsError(_bad_request(f'resourceVersion: Invalid value: "{rv}": must be an integer'))
+    with cluster.internals.lock:
+        options = watch_options(q, cluster.internals.store.resource_version, cluster.internals.watch_list())
+    return WatchSpec(
         key=t.key, api_version=str(t.gv), kind=t.spec.kind, namespace=t.namespace,
         label_selector=q.get("labelSelector"), field_selector=field_selector,
         since=options.since, bookmarks=options.bookmarks, send_initial_events=options.initial_end_bookmark,
-        timeout=max(timeout, 0.0), initial_events=options.initial_events,
-        bookmark_interval=cluster.bookmark_interval, fields=fields, metadata_only=shape == "metadata",
+        timeout=_watch_timeout(q), initial_events=options.initial_events,
+        bookmark_interval=cluster.bookmark_interval, fields=fields, metadata_only=metadata_only,
     )
-    stream = WatchStream(cluster.internals.store, spec, mock_wait=cluster.mock_watch_wait)
-    return 200, {"Content-Type": docs.JSON, "Cache-Control": "no-cache, private"}, stream
+
+
+def _watch_timeout(q: Mapping[str, str]) -> float:
+    """The watch's ``timeoutSeconds`` (seconds, not below 0), kube-apiserver's ``--min-request-timeout`` without.
+
+    Raises:
+        ListOptionsError: 400 for a value that is not a number.
+    """
+    text = q.get("timeoutSeconds")
+    if not text:
+        return _DEFAULT_WATCH_TIMEOUT
+    try:
+        return max(float(text), 0.0)
+    except ValueError:
+        raise ListOptionsError(_bad_request(f"invalid timeoutSeconds {text!r}")) from None
