@@ -65,11 +65,12 @@ def manager_from_user_agent(user_agent: str | None) -> str:
     return agent[:128] or "unknown"
 
 
-def _item_key(field: str, item: Mapping[str, Any], items: list[Any]) -> str | None:
-    key = merge_key(field, items)
-    if key is None or key not in item:
-        return None
-    return "k:" + json.dumps({key: item[key]}, separators=(",", ":"), sort_keys=True)
+def _item_keys(field: str, items: list[Any], context: list[Any]) -> list[str | None]:
+    """The ``k:{"name":...}`` token of each of ``items`` in list ``field`` (None for an item without its merge key,
+    or every item when the list has no merge key); ``context`` is the list the merge key is looked up for."""
+    key = merge_key(field, context)
+    return [None if key is None or not isinstance(item, dict) or key not in item
+            else "k:" + json.dumps({key: item[key]}, separators=(",", ":"), sort_keys=True) for item in items]
 
 
 def fields_of(obj: Mapping[str, Any], *, top: bool = True) -> dict[str, Any]:
@@ -90,13 +91,14 @@ def fields_of(obj: Mapping[str, Any], *, top: bool = True) -> dict[str, Any]:
 def _fields_of_value(name: str, value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return fields_of(value, top=False)
-    if isinstance(value, list):
-        if name in _SET_LISTS and all(not isinstance(v, (dict, list)) for v in value):
-            return {"v:" + json.dumps(v, separators=(",", ":")): {} for v in value}
-        keys = [(_item_key(name, v, value) if isinstance(v, dict) else None) for v in value]
-        if value and all(keys):
-            return {k: {".": {}, **fields_of(v, top=False)} for k, v in zip(keys, value, strict=True)}  # type: ignore[misc]
-    return {}
+    if not isinstance(value, list):
+        return {}
+    if name in _SET_LISTS and not any(isinstance(v, (dict, list)) for v in value):
+        return {"v:" + json.dumps(v, separators=(",", ":")): {} for v in value}
+    keys = _item_keys(name, value, value)
+    if not value or not all(keys):
+        return {}  # an atomic list: owned as a whole
+    return {k: {".": {}, **fields_of(v, top=False)} for k, v in zip(keys, value, strict=True)}  # type: ignore[misc]
 
 
 def leaves(tree: Mapping[str, Any], prefix: Path = ()) -> set[Path]:
@@ -122,17 +124,33 @@ def tree(paths: Iterable[Path]) -> dict[str, Any]:
     return root
 
 
+def _field_step(value: Any, name: str) -> Any:
+    return value.get(name, _MISSING) if isinstance(value, dict) else _MISSING
+
+
+def _item_step(value: Any, key: str) -> Any:
+    if not isinstance(value, list):
+        return _MISSING
+    want = json.loads(key)
+    return next((i for i in value if isinstance(i, dict) and all(i.get(k) == v for k, v in want.items())), _MISSING)
+
+
+def _set_member_step(value: Any, member: str) -> Any:
+    if not isinstance(value, list):
+        return _MISSING
+    wanted = json.loads(member)
+    return wanted if wanted in value else _MISSING
+
+
+_STEPS = {"f:": _field_step, "k:": _item_step, "v:": _set_member_step}
+"""How each kind of ``fieldsV1`` token (``f:`` field, ``k:`` list item by merge key, ``v:`` set member) steps
+into a value, by the token's prefix."""
+
+
 def _step(value: Any, token: str) -> Any:
-    if token.startswith("f:") and isinstance(value, dict):
-        return value.get(token[2:], _MISSING)
-    if token.startswith("k:") and isinstance(value, list):
-        want = json.loads(token[2:])
-        return next((i for i in value if isinstance(i, dict) and all(i.get(k) == v for k, v in want.items())),
-                    _MISSING)
-    if token.startswith("v:") and isinstance(value, list):
-        wanted = json.loads(token[2:])
-        return wanted if wanted in value else _MISSING
-    return _MISSING
+    """The part of ``value`` the ``fieldsV1`` path token ``token`` names (a sentinel when absent)."""
+    step = _STEPS.get(token[:2])
+    return step(value, token[2:]) if step is not None else _MISSING
 
 
 def value_at(obj: Any, path: Path) -> Any:
@@ -163,29 +181,47 @@ def _delete_at(obj: Any, path: Path) -> None:
 
 
 def _merge(current: Any, config: Any, field: str = "") -> Any:
+    """``config`` merged into (a copy of) ``current``: maps field by field, lists as :func:`_merge_list`."""
     if isinstance(config, dict) and isinstance(current, dict):
         out = copy.deepcopy(current)
         for key, value in config.items():
             out[key] = _merge(out.get(key), value, key)
         return out
     if isinstance(config, list) and isinstance(current, list):
-        if field in _SET_LISTS:
-            return current + [v for v in config if v not in current]
-        keys = [(_item_key(field, v, current + config) if isinstance(v, dict) else None) for v in config]
-        if config and all(keys):
-            out_list = copy.deepcopy(current)
-            for key, item in zip(keys, config, strict=True):
-                existing = _step(out_list, key)  # type: ignore[arg-type]
-                if existing is _MISSING:
-                    out_list.append(copy.deepcopy(item))
-                else:
-                    out_list[out_list.index(existing)] = _merge(existing, item, field)
-            return out_list
+        return _merge_list(current, config, field)
     return copy.deepcopy(config)
+
+
+def _merge_list(current: list[Any], config: list[Any], field: str) -> list[Any]:
+    """List ``field`` of ``config`` merged into ``current``: a set gains the new members, an associative list
+    merges items by merge key, an atomic list is replaced."""
+    if field in _SET_LISTS:
+        return current + [v for v in config if v not in current]
+    keys = _item_keys(field, config, current + config)
+    if not config or not all(keys):
+        return copy.deepcopy(config)
+    out = copy.deepcopy(current)
+    for key, item in zip(keys, config, strict=True):
+        existing = _step(out, key)  # type: ignore[arg-type]
+        if existing is _MISSING:
+            out.append(copy.deepcopy(item))
+        else:
+            out[out.index(existing)] = _merge(existing, item, field)
+    return out
 
 
 def _entries(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(e) for e in (obj.get("metadata") or {}).get("managedFields") or [] if isinstance(e, dict)]
+
+
+def _entry_of(entries: list[dict[str, Any]], **fields: str | None) -> dict[str, Any] | None:
+    """The first managedFields entry whose ``fields`` (``manager``, ``operation``, ...) have these values."""
+    return next((e for e in entries if all(e.get(k) == v for k, v in fields.items())), None)
+
+
+def _owned(entry: Mapping[str, Any] | None) -> set[Path]:
+    """The field paths a managedFields entry owns (none for no entry)."""
+    return leaves(entry.get("fieldsV1") or {}) if entry is not None else set()
 
 
 def _entry(manager: str, operation: str, api_version: str, paths: set[Path], now: str,
@@ -234,17 +270,12 @@ def apply(current: dict[str, Any] | None, config: dict[str, Any], *, manager: st
     applied = leaves(fields_of(config))
     base: dict[str, Any] = copy.deepcopy(current) if current is not None else {}
     entries = _entries(base)
-    mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
-                 and e.get("subresource") == subresource), None)
+    mine = _entry_of(entries, manager=manager, operation="Apply", subresource=subresource)
     others = [e for e in entries if e is not mine]
     taken = _taken_fields(base, config, applied, others, manager=manager, force=force)
     out: dict[str, Any] = _merge(base, config)
-    previous = leaves(mine.get("fieldsV1") or {}) if mine is not None else set()
-    _drop_unapplied(out, previous - applied, applied, others)
-    new_entries = []
-    for entry in others:
-        remaining = leaves(entry.get("fieldsV1") or {}) - taken
-        new_entries.append({**entry, "fieldsV1": tree(remaining)})
+    _drop_unapplied(out, _owned(mine) - applied, applied, others)
+    new_entries = [{**entry, "fieldsV1": tree(_owned(entry) - taken)} for entry in others]
     new_entries.append(_entry(manager, "Apply", api_version, applied, now, subresource))
     _set_entries(out, new_entries)
     return out
@@ -262,7 +293,7 @@ def _taken_fields(base: dict[str, Any], config: dict[str, Any], applied: set[Pat
     conflicts: list[tuple[str, str, str]] = []
     taken: set[Path] = set()
     for entry in others:
-        for path in sorted(leaves(entry.get("fieldsV1") or {}) & applied):
+        for path in sorted(_owned(entry) & applied):
             if path[-1] == "." or value_at(base, path) == value_at(config, path):
                 continue
             conflicts.append((str(entry.get("manager")), str(entry.get("apiVersion")), _field_text(path)))
@@ -278,7 +309,7 @@ def _drop_unapplied(out: dict[str, Any], dropped: set[Path], applied: set[Path],
                     others: list[dict[str, Any]]) -> None:
     """Delete from ``out`` (in place) the fields the manager applied before and no longer does (``dropped``),
     deepest first, unless another manager owns them (or something under them) or the new apply does."""
-    owned_by_others = set().union(*(leaves(e.get("fieldsV1") or {}) for e in others)) if others else set()
+    owned_by_others = set().union(*(_owned(e) for e in others))
     for path in sorted(dropped, key=len, reverse=True):
         prefix = path[:-1] if path[-1] == "." else path
         if any(p[:len(prefix)] == prefix for p in owned_by_others | applied):
@@ -294,28 +325,30 @@ def record_update(old: Mapping[str, Any] | None, new: dict[str, Any], *, manager
     A write whose body carries ``managedFields`` different from the stored ones sets them as sent (how clients
     migrate ownership); an empty list resets them.
     """
-    sent = (new.get("metadata") or {}).get("managedFields")
-    stored = (old.get("metadata") or {}).get("managedFields") if old is not None else None
-    if sent is not None and sent != stored:
+    if _sets_managed_fields(old, new):
         return
     before = old or {}
     now_paths = leaves(fields_of(new))
-    changed = {p for p in now_paths if value_at(before, p) != value_at(new, p)
-               or (p[-1] == "." and value_at(before, p[:-1]) is _MISSING)}
+    changed = _changed_fields(before, new, now_paths)
     removed = leaves(fields_of(before)) - now_paths
     entries = _entries(before)
-    mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Update"
-                 and e.get("apiVersion") == api_version and e.get("subresource") == subresource), None)
-    result = []
-    for entry in entries:
-        paths = leaves(entry.get("fieldsV1") or {}) - removed
-        if entry is mine:
-            continue
-        result.append({**entry, "fieldsV1": tree(paths - changed)})
-    if changed or mine is not None:
-        own = (leaves(mine.get("fieldsV1") or {}) - removed if mine is not None else set()) | changed
-        if mine is not None and not changed:
-            result.append({**mine, "fieldsV1": tree(own)})
-        else:
-            result.append(_entry(manager, "Update", api_version, own, now, subresource))
+    mine = _entry_of(entries, manager=manager, operation="Update", apiVersion=api_version, subresource=subresource)
+    result = [{**entry, "fieldsV1": tree(_owned(entry) - removed - changed)} for entry in entries if entry is not mine]
+    if changed:
+        result.append(_entry(manager, "Update", api_version, (_owned(mine) - removed) | changed, now, subresource))
+    elif mine is not None:
+        result.append({**mine, "fieldsV1": tree(_owned(mine) - removed)})
     _set_entries(new, result)
+
+
+def _sets_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether a write's body carries ``managedFields`` other than the stored ones (it sets them as sent)."""
+    sent = (new.get("metadata") or {}).get("managedFields")
+    stored = (old.get("metadata") or {}).get("managedFields") if old is not None else None
+    return sent is not None and sent != stored
+
+
+def _changed_fields(before: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
+    """The ``paths`` of ``new`` whose value differs from ``before`` (an item's own path: the item is new)."""
+    return {p for p in paths if value_at(before, p) != value_at(new, p)
+            or (p[-1] == "." and value_at(before, p[:-1]) is _MISSING)}

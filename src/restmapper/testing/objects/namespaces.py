@@ -54,11 +54,23 @@ def finish_namespace(store: ObjectStore, name: str | None) -> dict[str, Any] | N
     namespace = store.bucket(NAMESPACES_KEY).get(name)
     if namespace is None or "deletionTimestamp" not in namespace["metadata"] or _contents(store, name):
         return None
-    spec_finalizers = (namespace.get("spec") or {}).get("finalizers") or []
-    if "kubernetes" in spec_finalizers:
-        done = copy.deepcopy(namespace)
-        done["spec"]["finalizers"] = [f for f in spec_finalizers if f != "kubernetes"]
-        namespace, _ = store.put(NAMESPACES_KEY, done, bump_generation=None)
-    if namespace["metadata"].get("finalizers") or (namespace.get("spec") or {}).get("finalizers"):
+    namespace = _remove_kubernetes_finalizer(store, namespace)
+    if namespace["metadata"].get("finalizers") or _spec_finalizers(namespace):
         return None
     return store.remove(NAMESPACES_KEY, None, name)
+
+
+def _spec_finalizers(namespace: dict[str, Any]) -> list[str]:
+    return (namespace.get("spec") or {}).get("finalizers") or []
+
+
+def _remove_kubernetes_finalizer(store: ObjectStore, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Store ``namespace`` without the ``kubernetes`` spec finalizer (the namespace controller's, removed once the
+    namespace is empty) and return it as stored (unchanged without that finalizer)."""
+    spec_finalizers = _spec_finalizers(namespace)
+    if "kubernetes" not in spec_finalizers:
+        return namespace
+    done = copy.deepcopy(namespace)
+    done["spec"]["finalizers"] = [f for f in spec_finalizers if f != "kubernetes"]
+    stored, _ = store.put(NAMESPACES_KEY, done, bump_generation=None)
+    return stored

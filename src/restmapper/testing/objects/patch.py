@@ -113,14 +113,34 @@ def _strip_directives(value: Any) -> Any:
     return value
 
 
+def _directive(item: Any) -> Any:
+    """The ``$patch`` directive of a list item or map (``replace``, ``delete``, ``merge``), or None."""
+    return item.get("$patch") if isinstance(item, dict) else None
+
+
 def _merge_list(field: str, current: list[Any], patch: list[Any]) -> list[Any]:
-    if any(isinstance(i, dict) and i.get("$patch") == "replace" for i in patch):
-        return [_strip_directives(i) for i in patch if not (isinstance(i, dict) and i.get("$patch") == "replace")]
+    """List ``field`` of a strategic merge patch applied to ``current``: replaced when an item says ``$patch:
+    replace`` or the list has no merge key, merged as a set (``finalizers``) or item by item on the merge key."""
+    if any(_directive(i) == "replace" for i in patch):
+        return [_strip_directives(i) for i in patch if _directive(i) != "replace"]
     if field in _SET_LISTS:
         return current + [v for v in patch if v not in current]
-    key = merge_key(field, current + patch)
-    if key is None or not all(isinstance(i, dict) for i in current + patch):
+    key = _list_merge_key(field, current + patch)
+    if key is None:
         return [_strip_directives(i) for i in patch]
+    return _merge_by_key(key, current, patch)
+
+
+def _list_merge_key(field: str, items: list[Any]) -> str | None:
+    """The key the ``items`` of list ``field`` are matched on, or None for an atomic list (no merge key, or an
+    item that is not a map)."""
+    key = merge_key(field, items)
+    return key if key is not None and all(isinstance(i, dict) for i in items) else None
+
+
+def _merge_by_key(key: str, current: list[dict[str, Any]], patch: list[dict[str, Any]]) -> list[Any]:
+    """The items of ``patch`` merged into (a copy of) ``current``, matched on their ``key`` field: a new item is
+    appended, an item with ``$patch: delete`` removed, any other merged into its match."""
     out = copy.deepcopy(current)
     for item in patch:
         index = next((i for i, c in enumerate(out) if c.get(key) == item.get(key)), None)
@@ -135,40 +155,46 @@ def _merge_list(field: str, current: list[Any], patch: list[Any]) -> list[Any]:
 
 
 def _strategic(current: Any, patch: Any) -> Any:
+    """``patch`` applied to ``current`` as a strategic merge patch (None: the ``$patch: delete`` directive)."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    if not isinstance(current, dict):
-        current = {}
-    directive = patch.get("$patch")
-    if directive == "delete":
+    if _directive(patch) == "delete":
         return None
-    if directive == "replace":
+    if _directive(patch) == "replace":
         return _strip_directives(patch)
-    out = copy.deepcopy(current)
-    retain = patch.get("$retainKeys")
+    return _patch_map(copy.deepcopy(current) if isinstance(current, dict) else {}, patch)
+
+
+def _patch_map(out: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """The fields and directives of map ``patch`` applied to ``out`` (modified), ``$retainKeys`` last."""
     for key, value in patch.items():
         if key.startswith("$deleteFromPrimitiveList/"):
-            field = key.partition("/")[2]
-            if isinstance(out.get(field), list) and isinstance(value, list):
-                out[field] = [v for v in out[field] if v not in value]
-            continue
-        if key.startswith("$") or key.startswith("$setElementOrder/"):
-            continue
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, list) and isinstance(out.get(key), list):
-            out[key] = _merge_list(key, out[key], value)
-        elif isinstance(value, dict):
-            merged = _strategic(out.get(key), value)
-            if merged is None:
-                out.pop(key, None)
-            else:
-                out[key] = merged
-        else:
-            out[key] = _strip_directives(value)
-    if isinstance(retain, list):
-        out = {k: v for k, v in out.items() if k in retain}
-    return out
+            _delete_from_primitive_list(out, key.partition("/")[2], value)
+        elif not key.startswith("$"):  # $setElementOrder/ (order is not modelled), $retainKeys (below)
+            _patch_field(out, key, value)
+    retain = patch.get("$retainKeys")
+    return {k: v for k, v in out.items() if k in retain} if isinstance(retain, list) else out
+
+
+def _delete_from_primitive_list(out: dict[str, Any], field: str, values: Any) -> None:
+    """The ``$deleteFromPrimitiveList/<field>`` directive: remove ``values`` from list ``field`` (in place)."""
+    if isinstance(out.get(field), list) and isinstance(values, list):
+        out[field] = [v for v in out[field] if v not in values]
+
+
+def _patch_field(out: dict[str, Any], key: str, value: Any) -> None:
+    """Field ``key`` of a strategic merge patch applied to map ``out`` (in place): ``null`` (or a map saying
+    ``$patch: delete``) removes it, lists merge (:func:`_merge_list`), maps recurse, anything else replaces."""
+    if isinstance(value, list) and isinstance(out.get(key), list):
+        merged = _merge_list(key, out[key], value)
+    elif isinstance(value, dict):
+        merged = _strategic(out.get(key), value)
+    else:
+        merged = _strip_directives(value)
+    if merged is None:
+        out.pop(key, None)
+    else:
+        out[key] = merged
 
 
 def strategic_merge_patch(target: dict[str, Any], patch: Any) -> dict[str, Any]:

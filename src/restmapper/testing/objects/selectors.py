@@ -70,22 +70,38 @@ class _Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, Any]) -> bool:
-        present = self.key in labels
-        value = labels.get(self.key)
-        if self.op in ("=", "in"):
-            return present and value in self.values
-        if self.op in ("!=", "notin"):
-            return not present or value not in self.values
-        if self.op == "exists":
-            return present
-        if self.op == "!exists":
-            return not present
-        try:
-            number = int(str(value))
-        except ValueError:
-            return False
-        bound = int(self.values[0])
-        return present and (number > bound if self.op == "gt" else number < bound)
+        return _MATCHES[self.op](self.key in labels, labels.get(self.key), self.values)
+
+
+def _integer(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _greater(present: bool, value: Any, values: tuple[str, ...]) -> bool:
+    number = _integer(value)
+    return present and number is not None and number > int(values[0])
+
+
+def _less(present: bool, value: Any, values: tuple[str, ...]) -> bool:
+    number = _integer(value)
+    return present and number is not None and number < int(values[0])
+
+
+_MATCHES: dict[str, Callable[[bool, Any, tuple[str, ...]], bool]] = {
+    "=": lambda present, value, values: present and value in values,
+    "in": lambda present, value, values: present and value in values,
+    "!=": lambda present, value, values: not present or value not in values,  # also without the key
+    "notin": lambda present, value, values: not present or value not in values,
+    "exists": lambda present, _value, _values: present,
+    "!exists": lambda present, _value, _values: not present,
+    "gt": _greater,
+    "lt": _less,
+}
+"""Whether a label requirement holds, by operator, given whether the object has the key, its value and the
+requirement's values."""
 
 
 Selector = Callable[[Mapping[str, Any]], bool]
@@ -135,26 +151,43 @@ def _parse_label_term(term: str) -> _Requirement:
         raise SelectorError("unable to parse requirement: found '', expected: identifier")
     found = _SET_TERM.match(term)
     if found:
-        values = tuple(_check_value(v.strip()) for v in found["values"].split(","))
-        if found["op"] == "in" and values == ("",):
-            raise SelectorError(f"unable to parse requirement: for 'in' operator, values set can't be empty: {term!r}")
-        return _Requirement(_check_key(found["key"]), found["op"], values)
-    for op, name in (("!=", "!="), ("==", "="), ("=", "="), (">", "gt"), ("<", "lt")):
-        if op in term:
-            key, _, value = term.partition(op)
-            value = value.strip()
-            if name in ("gt", "lt") and not re.fullmatch(r"-?\d+", value):
-                raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
-                                    f"integer: {term!r}")
-            # Gt/Lt values are integers (a negative one is no label value, and is accepted).
-            checked = value if name in ("gt", "lt") else _check_value(value)
-            return _Requirement(_check_key(key.strip()), name, (checked,))
+        return _set_requirement(term, found)
+    op = next((op for op in _OPERATORS if op in term), None)
+    if op is not None:
+        return _operator_requirement(term, op)
     if term.startswith("!"):
         return _Requirement(_check_key(term[1:].strip()), "!exists")
     if " " in term:
         raise SelectorError(f"unable to parse requirement: found {term.split()[1]!r}, expected: in, notin, =, ==, "
                             "!=, gt, lt")
     return _Requirement(_check_key(term), "exists")
+
+
+_OPERATORS = {"!=": "!=", "==": "=", "=": "=", ">": "gt", "<": "lt"}
+"""The operators of equality and comparison terms (in the order they are looked for) and the requirement each
+makes."""
+
+
+def _set_requirement(term: str, found: re.Match[str]) -> _Requirement:
+    """The requirement of a set-based term (``key in (a,b)``, ``key notin (a,b)``) matched by ``_SET_TERM``."""
+    values = tuple(_check_value(v.strip()) for v in found["values"].split(","))
+    if found["op"] == "in" and values == ("",):
+        raise SelectorError(f"unable to parse requirement: for 'in' operator, values set can't be empty: {term!r}")
+    return _Requirement(_check_key(found["key"]), found["op"], values)
+
+
+def _operator_requirement(term: str, op: str) -> _Requirement:
+    """The requirement of an equality (``=``, ``==``, ``!=``) or comparison (``>``, ``<``) term using ``op``."""
+    key, _, value = term.partition(op)
+    value = value.strip()
+    name = _OPERATORS[op]
+    if name not in ("gt", "lt"):
+        return _Requirement(_check_key(key.strip()), name, (_check_value(value),))
+    if not re.fullmatch(r"-?\d+", value):
+        raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
+                            f"integer: {term!r}")
+    # Gt/Lt values are integers (a negative one is no label value, and is accepted).
+    return _Requirement(_check_key(key.strip()), name, (value,))
 
 
 def parse_label_selector(text: str | None) -> Selector:
@@ -193,25 +226,30 @@ def parse_field_selector(text: str | None,
     """
     if not text or not text.strip():
         return lambda _obj: True
-    terms: list[tuple[tuple[str, ...], bool, str]] = []
-    for term in (t.strip() for t in text.split(",")):
-        for op in ("!=", "==", "="):
-            if op in term:
-                key, _, value = term.partition(op)
-                key = key.strip()
-                if key not in fields and FIELD_LABEL_ALIASES.get(key) in fields:
-                    key = FIELD_LABEL_ALIASES[key]
-                if key not in fields:
-                    raise SelectorError(f"field label not supported: {key}")
-                terms.append((tuple(key.split(".")), op == "!=", value.strip()))
-                break
-        else:
-            raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+    terms = [_field_term(text, term.strip(), fields) for term in text.split(",")]
 
     def matches(obj: Mapping[str, Any]) -> bool:
         return all((_field_value(obj, path) == value) != negated for path, negated, value in terms)
 
     return matches
+
+
+def _field_term(text: str, term: str, fields: Collection[str]) -> tuple[tuple[str, ...], bool, str]:
+    """One term of field selector ``text`` as ``(field path, negated, value)``.
+
+    Raises:
+        SelectorError: for a term without an operator or a field not in ``fields`` (nor an alias of one).
+    """
+    op = next((op for op in ("!=", "==", "=") if op in term), None)
+    if op is None:
+        raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+    key, _, value = term.partition(op)
+    key = key.strip()
+    if key not in fields and FIELD_LABEL_ALIASES.get(key) in fields:
+        key = FIELD_LABEL_ALIASES[key]
+    if key not in fields:
+        raise SelectorError(f"field label not supported: {key}")
+    return tuple(key.split(".")), op == "!=", value.strip()
 
 
 def compile_selectors(label_selector: str | None, field_selector: str | None,

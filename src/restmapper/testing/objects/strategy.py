@@ -47,22 +47,27 @@ _RULES = {  # name -> (regex, max length, message, examples)
     "dns1035": (_DNS1035, 63, "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
                 "with an alphabetic character, and end with an alphanumeric character", ("my-name", "abc-123")),
 }
+_NAME_RULES = {("", "namespaces"): "label", ("", "services"): "dns1035"}
+"""The name rule of the kinds that do not take a subdomain, by ``(group, resource)``."""
 _RBAC = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 
 
 def _problems(res: Resource, name: str) -> list[str]:
     """What is wrong with ``name`` for ``res`` (apimachinery's messages), empty when valid."""
     if res.group == "rbac.authorization.k8s.io" and res.plural in _RBAC:
-        problems = [f"may not be '{name}'"] if name in (".", "..") else []
-        return problems + [f"may not contain '{c}'" for c in "/%" if c in name]
-    rule = "label" if (res.group, res.plural) == ("", "namespaces") else (
-        "dns1035" if (res.group, res.plural) == ("", "services") else "subdomain")
-    regex, limit, message, examples = _RULES[rule]
+        return _path_segment_problems(name)
+    regex, limit, message, examples = _RULES[_NAME_RULES.get((res.group, res.plural), "subdomain")]
     problems = [f"must be no more than {limit} characters"] if len(name) > limit else []
     if not re.fullmatch(regex, name):
         shown = ",  or ".join(f"'{e}'" for e in examples)
         problems.append(f"{message} (e.g. {shown}, regex used for validation is '{regex}')")
     return problems
+
+
+def _path_segment_problems(name: str) -> list[str]:
+    """What is wrong with ``name`` as a path segment (the RBAC kinds' names), empty when valid."""
+    problems = [f"may not be '{name}'"] if name in (".", "..") else []
+    return problems + [f"may not contain '{c}'" for c in "/%" if c in name]
 
 
 def check_name(res: Resource, name: str) -> None:

@@ -197,41 +197,57 @@ def check_update(res: Resource, current: dict[str, Any], body: dict[str, Any], *
             deleted.
     """
     _identity(res, body, namespace, name)
-    meta = body["metadata"]
-    if not meta.get("resourceVersion") and res.qualified in _CONDITIONAL_UPDATES_ONLY:
+    sent_version = body["metadata"].get("resourceVersion")
+    if not sent_version and res.qualified in _CONDITIONAL_UPDATES_ONLY:
         raise APIError(422, "Invalid", f'{res.qualified} "{name}" is invalid: metadata.resourceVersion: Invalid '
                        "value: 0x0: must be specified for an update",
                        {**res.details(name), "causes": [_cause("metadata.resourceVersion",
                                                                "Invalid value: 0x0: must be specified for an update")]})
-    _check_resource_version(res, current, meta.get("resourceVersion"), name)
+    _check_resource_version(res, current, sent_version, name)
     if namespace:
-        meta["namespace"] = namespace
-    if subresource == "status":
-        new = copy.deepcopy(current)
-        new["status"] = body.get("status")
-        body = new
-    elif res.has_status:
-        if "status" in current:
-            body["status"] = copy.deepcopy(current["status"])  # the main resource ignores status changes
-        else:
-            body.pop("status", None)
-    old_meta = current["metadata"]
-    meta = body["metadata"]
-    meta["name"] = name
-    for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):  # set by deletion only
-        if key in old_meta:
-            meta[key] = old_meta[key]
-        else:
-            meta.pop(key, None)
-    if "deletionTimestamp" in old_meta:
-        added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
-        if added:
-            raise res.invalid(name, "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object "
-                              f"is being deleted, found new finalizers {sorted(added)}")
+        body["metadata"]["namespace"] = namespace
+    body = _with_status_of_write(res, current, body, subresource)
+    body["metadata"]["name"] = name
+    _keep_deletion(res, current["metadata"], body["metadata"], name)
     body["apiVersion"], body["kind"] = res.api_version, res.kind
     if manager is not None:
         record_update(current, body, manager=manager, api_version=res.api_version, now=now, subresource=subresource)
     return body
+
+
+def _with_status_of_write(res: Resource, current: dict[str, Any], body: dict[str, Any],
+                          subresource: str | None) -> dict[str, Any]:
+    """The object an update of ``subresource`` writes: a status update changes only ``status`` (of a copy of
+    ``current``); the main resource of a kind with a status subresource keeps the stored ``status``."""
+    if subresource == "status":
+        new = copy.deepcopy(current)
+        new["status"] = body.get("status")
+        return new
+    if res.has_status and "status" in current:
+        body["status"] = copy.deepcopy(current["status"])  # the main resource ignores status changes
+    elif res.has_status:
+        body.pop("status", None)
+    return body
+
+
+def _keep_deletion(res: Resource, old_meta: Mapping[str, Any], meta: dict[str, Any], name: str) -> None:
+    """Keep the fields only a deletion sets (``deletionTimestamp``, ``deletionGracePeriodSeconds``) as stored in
+    ``old_meta`` (in place).
+
+    Raises:
+        APIError: 422 for a finalizer added to an object being deleted.
+    """
+    for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+    if "deletionTimestamp" not in old_meta:
+        return
+    added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+    if added:
+        raise res.invalid(name, "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object "
+                          f"is being deleted, found new finalizers {sorted(added)}")
 
 
 def _check_resource_version(res: Resource, current: Mapping[str, Any], sent: object, name: str) -> None:
@@ -271,22 +287,8 @@ def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, que
             stale ``metadata.resourceVersion`` in ``data`` (forced or not), 409 (``Conflict`` with
             ``FieldManagerConflict`` causes) on conflicts without ``force``.
     """
-    manager = query.get("fieldManager") or ""
-    if not manager:
-        raise _options_invalid("PatchOptions", "fieldManager", "Required value: is required for apply patch")
-    write_manager(query, None)
-    force = (query.get("force") or "").lower() in ("1", "true")
-    try:
-        config = yaml.safe_load(data.decode("utf-8")) if data.strip() else None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise APIError(400, "BadRequest", f"error decoding YAML: {exc}") from None
-    if not isinstance(config, dict):
-        raise APIError(400, "BadRequest", "the apply configuration must be an object")
-    if not config.get("apiVersion") or not config.get("kind"):
-        raise APIError(400, "BadRequest", "apiVersion and kind must be set in the applied configuration")
-    meta = config.get("metadata")
-    if isinstance(meta, dict) and meta.get("managedFields"):
-        raise APIError(400, "BadRequest", "metadata.managedFields must be nil")
+    manager, force = _apply_options(query)
+    config = _apply_configuration(data)
     _identity(res, {**config, "apiVersion": res.api_version}, namespace, name)
     mismatch = api_version_mismatch(res, config)
     if mismatch is not None:
@@ -306,6 +308,40 @@ def apply_config(res: Resource, current: dict[str, Any] | None, data: bytes, que
         raise APIError(409, "Conflict", exc.message, {"causes": causes}) from None
     out["apiVersion"], out["kind"] = res.api_version, res.kind
     return out
+
+
+def _apply_options(query: Mapping[str, str]) -> tuple[str, bool]:
+    """The ``fieldManager`` (required) and ``force`` of an apply.
+
+    Raises:
+        APIError: 422 without ``fieldManager`` or with one longer than 128 characters.
+    """
+    manager = query.get("fieldManager") or ""
+    if not manager:
+        raise _options_invalid("PatchOptions", "fieldManager", "Required value: is required for apply patch")
+    write_manager(query, None)
+    return manager, (query.get("force") or "").lower() in ("1", "true")
+
+
+def _apply_configuration(data: bytes) -> dict[str, Any]:
+    """The configuration an apply sends (YAML or JSON), checked as the API server checks it before applying.
+
+    Raises:
+        APIError: 400 for a body that is not YAML, not an object, lacks ``apiVersion`` or ``kind``, or sets
+            ``metadata.managedFields``.
+    """
+    try:
+        config = yaml.safe_load(data.decode("utf-8")) if data.strip() else None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise APIError(400, "BadRequest", f"error decoding YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise APIError(400, "BadRequest", "the apply configuration must be an object")
+    if not config.get("apiVersion") or not config.get("kind"):
+        raise APIError(400, "BadRequest", "apiVersion and kind must be set in the applied configuration")
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and meta.get("managedFields"):
+        raise APIError(400, "BadRequest", "metadata.managedFields must be nil")
+    return config
 
 
 def delete_options(query: Mapping[str, str], body: bytes) -> dict[str, Any]:
@@ -332,6 +368,22 @@ def delete_options(query: Mapping[str, str], body: bytes) -> dict[str, Any]:
     return options
 
 
+def _check_preconditions(res: Resource, meta: Mapping[str, Any], preconditions: Any) -> None:
+    """A delete's ``preconditions`` (``uid``, ``resourceVersion``) against the object's ``meta``.
+
+    Raises:
+        APIError: 409 when one does not hold.
+    """
+    pre = preconditions if isinstance(preconditions, dict) else {}
+    name = str(meta.get("name"))
+    for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        wanted, actual = pre.get(field), meta.get(field)
+        if wanted is not None and wanted != actual:
+            raise APIError(409, "Conflict", f"Operation cannot be fulfilled on {res.qualified} \"{name}\": "
+                           f"Precondition failed: {label} in precondition: {wanted}, {label} in object meta: "
+                           f"{actual}", res.details(name))
+
+
 def mark_deleting(res: Resource, current: dict[str, Any], options: Mapping[str, Any], now: str
                   ) -> dict[str, Any] | None:
     """Check a delete's preconditions; return the object to store when finalizers hold it (``deletionTimestamp``
@@ -341,15 +393,7 @@ def mark_deleting(res: Resource, current: dict[str, Any], options: Mapping[str, 
         APIError: 409 when a precondition does not hold.
     """
     meta = current["metadata"]
-    pre = options.get("preconditions") or {}
-    name = str(meta.get("name"))
-    for field, actual in (("uid", meta.get("uid")), ("resourceVersion", meta.get("resourceVersion"))):
-        wanted = pre.get(field) if isinstance(pre, dict) else None
-        if wanted is not None and wanted != actual:
-            label = "UID" if field == "uid" else "ResourceVersion"
-            raise APIError(409, "Conflict", f"Operation cannot be fulfilled on {res.qualified} \"{name}\": "
-                           f"Precondition failed: {label} in precondition: {wanted}, {label} in object meta: "
-                           f"{actual}", res.details(name))
+    _check_preconditions(res, meta, options.get("preconditions"))
     if not meta.get("finalizers"):
         return None
     if "deletionTimestamp" in meta:
