@@ -147,12 +147,7 @@ class WatchStream:
         for hook in store.hooks:
             hook()
         if s.since is None:
-            state = store.sorted_state(s.key, store.resource_version) if s.initial_events else None
-            chunks = [self._encode("ADDED", obj) for obj in state.objects
-                      if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)] if state else []
-            if s.send_initial_events and s.bookmarks:
-                chunks.append(self._bookmark(initial_end=True))
-            return chunks, store.resource_version, False
+            return self._initial_chunks(), store.resource_version, False
         if s.since > store.resource_version:
             # A resourceVersion from the future (etcd restored from a snapshot): the watch cache's error watcher.
             return [self._encode("ERROR", too_large_status(s.since, store.resource_version))], s.since, True
@@ -161,61 +156,85 @@ class WatchStream:
             return [self._expired(s.since)], s.since, True
         return [self._encode(e.type, e.object) for e in events], last, False
 
+    def _initial_chunks(self) -> list[bytes]:
+        """A watch from the current state: ``ADDED`` for every matching object (unless ``sendInitialEvents=false``),
+        then the initial-events-end bookmark when asked for (lock held)."""
+        s, store = self._spec, self._store
+        state = store.sorted_state(s.key, store.resource_version) if s.initial_events else None
+        objects = state.objects if state is not None else []
+        chunks = [self._encode("ADDED", obj) for obj in objects
+                  if self._matches(s.key, obj["metadata"].get("namespace") or "", obj)]
+        if s.send_initial_events and s.bookmarks:
+            chunks.append(self._bookmark(initial_end=True))
+        return chunks
+
     def _ended(self, epoch: int, key_epoch: int) -> bool:
         """True when the stream must end: dropped, or its resource's storage torn down (lock held)."""
         return self._store.epoch != epoch or self._store.key_epochs.get(self._spec.key, 0) != key_epoch
+
+    def _changes(self, last: int) -> tuple[list[bytes], int, bool]:
+        """The chunks of the matching changes after ``last``, the resourceVersion they reach and whether the stream
+        ended (its history compacted: a 410 ``ERROR`` event) (lock held)."""
+        events, last = self._pending(last)
+        if events is None:
+            return [self._expired(last)], last, True
+        return [self._encode(e.type, e.object) for e in events], last, False
 
     def stream(self, should_stop: Callable[[], bool]) -> Iterator[bytes]:
         """Yield events in real time until timeout, drop, ``should_stop()`` or a 410; counts as an open watch."""
         store, spec = self._store, self._spec
         with store.cond:
-            epoch, key_epoch, bookmarks_seen = store.epoch, store.key_epochs.get(spec.key, 0), store.bookmark_requests
             if self._ends_at_once():
                 return
+            started = store.epoch, store.key_epochs.get(spec.key, 0), store.bookmark_requests
             store.open_watches += 1
             store.cond.notify_all()
         try:
             with store.cond:
                 chunks, last, ended = self._start()
             yield from chunks
-            now = self._clock()
-            deadline = now + spec.timeout
-            next_bookmark = now + spec.bookmark_interval if spec.bookmark_interval else None
+            now = self._clock()  # the timeout and bookmark interval count from the end of the initial events
+            live = _Live(*started, now + spec.timeout,
+                         now + spec.bookmark_interval if spec.bookmark_interval else None)
             while not ended:
                 with store.cond:
-                    events, last = self._pending(last)
+                    chunks, last, ended = self._changes(last)
                     now = self._clock()
-                    if events is None:
-                        chunks, ended = [self._expired(last)], True
-                    else:
-                        chunks = [self._encode(e.type, e.object) for e in events]
-                        if store.bookmark_requests != bookmarks_seen or \
-                                (next_bookmark is not None and now >= next_bookmark):
-                            bookmarks_seen = store.bookmark_requests
-                            if spec.bookmark_interval:
-                                next_bookmark = now + spec.bookmark_interval
-                            if spec.bookmarks:  # after the events: its resourceVersion covers them
-                                chunks.append(self._bookmark())
+                    if not ended and self._bookmark_due(live, now) and spec.bookmarks:
+                        chunks.append(self._bookmark())  # after the events: its resourceVersion covers them
                     if not chunks:
-                        remaining = deadline - now
-                        if self._ended(epoch, key_epoch) or should_stop():
+                        if self._ended(live.epoch, live.key_epoch) or should_stop():
                             return
-                        if remaining <= _BOOKMARK_LEAD_SECONDS:
-                            if spec.bookmarks:
-                                chunks = [self._bookmark()]
-                            ended = True
-                        else:
-                            wake = min(remaining, _POLL_SECONDS)
-                            if self._held is not None:
-                                wake = min(wake, max(self._held[1] - now, 0.0))
-                            if next_bookmark is not None:
-                                wake = min(wake, max(next_bookmark - now, 0.0))
-                            store.cond.wait(wake)
+                        chunks, ended = self._idle(live, now)
                 yield from chunks
         finally:
             with store.cond:
                 store.open_watches -= 1
                 store.cond.notify_all()
+
+    def _bookmark_due(self, live: _Live, now: float) -> bool:
+        """Whether a bookmark is due at ``now``: the test asked for one (``send_bookmarks``) or the periodic interval
+        passed; schedules the next one (lock held)."""
+        requested = self._store.bookmark_requests != live.bookmarks_seen
+        if not requested and (live.next_bookmark is None or now < live.next_bookmark):
+            return False
+        live.bookmarks_seen = self._store.bookmark_requests
+        if self._spec.bookmark_interval:
+            live.next_bookmark = now + self._spec.bookmark_interval
+        return True
+
+    def _idle(self, live: _Live, now: float) -> tuple[list[bytes], bool]:
+        """Nothing to send at ``now``: at the deadline, the last bookmark (when allowed) and the end; before it,
+        wait for a change, a held-back event coming due or the next periodic bookmark (lock held)."""
+        if live.deadline - now <= _BOOKMARK_LEAD_SECONDS:
+            return ([self._bookmark()] if self._spec.bookmarks else []), True
+        wake = [live.deadline - now, _POLL_SECONDS]
+        if self._held is not None:
+            wake.append(max(self._held[1] - now, 0.0))
+        if live.next_bookmark is not None:
+            wake.append(max(live.next_bookmark - now, 0.0))
+        self._store.cond.wait(min(wake))
+        return [], False
 
     def _ends_at_once(self) -> bool:
         """True when this resource's watches end before any event (``FakeCluster.end_watches_at_once``; lock held)."""
@@ -224,33 +243,49 @@ class WatchStream:
 
     def collect(self) -> bytes:
         """Return the events available now (see the module docstring for the mock front end's semantics)."""
-        store = self._store
-        with store.cond:
+        with self._store.cond:
             if self._ends_at_once():
                 return b""
             chunks, last, ended = self._start()
             if not chunks and not ended and self._mock_wait != 0:
-                epoch = store.epoch
-                store.open_watches += 1
-                store.cond.notify_all()
-                try:
-                    deadline = None if self._mock_wait is None else self._clock() + self._mock_wait
-                    deadline = min(deadline, self._clock() + self._spec.timeout) if deadline is not None \
-                        else self._clock() + self._spec.timeout
-                    key_epoch = store.key_epochs.get(self._spec.key, 0)
-                    while not chunks and not ended and not self._ended(epoch, key_epoch):
-                        remaining = deadline - self._clock()
-                        if remaining <= 0:
-                            break
-                        store.cond.wait(remaining)
-                        events, last = self._pending(last)
-                        if events is None:
-                            chunks, ended = [self._expired(last)], True
-                        else:
-                            chunks = [self._encode(e.type, e.object) for e in events]
-                finally:
-                    store.open_watches -= 1
-                    store.cond.notify_all()
+                chunks, ended = self._wait_for_first(last)
             if not ended and self._spec.bookmarks:
                 chunks.append(self._bookmark())
         return b"".join(chunks)
+
+    def _wait_for_first(self, last: int) -> tuple[list[bytes], bool]:
+        """Wait for the first changes after ``last`` (at most ``mock_wait`` seconds, None: up to the watch's
+        timeout), counting as an open watch meanwhile; return their chunks and whether the stream ended (lock
+        held)."""
+        store, spec = self._store, self._spec
+        epoch, key_epoch = store.epoch, store.key_epochs.get(spec.key, 0)
+        wait = spec.timeout if self._mock_wait is None else min(self._mock_wait, spec.timeout)
+        deadline = self._clock() + wait
+        chunks: list[bytes] = []
+        ended = False
+        store.open_watches += 1
+        store.cond.notify_all()
+        try:
+            while not chunks and not ended and not self._ended(epoch, key_epoch):
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    break
+                store.cond.wait(remaining)
+                chunks, last, ended = self._changes(last)
+        finally:
+            store.open_watches -= 1
+            store.cond.notify_all()
+        return chunks, ended
+
+
+@dataclass
+class _Live:
+    """Where a live stream stands: the store epochs it started in (a change ends it), the bookmark requests it has
+    answered, when it times out and when its next periodic bookmark is due (clock seconds; None: no periodic
+    bookmarks)."""
+
+    epoch: int
+    key_epoch: int
+    bookmarks_seen: int
+    deadline: float
+    next_bookmark: float | None
