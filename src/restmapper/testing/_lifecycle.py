@@ -42,6 +42,24 @@ _LIST_NAME_FIELDS = frozenset({"shortNames", "categories"})
 EstablishedAfter = int | Callable[[], bool] | None
 
 
+def _accepted_name(key: str, value: object) -> tuple[str, str | list[str]]:
+    """One ``set_accepted_names`` argument as its ``acceptedNames`` field and value.
+
+    Raises:
+        InvalidArgumentError: for an unknown field or a value of the wrong type.
+    """
+    field = _NAME_FIELDS.get(key)
+    if field is None:
+        raise InvalidArgumentError(f"unknown acceptedNames field {key!r}")
+    if field not in _LIST_NAME_FIELDS:
+        if not isinstance(value, str) or not value:
+            raise InvalidArgumentError(f"acceptedNames.{field} must be a non-empty string")
+        return field, value
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InvalidArgumentError(f"acceptedNames.{field} must be a list of non-empty strings")
+    return field, list(value)
+
+
 def _condition(type_: str, status: bool, reason: str, message: str, since: str) -> dict[str, Any]:
     return {"type": type_, "status": "True" if status else "False", "lastTransitionTime": since,
             "reason": reason, "message": message}
@@ -87,31 +105,74 @@ def accept_names(requested: Mapping[str, Any], accepted: Mapping[str, Any],
         field in the controller's order (``PluralConflict``, ``SingularConflict``, ``ShortNamesConflict``,
         ``KindConflict``, ``ListKindConflict``), ``NoConflicts`` when none.
     """
-    resources, kinds = used
     out: dict[str, Any] = dict(accepted)
     ok, reason, message = True, "NoConflicts", "no conflicts found"
-    for field, pool, why in (("plural", resources, "PluralConflict"), ("singular", resources, "SingularConflict"),
-                             ("kind", kinds, "KindConflict"), ("listKind", kinds, "ListKindConflict")):
-        if field == "kind":  # the controller checks short names between singular and kind
-            wanted = list(requested.get("shortNames") or [])
-            if wanted != list(accepted.get("shortNames") or []):
-                mine = set(accepted.get("shortNames") or [])
-                taken = [n for n in wanted if n not in mine and n in resources]
-                if taken:
-                    ok, reason = False, "ShortNamesConflict"
-                    message = ", ".join(f'"{n}" is already in use' for n in taken)
-                else:
-                    out["shortNames"] = wanted
-        value = requested.get(field)
-        if value is None:
-            continue
-        if value != accepted.get(field) and value in pool:
-            ok, reason, message = False, why, f'"{value}" is already in use'
-        else:
-            out[field] = value
+    for field, pool, why, accept in _NAME_CHECKS:
+        conflict = accept(field, requested, accepted, used[pool], out)
+        if conflict is not None:
+            ok, reason, message = False, why, conflict
     if requested.get("categories") is not None:
         out["categories"] = list(requested["categories"])
     return out, ok, reason, message
+
+
+def _accept_name(field: str, requested: Mapping[str, Any], accepted: Mapping[str, Any], taken: set[str],
+                 out: dict[str, Any]) -> str | None:
+    """Accept name ``field`` into ``out`` unless it is new and in ``taken`` (held by another CRD of the group);
+    return the conflict message, or None."""
+    value = requested.get(field)
+    if value is None:
+        return None
+    if value != accepted.get(field) and value in taken:
+        return f'"{value}" is already in use'
+    out[field] = value
+    return None
+
+
+def _accept_short_names(field: str, requested: Mapping[str, Any], accepted: Mapping[str, Any], taken: set[str],
+                        out: dict[str, Any]) -> str | None:
+    """Accept the requested ``shortNames`` into ``out`` unless a new one is in ``taken``; return the conflict
+    message (every such name), or None."""
+    wanted = list(requested.get(field) or [])
+    before = list(accepted.get(field) or [])
+    if wanted == before:
+        return None
+    in_use = [n for n in wanted if n not in before and n in taken]
+    if in_use:
+        return ", ".join(f'"{n}" is already in use' for n in in_use)
+    out[field] = wanted
+    return None
+
+
+_RESOURCE_NAMES, _KINDS = 0, 1  # the pools of ``accept_names``'s ``used``
+_NAME_CHECKS = (
+    ("plural", _RESOURCE_NAMES, "PluralConflict", _accept_name),
+    ("singular", _RESOURCE_NAMES, "SingularConflict", _accept_name),
+    ("shortNames", _RESOURCE_NAMES, "ShortNamesConflict", _accept_short_names),
+    ("kind", _KINDS, "KindConflict", _accept_name),
+    ("listKind", _KINDS, "ListKindConflict", _accept_name),
+)
+"""The names the naming controller accepts, in its order: field, the pool of names it must not take, the
+NamesAccepted reason of a conflict, and how it is accepted."""
+
+
+_ESTABLISHED_REASONS = {
+    (True, True): ("InitialNamesAccepted", "the initial names have been accepted"),
+    (True, False): ("InitialNamesAccepted", "the initial names have been accepted"),
+    (False, True): ("Installing", "the initial names have been accepted"),
+    (False, False): ("NotAccepted", "not all names are accepted"),
+}
+"""The reason and message of a CRD's Established condition, by (established, names accepted)."""
+
+
+def _version_names(crd: Mapping[str, Any]) -> list[str]:
+    return [v["name"] for v in crd["spec"]["versions"]]
+
+
+def _stored_versions(crd: Mapping[str, Any], stored: list[str]) -> list[str]:
+    """``status.storedVersions``: the versions stored before and the current storage version."""
+    storage = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
+    return list(stored) if storage in stored else [*stored, storage]
 
 
 def parse_apiservice_target(target: str) -> GroupVersion:
@@ -188,12 +249,9 @@ class CRDLifecycleMixin:
             InvalidCRDError: (an :class:`InvalidArgumentError`) when a required field is missing or invalid.
             InvalidArgumentError: for a negative ``established_after``.
         """
-        if isinstance(manifest, str):
-            crds = parse_crds(manifest)
-            if len(crds) > 1:
-                return self.add_crds(manifest, established_after=established_after)[0]
-            manifest = crds[0]
-        crd = parse_crd(manifest)
+        if isinstance(manifest, str) and len(crds := parse_crds(manifest)) > 1:
+            return self.add_crds(manifest, established_after=established_after)[0]
+        crd = parse_crd(crds[0] if isinstance(manifest, str) else manifest)
         if isinstance(established_after, int) and established_after < 0:
             raise InvalidArgumentError("established_after must not be negative")
         crd.pop("status", None)
@@ -205,14 +263,20 @@ class CRDLifecycleMixin:
             before = dict(old["status"].get("acceptedNames") or {}) if old is not None else {}
             accepted, names_ok, reason, message = accept_names(crd["spec"]["names"], before,
                                                                self._names_in_group(crd["spec"]["group"], name))
-            if old is None:
-                established = names_ok and (established_after is None or established_after == 0)
-                if names_ok and not established:
-                    self._pending[name] = established_after  # type: ignore[assignment]
-            else:
-                established = _is_established(old) or (names_ok and name not in self._pending)
+            established = self._establishes(name, old, names_ok, established_after)
             self._write_crd(crd, established, accepted, old, names=(names_ok, reason, message))
         return name
+
+    def _establishes(self, name: str, old: dict[str, Any] | None, names_ok: bool,
+                     established_after: EstablishedAfter) -> bool:
+        """Whether CRD ``name`` is Established once written (``old``: its stored state, None when new); a new CRD
+        whose names are accepted and whose establishment is delayed becomes pending instead (lock held)."""
+        if old is not None:
+            return _is_established(old) or (names_ok and name not in self._pending)
+        if names_ok and established_after:  # not None, not 0
+            self._pending[name] = established_after
+            return False
+        return names_ok
 
     def _names_in_group(self, group: str, exclude: str) -> tuple[set[str], set[str]]:
         """The resource names and kinds other CRDs of ``group`` hold (their accepted names; lock held)."""
@@ -260,32 +324,23 @@ class CRDLifecycleMixin:
 
     def _write_crd(self, crd: dict[str, Any], established: bool, accepted: dict[str, Any],
                    old: dict[str, Any] | None, names: tuple[bool, str, str] | None = None) -> None:
+        """Store ``crd`` with its status: the conditions (``names``: the NamesAccepted condition's status, reason and
+        message, None: ``old``'s), ``accepted`` names and stored versions; a change of spec or accepted names ends
+        the watches of its resource, as its storage is torn down (lock held)."""
         since = now_timestamp()
-        if names is None:
-            names = _names_condition(old)
-        names_ok, reason, message = names
-        if established:
-            established_condition = _condition("Established", True, "InitialNamesAccepted",
-                                               "the initial names have been accepted", since)
-        elif names_ok:
-            established_condition = _condition("Established", False, "Installing",
-                                               "the initial names have been accepted", since)
-        else:
-            established_condition = _condition("Established", False, "NotAccepted", "not all names are accepted",
-                                               since)
-        conditions = [_condition("NamesAccepted", names_ok, reason, message, since), established_condition]
-        stored = list(old["status"].get("storedVersions", [])) if old is not None else []
-        storage = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
-        if storage not in stored:
-            stored.append(storage)
-        if old is not None:
-            _keep_transition_times(conditions, old["status"].get("conditions", []))
-        crd["status"] = {"conditions": conditions, "acceptedNames": accepted, "storedVersions": stored}
+        names_ok, reason, message = names if names is not None else _names_condition(old)
+        conditions = [_condition("NamesAccepted", names_ok, reason, message, since),
+                      _condition("Established", established, *_ESTABLISHED_REASONS[established, names_ok], since)]
+        old_status = old["status"] if old is not None else {}
+        _keep_transition_times(conditions, old_status.get("conditions", []))
+        crd["status"] = {"conditions": conditions, "acceptedNames": accepted,
+                         "storedVersions": _stored_versions(crd, old_status.get("storedVersions", []))}
         _, event = self._store.put(CRD_KEY, crd)
-        if event:
-            self._changed()
-            if old is not None and (old["spec"] != crd["spec"] or old["status"].get("acceptedNames") != accepted):
-                self._store.end_watches(str(crd["metadata"]["name"]))
+        if not event:
+            return
+        self._changed()
+        if old is not None and (old["spec"] != crd["spec"] or old_status.get("acceptedNames") != accepted):
+            self._store.end_watches(str(crd["metadata"]["name"]))
 
     def delete_crd(self, name: str) -> None:
         """Delete the CRD called ``name`` and every object of its resource (each gets a ``DELETED`` event, then
@@ -374,17 +429,7 @@ class CRDLifecycleMixin:
             InvalidArgumentError: for an unknown field or a value of the wrong type; an
                 :class:`InvalidCRDError` for names kube-apiserver refuses (``Widgets``: not a DNS-1035 label).
         """
-        update: dict[str, Any] = {}
-        for key, value in names.items():
-            field = _NAME_FIELDS.get(key)
-            if field is None:
-                raise InvalidArgumentError(f"unknown acceptedNames field {key!r}")
-            if field in _LIST_NAME_FIELDS:
-                if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                    raise InvalidArgumentError(f"acceptedNames.{field} must be a list of non-empty strings")
-            elif not isinstance(value, str) or not value:
-                raise InvalidArgumentError(f"acceptedNames.{field} must be a non-empty string")
-            update[field] = list(value) if isinstance(value, list) else value
+        update = dict(_accepted_name(key, value) for key, value in names.items())
         with self._lock:
             crd = self._crds.get(name)
             if crd is None:
@@ -425,25 +470,43 @@ class CRDLifecycleMixin:
             KeyError: when no CRD (or no CRD version) matches.
         """
         with self._lock:
-            if "/" in target:
-                gv = GroupVersion.parse(target)
-                matches = [(n, gv.version) for n, c in self._crds.items() if c["spec"]["group"] == gv.group
-                           and any(v["name"] == gv.version for v in c["spec"]["versions"])]
-            elif target in self._crds:
-                versions = [v["name"] for v in self._crds[target]["spec"]["versions"]]
-                if version is not None and version not in versions:
-                    raise KeyError(f"{target} has no version {version!r}")
-                matches = [(target, v) for v in versions if version is None or v == version]
-            else:
-                matches = []
-            if not matches:
-                raise KeyError(target)
-            for name, ver in matches:
+            for name, ver in self._crd_versions(target, version):
                 def edit(spec: dict[str, Any], ver: str = ver) -> None:
                     for v in spec["versions"]:
                         if v["name"] == ver:
                             v["served"] = served
                 self._edit_spec(name, edit)
+
+    def _crd_versions(self, target: str, version: str | None) -> list[tuple[str, str]]:
+        """The ``(CRD name, version)`` pairs ``set_served``'s ``target`` and ``version`` name (lock held).
+
+        Raises:
+            KeyError: when none match.
+        """
+        if "/" in target:
+            gv = GroupVersion.parse(target)
+            matches = [(n, gv.version) for n, c in self._crds.items()
+                       if c["spec"]["group"] == gv.group and gv.version in _version_names(c)]
+        else:
+            matches = self._versions_of(target, version)
+        if not matches:
+            raise KeyError(target)
+        return matches
+
+    def _versions_of(self, name: str, version: str | None) -> list[tuple[str, str]]:
+        """``(name, v)`` for version ``version`` of CRD ``name`` (None: every version; lock held).
+
+        Raises:
+            KeyError: when the CRD exists without that version.
+        """
+        if name not in self._crds:
+            return []
+        versions = _version_names(self._crds[name])
+        if version is None:
+            return [(name, v) for v in versions]
+        if version not in versions:
+            raise KeyError(f"{name} has no version {version!r}")
+        return [(name, version)]
 
     def set_storage(self, name: str, version: str) -> None:
         """Make ``version`` the storage version of a CRD (spec change; ``status.storedVersions`` gains it).
@@ -453,7 +516,7 @@ class CRDLifecycleMixin:
         """
         with self._lock:
             crd = self._crds.get(name)
-            if crd is None or not any(v["name"] == version for v in crd["spec"]["versions"]):
+            if crd is None or version not in _version_names(crd):
                 raise KeyError(f"{name} version {version}")
 
             def edit(spec: dict[str, Any]) -> None:
@@ -529,32 +592,37 @@ class CRDLifecycleMixin:
         for gv, (group_priority, version_priority, kind) in desired.items():
             name = f"{gv.version}.{gv.group}"
             wanted.add(name)
-            spec: dict[str, Any] = {"group": gv.group, "version": gv.version}
-            if kind == "aggregated":
-                spec["service"] = {"namespace": "kube-system", "name": gv.group.split(".")[0] + "-server",
-                                   "port": 443}
-                spec["insecureSkipTLSVerify"] = True
-            spec["groupPriorityMinimum"] = group_priority
-            spec["versionPriority"] = version_priority
-            since = now_timestamp()
-            if gv in self._stale:
-                reason, message = self._unavailable.get(gv, ("FailedDiscoveryCheck", f"failing or missing "
-                                                        f"response from {gv}"))
-                condition = _condition("Available", False, reason, message, since)
-            elif kind == "aggregated":
-                condition = _condition("Available", True, "Passed", "all checks passed", since)
-            else:
-                condition = _condition("Available", True, "Local", "Local APIServices are always available", since)
+            conditions = [self._available_condition(gv, kind)]
             old = bucket.get(name)
-            conditions = [condition]
-            if old is not None:
-                _keep_transition_times(conditions, old.get("status", {}).get("conditions", []))
-            labels = {"kube-aggregator.kubernetes.io/automanaged": "true" if kind == "crd" else "onstart"}
-            obj: dict[str, Any] = {
-                "kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
-                "metadata": {"name": name, **({"labels": labels} if kind != "aggregated" else {})},
-                "spec": spec, "status": {"conditions": conditions},
-            }
-            self._store.put(APISERVICE_KEY, obj)
+            _keep_transition_times(conditions, old.get("status", {}).get("conditions", []) if old else [])
+            self._store.put(APISERVICE_KEY, _apiservice(gv, group_priority, version_priority, kind, conditions))
         for name in [n for n in bucket if n not in wanted]:
             self._store.remove(APISERVICE_KEY, None, name)
+
+    def _available_condition(self, gv: GroupVersion, kind: str) -> dict[str, Any]:
+        """The ``Available`` condition of group version ``gv`` served as ``kind`` (local/crd/aggregated; lock held)."""
+        since = now_timestamp()
+        if gv in self._stale:
+            reason, message = self._unavailable.get(gv, ("FailedDiscoveryCheck", f"failing or missing "
+                                                    f"response from {gv}"))
+            return _condition("Available", False, reason, message, since)
+        if kind == "aggregated":
+            return _condition("Available", True, "Passed", "all checks passed", since)
+        return _condition("Available", True, "Local", "Local APIServices are always available", since)
+
+
+def _apiservice(gv: GroupVersion, group_priority: int, version_priority: int, kind: str,
+                conditions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The APIService object of group version ``gv`` served as ``kind``: an aggregated API has a service
+    reference, local and CRD group versions the autoregister label."""
+    spec: dict[str, Any] = {"group": gv.group, "version": gv.version}
+    metadata: dict[str, Any] = {"name": f"{gv.version}.{gv.group}"}
+    if kind == "aggregated":
+        spec["service"] = {"namespace": "kube-system", "name": gv.group.split(".")[0] + "-server", "port": 443}
+        spec["insecureSkipTLSVerify"] = True
+    else:
+        metadata["labels"] = {"kube-aggregator.kubernetes.io/automanaged": "true" if kind == "crd" else "onstart"}
+    spec["groupPriorityMinimum"] = group_priority
+    spec["versionPriority"] = version_priority
+    return {"kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1", "metadata": metadata,
+            "spec": spec, "status": {"conditions": conditions}}
