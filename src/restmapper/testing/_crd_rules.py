@@ -115,25 +115,27 @@ def _label(value: str) -> list[str]:
 def _names(names: Mapping[str, Any], path: str) -> list[FieldError]:
     """``ValidateCustomResourceDefinitionNames``: the names of ``spec.names`` or ``status.acceptedNames``."""
     out: list[FieldError] = []
-    for key in ("plural", "singular"):
-        value = names.get(key) or ""
-        if value and (errs := _label(value)):
-            out.append(FieldError(f"{path}.{key}", "Invalid", value, ",".join(errs)))
-    for key in ("kind", "listKind"):
-        value = names.get(key) or ""
-        if value and (errs := _label(go_lower(value))):
-            out.append(FieldError(f"{path}.{key}", "Invalid", value,
-                                  "may have mixed case, but should otherwise match: " + ",".join(errs)))
+    for key in ("plural", "singular", "kind", "listKind"):
+        if names.get(key):  # an empty one is Required (checked on spec.names only)
+            out += _not_a_label(f"{path}.{key}", names[key], mixed_case=key in ("kind", "listKind"))
     for i, short in enumerate(names.get("shortNames") or ()):
-        if errs := _label(short):
-            out.append(FieldError(f"{path}.shortNames[{i}]", "Invalid", short, ",".join(errs)))
+        out += _not_a_label(f"{path}.shortNames[{i}]", short)
     kind = names.get("kind") or ""
     if kind and kind == names.get("listKind"):
         out.append(FieldError(f"{path}.listKind", "Invalid", kind, "kind and listKind may not be the same"))
     for i, category in enumerate(names.get("categories") or ()):
-        if errs := _label(category):
-            out.append(FieldError(f"{path}.categories[{i}]", "Invalid", category, ",".join(errs)))
+        out += _not_a_label(f"{path}.categories[{i}]", category)
     return out
+
+
+def _not_a_label(field: str, value: str, *, mixed_case: bool = False) -> list[FieldError]:
+    """The error of name ``value`` at ``field`` when it is not a DNS-1123 label (``mixed_case``: a kind, checked
+    lower-cased), else none."""
+    errs = _label(go_lower(value) if mixed_case else value)
+    if not errs:
+        return []
+    prefix = "may have mixed case, but should otherwise match: " if mixed_case else ""
+    return [FieldError(field, "Invalid", value, prefix + ",".join(errs))]
 
 
 def _established(crd: Mapping[str, Any]) -> bool:

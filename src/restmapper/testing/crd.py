@@ -137,19 +137,46 @@ def parse_crds(manifests: Mapping[str, Any] | str) -> list[dict[str, Any]]:
         except InvalidCRDError as exc:
             errors.append((number, exc))
     if errors:
-        lines = []
-        for number, problem in errors:
-            doc = documents[number - 1]
-            name = doc.get("metadata", {}).get("name") if isinstance(doc, dict) and isinstance(
-                doc.get("metadata"), dict) else None
-            lines.append(f"document {number}" + (f" (name: {name})" if name else "") + f": {problem.summary}")
-        error = InvalidCRDError("<documents>", f"{len(errors)} of {len(parsed) + len(errors)} documents are invalid:"
-                                f"\n" + "\n".join(lines))
-        error.errors = errors
-        raise error
+        raise _invalid_documents(documents, errors, len(parsed) + len(errors))
     if not parsed:
         raise InvalidCRDError("<document>", "expected at least one YAML document, got none")
     return parsed
+
+
+def _invalid_documents(documents: list[Any], errors: list[tuple[int, InvalidCRDError]],
+                       count: int) -> InvalidCRDError:
+    """The error of ``parse_crds`` for the invalid ``documents`` in ``errors`` (``(document number, error)``, among
+    ``count`` documents): one line per bad document."""
+    lines = []
+    for number, problem in errors:
+        name = _document_name(documents[number - 1])
+        lines.append(f"document {number}" + (f" (name: {name})" if name else "") + f": {problem.summary}")
+    error = InvalidCRDError("<documents>", f"{len(errors)} of {count} documents are invalid:\n" + "\n".join(lines))
+    error.errors = errors
+    return error
+
+
+def _document_name(doc: Any) -> Any:
+    """The ``metadata.name`` of a YAML document, or None."""
+    metadata = doc.get("metadata") if isinstance(doc, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def _one_document(text: str) -> Any:
+    """The one YAML (or JSON) document of ``text``.
+
+    Raises:
+        InvalidCRDError: when the text is not YAML or holds no or several documents.
+    """
+    import yaml  # only YAML input needs it; keeps importing the kit cheap
+
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise InvalidCRDError("<document>", f"not valid YAML: {exc.__class__.__name__}") from None
+    if len(docs) != 1:
+        raise InvalidCRDError("<document>", f"expected exactly one YAML document, got {len(docs)}")
+    return docs[0]
 
 
 def parse_crd(manifest: Mapping[str, Any] | str,
@@ -176,15 +203,7 @@ def parse_crd(manifest: Mapping[str, Any] | str,
             finds errors (``causes`` lists each, as the Status causes of its 422 answer).
     """
     if isinstance(manifest, str):
-        import yaml  # only YAML input needs it; keeps importing the kit cheap
-
-        try:
-            docs = [d for d in yaml.safe_load_all(manifest) if d is not None]
-        except yaml.YAMLError as exc:
-            raise InvalidCRDError("<document>", f"not valid YAML: {exc.__class__.__name__}") from None
-        if len(docs) != 1:
-            raise InvalidCRDError("<document>", f"expected exactly one YAML document, got {len(docs)}")
-        manifest = docs[0]
+        manifest = _one_document(manifest)
     if not isinstance(manifest, Mapping):
         raise InvalidCRDError("<document>", "must be an object")
     crd: dict[str, Any] = copy.deepcopy(dict(manifest))
@@ -196,16 +215,38 @@ def parse_crd(manifest: Mapping[str, Any] | str,
     plural = _require(names, "plural", "spec.names.plural")
     kind = _require(names, "kind", "spec.names.kind")
     _require(spec, "scope", "spec.scope")
-    for key in ("singular", "listKind"):
+    _default_names(names, kind)
+    _check_versions(_require(spec, "versions", "spec.versions", list))
+    name = _metadata_name(crd, f"{plural}.{group}")
+    errors = check_crd(crd, old_of(name) if old_of is not None else None)
+    if errors:
+        raise InvalidCRDError.from_errors(errors)
+    return crd
+
+
+def _default_names(names: dict[str, Any], kind: str) -> None:
+    """Check the optional ``spec.names`` fields' types and default ``singular`` and ``listKind`` (in place).
+
+    Raises:
+        InvalidCRDError: for a field of the wrong type.
+    """
+    for key, default in (("singular", go_lower(kind)), ("listKind", kind + "List")):
         if names.get(key) is not None and not isinstance(names[key], str):
             raise InvalidCRDError(f"spec.names.{key}", "must be a string")
         # SetDefaults_CustomResourceDefinitionSpec defaults each when its length is 0: absent, null and "" all
         # decode to Go's zero value.
         if not names.get(key):
-            names[key] = go_lower(kind) if key == "singular" else kind + "List"
+            names[key] = default
     for key in ("shortNames", "categories"):
         _string_list(names, key)
-    versions = _require(spec, "versions", "spec.versions", list)
+
+
+def _check_versions(versions: list[Any]) -> None:
+    """Check the required fields' types of each of ``spec.versions``.
+
+    Raises:
+        InvalidCRDError: for a missing field or one of the wrong type.
+    """
     for i, v in enumerate(versions):
         _require(v, "name", f"spec.versions[{i}].name")
         for flag in ("served", "storage"):
@@ -213,17 +254,21 @@ def parse_crd(manifest: Mapping[str, Any] | str,
         sub = v.get("subresources")
         if sub is not None and not isinstance(sub, Mapping):
             raise InvalidCRDError(f"spec.versions[{i}].subresources", "must be an object")
+
+
+def _metadata_name(crd: dict[str, Any], default: str) -> str:
+    """``metadata.name``, set to ``default`` (``plural.group``) when absent.
+
+    Raises:
+        InvalidCRDError: for metadata that is not an object or a name that is not a string.
+    """
     metadata = crd.setdefault("metadata", {})
     if not isinstance(metadata, dict):
         raise InvalidCRDError("metadata", "must be an object")
-    metadata.setdefault("name", f"{plural}.{group}")
+    metadata.setdefault("name", default)
     if not isinstance(metadata["name"], str):
         raise InvalidCRDError("metadata.name", "must be a str")
-    old = old_of(metadata["name"]) if old_of is not None else None
-    errors = check_crd(crd, old)
-    if errors:
-        raise InvalidCRDError.from_errors(errors)
-    return crd
+    return metadata["name"]
 
 
 def served_versions(crd: Mapping[str, Any]) -> list[str]:
@@ -236,24 +281,34 @@ def _terminating(crd: Mapping[str, Any]) -> bool:
     return any(c.get("type") == "Terminating" and c.get("status") == "True" for c in conditions)
 
 
+def _served_version(spec: Mapping[str, Any], version: str) -> Mapping[str, Any] | None:
+    """The entry of ``spec.versions`` for ``version`` when it is served, else None."""
+    return next((v for v in spec["versions"] if v["name"] == version and v["served"]), None)
+
+
+def _storage_version(spec: Mapping[str, Any]) -> str:
+    return str(next(v["name"] for v in spec["versions"] if v["storage"]))
+
+
+def _subresources(declared: Mapping[str, Any], kind: str) -> tuple[SubresourceSpec, ...]:
+    """The subresources a CRD version declares (``status``, ``scale``)."""
+    status = (SubresourceSpec("status", kind, _SUB_VERBS),) if declared.get("status") is not None else ()
+    scale = (SubresourceSpec("scale", "Scale", _SUB_VERBS, "autoscaling", "v1"),) \
+        if declared.get("scale") is not None else ()
+    return status + scale
+
+
 def crd_resource(crd: Mapping[str, Any], version: str) -> ResourceSpec | None:
     """Return the resource a normalized CRD serves at ``version``, or None when that version is not served.
 
     Names come from ``status.acceptedNames`` when present, else from ``spec.names``.
     """
     spec = crd["spec"]
-    entry = next((v for v in spec["versions"] if v["name"] == version and v["served"]), None)
+    entry = _served_version(spec, version)
     if entry is None:
         return None
     names = crd.get("status", {}).get("acceptedNames") or spec["names"]
     group, kind = spec["group"], names["kind"]
-    storage = next(v["name"] for v in spec["versions"] if v["storage"])
-    sub = entry.get("subresources") or {}
-    subresources = []
-    if sub.get("status") is not None:
-        subresources.append(SubresourceSpec("status", kind, _SUB_VERBS))
-    if sub.get("scale") is not None:
-        subresources.append(SubresourceSpec("scale", "Scale", _SUB_VERBS, "autoscaling", "v1"))
     return ResourceSpec(
         name=names["plural"],
         singular_name=names.get("singular") or go_lower(kind),
@@ -262,8 +317,8 @@ def crd_resource(crd: Mapping[str, Any], version: str) -> ResourceSpec | None:
         verbs=_TERMINATING_VERBS if _terminating(crd) else _CRD_VERBS,
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
-        storage_version_hash=storage_version_hash(group, storage, spec["names"]["kind"]),
-        subresources=tuple(subresources),
+        storage_version_hash=storage_version_hash(group, _storage_version(spec), spec["names"]["kind"]),
+        subresources=_subresources(entry.get("subresources") or {}, kind),
         response_group=group,
         response_version=version,
     )
