@@ -164,28 +164,45 @@ def _decode_continue(token: str, prefix: str) -> tuple[int, str]:
         ListOptionsError: 400 for a token apiserver would not decode.
     """
     try:
-        try:
-            raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
-        except (ValueError, binascii.Error):
-            raise ValueError("continue key is not valid: illegal base64 data") from None
-        try:
-            doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            raise ValueError("continue key is not valid: invalid JSON") from None
-        if not isinstance(doc, dict) or doc.get("v") != _TOKEN_VERSION:
-            raise ValueError("continue key is not valid: server does not recognize this encoded version")
-        rv, start = doc.get("rv"), doc.get("start")
-        if not isinstance(rv, int) or rv == 0 or not isinstance(start, str):
-            raise ValueError("continue key is not valid: incorrect encoded start resourceVersion "
-                             "(version meta.k8s.io/v1)")
-        if not start:
-            raise ValueError("continue key is not valid: encoded start key empty")
-        rooted = start if start.startswith("/") else "/" + start
-        if posixpath.normpath(rooted) != rooted or rooted.startswith("//"):  # Go's path.Clean changes it
-            raise ValueError(f"continue key is not valid: {start}")
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise _bad_request(f"invalid continue token: {exc}") from None
+        rv, start = _token_fields(_token_document(token))
+    except ValueError as exc:
+        raise _bad_request(f"invalid continue token: continue key is not valid: {exc}") from None
+    rooted = start if start.startswith("/") else "/" + start
+    if posixpath.normpath(rooted) != rooted or rooted.startswith("//"):  # Go's path.Clean changes it
+        raise _bad_request(f"invalid continue token: continue key is not valid: {start}")
     return rv, prefix + rooted[1:]
+
+
+def _token_document(token: str) -> Any:
+    """The JSON document of a continue token (unpadded URL-safe base64).
+
+    Raises:
+        ValueError: for a token that is not base64 or not JSON (the message says which).
+    """
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
+    except (ValueError, binascii.Error):
+        raise ValueError("illegal base64 data") from None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise ValueError("invalid JSON") from None
+
+
+def _token_fields(doc: Any) -> tuple[int, str]:
+    """The resourceVersion and start key of a decoded continue token.
+
+    Raises:
+        ValueError: for another token version, a missing or zero resourceVersion, or a missing or empty start key.
+    """
+    if not isinstance(doc, dict) or doc.get("v") != _TOKEN_VERSION:
+        raise ValueError("server does not recognize this encoded version")
+    rv, start = doc.get("rv"), doc.get("start")
+    if not isinstance(rv, int) or rv == 0 or not isinstance(start, str):
+        raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    if not start:
+        raise ValueError("encoded start key empty")
+    return rv, start
 
 
 @dataclass(frozen=True)
@@ -254,24 +271,43 @@ def _read_point(query: Any, source: ListSource, limit: int) -> tuple[int, str]:
     if token:
         if rv_text not in ("", "0"):
             raise _bad_request("specifying resource version is not allowed when using continue")
-        token_rv, start = _decode_continue(token, source.prefix)
-        if token_rv <= 0:
-            return source.current, start
-        if token_rv < source.oldest or source.expire_continue_tokens:
-            raise _status(410, "Expired", _CONTINUE_TOO_OLD,
-                          list_meta={"continue": encode_continue(-1, start.rstrip("\x00"), source.prefix)})
-        return min(token_rv, source.current), start
+        return _continue_point(token, source)
     if not rv_text:
         return source.current, ""
-    requested = _parse_rv(rv_text)
-    match = query.get("resourceVersionMatch") or ""
+    return _version_point(_parse_rv(rv_text), query.get("resourceVersionMatch") or "", source, limit), ""
+
+
+def _version_point(requested: int, match: str, source: ListSource, limit: int) -> int:
+    """The resourceVersion a first page asking for ``requested`` reads: exactly it with ``match`` Exact (and the
+    legacy unset match with a ``limit`` and a version other than 0), else the current one.
+
+    Raises:
+        ListOptionsError: 504 for a version newer than the current one, 410 for an exact one compacted.
+    """
     if requested > source.current:
         raise too_large(requested, source.current)
-    if match == "Exact" or (not match and limit > 0 and requested > 0):
-        if requested < source.oldest:
-            raise _status(410, "Expired", _LIST_TOO_OLD)
-        return requested, ""
-    return source.current, ""
+    exact = match == "Exact" or (not match and limit > 0 and requested > 0)
+    if not exact:
+        return source.current
+    if requested < source.oldest:
+        raise _status(410, "Expired", _LIST_TOO_OLD)
+    return requested
+
+
+def _continue_point(token: str, source: ListSource) -> tuple[int, str]:
+    """The resourceVersion and start key a continue token reads at (a token of resourceVersion -1: the latest).
+
+    Raises:
+        ListOptionsError: 400 for a bad token, 410 (with a fresh token at the latest state) for a compacted one
+            or while every token expires.
+    """
+    token_rv, start = _decode_continue(token, source.prefix)
+    if token_rv <= 0:
+        return source.current, start
+    if token_rv < source.oldest or source.expire_continue_tokens:
+        raise _status(410, "Expired", _CONTINUE_TOO_OLD,
+                      list_meta={"continue": encode_continue(-1, start.rstrip("\x00"), source.prefix)})
+    return min(token_rv, source.current), start
 
 
 def _prefix_end(prefix: str) -> str | None:
