@@ -29,6 +29,18 @@ def _micro_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _holders(body: bytes, current: dict[str, Any] | None) -> tuple[Any, Any]:
+    """The ``spec.holderIdentity`` a Lease write sends (None: none, or a body that is not JSON) and the one of the
+    stored Lease ``current``."""
+    try:
+        doc = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        doc = None
+    spec = doc.get("spec") if isinstance(doc, dict) else None
+    holder = spec.get("holderIdentity") if isinstance(spec, dict) else None
+    return holder, ((current or {}).get("spec") or {}).get("holderIdentity")
+
+
 class LeasePartition:
     """A partition made by :meth:`LeasesMixin.partition_lease`: ``remove()`` (or leaving the ``with``) heals it.
 
@@ -128,13 +140,7 @@ class LeasesMixin:
         partitions = getattr(self, "_partitions", None)
         if not partitions:
             return
-        try:
-            doc = json.loads(body or b"null")
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            doc = None
-        spec = doc.get("spec") if isinstance(doc, dict) else None
-        holder = spec.get("holderIdentity") if isinstance(spec, dict) else None
-        held_by = ((current or {}).get("spec") or {}).get("holderIdentity")
+        holder, held_by = _holders(body, current)
         for partition in partitions:
             if holder == partition.identity or (holder == "" and held_by == partition.identity):
                 partition.refused += 1

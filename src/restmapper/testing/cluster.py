@@ -18,14 +18,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing import _served as served
-from restmapper.testing._faults import Fault
+from restmapper.testing._faults import Fault, FaultsMixin, RecordedRequest
 from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
 from restmapper.testing._list import WatchListSupport, watch_list_by_default, watch_list_support
@@ -39,6 +38,7 @@ from restmapper.testing._trickle import Trickle
 from restmapper.testing.crd import CRD_VERSION_PRIORITY
 from restmapper.testing.profile import (
     DEFAULT_RELEASE,
+    APIProfile,
     ResourceSpec,
     embedded_crd_manifests,
     least_core,
@@ -54,29 +54,36 @@ if TYPE_CHECKING:
 __all__ = ["MODES", "FakeCluster", "Fault", "RecordedRequest"]
 
 MODES = ("aggregated", "aggregated-v2beta1", "legacy")
-_REDACTED_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _BUILTIN_GROUP_PRIORITY = 20000  # above CRDs (1000) and aggregated APIs (100), as kube-apiserver's own groups
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One request the fake cluster received (credentials redacted).
-
-    Attributes:
-        method: the HTTP method, upper case.
-        path: the path without query string.
-        query: the query parameters (last value wins).
-        headers: the request headers; ``Authorization``, ``Proxy-Authorization`` and ``Cookie`` read
-            ``<redacted>``.
-    """
-
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-
-
 T = TypeVar("T")
+
+
+def _major_minor(git_version: str) -> tuple[str, str]:
+    """The major and minor numbers of ``git_version`` (``v1.35.0``), as ``/version`` reports them.
+
+    Raises:
+        InvalidArgumentError: when it does not start with two numbers.
+    """
+    major, _, rest = git_version.lstrip("v").partition(".")
+    minor = rest.partition(".")[0]
+    if not (major.isdigit() and minor.isdigit()):
+        raise InvalidArgumentError(f"git_version must look like v1.35.0, got {git_version!r}")
+    return major, minor
+
+
+def _builtin_versions(profile: APIProfile | None, release: str | None) -> dict[str, dict[str, _StaticVersion]]:
+    """The built-in group versions served, by group and version: the profile's, in its order (the first group
+    and version the highest priority), or without one core ``v1`` with the least a server serves."""
+    if profile is None:
+        return {"": {"v1": _StaticVersion(least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}}
+    versions: dict[str, dict[str, _StaticVersion]] = {}
+    for gi, group in enumerate(profile.groups):
+        for vi, gv in enumerate(group.versions):
+            versions.setdefault(group.name, {})[gv.version] = _StaticVersion(
+                gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
+    return versions
 
 
 class ClusterInternals:
@@ -148,7 +155,7 @@ class ClusterInternals:
         self._cluster._wake_watchers()
 
 
-class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
+class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin, FaultsMixin):
     """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
 
     Example:
@@ -243,13 +250,9 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         if git_version is None:
             git_version = self._profile.git_version if self._profile is not None else "v1.35.0"
         self.git_version = git_version
-        major, _, rest = git_version.lstrip("v").partition(".")
-        minor = rest.partition(".")[0]
-        if not (major.isdigit() and minor.isdigit()):
-            raise InvalidArgumentError(f"git_version must look like v1.35.0, got {git_version!r}")
-        self._major, self._minor = major, minor
+        self._major, self._minor = _major_minor(git_version)
         self._sleep = sleep
-        self._static: dict[str, dict[str, _StaticVersion]] = {}
+        self._static = _builtin_versions(self._profile, release)
         self._store = ObjectStore(self._lock, history_limit)
         self._crds: dict[str, dict[str, Any]] = self._store.bucket(CRD_KEY)  # by name; the store owns them
         self._pending: dict[str, int | Callable[[], bool]] = {}  # CRDs waiting for Established
@@ -266,13 +269,6 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         self.requests: list[RecordedRequest] = []
         self._revision = 0
         self._view_cache: tuple[int, tuple[ServedGroup, ...]] | None = None
-        if self._profile is not None:
-            for gi, group in enumerate(self._profile.groups):
-                for vi, gv in enumerate(group.versions):
-                    self._static.setdefault(group.name, {})[gv.version] = _StaticVersion(
-                        gv.resources, _BUILTIN_GROUP_PRIORITY - gi, 10000 - vi)
-        else:
-            self._static[""] = {"v1": _StaticVersion(least_core(release), _BUILTIN_GROUP_PRIORITY, 10000)}
         self._release = release or DEFAULT_RELEASE  # a known release: the profile or least_core checked it
         self.watch_list = watch_list_by_default(self._release) if watch_list is None else watch_list
         self._create_system_namespaces()
@@ -425,119 +421,6 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
             self._aggregated = {gv for gv in self._aggregated if gv.group != group}
             self._changed()
 
-    # --- failure modes and faults -------------------------------------------------------------------------
-
-    def set_stale(self, gv: str, stale: bool = True) -> None:
-        """Mark a group version as unavailable (its APIService is down).
-
-        Aggregated discovery lists it with ``freshness: Stale`` and no resources; legacy ``/apis/<g>/<v>``
-        and its resource paths answer 503 ``text/plain`` while ``/apis`` still lists it, as the aggregator does.
-        Its APIService reads ``Available=False`` (see :meth:`set_available`, which also sets a reason).
-
-        Args:
-            gv: the group version, ``"metrics.k8s.io/v1beta1"``.
-            stale: False makes it available again.
-
-        Raises:
-            InvalidArgumentError: marking stale a group version this cluster does not define.
-        """
-        with self._lock:
-            if stale:
-                self._require_known(gv)
-            (self._stale.add if stale else self._stale.discard)(GroupVersion.parse(gv))
-            self._changed()
-            self._sync_apiservices()  # eager: an APIService watcher must see every flap, even a brief one
-
-    def set_listed_but_gone(self, gv: str, on: bool = True) -> None:
-        """Simulate the upgrade race: the group version stays listed everywhere but its own path answers 404.
-
-        Raises:
-            InvalidArgumentError: for a group version this cluster does not define.
-        """
-        with self._lock:
-            if on:
-                self._require_known(gv)
-            (self._gone.add if on else self._gone.discard)(GroupVersion.parse(gv))
-            self._changed()
-
-    def _require_known(self, gv: str) -> None:
-        """Raise for a group version this cluster does not define (a typo would otherwise test nothing)."""
-        parsed = GroupVersion.parse(gv)
-        if parsed.version in self._static.get(parsed.group, {}):
-            return
-        for crd in self._crds.values():
-            spec = crd.get("spec", {})
-            if spec.get("group") == parsed.group and any(v.get("name") == parsed.version
-                                                         for v in spec.get("versions", ())):
-                return
-        raise InvalidArgumentError(f"this cluster defines no group version {gv!r} (add it first)")
-
-    def inject(self, path: str, *, status: int | None = None, body: bytes | str | None = None,
-               content_type: str | None = None, headers: Mapping[str, str] | None = None, latency: float = 0.0,
-               reset: bool = False, times: int | None = None, trickle: float = 0.0,
-               watch: bool | None = None) -> Fault:
-        """Inject a fault on ``path`` (exact, or a prefix ending in ``*``); the first matching fault applies.
-
-        Args:
-            path: e.g. ``/apis/metrics.k8s.io/v1beta1`` or ``/apis/*``.
-            status: answer with this status instead of the real answer (None: the real answer, delayed).
-            body: the body of that answer (str is UTF-8 encoded).
-            content_type: its ``Content-Type`` (default ``text/plain; charset=utf-8`` when a body is given).
-            headers: extra response headers (e.g. ``Retry-After``).
-            latency: seconds to wait (through the injected ``sleep``) before answering.
-            reset: close the connection without an answer (``requests.ConnectionError`` for clients).
-            times: how many requests it applies to; None until removed.
-            trickle: send the body (the real answer's, a watch's events too) 8 bytes every this many seconds, in
-                real time (the loopback server; the ``responses`` mock answers at once).
-            watch: True: only watch requests (``watch=1``/``watch=true``), as RBAC granting ``list`` but not
-                ``watch`` answers; False: only the others; None: both.
-
-        Returns:
-            The :class:`Fault`; call ``remove()`` to take it out.
-
-        Raises:
-            InvalidArgumentError: for a negative latency, trickle or ``times``.
-        """
-        if latency < 0 or trickle < 0 or (times is not None and times < 0):
-            raise InvalidArgumentError("latency, trickle and times must not be negative")
-        data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
-        fault = Fault(path, status, data, content_type, dict(headers or {}), latency, reset, times, trickle,
-                      watch, _owner=self)
-        with self._lock:
-            self._faults.append(fault)
-        return fault
-
-    def _remove_fault(self, fault: Fault) -> None:
-        with self._lock:
-            if fault in self._faults:
-                self._faults.remove(fault)
-
-    def clear_faults(self) -> None:
-        """Remove every injected fault."""
-        with self._lock:
-            self._faults.clear()
-
-    # --- request log -----------------------------------------------------------------------------------------
-
-    def request_count(self, path: str | None = None, prefix: str | None = None) -> int:
-        """Return how many requests were received (recorded in :attr:`requests` until :meth:`clear_requests`).
-
-        Args:
-            path: count only requests for exactly this URL path (no query string).
-            prefix: count only requests whose path starts with this.
-
-        Returns:
-            The number of requests (both filters apply when both are given). Never raises.
-        """
-        with self._lock:
-            return sum(1 for r in self.requests
-                       if (path is None or r.path == path) and (prefix is None or r.path.startswith(prefix)))
-
-    def clear_requests(self) -> None:
-        """Forget the recorded requests."""
-        with self._lock:
-            self.requests.clear()
-
     # --- front ends --------------------------------------------------------------------------------------------
 
     def mock(self, *, assert_all_requests_are_fired: bool = False) -> contextlib.AbstractContextManager[Any]:
@@ -627,33 +510,13 @@ class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin):
         request = Request(method.upper(), path or "/", dict(query), dict(headers), body)
         fault = self._record_and_find_fault(request)
         self._tick_establishment()
-        if fault is not None:
-            if fault.latency:
-                self._sleep(fault.latency)
-            if fault.reset:
-                raise ConnectionResetError(f"injected connection reset on {request.path}")
-            if fault.status is not None:
-                reply_headers = dict(fault.headers)
-                if fault.content_type is not None or fault.body:
-                    reply_headers.setdefault("Content-Type", fault.content_type or docs.TEXT)
-                return fault.status, reply_headers, Trickle(fault.body, fault.trickle) if fault.trickle else fault.body
+        faulted = self._fault_reply(fault, request) if fault is not None else None
+        if faulted is not None:
+            return faulted
         with self._lock:
             self._sync_apiservices()
         status, reply_headers, data = self._router.dispatch(request)
         return status, reply_headers, Trickle(data, fault.trickle) if fault is not None and fault.trickle else data
-
-    def _record_and_find_fault(self, request: Request) -> Fault | None:
-        recorded = RecordedRequest(
-            request.method, request.path, dict(request.query),
-            {k: ("<redacted>" if k.lower() in _REDACTED_HEADERS else v) for k, v in request.headers.items()},
-        )
-        with self._lock:
-            self.requests.append(recorded)
-            for fault in self._faults:
-                if fault.matches(request.path, request.query) and not fault.exhausted:
-                    fault.hits += 1
-                    return fault
-        return None
 
     def _add_routes(self, router: Router) -> None:
         from restmapper.testing import _handlers
