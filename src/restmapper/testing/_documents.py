@@ -113,25 +113,33 @@ def parse_accept(header: str | None) -> list[MediaRange]:
     """
     if not header or not header.strip():
         return [MediaRange("*/*", (), 1.0)]
-    out = []
-    for part in header.split(","):
-        pieces = [p.strip() for p in part.split(";")]
-        if not pieces[0]:
-            continue
-        params: list[tuple[str, str]] = []
-        quality = 1.0
-        for p in pieces[1:]:
-            key, _, value = p.partition("=")
-            key, value = key.strip().lower(), value.strip().strip('"')
-            if key == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-            elif key:
-                params.append((key, value))
-        out.append(MediaRange(pieces[0].lower(), tuple(params), quality))
-    return sorted((m for m in out if m.quality > 0), key=lambda m: -m.quality)
+    ranges = [_media_range(part) for part in header.split(",")]
+    return sorted((m for m in ranges if m is not None and m.quality > 0), key=lambda m: -m.quality)
+
+
+def _media_range(part: str) -> MediaRange | None:
+    """One media range of an ``Accept`` header (``type/subtype;key=value;q=0.5``), None when it names no type; a
+    quality that is not a number is 0."""
+    media_type, *pieces = [p.strip() for p in part.split(";")]
+    if not media_type:
+        return None
+    params: list[tuple[str, str]] = []
+    quality = 1.0
+    for piece in pieces:
+        key, _, value = piece.partition("=")
+        key, value = key.strip().lower(), value.strip().strip('"')
+        if key == "q":
+            quality = _quality(value)
+        elif key:
+            params.append((key, value))
+    return MediaRange(media_type.lower(), tuple(params), quality)
+
+
+def _quality(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        return 0.0
 
 
 def negotiate(header: str | None, aggregated_versions: Sequence[str]) -> str | None:
@@ -221,10 +229,8 @@ def aggregated_list(groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[Res
     """
     api_groups = [APIGroup(name, tuple(v for v, _ in versions), versions[0][0] if versions else None)
                   for name, versions in groups]
-    lists = {GroupVersion(name, v): APIResourceList(GroupVersion(name, v), tuple(
-        e for r in resources for e in api_resources(r))) for name, versions in groups for v, resources in versions}
     fmt = DocumentFormat.AGGREGATED_V2 if version == "v2" else DocumentFormat.AGGREGATED_V2BETA1
-    doc = encode_aggregated(api_groups, lists, format=fmt)
+    doc = encode_aggregated(api_groups, _resource_lists(groups), format=fmt)
     for item in doc["items"]:
         name = item["metadata"]["name"]
         if not name:
@@ -233,6 +239,17 @@ def aggregated_list(groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[Res
                             if GroupVersion(name, v["version"]) in stale else v for v in item["versions"]]
     doc["metadata"] = {}
     return doc
+
+
+def _resource_lists(groups: Sequence[tuple[str, Sequence[tuple[str, Sequence[ResourceSpec]]]]]
+                    ) -> dict[GroupVersion, APIResourceList]:
+    """The resource list of every group version of ``groups`` (``(name, [(version, resources)])``)."""
+    lists = {}
+    for name, versions in groups:
+        for v, resources in versions:
+            gv = GroupVersion(name, v)
+            lists[gv] = APIResourceList(gv, tuple(e for r in resources for e in api_resources(r)))
+    return lists
 
 
 def aggregated_headers(version: str, body: bytes) -> dict[str, str]:

@@ -89,11 +89,7 @@ class ObjectsMixin:
                 object is an APIService (those follow what is served).
         """
         obj = copy.deepcopy(dict(manifest))
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        meta = obj.get("metadata")
-        if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(meta, dict) \
-                or not isinstance(meta.get("name"), str) or not meta["name"]:
-            raise InvalidArgumentError("an object needs apiVersion, kind and metadata.name")
+        api_version, kind, meta = _identity(obj)
         if kind == "CustomResourceDefinition" and api_version == "apiextensions.k8s.io/v1":
             return copy.deepcopy(self._crds[self.add_crd(obj)])
         with self._lock:
@@ -343,3 +339,16 @@ class ObjectsMixin:
         with self._lock:
             key = resource or "*"
             (self._store.watches_end_at_once.add if on else self._store.watches_end_at_once.discard)(key)
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """The ``apiVersion``, ``kind`` and ``metadata`` (with a ``name``) of a manifest given to ``apply_object``.
+
+    Raises:
+        InvalidArgumentError: when one is missing or of the wrong type.
+    """
+    api_version, kind, meta = obj.get("apiVersion"), obj.get("kind"), obj.get("metadata")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(meta, dict) \
+            or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise InvalidArgumentError("an object needs apiVersion, kind and metadata.name")
+    return api_version, kind, meta

@@ -73,35 +73,50 @@ def gv_document(group: str, version: str, resources: Sequence[ResourceSpec], *, 
     for res in resources:
         gvk = {"group": group, "version": version, "kind": res.kind}
         base = f"{prefix}/namespaces/{{namespace}}/{res.name}" if res.namespaced else f"{prefix}/{res.name}"
-        verbs = set(res.verbs)
-        collection: dict[str, Any] = {}
-        if "list" in verbs:
-            collection["get"] = _operation("list", gvk, ("labelSelector", "fieldSelector", "limit", "continue",
-                                                         "resourceVersion", "resourceVersionMatch", "watch"))
-        if "create" in verbs:
-            collection["post"] = _operation("post", gvk, body=("application/json",))
-        if "deletecollection" in verbs:
-            collection["delete"] = _operation("deletecollection", gvk)
-        item: dict[str, Any] = {}
-        if "get" in verbs:
-            item["get"] = _operation("get", gvk)
-        if "update" in verbs:
-            item["put"] = _operation("put", gvk, body=("application/json",))
-        if "patch" in verbs:
-            item["patch"] = _operation("patch", gvk, ("force",), body=patch_types)
-        if "delete" in verbs:
-            item["delete"] = _operation("delete", gvk, ("propagationPolicy", "gracePeriodSeconds"))
+        collection, item = _operations(gvk, set(res.verbs), patch_types)
         if collection:
             paths[base] = collection
         if item:
             paths[base + "/{name}"] = item
-        schema = dict((schemas or {}).get(res.kind) or {"type": "object"})
-        schema.setdefault("properties", {}).update({
-            "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}})
-        schema["x-kubernetes-group-version-kind"] = [gvk]
-        components[_schema_name(group, version, res.kind)] = schema
+        components[_schema_name(group, version, res.kind)] = _schema(gvk, (schemas or {}).get(res.kind))
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": version}, "paths": paths,
             "components": {"schemas": components}}
+
+
+_JSON_BODY = ("application/json",)
+_VERB_OPERATIONS: tuple[tuple[str, bool, str, str, tuple[str, ...], tuple[str, ...] | None], ...] = (
+    ("list", False, "get", "list",
+     ("labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "resourceVersionMatch", "watch"), ()),
+    ("create", False, "post", "post", (), _JSON_BODY),
+    ("deletecollection", False, "delete", "deletecollection", (), ()),
+    ("get", True, "get", "get", (), ()),
+    ("update", True, "put", "put", (), _JSON_BODY),
+    ("patch", True, "patch", "patch", ("force",), None),
+    ("delete", True, "delete", "delete", ("propagationPolicy", "gracePeriodSeconds"), ()),
+)
+"""The operation of each verb: verb, on the object path (else the collection path), HTTP method, action, extra
+query parameters and request body media types (None: the patch types)."""
+
+
+def _operations(gvk: dict[str, str], verbs: set[str], patch_types: tuple[str, ...]
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operations, by HTTP method, of a resource's collection path and of its object path for ``verbs``."""
+    collection: dict[str, Any] = {}
+    item: dict[str, Any] = {}
+    for verb, on_object, method, action, extra, body in _VERB_OPERATIONS:
+        if verb in verbs:
+            (item if on_object else collection)[method] = _operation(
+                action, gvk, extra, body=patch_types if body is None else body)
+    return collection, item
+
+
+def _schema(gvk: dict[str, str], published: dict[str, Any] | None) -> dict[str, Any]:
+    """The component schema of kind ``gvk``: the ``published`` one (a CRD's) or an object, with the type fields."""
+    schema = dict(published or {"type": "object"})
+    schema.setdefault("properties", {}).update({
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}})
+    schema["x-kubernetes-group-version-kind"] = [gvk]
+    return schema
 
 
 def root_document(documents: dict[str, bytes]) -> dict[str, Any]:

@@ -60,20 +60,23 @@ class Route:
         """Return the captured parameters when ``parts`` matches this route, else None."""
         params: dict[str, str] = {}
         for i, seg in enumerate(self.segments):
-            if seg.startswith("{") and seg.endswith("*}"):
-                if i >= len(parts):
-                    return None
-                params[seg[1:-2]] = "/".join(parts[i:])
-                return params
             if i >= len(parts):
                 return None
-            if seg.startswith("{") and seg.endswith("}"):
-                if not parts[i]:
-                    return None
-                params[seg[1:-1]] = parts[i]
-            elif seg != parts[i]:
+            if seg.startswith("{") and seg.endswith("*}"):
+                params[seg[1:-2]] = "/".join(parts[i:])
+                return params
+            if not _match_segment(seg, parts[i], params):
                 return None
         return params if len(parts) == len(self.segments) else None
+
+
+def _match_segment(seg: str, part: str, params: dict[str, str]) -> bool:
+    """Whether path segment ``part`` matches pattern segment ``seg``: the same literal, or any non-empty segment
+    for ``{name}`` (captured into ``params``)."""
+    if not (seg.startswith("{") and seg.endswith("}")):
+        return seg == part
+    params[seg[1:-1]] = part
+    return bool(part)
 
 
 class Router:

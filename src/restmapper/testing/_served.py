@@ -50,32 +50,43 @@ def named_groups(static: Mapping[str, Mapping[str, StaticVersion]],
     CRDs that are not Established are skipped (apiextensions' discovery controller serves only Established ones);
     CRD group versions have priority 1000/``CRD_VERSION_PRIORITY``, as crdregistration's APIServices.
     """
-    merged: dict[str, dict[str, tuple[int, int, list[ResourceSpec], bool]]] = {}
+    merged: _Merged = {}
     for group, versions in static.items():
-        if group == "":
-            continue
         for version, sv in versions.items():
-            merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority, list(sv.resources), False)
+            if group != "":
+                merged.setdefault(group, {})[version] = (sv.group_priority, sv.version_priority,
+                                                         list(sv.resources), False)
     for crd in crds:
-        if not _established(crd):
-            continue
-        group = crd["spec"]["group"]
-        for v in crd["spec"]["versions"]:
-            res = crd_resource(crd, v["name"])
-            if res is None:
-                continue
+        if _established(crd):
+            _add_crd(merged, crd)
+    served = [_served_group(group, by_version) for group, by_version in merged.items()]
+    served.sort(key=lambda t: (-t[0], t[1].name))
+    return tuple(group for _, group in served)
+
+
+_Merged = dict[str, dict[str, tuple[int, int, list[ResourceSpec], bool]]]
+"""Served group versions by group and version: (group priority, version priority, resources, from CRDs)."""
+
+
+def _add_crd(merged: _Merged, crd: Mapping[str, Any]) -> None:
+    """Add the resources ``crd`` serves to its group versions in ``merged`` (CRD priorities when new)."""
+    group = crd["spec"]["group"]
+    for v in crd["spec"]["versions"]:
+        res = crd_resource(crd, v["name"])
+        if res is not None:
             entry = merged.setdefault(group, {}).setdefault(
                 v["name"], (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, [], True))
             entry[2].append(res)
-    served = []
-    for group, by_version in merged.items():
-        order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
-        group_priority = max(by_version[v][0] for v in order)
-        legacy_rank = min((-by_version[v][0], f"{v}.{group}") for v in order)
-        served.append((group_priority, group,
-                       tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order), legacy_rank))
-    served.sort(key=lambda t: (-t[0], t[1]))
-    return tuple(ServedGroup(name, versions, rank) for _, name, versions, rank in served)
+
+
+def _served_group(group: str, by_version: Mapping[str, tuple[int, int, list[ResourceSpec], bool]]
+                  ) -> tuple[int, ServedGroup]:
+    """Group ``group`` with its versions in priority order, and its priority (the highest of its versions')."""
+    order = sorted(by_version, key=lambda v: (-by_version[v][1], version_priority_key(v)))
+    group_priority = max(by_version[v][0] for v in order)
+    legacy_rank = min((-by_version[v][0], f"{v}.{group}") for v in order)
+    versions = tuple((v, tuple(by_version[v][2]), by_version[v][3]) for v in order)
+    return group_priority, ServedGroup(group, versions, legacy_rank)
 
 
 def legacy_order(groups: Iterable[ServedGroup]) -> tuple[ServedGroup, ...]:

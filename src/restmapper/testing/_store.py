@@ -136,13 +136,7 @@ class ObjectStore:
                 meta["generation"] = 1
             event_type = "ADDED"
         else:
-            old_meta = old["metadata"]
-            meta["uid"] = old_meta["uid"]
-            meta["creationTimestamp"] = old_meta["creationTimestamp"]
-            changed = _spec_of(old) != _spec_of(obj)
-            if tracked and (bump_generation is not None or not isinstance(meta.get("generation"), int)):
-                meta["generation"] = old_meta.get("generation", 1) + (1 if changed and bump_generation else 0)
-            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            _carry_metadata(old, obj, generation=tracked, bump_generation=bump_generation)
             if obj == old:
                 return old, ""
             event_type = "MODIFIED"
@@ -307,6 +301,20 @@ class ObjectStore:
             if key not in kept:
                 del self.buckets[key]
         self._forget_sorted_states()
+
+
+def _carry_metadata(old: Mapping[str, Any], obj: dict[str, Any], *, generation: bool,
+                    bump_generation: bool | None) -> None:
+    """Give ``obj``, replacing ``old``, the metadata the server keeps: ``uid``, ``creationTimestamp``, the old
+    ``resourceVersion`` (until a new one is taken) and, when the kind carries one (``generation``), the old
+    ``generation``, bumped when anything but metadata and status changed (see :meth:`ObjectStore.put`)."""
+    meta, old_meta = obj["metadata"], old["metadata"]
+    meta["uid"] = old_meta["uid"]
+    meta["creationTimestamp"] = old_meta["creationTimestamp"]
+    if generation and (bump_generation is not None or not isinstance(meta.get("generation"), int)):
+        bumped = bool(bump_generation) and _spec_of(old) != _spec_of(obj)
+        meta["generation"] = old_meta.get("generation", 1) + (1 if bumped else 0)
+    meta["resourceVersion"] = old_meta.get("resourceVersion")
 
 
 def _spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -38,15 +38,7 @@ def crd_manifest(group: str, kind: str, *, versions: Sequence[str] = ("v1",), pl
     Raises:
         InvalidArgumentError: no versions, an unknown scope, or a storage/served version not in ``versions``.
     """
-    if not versions:
-        raise InvalidArgumentError("a CRD needs at least one version")
-    if scope not in ("Namespaced", "Cluster"):
-        raise InvalidArgumentError(f"scope must be 'Namespaced' or 'Cluster', got {scope!r}")
-    storage = versions[0] if storage is None else storage
-    served_set = set(versions if served is None else served)
-    if storage not in versions or not served_set <= set(versions):
-        raise InvalidArgumentError(f"storage {storage!r} and served {sorted(served_set)} must be among "
-                                   f"{list(versions)}")
+    storage, served_set = _storage_and_served(versions, scope, storage, served)
     plural = plural or go_lower(kind) + "s"
     names: dict[str, Any] = {"plural": plural, "singular": singular or go_lower(kind), "kind": kind,
                              "listKind": kind + "List"}
@@ -67,6 +59,26 @@ def crd_manifest(group: str, kind: str, *, versions: Sequence[str] = ("v1",), pl
                          for v in versions],
         },
     }
+
+
+def _storage_and_served(versions: Sequence[str], scope: str, storage: str | None,
+                        served: Sequence[str] | None) -> tuple[str, set[str]]:
+    """The storage version and the served versions of ``crd_manifest``'s arguments (defaults: the first version,
+    every version), checked.
+
+    Raises:
+        InvalidArgumentError: no versions, an unknown scope, or a storage/served version not in ``versions``.
+    """
+    if not versions:
+        raise InvalidArgumentError("a CRD needs at least one version")
+    if scope not in ("Namespaced", "Cluster"):
+        raise InvalidArgumentError(f"scope must be 'Namespaced' or 'Cluster', got {scope!r}")
+    storage = versions[0] if storage is None else storage
+    served_set = set(versions if served is None else served)
+    if storage not in versions or not served_set <= set(versions):
+        raise InvalidArgumentError(f"storage {storage!r} and served {sorted(served_set)} must be among "
+                                   f"{list(versions)}")
+    return storage, served_set
 
 
 class ManualClock:

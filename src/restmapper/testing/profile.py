@@ -140,14 +140,24 @@ def specs_from_api_resources(resources: Sequence[APIResource], response: GroupVe
     orphans = sorted(r.name for r in resources if r.is_subresource and r.parent not in known)
     if orphans:
         raise InvalidArgumentError(f"subresources without a parent resource: {orphans}")
-    return tuple(ResourceSpec(
+    return tuple(_resource_spec(p, resources, response or GroupVersion("", "")) for p in parents)
+
+
+def _resource_spec(p: APIResource, resources: Sequence[APIResource], response_gv: GroupVersion) -> ResourceSpec:
+    """The spec of resource entry ``p``, its subresources taken from ``resources``."""
+    return ResourceSpec(
         name=p.name, singular_name=p.singular_name, kind=p.kind, namespaced=p.namespaced, verbs=tuple(p.verbs),
         short_names=tuple(p.short_names), categories=tuple(p.categories),
         storage_version_hash=p.storage_version_hash or "",
-        subresources=tuple(SubresourceSpec(s.subresource or "", s.kind, tuple(s.verbs), s.group or "", s.version or "")
-                           for s in resources if s.is_subresource and s.parent == p.name),
-        response_group=response.group if response else "", response_version=response.version if response else "",
-    ) for p in parents)
+        subresources=_subresources_of(p.name, resources),
+        response_group=response_gv.group, response_version=response_gv.version,
+    )
+
+
+def _subresources_of(parent: str, resources: Sequence[APIResource]) -> tuple[SubresourceSpec, ...]:
+    """The subresources of resource ``parent`` among ``resources`` (entries ``parent/sub``), in list order."""
+    return tuple(SubresourceSpec(s.subresource or "", s.kind, tuple(s.verbs), s.group or "", s.version or "")
+                 for s in resources if s.is_subresource and s.parent == parent)
 
 
 def parse_profile(document: Mapping[str, Any] | str | bytes) -> APIProfile:

@@ -282,6 +282,36 @@ def _handler_class(cluster: FakeCluster, stopping: threading.Event,
     return Handler
 
 
+def _serve_tls(server: LoopbackHTTPServer, directory: Path) -> Path:
+    """Make ``server`` answer HTTPS with a CA and certificate generated into ``directory``; return the CA file.
+
+    Raises:
+        ModuleNotFoundError: without the ``cryptography`` package.
+    """
+    from restmapper.testing._tls import make_tls_material
+
+    material = make_tls_material(directory)
+    # The handshake runs in the request's thread on first read, so a slow client never stalls accept().
+    server.socket = material.server_context().wrap_socket(server.socket, server_side=True,
+                                                          do_handshake_on_connect=False)
+    return material.ca_file
+
+
+def _secure_and_describe(server: LoopbackHTTPServer, url: str, kubeconfig_path: str | os.PathLike[str] | None,
+                         private: Path | None, tls: bool) -> tuple[Path, Path | None]:
+    """Serve HTTPS when ``tls`` (material in the ``private`` directory) and write the kubeconfig for ``url``
+    (at ``kubeconfig_path``, else in ``private``); return the kubeconfig's path and the CA file (None: HTTP).
+
+    Raises:
+        OSError: when the kubeconfig cannot be written.
+        ModuleNotFoundError: ``tls`` without the ``cryptography`` package.
+    """
+    path = Path(kubeconfig_path) if kubeconfig_path is not None else Path(str(private)) / "kubeconfig"
+    ca_file = _serve_tls(server, private) if private is not None and tls else None
+    _write_private(path, kubeconfig_text(url, ca_file.read_bytes() if ca_file is not None else None))
+    return path, ca_file
+
+
 @contextlib.contextmanager
 def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 0,
                   kubeconfig_path: str | os.PathLike[str] | None = None, tls: bool = False,
@@ -325,17 +355,7 @@ def serve_cluster(cluster: FakeCluster, *, host: str = "127.0.0.1", port: int = 
             # server open): weakref.finalize runs its callback once, whichever comes first.
             remove_tmpdir = weakref.finalize(server, shutil.rmtree, tmpdir, ignore_errors=True)
             private = Path(tmpdir)
-        path = Path(kubeconfig_path) if kubeconfig_path is not None else Path(str(private)) / "kubeconfig"
-        ca_file: Path | None = None
-        if private is not None and tls:
-            from restmapper.testing._tls import make_tls_material
-
-            material = make_tls_material(private)
-            # The handshake runs in the request's thread on first read, so a slow client never stalls accept().
-            server.socket = material.server_context().wrap_socket(server.socket, server_side=True,
-                                                                  do_handshake_on_connect=False)
-            ca_file = material.ca_file
-        _write_private(path, kubeconfig_text(url, ca_file.read_bytes() if ca_file is not None else None))
+        path, ca_file = _secure_and_describe(server, url, kubeconfig_path, private, tls)
         # A short poll interval keeps shutdown (and so every loopback test's teardown) fast.
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                                   name=f"restmapper-fake-apiserver:{bound_port}", daemon=True)
