@@ -594,7 +594,7 @@ class CRDLifecycleMixin:
             wanted.add(name)
             conditions = [self._available_condition(gv, kind)]
             old = bucket.get(name)
-            _keep_transition_times(conditions, old.get("status", {}).get("conditions", []) if old else [])
+            _keep_transition_times(conditions, old.get("status", {}).get("conditions", []) if old is not None else [])
             self._store.put(APISERVICE_KEY, _apiservice(gv, group_priority, version_priority, kind, conditions))
         for name in [n for n in bucket if n not in wanted]:
             self._store.remove(APISERVICE_KEY, None, name)
