@@ -24,6 +24,7 @@ from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIResource, GroupVersion
 from restmapper.testing import _documents as docs
 from restmapper.testing import _served as served
+from restmapper.testing._apiservices import APIServicesMixin
 from restmapper.testing._faults import Fault, FaultsMixin, RecordedRequest
 from restmapper.testing._leases import LeasesMixin
 from restmapper.testing._lifecycle import CRDLifecycleMixin
@@ -155,7 +156,7 @@ class ClusterInternals:
         self._cluster._wake_watchers()
 
 
-class FakeCluster(CRDLifecycleMixin, ObjectsMixin, LeasesMixin, FaultsMixin):
+class FakeCluster(CRDLifecycleMixin, APIServicesMixin, ObjectsMixin, LeasesMixin, FaultsMixin):
     """An in-memory kube-apiserver serving discovery (legacy and aggregated), thread-safe.
 
     Example:
