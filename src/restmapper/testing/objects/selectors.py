@@ -182,7 +182,8 @@ def _operator_requirement(term: str, op: str) -> _Requirement:
     value = value.strip()
     name = _OPERATORS[op]
     if name not in ("gt", "lt"):
-        return _Requirement(_check_key(key.strip()), name, (_check_value(value),))
+        checked = _check_value(value)  # a bad value is reported before a bad key
+        return _Requirement(_check_key(key.strip()), name, (checked,))
     if not re.fullmatch(r"-?\d+", value):
         raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
                             f"integer: {term!r}")
