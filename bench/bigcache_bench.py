@@ -115,7 +115,8 @@ def _sample_keys(n: int) -> list[tuple[str, str]]:
     return keys[:SAMPLE]
 
 
-def _plain_sync(url: str, store: dict[tuple[str, str], Any]) -> None:
+def _plain_sync(url: str, store: dict[tuple[str, str], Any]) -> str:
+    """List the Pods into ``store`` (the plain store's sync); the list's resourceVersion."""
     import requests
 
     with requests.Session() as session:
@@ -128,7 +129,45 @@ def _plain_sync(url: str, store: dict[tuple[str, str], Any]) -> None:
                 store[(meta["namespace"], meta["name"])] = item
             cont = doc["metadata"].get("continue") or ""
             if not cont:
-                break
+                return str(doc["metadata"]["resourceVersion"])
+
+
+def _plain_events(url: str, store: dict[tuple[str, str], Any], resource_version: str, m: int) -> float:
+    """Events/s of the plain side's informer (the floor of every Python peer): one thread reads the watch lines,
+    ``json.loads`` each, replaces the object in ``store`` and calls the handler with the old and the new object
+    (no handler thread, no checks); from the first to the last of ``m`` updates, as :func:`_events`."""
+    import requests
+
+    stamps: list[float] = []
+
+    def on_update(old: Any, new: Any) -> None:
+        stamps.append(time.perf_counter())
+
+    with requests.Session() as session:
+        params = {"watch": "true", "resourceVersion": resource_version, "timeoutSeconds": "600"}
+        with session.get(url + "/api/v1/pods", params=params, stream=True, timeout=600) as resp:
+            def read() -> None:
+                for line in resp.iter_lines(chunk_size=1 << 16):
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    obj = event["object"]
+                    meta = obj["metadata"]
+                    key = (meta["namespace"], meta["name"])
+                    old = store.get(key)
+                    store[key] = obj
+                    if event["type"] == "MODIFIED" and old is not None:
+                        on_update(old, obj)
+                        if len(stamps) >= m:
+                            return
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            _ask(f"events {m}")
+            reader.join(600)
+    if len(stamps) < m:
+        raise RuntimeError(f"{len(stamps)} of {m} updates reached the plain handler")
+    return (m - 1) / max(stamps[m - 1] - stamps[0], 1e-9)
 
 
 def _reads(get: Callable[[str, str], Any], keys: list[tuple[str, str]]) -> dict[str, float]:
@@ -219,8 +258,9 @@ def measure(url: str, side: str, *, traced: bool, n: int, events: int = 0, full:
     plain: dict[tuple[str, str], Any] = {}
     cache, informer = None, None
     start = time.perf_counter()
+    listed_rv = ""
     if side == "plain":
-        _plain_sync(url, plain)
+        listed_rv = _plain_sync(url, plain)
     else:
         cache = ObjectCache(mapper, sync_timeout=600.0, page_size=PAGE)
         informer = cache.informer(pod_kind)
@@ -247,6 +287,8 @@ def measure(url: str, side: str, *, traced: bool, n: int, events: int = 0, full:
         if cache is None:
             out.update(_reads(lambda name, ns: plain[(ns, name)], keys))
             seconds, hits = _cpu_best(lambda: [o for o in plain.values() if labelled(o)], 5)
+            if events:
+                out["events_per_s"] = _plain_events(url, plain, listed_rv, events)
         else:
             out.update(_reads(lambda name, ns: cache.get(pod_kind, name, ns), keys))
             selector = f"{SELECTOR[0]}={SELECTOR[1]}"
@@ -328,7 +370,7 @@ def run(n: int = 20_000, *, events: int = 5_000, runs: int = 1, progress: Callab
     progress(f"bigcache: serving {n} Pods ({n // REPLICAS} Deployments of {REPLICAS}) from another process")
     with server(n, replicas=REPLICAS, history=events + 100) as served:
         progress("bigcache: plain store, untraced and traced")
-        plain = [_child(served, "plain", traced=False, n=n) for _ in range(runs)]
+        plain = [_child(served, "plain", traced=False, n=n, events=events if i == 0 else 0) for i in range(runs)]
         plain_traced = _child(served, "plain", traced=True, n=n)
         progress("bigcache: our cache, untraced (with the relist and the events) and traced")
         ours = [_child(served, "ours", traced=False, n=n, events=events if i == 0 else 0) for i in range(runs)]
@@ -407,11 +449,15 @@ def run(n: int = 20_000, *, events: int = 5_000, runs: int = 1, progress: Callab
         o["list_us"] / 1e3, p["list_us"] / 1e3, "ms", "<= 2x plain", o["list_us"] <= 2 * p["list_us"],
         "plain: the same equality filter over the dict's values; thread CPU time, best of 5")
     if "events_per_s" in o:
-        row("events/s to a handler", o["events_per_s"], ceiling, "events/s", ">= 10,000 events/s",
+        floor = p.get("events_per_s")
+        row("events/s to a handler", o["events_per_s"], floor, "events/s", ">= 10,000 events/s",
             o["events_per_s"] >= 10_000,
+            (f"{o['events_per_s'] / floor:.0%} of plain; " if floor else "") +
             f"{events:,} Pod updates written to the kit in another process with their watch events held back, "
-            "then streamed at once; first to last on_update; peer column: the kit's rate to a reader that only "
-            "splits lines (the ceiling)", lower_is_better=False)
+            "then streamed at once; first to last on_update; peer column: the plain side's informer in its own "
+            "process (read lines, json.loads, dict insert, on_update(old, new) on the reading thread: the floor "
+            f"of a Python informer); the kit streams {ceiling:,.0f} events/s to a reader that only splits lines "
+            "(the ceiling)", lower_is_better=False)
     scale = EXTRAPOLATE / pods
     row(f"extrapolated to {EXTRAPOLATE:,} Pods: bytes held", ours_traced["bytes"] * scale / mib,
         plain_traced["bytes"] * EXTRAPOLATE / max(p["objects"], 1) / mib, "MiB", "", None,

@@ -130,6 +130,17 @@ class HotObjects:
                 self.put(blob, found, self._old_bytes // (len(old) or 1))
         return found
 
+    def pop(self, blob: bytes | str, size: int) -> Any:
+        """Remove and return the object held for ``blob`` (about ``size`` bytes, as it was put), or None."""
+        found = self._young.pop(blob, None)
+        if found is not None:
+            self._young_bytes = max(0, self._young_bytes - size)
+            return found
+        found = self._old.pop(blob, None)
+        if found is not None:
+            self._old_bytes = max(0, self._old_bytes - size)
+        return found
+
     def put(self, blob: bytes | str, obj: Any, size: int) -> None:
         """Keep ``obj`` (about ``size`` bytes) as the decoded form of ``blob``."""
         young = self._young
@@ -192,18 +203,20 @@ def sized(name: str, record: Record) -> Record:
     return record
 
 
-_MODIFIED, _DELETED, _FINAL = "MODIFIED", "DELETED", "FINAL"  # markers in Changes' flat list
+_ADDED, _MODIFIED, _DELETED, _FINAL = "ADDED", "MODIFIED", "DELETED", "FINAL"  # markers in Changes' flat list
 
 
 class Changes(Sequence[Change]):
     """The changes a write made, in order, as :data:`Change` tuples decoded one at a time when read.
 
-    They hold the records (compact) of the objects involved, not decoded objects, in one flat list (an ``ADDED``
-    is its record alone, an update a marker and two records, a delete a marker and a record): a relist of N
-    objects queues N references and no container an object, and a handler thread decodes each change as it
-    delivers it (the ``old`` of an update is the object as it was: records are never changed). Each read decodes
-    again: iterate once (indexing decodes every change before the one asked for). Equal to any sequence of equal
-    changes. Built by the store with :meth:`added`, :meth:`modified`, :meth:`deleted` and :meth:`final`.
+    They hold the records (compact) of the objects involved, or the decoded object where the write had it at
+    hand (the event's object, or the old version when it was among the recently read), in one flat list (an
+    ``ADDED`` of a record is the record alone, else a marker and its objects; a decoded object is wrapped in a
+    1-tuple, as a record is a dict too): a relist of N objects queues N references and no container an object,
+    and a handler thread decodes each change as it delivers it (the ``old`` of an update is the object as it was:
+    records are never changed). Each read decodes again: iterate once (indexing decodes every change before the
+    one asked for). Equal to any sequence of equal changes. Built by the store with :meth:`added`,
+    :meth:`modified`, :meth:`deleted` and :meth:`final`.
     """
 
     __slots__ = ("_count", "_decode", "_items")
@@ -213,14 +226,19 @@ class Changes(Sequence[Change]):
         self._items: list[Any] = []
         self._count = 0
 
-    def added(self, record: Record) -> None:
-        """Append the ``ADDED`` of ``record``."""
-        self._items.append(record)
+    def added(self, record: Record, obj: dict[str, Any] | None = None) -> None:
+        """Append the ``ADDED`` of ``record`` (``obj``: its object, decoded, when at hand)."""
+        if obj is None:
+            self._items.append(record)
+        else:
+            self._items += (_ADDED, (obj,))
         self._count += 1
 
-    def modified(self, old: Record, new: Record) -> None:
-        """Append the ``MODIFIED`` from ``old`` to ``new``."""
-        self._items += (_MODIFIED, old, new)
+    def modified(self, old: Record, new: Record, old_obj: dict[str, Any] | None = None,
+                 new_obj: dict[str, Any] | None = None) -> None:
+        """Append the ``MODIFIED`` from ``old`` to ``new`` (``old_obj``, ``new_obj``: their objects, decoded, when
+        at hand)."""
+        self._items += (_MODIFIED, old if old_obj is None else (old_obj,), new if new_obj is None else (new_obj,))
         self._count += 1
 
     def deleted(self, old: Record) -> None:
@@ -238,13 +256,19 @@ class Changes(Sequence[Change]):
 
     def __iter__(self) -> Iterator[Change]:
         decode = self._decode
+
+        def read(item: Any) -> dict[str, Any]:  # a record, or a decoded object in a 1-tuple
+            return item[0] if type(item) is tuple else decode(item)  # type: ignore[no-any-return]
+
         items = iter(self._items)
         for item in items:
             if type(item) is dict:
                 yield "ADDED", None, decode(item)
+            elif item is _ADDED:
+                yield "ADDED", None, read(next(items))
             elif item is _MODIFIED:
-                old = decode(next(items))
-                yield "MODIFIED", old, decode(next(items))
+                old = read(next(items))
+                yield "MODIFIED", old, read(next(items))
             elif item is _DELETED:
                 yield "DELETED", decode(next(items)), None
             else:

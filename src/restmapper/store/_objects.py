@@ -426,16 +426,19 @@ class ObjectStore:
                     self._pop(ns, name)
                     changes.deleted(old)
                 self._put(ns, name, record, None)
-                changes.added(record)
+                changes.added(record, obj)
             elif _older(meta, old):
                 self.stale_drops += 1
                 return changes
             else:
                 self._put(ns, name, record, old)
+                # A version read recently is replaced by the new one among the recently read (the next read and
+                # the next update's old need no decoding); an object nobody read is not kept decoded for a write.
+                was_read = self._hot.pop(old[BLOB], old[RAW] * DECODED_PER_MARSHALLED)
+                if was_read is not None and type(record[BLOB]) is bytes:
+                    self._hot.put(record[BLOB], obj, record[RAW] * DECODED_PER_MARSHALLED)
                 if old[RV] != record[RV]:
-                    changes.modified(old, record)
-            if type(record[BLOB]) is bytes:  # what handlers get, and what a read right after returns
-                self._hot.put(record[BLOB], obj, record[RAW] * DECODED_PER_MARSHALLED)
+                    changes.modified(old, record, was_read, obj)
         return changes
 
     def delete(self, obj: dict[str, Any]) -> Changes:
