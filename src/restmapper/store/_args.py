@@ -9,14 +9,16 @@ wrong-typed name or namespace can never be found, so the miss is where it is rep
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from restmapper.errors import InvalidArgumentError
 from restmapper.transport.retry import check_seconds
 
-__all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_uid",
-           "check_wait"]
+__all__ = ["check_callables", "check_handle", "check_key", "check_options", "check_selectors", "check_streams",
+           "check_uid", "check_wait", "own_names"]
 
 
 def _type(value: object) -> str:
@@ -118,17 +120,20 @@ _SECONDS = ("resync", "relist_period", "sync_timeout", "watch_timeout", "watch_i
             "backoff_max", "probe_initial", "probe_max")
 _OPTIONAL_SECONDS = ("resync", "relist_period")
 _MAY_BE_ZERO = ("backoff_initial", "backoff_max")
+_POSITIVE = ("sync_timeout", "watch_timeout", "watch_idle_timeout", "resync", "relist_period")
+_FLAGS = ("daemon", "lazy", "watch_list")
 _CALLABLES = ("sleep",)  # transform: a callable or a list of them, checked with the scope (store._scope)
 
 
 def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> None:
-    """The constructor's arguments: types, and every seconds option a finite number (:func:`check_seconds`; the
-    order of the backoff bounds is checked by the constructor).
+    """The constructor's arguments: types, every seconds option a finite number (:func:`check_seconds`) and the
+    values in range (:func:`_check_ranges`).
 
     Raises:
         TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path names ``from_kubeconfig``), or an option
             of the wrong type.
-        InvalidArgumentError: a seconds option that is NaN, infinite, negative, or 0 where 0 means nothing.
+        InvalidArgumentError: a seconds option that is NaN, infinite, negative, or 0 where 0 means nothing; backoff
+            bounds out of order, a negative ``page_size``, an empty ``namespace``.
     """
     from restmapper.mapper.lazy import LazyRESTMapper
 
@@ -144,8 +149,59 @@ def check_options(method: str, mapper: object, options: Mapping[str, Any]) -> No
     for name in _CALLABLES:
         if options[name] is not None and not callable(options[name]):
             raise TypeError(f"{method}() takes {name} as a callable or None, not {_type(options[name])}")
-    if not isinstance(options["daemon"], bool):
-        raise TypeError(f"{method}() takes daemon as a bool, not {_type(options['daemon'])}")
+    for name in _FLAGS:
+        if name in options and not isinstance(options[name], bool):
+            raise TypeError(f"{method}() takes {name} as a bool, not {_type(options[name])}")
+    _check_services(method, options)
+    _check_ranges(options)
+
+
+def _check_ranges(options: Mapping[str, Any]) -> None:
+    """The constructor's values in range (their types checked)."""
+    if any(options[name] is not None and options[name] <= 0 for name in _POSITIVE):
+        raise InvalidArgumentError("sync_timeout, watch_timeout, watch_idle_timeout, resync and relist_period "
+                                   "must be positive")
+    if not (0 <= options["backoff_initial"] <= options["backoff_max"]) or \
+            not (0 < options["probe_initial"] <= options["probe_max"]):
+        raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max and 0 < probe_initial <= probe_max")
+    if options["page_size"] < 0:
+        raise InvalidArgumentError(f"page_size must not be negative, got {options['page_size']}")
+    if options["namespace"] == "":
+        raise InvalidArgumentError("namespace must be a non-empty string or None")
+
+
+def check_streams(transport: object) -> None:
+    """The cache's transport streams watches.
+
+    Raises:
+        InvalidArgumentError: it says it does not (the testing kit's ``InProcessTransport``); the message says how
+            to get one that does.
+    """
+    if getattr(transport, "streams", True) is False:
+        raise InvalidArgumentError(
+            f"ObjectCache needs a transport that streams watches, and {type(transport).__name__} does "
+            f"not: serve the cluster and connect to it (with cluster.serve() as served: "
+            f"ObjectCache.from_kubeconfig(str(served.kubeconfig_path))), pass transport= one that streams, "
+            f"or in a pytest test use the restmapper plugin's object_cache fixture")
+
+
+def own_names(cls: type, base: type) -> set[str]:
+    """The constructor keywords of ``cls`` (a ``base`` or a subclass; the other keywords of ``from_config`` go to
+    the mapper and transport): those its ``__init__`` names and, while it takes ``**kwargs`` (a subclass
+    forwarding them), those of the next ``__init__`` up the MRO, up to ``base``'s."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(vars(klass)["__init__"]).parameters.values()
+        names.update(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+        if klass is base or not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return names - {"self", "mapper"}
+
+
+def _check_services(method: str, options: Mapping[str, Any]) -> None:
+    """The transport and the watcher, when given, are what they must be."""
     transport = options["transport"]
     if transport is not None and not (callable(getattr(transport, "get", None))
                                       and callable(getattr(transport, "stream", None))):

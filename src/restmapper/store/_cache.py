@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from restmapper.errors import InformerNotStartedError, InvalidArgumentError
+from restmapper.errors import InformerNotStartedError
 from restmapper.generation import GenerationCache
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
-from restmapper.store._args import (
-    check_key,
-    check_options,
-    check_selectors,
-)
+from restmapper.store._args import check_key, check_options, check_selectors, check_streams, own_names
 from restmapper.store._cache_handlers import CacheHandlers
 from restmapper.store._cache_waits import CacheWaits
 from restmapper.store._errors import InformerStoppedError
@@ -45,8 +40,6 @@ __all__ = ["InformerInfo", "KindArg", "ObjectCache"]
 
 KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
 """What names a kind: a GroupKind, a GVK, a GVR, or what a user types (``"deploy"``, ``"Widget.example.com"``)."""
-
-
 
 _CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
@@ -164,27 +157,10 @@ class ObjectCache:
             namespace=namespace, resync=resync, transform=transform, sync_timeout=sync_timeout, watcher=watcher,
             transport=transport, watch_timeout=watch_timeout, watch_idle_timeout=watch_idle_timeout,
             relist_period=relist_period, page_size=page_size, backoff_initial=backoff_initial,
-            backoff_max=backoff_max, probe_initial=probe_initial, probe_max=probe_max, sleep=sleep, daemon=daemon))
-        if sync_timeout <= 0 or watch_timeout <= 0 or watch_idle_timeout <= 0 or (resync is not None and resync <= 0) \
-                or (relist_period is not None and relist_period <= 0):
-            raise InvalidArgumentError("sync_timeout, watch_timeout, watch_idle_timeout, resync and relist_period "
-                                       "must be positive")
-        if not (0 <= backoff_initial <= backoff_max) or not (0 < probe_initial <= probe_max):
-            raise InvalidArgumentError("need 0 <= backoff_initial <= backoff_max and 0 < probe_initial <= probe_max")
-        if page_size < 0:
-            raise InvalidArgumentError(f"page_size must not be negative, got {page_size}")
-        if namespace == "":
-            raise InvalidArgumentError("namespace must be a non-empty string or None")
+            backoff_max=backoff_max, probe_initial=probe_initial, probe_max=probe_max, sleep=sleep, daemon=daemon,
+            lazy=lazy, watch_list=watch_list))
         self.transport: Transport = transport if transport is not None else mapper.transport
-        if getattr(self.transport, "streams", True) is False:
-            raise InvalidArgumentError(
-                f"ObjectCache needs a transport that streams watches, and {type(self.transport).__name__} does "
-                f"not: serve the cluster and connect to it (with cluster.serve() as served: "
-                f"ObjectCache.from_kubeconfig(str(served.kubeconfig_path))), pass transport= one that streams, "
-                f"or in a pytest test use the restmapper plugin's object_cache fixture")
-        for name, flag in (("lazy", lazy), ("watch_list", watch_list)):
-            if not isinstance(flag, bool):
-                raise TypeError(f"ObjectCache() takes {name} as a bool, not {type(flag).__name__}")
+        check_streams(self.transport)
         self._scopes = KindScopes(dict(namespace=namespace, namespaces=namespaces, label_selector=label_selector,
                                        field_selector=field_selector, metadata_only=metadata_only,
                                        transform=transform), by_kind)
@@ -263,27 +239,13 @@ class ObjectCache:
     @classmethod
     def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
         """TypeError naming ``method`` for a keyword that is neither a cache, mapper nor transport option."""
-        names = cls._own_names()
+        names = own_names(cls, ObjectCache)
         LazyRESTMapper._check_config_options(method, {k: v for k, v in options.items() if k not in names})
-
-    @classmethod
-    def _own_names(cls) -> set[str]:
-        """The constructor's keywords (the rest go to the mapper and transport): those ``__init__`` names and, while
-        it takes ``**kwargs`` (a subclass forwarding them), those of the next ``__init__`` up the MRO."""
-        names: set[str] = set()
-        for klass in cls.__mro__:
-            if "__init__" not in vars(klass):
-                continue
-            params = inspect.signature(vars(klass)["__init__"]).parameters.values()
-            names.update(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
-            if klass is ObjectCache or not any(p.kind is p.VAR_KEYWORD for p in params):
-                break
-        return names - {"self", "mapper"}
 
     @classmethod
     def _own_options(cls, options: dict[str, Any]) -> dict[str, Any]:
         """Pop the constructor's keywords out of ``options`` (the rest go to the mapper and transport)."""
-        names = cls._own_names()
+        names = own_names(cls, ObjectCache)
         return {k: options.pop(k) for k in list(options) if k in names}
 
     # --- lifecycle ----------------------------------------------------------------------------------------------

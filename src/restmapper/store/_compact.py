@@ -258,7 +258,7 @@ class Changes(Sequence[Change]):
         decode = self._decode
 
         def read(item: Any) -> dict[str, Any]:  # a record, or a decoded object in a 1-tuple
-            return item[0] if type(item) is tuple else decode(item)  # type: ignore[no-any-return]
+            return item[0] if type(item) is tuple else decode(item)
 
         items = iter(self._items)
         for item in items:

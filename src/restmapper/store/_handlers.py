@@ -183,17 +183,7 @@ class Dispatcher:
             with self._returned:
                 self._calling = handle
             try:
-                if change_type == "ADDED":
-                    if handle.on_add is not None:
-                        assert new is not None
-                        handle.on_add(new)
-                elif change_type == "MODIFIED":
-                    if handle.on_update is not None:
-                        assert old is not None and new is not None
-                        handle.on_update(old, new)
-                elif handle.on_delete is not None:
-                    assert old is not None
-                    handle.on_delete(old)
+                _call(handle, change_type, old, new)
             except BaseException:  # SystemExit too: a handler never ends delivery, to itself or to others
                 self._count("handler_errors")
                 _log.exception("%s handler of the %s informer failed", change_type, self._label)
@@ -201,3 +191,19 @@ class Dispatcher:
                 with self._returned:
                     self._calling = None
                     self._returned.notify_all()
+
+
+def _call(handle: HandlerHandle, change_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+    """Call the function of ``handle`` for a change of ``change_type`` (``ADDED``, ``MODIFIED`` or ``DELETED``),
+    if it has one."""
+    if change_type == "ADDED":
+        if handle.on_add is not None:
+            assert new is not None
+            handle.on_add(new)
+    elif change_type == "MODIFIED":
+        if handle.on_update is not None:
+            assert old is not None and new is not None
+            handle.on_update(old, new)
+    elif handle.on_delete is not None:
+        assert old is not None
+        handle.on_delete(old)

@@ -158,15 +158,21 @@ class Informer(InformerReads, InformerWaits, InformerSink):
         current = threading.current_thread()
         ended = True
         for thread in (self._dispatcher.thread, self._thread):
-            if thread is current or thread.ident is None:
-                continue
-            while thread.is_alive() and not (thread is self._thread and self._thread.in_discovery):
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    break
-                thread.join(_DISCOVERY_POLL if left is None else min(left, _DISCOVERY_POLL))
-            ended = ended and (not thread.is_alive() or (thread is self._thread and self._thread.in_discovery))
+            if thread is not current and thread.ident is not None:
+                ended = self._join_thread(thread, deadline) and ended
         return ended
+
+    def _join_thread(self, thread: threading.Thread, deadline: float | None) -> bool:
+        """Wait for one of the informer's threads (see :meth:`_join`); True when it ended or is left in discovery."""
+        def done() -> bool:
+            return not thread.is_alive() or (thread is self._thread and self._thread.in_discovery)
+
+        while not done():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            thread.join(_DISCOVERY_POLL if left is None else min(left, _DISCOVERY_POLL))
+        return done()
 
     def _poke(self) -> None:
         """Re-resolve soon (a CRD of this group changed): wake a not-served wait, interrupt a watch."""

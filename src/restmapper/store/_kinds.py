@@ -77,12 +77,21 @@ def resolve_for(mapper: LazyRESTMapper, arg: str, call: CacheCall) -> RESTMappin
     try:
         return mapper.resolve(arg)
     except InvalidArgumentError:
-        try:
-            members = mapper.expand_category(arg)
-        except RestMapperError:
-            members = []
-        if not members:
-            raise
+        _refuse_category(mapper, arg, call)
+        raise
+
+
+def _refuse_category(mapper: LazyRESTMapper, arg: str, call: CacheCall) -> None:
+    """Raise the cache's error for ``arg`` when it names a category (``all``); return when it does not.
+
+    Raises:
+        InvalidArgumentError: ``arg`` is a category; the message names one of its types to pass instead.
+    """
+    try:
+        members = mapper.expand_category(arg)
+    except RestMapperError:
+        return
+    if members:
         first = members[0]
         example = f"{first.resource}.{first.group}" if first.group else first.resource
         raise InvalidArgumentError(f'{call.name}() takes one resource type; "{arg}" is a category: call it for each '

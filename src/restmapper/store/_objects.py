@@ -125,22 +125,24 @@ def first_disagreeing(objs: Iterable[object], kind: GroupVersionKind, namespaced
     """The first of ``objs`` (raw) for which :func:`disagrees` holds, or None: one pass over a list page, the
     expected ``apiVersion`` computed once (not once an object)."""
     api_version = f"{kind.group}/{kind.version}" if kind.group else kind.version  # GroupVersion.__str__
-    kind_name = kind.kind
     for obj in objs:
-        if not isinstance(obj, dict):
-            continue
-        meta = obj.get("metadata")
-        if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
-            return obj
-        if metadata and obj.get("kind") == "PartialObjectMetadata" and obj.get("apiVersion") == "meta.k8s.io/v1":
-            continue
-        got = obj.get("apiVersion")
-        if got is not None and got != api_version:
-            return obj
-        got = obj.get("kind")
-        if got is not None and got != kind_name:
+        if isinstance(obj, dict) and _disagreeing(obj, api_version, kind.kind, namespaced, metadata):
             return obj
     return None
+
+
+def _disagreeing(obj: dict[str, Any], api_version: str, kind: str, namespaced: bool, metadata: bool) -> bool:
+    """:func:`disagrees` of one object, the kind's ``apiVersion`` and ``kind`` given."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and bool(meta.get("namespace")) != namespaced:
+        return True
+    if metadata and obj.get("kind") == "PartialObjectMetadata" and obj.get("apiVersion") == "meta.k8s.io/v1":
+        return False
+    got = obj.get("apiVersion")
+    if got is not None and got != api_version:
+        return True
+    got = obj.get("kind")
+    return got is not None and got != kind
 
 
 def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
@@ -163,6 +165,11 @@ def identity(obj: object) -> tuple[str, str, str | None, Mapping[str, Any]]:
     if not isinstance(ns, str) or (uid is not None and not isinstance(uid, str)):
         raise InvalidArgumentError(f"object {name!r}: metadata.namespace and metadata.uid must be strings")
     return ns, name, uid or None, meta
+
+
+def _new_incarnation(record: Record, held: Record) -> bool:
+    """Whether ``record`` is another object than ``held`` under the same key (both have UIDs, and they differ)."""
+    return record[UID] is not None and held[UID] is not None and record[UID] != held[UID]
 
 
 def _older(meta: Mapping[str, Any], held: Record) -> bool:
@@ -414,22 +421,17 @@ class ObjectStore:
         Raises:
             InvalidArgumentError: ``obj`` has no usable identity (see :func:`identity`); nothing changes.
         """
-        ns, name, uid, meta = identity(obj)
+        ns, name, _, meta = identity(obj)
         changes = Changes(self.peek)
         with self.lock:
             self.heard()
             record = self._record(obj, meta)
             objects = self._by_ns.get(ns)
             old = objects.get(name) if objects is not None else None
-            if old is None or (uid is not None and old[UID] is not None and uid != old[UID]):
-                if old is not None:
-                    self._pop(ns, name)
-                    changes.deleted(old)
-                self._put(ns, name, record, None)
-                changes.added(record, obj)
+            if old is None or _new_incarnation(record, old):
+                self._put_new(ns, name, record, old, changes, obj)
             elif _older(meta, old):
                 self.stale_drops += 1
-                return changes
             else:
                 self._put(ns, name, record, old)
                 # A version read recently is replaced by the new one among the recently read (the next read and
@@ -440,6 +442,16 @@ class ObjectStore:
                 if old[RV] != record[RV]:
                     changes.modified(old, record, was_read, obj)
         return changes
+
+    def _put_new(self, ns: str, name: str, record: Record, old: Record | None, out: Changes,
+                 obj: dict[str, Any] | None = None) -> None:
+        """Store ``record``, an object not held (``old`` None) or a new incarnation of ``old`` (another UID: a
+        delete of it first); ``obj``: its object, decoded, when at hand."""
+        if old is not None:
+            self._pop(ns, name)
+            out.deleted(old)
+        self._put(ns, name, record, None)
+        out.added(record, obj)
 
     def delete(self, obj: dict[str, Any]) -> Changes:
         """Apply a DELETED event and return the changes made (the event's object is the final state).
@@ -550,12 +562,8 @@ class ObjectStore:
         old = objects.get(name) if objects is not None else None
         if old is record:
             return
-        if old is None or (record[UID] is not None and old[UID] is not None and record[UID] != old[UID]):
-            if old is not None:
-                self._pop(ns, name)
-                out.deleted(old)
-            self._put(ns, name, record, None)
-            out.added(record)
+        if old is None or _new_incarnation(record, old):
+            self._put_new(ns, name, record, old, out)
         elif old[RV] != record[RV] or not self._same(old, record):
             self._put(ns, name, record, old)
             out.modified(old, record)

@@ -195,13 +195,23 @@ def _namespaces(namespace: Any, namespaces: Any) -> tuple[str, ...] | None:
     if not names:
         raise InvalidArgumentError("namespaces must be a non-empty list of namespace names (None: all namespaces)")
     for ns in names:
-        if not isinstance(ns, str):
-            raise TypeError(f"namespaces must be namespace names (str), got {type(ns).__name__} {ns!r}")
-        if len(ns) > 63 or not _DNS1123_LABEL.fullmatch(ns):
-            raise InvalidArgumentError(f"namespace {ns!r} is not a valid namespace name (a DNS-1123 label: at most "
-                                       f"63 lowercase letters, digits and '-', starting and ending with a letter or "
-                                       f"digit)")
+        _check_namespace_name(ns)
     return names
+
+
+def _check_namespace_name(ns: object) -> None:
+    """``ns`` is a namespace name: a DNS-1123 label (see :func:`_namespaces`).
+
+    Raises:
+        TypeError: not a str.
+        InvalidArgumentError: not a DNS-1123 label.
+    """
+    if not isinstance(ns, str):
+        raise TypeError(f"namespaces must be namespace names (str), got {type(ns).__name__} {ns!r}")
+    if len(ns) > 63 or not _DNS1123_LABEL.fullmatch(ns):
+        raise InvalidArgumentError(f"namespace {ns!r} is not a valid namespace name (a DNS-1123 label: at most "
+                                   f"63 lowercase letters, digits and '-', starting and ending with a letter or "
+                                   f"digit)")
 
 
 def make_scope(options: Mapping[str, Any], base: Scope | None = None) -> Scope:

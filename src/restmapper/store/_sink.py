@@ -119,12 +119,7 @@ class InformerSink:
         """Reflector sink protocol (called by the reflector; not for users): replace what ``namespace`` (``""``:
         the whole list) holds with ``items``, a complete list, as client-go's ``Store.Replace``."""
         if self._group.full_objects and self._scope.metadata_only:
-            # The server refused metadata-only objects: the informer holds full ones from now on (its scope says
-            # so), and answers nothing until every namespace listed them (never two representations at once).
-            with self._cond:
-                self._unreadable()
-                self._scope = replace(self._scope, metadata_only=False)
-                self._moved |= self._group.awaiting_full
+            self._to_full_objects()
         # Read as it arrives, without the lock (pages checked and transformed by _prepare_page); what the reading
         # raises leaves the store as it was.
         staged = self._store.stage((o for o in items if isinstance(o, dict)),
@@ -140,11 +135,17 @@ class InformerSink:
             self._moved.discard(namespace)
             self._observed_rv = items.resource_version
             self._observed_in[namespace] = items.resource_version
-            if self._transform_error is not None:
-                self._transform_error = None
-            if self._mismatch:
-                self._mismatch = 0
+            self._transform_error = None  # a complete list went in: the transform and the mapping agreed with it
+            self._mismatch = 0
             self._settle(namespace)
+
+    def _to_full_objects(self) -> None:
+        """The server refused metadata-only objects: the informer holds full ones from now on (its scope says so),
+        and answers nothing until every namespace listed them (never two representations at once)."""
+        with self._cond:
+            self._unreadable()
+            self._scope = replace(self._scope, metadata_only=False)
+            self._moved |= self._group.awaiting_full
 
     def _settle(self, listing: str | None) -> None:
         """Readable once every reflector listed (per namespace: or is refused there by RBAC); lock held."""
@@ -166,16 +167,20 @@ class InformerSink:
                 changes = (self._store.delete(transformed) if event_type == "DELETED"
                            else self._store.upsert(transformed))
                 self._queue(changes)
-                rv = transformed["metadata"].get("resourceVersion")
-                if isinstance(rv, str) and rv:
-                    self._observed_rv = rv
-                    if self._group.per_namespace:
-                        self._observed_in[transformed["metadata"].get("namespace") or ""] = rv
+                self._observed(transformed["metadata"])
                 if self._waiters or self._listeners:
                     self._changed()
         except InvalidArgumentError as exc:
             self._count("malformed")
             _log.warning("ignoring a %s event on %s: %s", event_type, self._label, exc)
+
+    def _observed(self, meta: dict[str, Any]) -> None:
+        """Note the resourceVersion of an event's object (``meta``: its metadata) as the one observed (lock held)."""
+        rv = meta.get("resourceVersion")
+        if isinstance(rv, str) and rv:
+            self._observed_rv = rv
+            if self._group.per_namespace:
+                self._observed_in[meta.get("namespace") or ""] = rv
 
     def _disagrees(self, obj: object) -> bool:
         """True, and the informer made unreadable and told to re-resolve, when the server's object ``obj`` is not

@@ -83,20 +83,23 @@ def transformed(transform: Callable[[dict[str, Any]], Any], obj: dict[str, Any],
     except BaseException as exc:  # user code on a worker thread: SystemExit too must not end the informer
         raise TransformError(kind, _callable_name(transform), namespace, name,
                              f"raised {type(exc).__name__}: {exc}") from exc
-    problem = ""
-    new_meta = result.get("metadata") if isinstance(result, dict) else None
-    if not isinstance(result, dict):
-        problem = f"returned {'None' if result is None else 'a ' + type(result).__name__}, not the object"
-    elif not isinstance(new_meta, dict):
-        problem = "returned an object without metadata"
-    else:
-        for field, old in zip(_KEPT, before, strict=True):
-            new = new_meta.get(field) or None
-            if new != old:
-                problem = (f"dropped metadata.{field}" if new is None else
-                           f"changed metadata.{field} from {old!r} to {new!r}")
-                break
+    problem = _problem(result, before)
     if problem:
         raise TransformError(kind, _callable_name(transform), namespace, name, problem)
     assert isinstance(result, dict)
     return result
+
+
+def _problem(result: object, before: list[Any]) -> str:
+    """What is wrong with a transform's ``result`` (``""``: nothing), ``before`` the values of the kept metadata
+    fields (:data:`_KEPT`) of the object it was given."""
+    if not isinstance(result, dict):
+        return f"returned {'None' if result is None else 'a ' + type(result).__name__}, not the object"
+    new_meta = result.get("metadata")
+    if not isinstance(new_meta, dict):
+        return "returned an object without metadata"
+    for field, old in zip(_KEPT, before, strict=True):
+        new = new_meta.get(field) or None
+        if new != old:
+            return f"dropped metadata.{field}" if new is None else f"changed metadata.{field} from {old!r} to {new!r}"
+    return ""

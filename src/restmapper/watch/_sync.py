@@ -51,6 +51,9 @@ _METADATA_LIST_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadataLis
 METADATA_ACCEPT = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"}
 _REFUSED = (400, 422)  # a server refusing WatchList's parameters (BadRequest, Invalid)
 _BATCH = 500  # initial events handed to the page hook at a time when page_size is 0
+# A batch of initial events also ends at this many bytes of lines: a batch is decoded whole before the sink stores
+# it, so a batch of 500 Pods of 8 KB would be ~20 MB of dicts on top of the store during every sync and relist.
+_BATCH_BYTES = 1 << 20
 _ADDED_LINE = b'{"type":"ADDED",'  # how kube-apiserver (Go's encoding/json) starts an ADDED event's line
 _NEAR_END = 0.9  # a stream that lasted this fraction of its timeout (or its idle timeout silent) ran out
 
@@ -287,8 +290,8 @@ class ReflectorSync:
                      self.label, why)
 
     def _initial_events(self, listing: Listing, opened: Opened) -> Iterator[list[Any]]:
-        """The initial ``ADDED`` events, a batch (``page_size``) at a time, up to the initial-events-end bookmark
-        (which sets the listing's resourceVersion and ends it).
+        """The initial ``ADDED`` events, a batch (``page_size`` events, or fewer making 1 MiB of lines) at a time, up
+        to the initial-events-end bookmark (which sets the listing's resourceVersion and ends it).
 
         The lines of a batch are decoded as one JSON document, as a list page is: the decoder then makes one string
         of each key for the whole batch, where a line at a time makes one for every object (with 8 KB Pods held
@@ -311,14 +314,16 @@ class ReflectorSync:
         size = self._batch_size()
         raw: list[bytes] = []  # ADDED lines not decoded yet
         batch: list[Any] = []  # objects decoded, not handed over yet
+        held = 0  # bytes of the lines read since the last batch was handed over
         heard = self._clock()
         try:
             for line in opened.lines:
                 opened.events += 1
                 heard = self._clock()
+                held += len(line)
                 if line.startswith(_ADDED_LINE):
                     raw.append(line)
-                    if len(raw) + len(batch) < size:
+                    if len(raw) + len(batch) < size and held < _BATCH_BYTES:
                         continue
                     events = self._decode_lines(raw)
                 else:
@@ -333,9 +338,10 @@ class ReflectorSync:
                     listing.resource_version = "" if opened.changes else end
                     return
                 del events
-                if len(batch) >= size:
+                if len(batch) >= size or held >= _BATCH_BYTES:
                     yield self._batch(batch)
                     batch = []
+                    held = 0
         except TransportError:
             if self._clock() - heard >= self._read_timeout * _NEAR_END:
                 raise _Ignored(f"silent for {self._read_timeout:.0f}s before the {INITIAL_EVENTS_END} "
