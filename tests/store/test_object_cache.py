@@ -273,7 +273,7 @@ def test_not_served_informer_restarts_on_the_watchers_crd_event(served: ServedCl
             served.cluster.add_crd(WIDGET)
             served.cluster.apply_object(widget_obj("w"))
             assert cache.wait_for(WIDGET_GK, "w", "default", timeout=30)["metadata"]["name"] == "w"
-            assert [h for h in watcher._handlers if h == cache._crd_handler] == [cache._crd_handler]  # never twice
+            assert [h for h in watcher._handlers if h == cache._crds.on_event] == [cache._crds.on_event]  # once
         finally:
             assert cache.stop(30)
         assert watcher._handlers == []  # the cache's stop removed its handler

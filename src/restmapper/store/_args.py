@@ -185,17 +185,17 @@ def check_streams(transport: object) -> None:
             f"or in a pytest test use the restmapper plugin's object_cache fixture")
 
 
-def own_names(cls: type, base: type) -> set[str]:
-    """The constructor keywords of ``cls`` (a ``base`` or a subclass; the other keywords of ``from_config`` go to
-    the mapper and transport): those its ``__init__`` names and, while it takes ``**kwargs`` (a subclass
-    forwarding them), those of the next ``__init__`` up the MRO, up to ``base``'s."""
+def own_names(cls: type) -> set[str]:
+    """The constructor keywords of the cache class ``cls`` (the other keywords of ``from_config`` go to the mapper
+    and transport): those its ``__init__`` names and, while it takes ``**kwargs`` (a subclass forwarding them),
+    those of the next ``__init__`` up the MRO."""
     names: set[str] = set()
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
         params = inspect.signature(vars(klass)["__init__"]).parameters.values()
         names.update(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
-        if klass is base or not any(p.kind is p.VAR_KEYWORD for p in params):
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
             break
     return names - {"self", "mapper"}
 

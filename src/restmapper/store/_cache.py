@@ -15,15 +15,16 @@ from restmapper.generation import GenerationCache
 from restmapper.mapper.lazy import LazyRESTMapper
 from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource
 from restmapper.store._args import check_key, check_options, check_selectors, check_streams, own_names
+from restmapper.store._cache_crds import CrdWake
 from restmapper.store._cache_handlers import CacheHandlers
 from restmapper.store._cache_waits import CacheWaits
 from restmapper.store._errors import InformerStoppedError
 from restmapper.store._handlers import HandlerHandle, OnAdd, OnDelete, OnUpdate
 from restmapper.store._informer import Informer
-from restmapper.store._kinds import CacheCall, resolve_for
+from restmapper.store._kinds import CacheCall, group_kind_of
 from restmapper.store._leading import Leadership
 from restmapper.store._reflectors import SyncModes
-from restmapper.store._scope import KindScopes, TransformArg
+from restmapper.store._scope import KindScopes, Scope, TransformArg
 from restmapper.store._stats import InformerInfo
 from restmapper.transport import end_idle_deadline_thread
 from restmapper.transport.base import Transport
@@ -41,7 +42,6 @@ __all__ = ["InformerInfo", "KindArg", "ObjectCache"]
 KindArg = GroupKind | GroupVersionKind | GroupVersionResource | str
 """What names a kind: a GroupKind, a GVK, a GVR, or what a user types (``"deploy"``, ``"Widget.example.com"``)."""
 
-_CRD = "CustomResourceDefinition"
 _HOT_LIMIT = 4096
 
 
@@ -170,7 +170,8 @@ class ObjectCache:
         self.namespace = namespace
         self.watcher = watcher
         self._discovery_cache = mapper.cache
-        self._crd_handler = self._on_crd_event  # one bound-method object: the watcher removes handlers by identity
+        self._crds = CrdWake(watcher, self._informers_of_group)
+        self._watched = self._crds.watched
         self._options: dict[str, Any] = dict(
             resync=resync, sync_timeout=sync_timeout,
             watch_timeout=watch_timeout, idle_timeout=watch_idle_timeout, relist_period=relist_period,
@@ -239,13 +240,13 @@ class ObjectCache:
     @classmethod
     def _check_config_options(cls, method: str, options: Mapping[str, Any]) -> None:
         """TypeError naming ``method`` for a keyword that is neither a cache, mapper nor transport option."""
-        names = own_names(cls, ObjectCache)
+        names = own_names(cls)
         LazyRESTMapper._check_config_options(method, {k: v for k, v in options.items() if k not in names})
 
     @classmethod
     def _own_options(cls, options: dict[str, Any]) -> dict[str, Any]:
         """Pop the constructor's keywords out of ``options`` (the rest go to the mapper and transport)."""
-        names = own_names(cls, ObjectCache)
+        names = own_names(cls)
         return {k: options.pop(k) for k in list(options) if k in names}
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
@@ -296,8 +297,7 @@ class ObjectCache:
             self._informers.clear()
             self._hot = {}
             self._stopped = True
-        if self.watcher is not None:
-            self.watcher.remove_handler(self._crd_handler)
+        self._crds.stop()
         for informer in informers:  # every informer told first: they all end meanwhile, not one after the other
             informer._signal_stop()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -380,17 +380,7 @@ class ObjectCache:
         return self._group_kind(kind, CacheCall("group_kind"))
 
     def _group_kind(self, kind: KindArg, call: CacheCall) -> GroupKind:
-        if isinstance(kind, GroupKind):
-            return kind
-        if isinstance(kind, GroupVersionKind):
-            return kind.group_kind
-        if isinstance(kind, GroupVersionResource):
-            return self.mapper.kind_for(kind).group_kind
-        if isinstance(kind, str):
-            mapping = self.mapper.cached_resolve(kind) or resolve_for(self.mapper, kind, call)
-            return mapping.group_version_kind.group_kind
-        raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
-                        f"got {type(kind).__name__}")
+        return group_kind_of(self.mapper, kind, call)
 
     def _by_kind_key(self, key: KindArg) -> GroupKind:
         return self._group_kind(key, CacheCall("by_kind"))
@@ -428,41 +418,55 @@ class ObjectCache:
             return warm
         generation = None if isinstance(kind, (GroupKind, GroupVersionKind)) else self._cache_generation()
         gk = self._group_kind(kind, call)
-        with self._lock:
-            self._check_not_stopped_locked()
-            informer = self._informers.get(gk)
-            fresh = informer is None or informer._state == "stopped"
-        if fresh:
-            if not self._lazy and call.method not in ("informer", "start"):
+        while True:
+            with self._lock:
+                self._check_not_stopped_locked()
+                informer = self._informers.get(gk)
+                fresh = informer is None or informer._state == "stopped"
+            if fresh and not self._lazy and call.method not in ("informer", "start"):
                 raise InformerNotStartedError(str(gk), f"{call.name}()")
-            scope = self._scopes.for_kind(gk, self._by_kind_key)
-            rescope = functools.partial(self._scopes.for_kind, gk, self._by_kind_key) \
-                if self._scopes.pending() else None
-        with self._lock:
-            self._check_not_stopped_locked()
-            informer = self._informers.get(gk)
-            fresh = informer is None or informer._state == "stopped"
-            if fresh:
-                # Listen before the informer first resolves its kind: a CRD created once it found the kind not
-                # served must wake it (the event would be lost if the handler were added only after that).
-                self._watched()
-                announce = gk not in self._announced
-                self._announced.add(gk)
-                informer = Informer(gk, self.mapper, self.transport, watched=self._watched, scope=scope,
-                                    announce=announce, rescope=rescope, **self._options)
-                self._informers[gk] = informer
-            assert informer is not None
-            if len(self._hot) >= _HOT_LIMIT:
-                self._hot = {}
-            # Strings hash fast (cached); a frozen dataclass hashes in ~0.5 us, so other kinds are keyed by id() and
-            # the entry keeps the object itself (checked with `is`, and alive while memoized). A string resolved
-            # with something to warn (a short name an unreadable group may beat) is resolved again on each call,
-            # as the mapper warns each time: only a quiet resolution is held.
-            if not isinstance(kind, str) or self.mapper.cached_resolve(kind) is not None:
-                self._hot[kind if isinstance(kind, str) else id(kind)] = (kind, generation, informer)
+            # A new informer's scope is read without the lock (by_kind keys may ask the mapper).
+            scope = self._scopes.for_kind(gk, self._by_kind_key) if fresh else None
+            with self._lock:
+                informer, fresh = self._held_or_new(gk, scope)
+                if informer is not None:
+                    self._remember(kind, generation, informer)
+                    break
         if fresh:
             informer._start()
         return informer
+
+    def _held_or_new(self, gk: GroupKind, scope: Scope | None) -> tuple[Informer | None, bool]:
+        """The running informer of ``gk``, or a new one (not started) of ``scope``, and whether it is new; None
+        when a new one is needed and ``scope`` is None (it stopped since it was looked up: read it again). Lock
+        held."""
+        self._check_not_stopped_locked()
+        informer = self._informers.get(gk)
+        if informer is not None and informer._state != "stopped":
+            return informer, False
+        if scope is None:
+            return None, True
+        rescope = functools.partial(self._scopes.for_kind, gk, self._by_kind_key) if self._scopes.pending() else None
+        # Listen before the informer first resolves its kind: a CRD created once it found the kind not served must
+        # wake it (the event would be lost if the handler were added only after that).
+        self._watched()
+        announce = gk not in self._announced
+        self._announced.add(gk)
+        informer = Informer(gk, self.mapper, self.transport, watched=self._watched, scope=scope, announce=announce,
+                            rescope=rescope, **self._options)
+        self._informers[gk] = informer
+        return informer, True
+
+    def _remember(self, kind: KindArg, generation: int | None, informer: Informer) -> None:
+        """Memoize ``informer`` for the warm path of ``kind`` (lock held)."""
+        if len(self._hot) >= _HOT_LIMIT:
+            self._hot = {}
+        # Strings hash fast (cached); a frozen dataclass hashes in ~0.5 us, so other kinds are keyed by id() and the
+        # entry keeps the object itself (checked with `is`, and alive while memoized). A string resolved with
+        # something to warn (a short name an unreadable group may beat) is resolved again on each call, as the
+        # mapper warns each time: only a quiet resolution is held.
+        if not isinstance(kind, str) or self.mapper.cached_resolve(kind) is not None:
+            self._hot[kind if isinstance(kind, str) else id(kind)] = (kind, generation, informer)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -585,29 +589,9 @@ class ObjectCache:
 
     # --- healing driven by a CRD watcher -----------------------------------------------------------------------
 
-    def _watched(self) -> bool:
-        """True when a running watcher will tell us about CRD changes (re-registers our handler if it was
-        dropped by a watcher restart)."""
-        watcher = self.watcher
-        if watcher is None or not watcher.watching(_CRD):
-            return False
-        watcher.add_handler(self._crd_handler, once=True)  # never removed meanwhile: no event slips through
-        return True
-
-    def _on_crd_event(self, event_type: str, kind: str, obj: Mapping[str, Any]) -> None:
-        # Runs on the watcher's thread after it invalidated the group: only wake informers, never do I/O here.
-        if kind != _CRD:
-            return
-        spec = obj.get("spec")
-        group = spec.get("group") if isinstance(spec, Mapping) else None
+    def _informers_of_group(self, group: object) -> builtins.list[Informer]:
         with self._lock:
-            informers = [i for gk, i in self._informers.items() if gk.group == group]
-        for informer in informers:
-            # Only an informer waiting for its kind to be served needs the event: a served one learns of a change
-            # that moves it from its own watch (ended by the storage teardown), and a poke racing that move
-            # could let the relist of the old version land after the new one.
-            if informer.state == "not_served":
-                informer._poke()
+            return [i for gk, i in self._informers.items() if gk.group == group]
 
     def __repr__(self) -> str:
         with self._lock:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from restmapper.errors import InvalidArgumentError, RestMapperError
 from restmapper.mapper import LazyRESTMapper, checked_reading, require_resource_type
-from restmapper.model import RESTMapping
+from restmapper.model import GroupKind, GroupVersionKind, GroupVersionResource, RESTMapping
 
-__all__ = ["CacheCall", "resolve_for"]
+__all__ = ["CacheCall", "group_kind_of", "resolve_for"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,27 @@ def _quiet(mapper: LazyRESTMapper) -> Callable[[str], RESTMapping]:
             warnings.simplefilter("ignore")  # checking a suggestion: its short-name conflicts are not news
             return mapper.resolve(arg)
     return resolve
+
+
+def group_kind_of(mapper: LazyRESTMapper, kind: object, call: CacheCall) -> GroupKind:
+    """The GroupKind ``kind`` names (``ObjectCache.group_kind``, for the cache's ``call``): a GroupKind, a GVK, a
+    GVR (asks the mapper) or a string (resolved as :func:`resolve_for`).
+
+    Raises:
+        TypeError: ``kind`` is not one of those types.
+        As :func:`resolve_for` and :meth:`LazyRESTMapper.kind_for` otherwise.
+    """
+    if isinstance(kind, GroupKind):
+        return kind
+    if isinstance(kind, GroupVersionKind):
+        return kind.group_kind
+    if isinstance(kind, GroupVersionResource):
+        return mapper.kind_for(kind).group_kind
+    if isinstance(kind, str):
+        mapping = mapper.cached_resolve(kind) or resolve_for(mapper, kind, call)
+        return mapping.group_version_kind.group_kind
+    raise TypeError(f"kind must be a GroupKind, GroupVersionKind, GroupVersionResource or str, "
+                    f"got {type(kind).__name__}")
 
 
 def resolve_for(mapper: LazyRESTMapper, arg: str, call: CacheCall) -> RESTMapping:
