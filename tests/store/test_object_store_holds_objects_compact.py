@@ -157,6 +157,58 @@ def test_a_sync_keeps_no_decoded_object_until_the_handlers_ran(held: int) -> Non
     assert [c[0] for c in changes][:2] == (["MODIFIED"] * 2 if held else ["ADDED"] * 2)
 
 
+def _counting_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    decoded: list[bytes] = []
+    real = Codec.decode
+    monkeypatch.setattr(Codec, "decode", lambda codec, blob: decoded.append(blob) or real(codec, blob))
+    return decoded
+
+
+def _updated(i: int, rv: str) -> dict[str, Any]:
+    updated = pod(i)
+    updated["metadata"]["resourceVersion"] = rv
+    return updated
+
+
+def test_updates_of_objects_nobody_read_keep_nothing_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch update hands the handler the event's object and decodes only the old version (the handler's
+    ``old``): the store keeps no decoded object for a write nobody reads, so the collector has nothing to walk."""
+    store = ObjectStore()
+    store.replace(pod(i) for i in range(200))
+    decoded = _counting_decodes(monkeypatch)
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        for i in range(200):
+            sent = _updated(i, "99")
+            [(kind, old, new)] = store.upsert(sent)
+            assert (kind, old, new) == ("MODIFIED", pod(i), sent) and new is sent
+            del sent, old, new
+        grown = len(gc.get_objects()) - before
+    finally:
+        gc.enable()
+    assert len(decoded) == 200  # the olds, one each
+    assert grown < 100
+
+
+def test_an_update_of_a_recently_read_object_needs_no_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new version of an object read recently takes the old one's place among the recently read: neither the
+    handler's ``old`` nor the next read nor the next update decodes anything."""
+    store = ObjectStore()
+    store.replace(pod(i) for i in range(10))
+    name, ns = pod(3)["metadata"]["name"], pod(3)["metadata"]["namespace"]
+    read = store.get(ns, name)
+    decoded = _counting_decodes(monkeypatch)
+    first = _updated(3, "100")
+    [(_, old, new)] = store.upsert(first)
+    assert old is read and new is first
+    assert store.get(ns, name) is first
+    [(_, old, new)] = store.upsert(_updated(3, "101"))
+    assert old is first and new["metadata"]["resourceVersion"] == "101"
+    assert decoded == []
+
+
 def test_an_unchanged_relist_stores_nothing_new() -> None:
     store = ObjectStore()
     store.replace(_listed(100))
