@@ -415,8 +415,9 @@ class ObjectStore:
         return old
 
     def upsert(self, obj: dict[str, Any]) -> Changes:
-        """Store ``obj`` (an ADDED or MODIFIED event, or a list item) and return the changes made. ``obj`` becomes
-        the shared object reads of that version return: the caller must not change it afterwards.
+        """Store ``obj`` (an ADDED or MODIFIED event, or a list item) and return the changes made. ``obj`` is what
+        handlers get as the new object, and what reads of that version return when the old one was among the
+        recently read (it takes its place there): the caller must not change it afterwards.
 
         Raises:
             InvalidArgumentError: ``obj`` has no usable identity (see :func:`identity`); nothing changes.
