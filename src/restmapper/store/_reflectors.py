@@ -57,9 +57,8 @@ class _Forward:
     def reflector_replace(self, items: Listing) -> None:
         if self.reflector is not None:
             self.listed_past = self.reflector.last_error
-            if not self.reflector.metadata_only:
-                self._group.full_objects_for_all(self.reflector)
-                self._group.awaiting_full.discard(self._namespace)
+            if not items.metadata_only:  # what the listing was asked in, not what the reflector asks for now
+                self._group.listed_full_objects(self._namespace, self.reflector)
         self._sink.reflector_replace_in(self._namespace, items)
 
     def reflector_bookmark(self, resource_version: str) -> None:
@@ -125,21 +124,26 @@ class ReflectorGroup:
         self._make = make
         self._sink = sink
         self._stop = stop
-        self.reflectors: dict[str, Reflector] = {"": self._new("")}
-        self.per_namespace = False
-        # _lock guards _run_stop: the event ending the run in progress (set by halt() from any thread).
+        # _lock guards _run_stop (the event ending the run in progress, set by halt() from any thread) and the
+        # representation's fields below (the reflectors' threads update them).
         self._lock = threading.Lock()
         self._run_stop: threading.Event | None = None
-        # Set once a reflector fell back to full objects (a 406 to metadata-only): every reflector then lists full
-        # objects, so that one informer never holds two representations (read by the informer's scope).
+        # The representation: metadata_asked once a reflector was made to ask for PartialObjectMetadata;
+        # full_objects once one of them fell back to full objects (a 406): every reflector then lists full objects,
+        # so that one informer never holds two representations (read by the informer's scope); awaiting_full: the
+        # namespaces holding (or listing) metadata-only objects until they list full ones.
+        self.metadata_asked = False
         self.full_objects = False
         self._relist_all = False
-        self.awaiting_full: set[str] = set()  # namespaces holding metadata-only objects until they list again
+        self.awaiting_full: set[str] = set()
+        self.reflectors: dict[str, Reflector] = {"": self._new("")}
+        self.per_namespace = False
 
     def _new(self, namespace: str) -> Reflector:
         forward = _Forward(self._sink, namespace, self)
-        forward.reflector = self._make(namespace, forward)
-        return forward.reflector
+        reflector = forward.reflector = self._make(namespace, forward)
+        self.metadata_asked = self.metadata_asked or reflector.metadata_only
+        return reflector
 
     @property
     def lead(self) -> Reflector:
@@ -157,6 +161,10 @@ class ReflectorGroup:
         (their backoff counts stay) unless ``fresh`` (the scope changed: new ones, made with it); the others are
         dropped."""
         wanted = list(namespaces) if namespaces is not None else [""]
+        if fresh:  # made with the new scope: its representation, whatever the old one fell back to
+            with self._lock:
+                self.metadata_asked = self.full_objects = False
+                self.awaiting_full.clear()
         reflectors = {ns: (None if fresh else self.reflectors.get(ns)) or self._new(ns) for ns in wanted}
         for ns, reflector in reflectors.items():
             reflector.path = path(ns or None)
@@ -232,18 +240,26 @@ class ReflectorGroup:
         for reflector in self.all():
             reflector.watch_list = watch_list
 
-    def full_objects_for_all(self, fallen_back: Reflector) -> None:
-        """``fallen_back`` lists full objects now (the server refused metadata-only): make every other reflector do
-        the same, listing again from scratch (its run ends; the next one relists)."""
-        others = {ns: r for ns, r in list(self.reflectors.items()) if r is not fallen_back and r.metadata_only}
+    def listed_full_objects(self, namespace: str, lister: Reflector) -> None:
+        """``lister`` (of ``namespace``) hands over a list of full objects. When the group asked for metadata-only
+        objects, the server refused them (406) to ``lister``: make every other reflector list full objects too,
+        from scratch (its run ends; the next one relists), and hold their namespaces unsettled until they did."""
         with self._lock:
+            self.awaiting_full.discard(namespace)
+            if not self.metadata_asked:
+                return
+            others = {ns: r for ns, r in list(self.reflectors.items()) if r is not lister and r.metadata_only}
             self.full_objects = True
             self._relist_all = self._relist_all or bool(others)
             self.awaiting_full |= set(others)
-        others_list = list(others.values())
-        for reflector in others_list:
+        for reflector in others.values():
             reflector.metadata_only = False
             reflector.interrupt()
+
+    def stale(self, listed_metadata: bool) -> bool:
+        """True for a list or event of metadata-only objects (``listed_metadata``) once the group lists full
+        objects: asked for before the fallback, it arrived after it; it is no answer (its reflector relists)."""
+        return listed_metadata and self.full_objects
 
     def interrupt(self) -> None:
         """Make the run in progress return ``"interrupted"`` soon."""

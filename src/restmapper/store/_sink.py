@@ -35,6 +35,11 @@ _log = logging.getLogger("restmapper.store")
 _READABLE = itertools.count(1)  # the values of Informer._readable while readable (see there)
 
 
+def _partial(obj: dict[str, Any]) -> bool:
+    """True for a ``PartialObjectMetadata`` (what a metadata-only list or watch sends)."""
+    return obj.get("kind") == "PartialObjectMetadata" and obj.get("apiVersion") == "meta.k8s.io/v1"
+
+
 class InformerSink:
     """The reflectors' sink of an informer (mixed into ``Informer``, which owns the fields below: see there)."""
 
@@ -102,8 +107,10 @@ class InformerSink:
         """
         mapping = self._mapping
         if mapping is not None:
+            # PartialObjectMetadata agree while the informer asked for them: a page of a metadata-only list asked
+            # before a fallback to full objects may arrive after it (not stored: see reflector_replace_in).
             bad = first_disagreeing(items, mapping.group_version_kind, self._namespaced,
-                                    metadata=self._scope.metadata_only)
+                                    metadata=self._group.metadata_asked)
             if bad is not None:
                 with self._cond:
                     if self._state not in ("stopped", "not_served"):
@@ -118,8 +125,9 @@ class InformerSink:
     def reflector_replace_in(self, namespace: str, items: Listing) -> None:
         """Reflector sink protocol (called by the reflector; not for users): replace what ``namespace`` (``""``:
         the whole list) holds with ``items``, a complete list, as client-go's ``Store.Replace``."""
-        if self._group.full_objects and self._scope.metadata_only:
-            self._to_full_objects()
+        self._full_objects_now()
+        if self._group.stale(items.metadata_only):
+            return  # asked for before the fallback to full objects: no answer (its reflector lists again)
         # Read as it arrives, without the lock (pages checked and transformed by _prepare_page); what the reading
         # raises leaves the store as it was.
         staged = self._store.stage((o for o in items if isinstance(o, dict)),
@@ -127,9 +135,10 @@ class InformerSink:
         reflector = self._group.reflectors.get(namespace)
         if reflector is not None and not reflector.watch_list and self._mapping is not None:
             self._sync_modes.refuse(self._mapping.resource.group_version)  # the server does not serve WatchList
+        self._full_objects_now()
         with self._cond:
-            if self._state in ("stopped", "not_served"):
-                return
+            if self._state in ("stopped", "not_served") or self._group.stale(items.metadata_only):
+                return  # (stale: another namespace fell back to full objects while this list was read)
             self._dispatcher.broadcast_entries(self._store.replace_staged(
                 staged, representation_changed=namespace in self._moved))
             self._moved.discard(namespace)
@@ -139,13 +148,17 @@ class InformerSink:
             self._mismatch = 0
             self._settle(namespace)
 
-    def _to_full_objects(self) -> None:
-        """The server refused metadata-only objects: the informer holds full ones from now on (its scope says so),
-        and answers nothing until every namespace listed them (never two representations at once)."""
-        with self._cond:
-            self._unreadable()
-            self._scope = replace(self._scope, metadata_only=False)
-            self._moved |= self._group.awaiting_full
+    def _full_objects_now(self) -> None:
+        """Once a reflector fell back to full objects (the server refused metadata-only objects with a 406), the
+        informer holds full ones (its scope says so) and answers nothing until every namespace listed them: never
+        two representations at once (the first list or event after the fallback does this)."""
+        if self._group.full_objects and self._scope.metadata_only:
+            with self._cond:
+                if self._scope.metadata_only:
+                    self._unreadable()
+                    self._set_state()
+                    self._scope = replace(self._scope, metadata_only=False)
+                    self._moved |= self._group.awaiting_full
 
     def _settle(self, listing: str | None) -> None:
         """Readable once every reflector listed (per namespace: or is refused there by RBAC); lock held."""
@@ -157,6 +170,8 @@ class InformerSink:
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """Reflector sink protocol (called by the reflector; not for users): apply one watch event
         (``"ADDED"``, ``"MODIFIED"`` or ``"DELETED"``) of ``obj``."""
+        if self._group.full_objects and _partial(obj):
+            return  # from a metadata-only stream opened before the fallback to full objects (it lists again)
         transformed = self._transformed(obj)
         if transformed is None:
             return

@@ -70,14 +70,18 @@ class Listing:
             the list is a WatchList's initial events followed by changes sent before its end bookmark, which the
             sink then gets as watch events, the bookmark last, as soon as it returns).
         complete: every item was delivered.
+        metadata_only: the items are ``PartialObjectMetadata`` (every request of the list asked for them): the
+            representation the list was asked in, fixed when its first request is sent, whatever the reflector's
+            ``metadata_only`` says by the time the sink reads it (another thread may have changed it meanwhile).
     """
 
-    def __init__(self, batches: Callable[[Listing], Iterator[list[Any]]]) -> None:
+    def __init__(self, batches: Callable[[Listing], Iterator[list[Any]]], *, metadata_only: bool = False) -> None:
         """Args: batches: ``batches(listing)`` yields the items a batch at a time and sets
-        ``listing.resource_version`` before it ends."""
+        ``listing.resource_version`` before it ends. metadata_only: the representation asked for (see above)."""
         self._batches = batches(self)
         self.resource_version = ""
         self.complete = False
+        self.metadata_only = metadata_only
 
     def __iter__(self) -> Iterator[Any]:
         for batch in self._batches:
@@ -97,6 +101,11 @@ class Opened:
     # The events from the first change before the initial-events-end bookmark (MODIFIED, DELETED) up to and with
     # that bookmark, applied in order once the sink holds the listing (see ReflectorSync._initial_events).
     changes: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Restart(Exception):
+    """The server refused the representation the pages so far were asked in (406 to metadata-only): list again from
+    the first page, in full objects."""
 
 
 class _Ignored(Exception):
@@ -125,7 +134,7 @@ class ReflectorSync:
         def _error(self, status: object, body: bytes | Mapping[str, Any],
                    headers: Mapping[str, str] | None = None) -> APIStatusError: ...
         def _full_objects(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
-        def _open(self, params: dict[str, str]) -> StreamResponse: ...
+        def _open(self, params: dict[str, str], metadata_only: bool) -> StreamResponse: ...
         def _closed(self, stream: StreamResponse) -> None: ...
         def _halted(self) -> None: ...
         def _hand_over(self, listing: Listing) -> None: ...
@@ -155,16 +164,21 @@ class ReflectorSync:
         expired = 0
         while True:
             paged = bool(self._page) and expired < 2
-            items, rv, cont = self._list_page("", paged)
+            metadata = self.metadata_only  # every page of one list in one representation
             try:
-                self._hand_over(Listing(partial(self._pages, items=items, rv=rv, cont=cont, paged=paged)))
+                items, rv, cont = self._list_page("", paged, metadata)
+                self._hand_over(Listing(partial(self._pages, items=items, rv=rv, cont=cont, paged=paged,
+                                                metadata=metadata), metadata_only=metadata))
                 return
+            except _Restart:
+                continue
             except _Expired:
                 # The continue token expired between pages: start over; when it happens again (compaction faster
                 # than our pages), list in one request, as client-go's pager falls back to a full list.
                 expired += 1
 
-    def _pages(self, listing: Listing, items: list[Any], rv: str, cont: str, paged: bool) -> Iterator[list[Any]]:
+    def _pages(self, listing: Listing, items: list[Any], rv: str, cont: str, paged: bool,
+               metadata: bool) -> Iterator[list[Any]]:
         listing.resource_version = rv  # every page of one list is a snapshot at the first page's resourceVersion
         while True:
             yield self._batch(items)
@@ -172,29 +186,28 @@ class ReflectorSync:
             if not cont:
                 return
             self._halted()
-            items, _, cont = self._list_page(cont, paged)
+            items, _, cont = self._list_page(cont, paged, metadata)
 
-    def _list_page(self, cont: str, paged: bool) -> tuple[list[Any], str, str]:
-        """One page: its items (raw), the list's resourceVersion and the next continue token (``""``: the last).
+    def _list_page(self, cont: str, paged: bool, metadata: bool) -> tuple[list[Any], str, str]:
+        """One page (``metadata``: asked as ``PartialObjectMetadata``): its items (raw), the list's resourceVersion
+        and the next continue token (``""``: the last).
 
         Raises:
             _Expired: the continue token expired (410).
+            _Restart: the server refused metadata-only objects (406): list full objects from the first page.
         """
-        while True:
-            resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if self.metadata_only else ACCEPT,
-                                      params=self._page_params(cont, paged))
-            if resp.status == 406 and self.metadata_only:
-                self._full_objects(resp.status, resp.body, resp.headers)
-                if cont:
-                    raise _Expired  # the pages so far were metadata-only: start over
-                continue
-            if resp.status == 410 and cont:
-                raise _Expired
-            if resp.status != 200:
-                self._check(resp.status, resp.body, resp.headers)
-            doc = self._decode(resp.body, "list")
-            del resp
-            return self._page_parts(doc, paged)
+        resp = self.transport.get(self.path, _METADATA_LIST_ACCEPT if metadata else ACCEPT,
+                                  params=self._page_params(cont, paged))
+        if resp.status == 406 and metadata:
+            self._full_objects(resp.status, resp.body, resp.headers)
+            raise _Restart
+        if resp.status == 410 and cont:
+            raise _Expired
+        if resp.status != 200:
+            self._check(resp.status, resp.body, resp.headers)
+        doc = self._decode(resp.body, "list")
+        del resp
+        return self._page_parts(doc, paged)
 
     def _page_params(self, cont: str, paged: bool) -> dict[str, Any]:
         """The query of a list page: the sync's parameters, with ``limit`` when ``paged`` and the ``continue``
@@ -238,12 +251,13 @@ class ReflectorSync:
                   "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
         while True:
             opened_at = self._clock()
+            metadata = self.metadata_only  # the representation of this listing and of the stream's changes
             stream: StreamResponse | None = None
             try:
-                stream = self._open(params)
+                stream = self._open(params, metadata)
                 self._halted()
                 status = stream.status
-                if status == 406 and self.metadata_only:
+                if status == 406 and metadata:
                     self._full_objects(status, stream.read(), stream.headers)
                     self._closed(stream)
                     continue
@@ -255,7 +269,7 @@ class ReflectorSync:
                     self._check(status, stream.read(), stream.headers)  # the type's 404, a relist
                 if status != 200:
                     raise self._error(status, stream.read(), stream.headers)
-                return self._sync_from(stream, opened_at)
+                return self._sync_from(stream, opened_at, metadata)
             except _Ignored as exc:
                 self._closed_if(stream)
                 self._halted()  # a stream the owner closed ended however it ended: not the server's doing
@@ -270,11 +284,12 @@ class ReflectorSync:
                 self._closed_if(stream)
                 raise
 
-    def _sync_from(self, stream: StreamResponse, opened_at: float) -> Opened:
-        """Hand the sink the listing the WatchList ``stream`` (accepted, opened at ``opened_at``) sends, then apply
-        the changes that came before its end bookmark; return the stream, read up to that bookmark."""
+    def _sync_from(self, stream: StreamResponse, opened_at: float, metadata: bool) -> Opened:
+        """Hand the sink the listing the WatchList ``stream`` (accepted, opened at ``opened_at``, of
+        ``PartialObjectMetadata`` when ``metadata``) sends, then apply the changes that came before its end
+        bookmark; return the stream, read up to that bookmark."""
         opened = Opened(stream, stream.iter_lines(), opened_at, 0)
-        self._hand_over(Listing(partial(self._initial_events, opened=opened)))
+        self._hand_over(Listing(partial(self._initial_events, opened=opened), metadata_only=metadata))
         changes, opened.changes = opened.changes, []
         for event in changes:  # no stop or interrupt between: the resourceVersion is the bookmark's
             self._apply(event)
@@ -443,5 +458,5 @@ def _initial_events_end(bookmark: dict[str, Any]) -> str | None:
 
 
 class _Expired(Exception):
-    """A paginated list must start over: its continue token expired, or the server refused metadata-only."""
+    """A paginated list must start over: its continue token expired (410)."""
 

@@ -468,9 +468,10 @@ class Reflector(ReflectorSync):
 
     # --- watch ---------------------------------------------------------------------------------------------------
 
-    def _open(self, params: dict[str, str]) -> StreamResponse:
-        """Open a watch stream (``close_stream`` closes it from then on)."""
-        stream = self.transport.stream(self.path, METADATA_ACCEPT if self.metadata_only else ACCEPT,
+    def _open(self, params: dict[str, str], metadata_only: bool) -> StreamResponse:
+        """Open a watch stream of ``PartialObjectMetadata`` (``metadata_only``) or full objects (``close_stream``
+        closes it from then on)."""
+        stream = self.transport.stream(self.path, METADATA_ACCEPT if metadata_only else ACCEPT,
                                        params=params, timeout=self._read_timeout)
         with self._stream_lock:
             self._stream = stream
@@ -490,11 +491,11 @@ class Reflector(ReflectorSync):
             _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
             _Return: 403, 404, stopped.
         """
-        stream, started, lines = self._watch_stream(opened)
+        stream, started, lines, metadata = self._watch_stream(opened)
         changes = 0
         idle = False
         try:
-            if not self._connected(stream):
+            if not self._connected(stream, metadata):
                 return False
             heard = self._clock()
             try:
@@ -522,19 +523,22 @@ class Reflector(ReflectorSync):
             return False
         return self._ended(self._clock() - started, lines, changes)
 
-    def _watch_stream(self, opened: Opened | None) -> tuple[StreamResponse, float, int]:
-        """The stream to watch, when it was opened (clock seconds) and the lines read from it so far: ``opened``'s
-        (a WatchList sync's), else a watch opened now from :attr:`resource_version`."""
+    def _watch_stream(self, opened: Opened | None) -> tuple[StreamResponse, float, int, bool]:
+        """The stream to watch, when it was opened (clock seconds), the lines read from it so far and whether it
+        was asked for ``PartialObjectMetadata``: ``opened``'s (a WatchList sync's, accepted already), else a watch
+        opened now from :attr:`resource_version`."""
         if opened is not None:
-            return opened.stream, opened.opened_at, opened.events
+            return opened.stream, opened.opened_at, opened.events, False
         params = {**self.params, "watch": "1", "resourceVersion": self.resource_version,
                   "allowWatchBookmarks": "true", "timeoutSeconds": str(max(1, int(self._watch_timeout)))}
         started = self._clock()
-        return self._open(params), started, 0
+        metadata = self.metadata_only
+        return self._open(params, metadata), started, 0, metadata
 
-    def _connected(self, stream: StreamResponse) -> bool:
-        """Accept the watch ``stream``'s answer: a 200 connects (failures reset, the sink told); False (nothing
-        done) when the reflector is stopping or interrupted.
+    def _connected(self, stream: StreamResponse, metadata: bool) -> bool:
+        """Accept the watch ``stream``'s answer (asked for ``PartialObjectMetadata`` when ``metadata``): a 200
+        connects (failures reset, the sink told); False (nothing done) when the reflector is stopping or
+        interrupted.
 
         Raises:
             _Relist: 410 Gone, or a 406 to a metadata-only watch (list again: full objects only).
@@ -544,7 +548,7 @@ class Reflector(ReflectorSync):
             return False
         if stream.status == 410:
             raise _Relist("410 Gone")
-        if stream.status == 406 and self.metadata_only:
+        if stream.status == 406 and metadata:
             self._full_objects(stream.status, stream.read(), stream.headers)
             raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
         if stream.status != 200:
