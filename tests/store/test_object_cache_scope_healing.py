@@ -4,15 +4,17 @@ metadata-only): a lease lost and regained, a 410 relist, the kind moving version
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from helpers.kit import wait_until
 from helpers.store import WIDGETS, Mirror, key, object_cache, widget_cluster, widget_obj
-from helpers.watch import WIDGET, widget
+from helpers.watch import WIDGET, make_mapper, widget
 
-from restmapper.errors import NoKindMatchError
+from restmapper.aio import AsyncObjectCache
+from restmapper.errors import NoKindMatchError, ObjectNotFoundError
 from restmapper.model import GroupKind
 from restmapper.testing import FakeCluster, ServedCluster
 
@@ -165,3 +167,68 @@ def test_backoff_after_a_per_namespace_run_really_waits(served: ServedCluster) -
         assert not any(waits), waits
         gone.remove()
         assert informer.wait_for_state("synced", timeout=10)
+
+
+def recreate_cluster_scoped_while_down(cluster: FakeCluster) -> None:
+    """Delete the Widget CRD and recreate it cluster-scoped while every list and watch of the group fails (the
+    cache never sees the kind unserved), with one cluster-scoped Widget; then let the requests through."""
+    down = cluster.inject("/apis/example.com/v1/*", status=503, body="unavailable")
+    cluster.drop_watches()
+    assert wait_until(lambda: down.hits >= 2, 10)
+    cluster.delete_crd(WIDGETS)
+    cluster.add_crd(widget(scope="Cluster"))
+    cluster.apply_object(gold("k", namespace=None))
+    cluster.clear_requests()
+    down.remove()
+
+
+def test_a_per_namespace_cache_of_a_kind_recreated_cluster_scoped_while_down_lists_it_cluster_wide(
+        served: ServedCluster, watch_list: bool) -> None:
+    """Its namespaced paths answer 404: the informer re-resolves, moves to one cluster-wide reflector and answers
+    only once that listed; handlers hear the namespaced objects deleted and the cluster-scoped one added."""
+    cluster = served.cluster
+    cluster.apply_object(gold("a"))
+    cluster.apply_object(gold("b", "other"))
+    with object_cache(served, namespaces=["default", "other"], watch_list=watch_list) as cache:
+        informer = cache.informer(WIDGETS)
+        mirror = Mirror()
+        mirror.attach(informer)
+        converged(mirror, cluster, {})
+        recreate_cluster_scoped_while_down(cluster)
+        assert informer.wait_until(lambda i: i.has_synced and i.mapping is not None and not i.mapping.namespaced,
+                                   timeout=10)
+        assert [key(o) for o in cache.list(WIDGET_GK)] == ["/k"]
+        assert cache.get(WIDGET_GK, "k")["metadata"].get("namespace") is None
+        with pytest.raises(ObjectNotFoundError):
+            cache.get(WIDGET_GK, "a", "default")
+        assert informer.namespaces_state == {}
+        assert [i.scope for i in cache.informers()] == ["the cluster scope"]
+        converged(mirror, cluster, {})
+        assert sorted(e[:2] for e in mirror.log) == [("ADDED", "/k"), ("ADDED", "default/a"), ("ADDED", "other/b"),
+                                                     ("DELETED", "default/a"), ("DELETED", "other/b")]
+        assert not mirror.errors
+        served_paths = {r.path for r in cluster.requests if "widgets" in r.path}
+        assert "/apis/example.com/v1/widgets" in served_paths
+
+
+def test_the_async_cache_of_a_kind_recreated_cluster_scoped_while_down_lists_it_cluster_wide(
+        served: ServedCluster) -> None:
+    cluster = served.cluster
+    cluster.apply_object(gold("a"))
+    cache = AsyncObjectCache(make_mapper(served.url, miss_refresh_interval=0.0), namespaces=["default", "other"],
+                             sync_timeout=10.0, backoff_initial=0.01, backoff_max=0.1)
+
+    async def main() -> None:
+        assert [key(o) for o in await cache.list(WIDGET_GK)] == ["default/a"]
+        informer = await cache.informer(WIDGET_GK)
+        recreate_cluster_scoped_while_down(cluster)
+        assert await asyncio.to_thread(informer.wait_until, lambda i: i.mapping is not None
+                                       and not i.mapping.namespaced, 10)
+        assert [key(o) for o in await cache.list(WIDGET_GK)] == ["/k"]
+        assert (await cache.get(WIDGET_GK, "k"))["metadata"]["name"] == "k"
+
+    try:
+        asyncio.run(main())
+    finally:
+        assert cache.cache.stop(10)
+

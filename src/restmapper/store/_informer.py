@@ -393,7 +393,8 @@ class Informer(InformerReads, InformerWaits, InformerSink):
             if mapping != self._mapping:
                 if self._mapping is not None:
                     self._count("moves")
-                    _log.info("%s informer moves from %s to %s", self._label, self._mapping.resource, mapping.resource)
+                    _log.info("%s informer moves from %s (%s) to %s (%s)", self._label, self._mapping.resource,
+                              self._mapping.scope.value, mapping.resource, mapping.scope.value)
                 # Held objects stay for the relist's diff, but are no answer (old version). A kind that changed
                 # scope changes layout: one reflector per namespace of the scope, or one for the collection.
                 rescoped = self._mapping is None and self._scope_again()
