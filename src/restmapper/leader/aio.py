@@ -36,11 +36,13 @@ async def _call(name: str, callback: Callable[..., Any] | None, *args: Any) -> E
     return None
 
 
-def _call_now(name: str, callback: Callable[[], None]) -> None:
+def _call_now(name: str, callback: Callable[[], object]) -> object:
+    """Run ``callback``; return what it returned (None when it raised: logged, never stops the election loop)."""
     try:
-        callback()
+        return callback()
     except Exception:  # a listener's failure must not stop the election loop
         _log.exception("leader election callback %s raised", name)
+        return None
 
 
 class AsyncLeaderElector(ElectionView):
@@ -105,17 +107,18 @@ class AsyncLeaderElector(ElectionView):
         self._in_turn: asyncio.Task[Any] | None = None  # the task running a turn now (turn lock held), or None
         self._running = False
         self._finished = False
-        self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        self._listeners: list[tuple[Callable[[], object], Callable[[], object]]] = []
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet (changed on the loop only)
         self._term = 0  # counts starts of leading: a late failure of an earlier on_started_leading is ignored
         self._started_task: asyncio.Task[None] | None = None  # runs on_started_leading
         self._started_returned: asyncio.Event | None = None  # set when that returned
 
-    def add_leadership_listener(self, on_started: Callable[[], None],
-                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+    def add_leadership_listener(self, on_started: Callable[[], object],
+                                on_stopped: Callable[[], object]) -> Callable[[], None]:
         """Call ``on_started`` when we start leading (at once if we lead now) and ``on_stopped`` when we stop, on
         the loop, before the coroutine callbacks (see :meth:`LeaderElector.add_leadership_listener`). Call it on
-        the loop that drives this elector.
+        the loop that drives this elector. What ``on_stopped`` returns, when awaitable, is awaited before
+        ``on_stopped_leading`` (the asyncio cache's wait for a handler coroutine in progress; keep it bounded).
 
         Returns:
             A function removing the listener.
@@ -260,8 +263,13 @@ class AsyncLeaderElector(ElectionView):
         :meth:`LeaderElector._announce`: a start runs ``on_started_leading`` in a task of its own, a stop waits for it
         (at most ``renew_deadline`` seconds) before ``on_stopped_leading``."""
         self._announced = started
+        waits = []
         for on_started, on_stopped in list(self._listeners):
-            _call_now("leadership listener", on_started if started else on_stopped)
+            result = _call_now("leadership listener", on_started if started else on_stopped)
+            if inspect.isawaitable(result):  # a listener's wait that cannot block the loop (bounded by it)
+                waits.append(asyncio.ensure_future(result))
+        if waits:
+            await asyncio.wait(waits)
         if started:
             self._term += 1
             self._started_returned = asyncio.Event()

@@ -247,7 +247,7 @@ class LeaderElector(ElectionView):
         self._turn_lock = threading.RLock()  # one turn (or the final stop) at a time
         # Guards the two below; never held during I/O, so registering a listener never waits for a request.
         self._listeners_lock = threading.RLock()
-        self._listeners: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        self._listeners: list[tuple[Callable[[], object], Callable[[], object]]] = []
         self._announced = False  # on_started_leading ran, on_stopped_leading not yet
         self._term = 0  # counts starts of leading: a late failure of an earlier on_started_leading is ignored
         self._started_thread: threading.Thread | None = None  # runs on_started_leading
@@ -260,8 +260,8 @@ class LeaderElector(ElectionView):
 
     # --- driving ---------------------------------------------------------------------------------------------------
 
-    def add_leadership_listener(self, on_started: Callable[[], None],
-                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+    def add_leadership_listener(self, on_started: Callable[[], object],
+                                on_stopped: Callable[[], object]) -> Callable[[], None]:
         """Call ``on_started`` when we start leading (at once, here, if we lead now) and ``on_stopped`` when we
         stop, each before ``on_started_leading`` / ``on_stopped_leading`` (so before a release). What
         ``ObjectCache.add_handler(..., while_leading=elector)`` binds to. Never waits for a Lease request in

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +20,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from restmapper.mapper.lazy import LazyRESTMapper
+from restmapper.store._aio_handlers import AsyncHandler, Delivery
 from restmapper.store._args import check_handle, check_key, check_selectors, check_uid, check_wait
 from restmapper.store._cache import InformerInfo, KindArg, ObjectCache
 from restmapper.store._handlers import HandlerHandle
@@ -33,10 +33,6 @@ __all__ = ["AsyncObjectCache"]
 
 _log = logging.getLogger("restmapper.store")
 _C = TypeVar("_C", bound="AsyncObjectCache")  # the class a constructor is called on (a subclass builds itself)
-
-AsyncHandler = Callable[..., Any]
-"""A plain function or a coroutine function; called with the same arguments as the sync handlers."""
-
 
 class AsyncObjectCache:
     """Awaitable reads, waits and handlers over an :class:`~restmapper.store.ObjectCache` (shareable with sync code).
@@ -313,7 +309,9 @@ class AsyncObjectCache:
         ``asyncio.run`` on Python 3.11+ cancels the main task rather than raising in a handler.) With
         ``while_leading`` (a ``LeaderElector`` or ``AsyncLeaderElector``) as :meth:`ObjectCache.add_handler`: the
         handlers are attached while it leads, and one whose turn on the loop comes after the lease was lost is not
-        called.
+        called; when leadership ends, the elector's ``on_stopped_leading`` (and its release of the Lease) comes
+        after the coroutine in progress returned, or, if it has not within the elector's ``renew_deadline``
+        seconds, after it was cancelled (logged, counted in ``handler_errors``).
 
         Returns:
             The handle for :meth:`remove_handler`.
@@ -328,28 +326,15 @@ class AsyncObjectCache:
         if while_leading is not None and not isinstance(while_leading, Leadership):
             raise TypeError(f"while_leading must be a leader elector, got {type(while_leading).__name__}")
         informer = await self._informer(kind, CacheCall("add_handler", ", ..."))
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[AsyncHandler, tuple[Any, ...]]] = asyncio.Queue()
-
-        def forward(fn: AsyncHandler | None) -> Callable[..., None] | None:
-            if fn is None:
-                return None
-            if while_leading is not None:
-                fn = _while_leading(while_leading, fn)
-
-            def hand_off(*args: Any) -> None:
-                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to call
-                    loop.call_soon_threadsafe(queue.put_nowait, (fn, args))
-
-            return hand_off
-
-        task = loop.create_task(self._consume(informer, queue), name=f"restmapper-handlers-{informer.group_kind}")
+        delivery = Delivery(informer, asyncio.get_running_loop())
+        handlers = (delivery.forward(on_add, while_leading), delivery.forward(on_update, while_leading),
+                    delivery.forward(on_delete, while_leading))
         if while_leading is None:
-            handle = informer.add_handler(forward(on_add), forward(on_update), forward(on_delete))
+            handle = informer.add_handler(*handlers)
         else:
-            handle = LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler,
-                                       forward(on_add), forward(on_update), forward(on_delete))
-        self._tasks[handle] = (informer, task)
+            handle = LeadershipBinding(while_leading, informer.add_handler, informer.remove_handler, *handlers,
+                                       on_detached=delivery.stopped_leading)
+        self._tasks[handle] = (informer, delivery.task)
         return handle
 
     def remove_handler(self, handle: HandlerHandle) -> bool:
@@ -372,58 +357,3 @@ class AsyncObjectCache:
             informer.remove_handler(handle)
         task.cancel()
         return True
-
-    @staticmethod
-    async def _consume(informer: Informer, queue: asyncio.Queue[tuple[AsyncHandler, tuple[Any, ...]]]) -> None:
-        # A handler's failure is counted and logged; it never ends this task (only remove_handler, or the loop
-        # closing, cancels it), so later changes still reach every handler of the registration.
-        while True:
-            fn, args = await queue.get()
-            try:
-                result = fn(*args)
-            except BaseException:  # SystemExit, a CancelledError raised by a plain function: still not ours
-                informer._count("handler_errors")
-                _log.exception("async handler of the %s informer failed", informer.group_kind)
-                continue
-            if inspect.isawaitable(result):
-                error = await _alone(result)
-                if error is not None:
-                    informer._count("handler_errors")
-                    _log.error("async handler of the %s informer failed", informer.group_kind, exc_info=error)
-
-
-async def _contained(awaitable: Any) -> BaseException | None:
-    """Await ``awaitable``; return what it raised (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit`` too),
-    None when it returned. Caught in here, so the task running this never sees it: a task whose coroutine raises
-    ``SystemExit`` or ``KeyboardInterrupt`` re-raises it out of the event loop, ending ``asyncio.run()``."""
-    try:
-        await awaitable
-    except asyncio.CancelledError:
-        raise
-    except BaseException as exc:  # a handler's failure, whatever it is, is the handler's: counted by the caller
-        return exc
-    return None
-
-
-async def _alone(awaitable: Any) -> BaseException | None:
-    """Await ``awaitable`` in a task of its own; return what it raised (None when nothing): a CancelledError it
-    lets escape ended that task, not the caller, and is returned as a RuntimeError; cancelling the caller cancels
-    it too."""
-    task = asyncio.ensure_future(_contained(awaitable))
-    try:
-        await asyncio.wait({task})
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if task.cancelled():
-        return RuntimeError("the handler let a CancelledError escape")
-    return task.result()
-
-
-def _while_leading(leadership: Leadership, fn: AsyncHandler) -> AsyncHandler:
-    """``fn``, called only if ``leadership`` still leads when its turn on the loop comes."""
-
-    def call(*args: Any) -> Any:
-        return fn(*args) if leadership.is_leader else None
-
-    return call

@@ -34,10 +34,11 @@ class Leadership(Protocol):
         """True while leading, at this instant."""
         ...
 
-    def add_leadership_listener(self, on_started: Callable[[], None],
-                                on_stopped: Callable[[], None]) -> Callable[[], None]:
+    def add_leadership_listener(self, on_started: Callable[[], object],
+                                on_stopped: Callable[[], object]) -> Callable[[], None]:
         """Call ``on_started`` when leadership starts (at once if leading now) and ``on_stopped`` when it ends,
-        both before the elector's own callbacks; return a function that removes the listener."""
+        both before the elector's own callbacks; return a function that removes the listener. An asyncio elector
+        awaits what ``on_stopped`` returns when it is awaitable (a wait that cannot block its loop)."""
         ...
 
 
@@ -48,15 +49,18 @@ class LeadershipBinding(HandlerHandle):
     ``active`` is True until removed; the handlers themselves are called only while the elector leads.
     """
 
-    __slots__ = ("_attach", "_detach", "_inner", "_leadership", "_lock", "_unlisten")
+    __slots__ = ("_attach", "_detach", "_detached", "_inner", "_leadership", "_lock", "_unlisten")
 
     def __init__(self, leadership: Leadership, attach: Callable[[OnAdd | None, OnUpdate | None, OnDelete | None],
                                                                  HandlerHandle],
                  detach: Callable[..., bool], on_add: OnAdd | None, on_update: OnUpdate | None,
-                 on_delete: OnDelete | None) -> None:
+                 on_delete: OnDelete | None, *, on_detached: Callable[[float], object] | None = None) -> None:
+        """Follow ``leadership``: ``attach(on_add, on_update, on_delete)`` while it leads, ``detach(handle,
+        wait=seconds)`` when it stops, then ``on_detached(seconds)`` (the asyncio cache waits there for a coroutine
+        in progress; what it returns goes back to the elector, which awaits it if it is an asyncio elector)."""
         super().__init__(on_add, on_update, on_delete, 0)
         self._leadership = leadership
-        self._attach, self._detach = attach, detach
+        self._attach, self._detach, self._detached = attach, detach, on_detached
         self._lock = threading.Lock()  # guards _inner
         self._inner: HandlerHandle | None = None
         self._unlisten = leadership.add_leadership_listener(self._started, self._stopped)
@@ -98,12 +102,14 @@ class LeadershipBinding(HandlerHandle):
                 self._inner = self._attach(self._guarded(self.on_add), self._guarded(self.on_update),
                                            self._guarded(self.on_delete))
 
-    def _stopped(self) -> None:
+    def _stopped(self) -> object:
         # Leadership ended: the elector runs this before on_stopped_leading and its release, so a handler call in
         # progress returns first. A handler that never returns is waited for at most the elector's renew_deadline
         # (then logged as an error): the lease is not held past it anyway, so the guarantee ends there.
         bound = getattr(self._leadership, "renew_deadline", None)
-        self._detach_inner(bound if isinstance(bound, (int, float)) else DEFAULT_WAIT)
+        seconds = float(bound) if isinstance(bound, (int, float)) else DEFAULT_WAIT
+        self._detach_inner(seconds)
+        return self._detached(seconds) if self._detached is not None else None
 
     def _detach_inner(self, wait: float | None) -> None:
         with self._lock:
