@@ -24,12 +24,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from restmapper.errors import RestMapperError
+from restmapper.errors import APIStatusError, RestMapperError
 from restmapper.leader._lock import LeaderElectionRecord, LeaseLock, micro_time
 
-__all__ = ["Election", "Turn"]
+__all__ = ["WARN_EVERY", "Election", "Turn"]
 
 _log = logging.getLogger("restmapper.leader")
+
+WARN_EVERY = 60.0
+"""Seconds: the least time between two log lines of one failure reason of an election (it retries every
+``retry_period``, 2 s by default: a failing server must not write a warning each time)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,32 @@ class Turn:
     stopped: bool = False
     new_leader: str | None = None
     delay: float = 0.0
+
+
+class _Repeats:
+    """Which failures of an election are logged: per reason (what failed, and the error's type and HTTP status),
+    the first, then one per :data:`WARN_EVERY` seconds of ``clock`` carrying the count of those not logged since
+    (logged at DEBUG meanwhile). Used under the election's I/O lock."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._last: dict[str, tuple[float, int]] = {}  # reason -> (clock when last logged, repeats since)
+
+    def repeats(self, what: str, exc: BaseException) -> int | None:
+        """None: a repeat of a reason logged less than WARN_EVERY ago (counted); else how many repeats were
+        counted since that reason was last logged (log now)."""
+        status = exc.status if isinstance(exc, APIStatusError) else ""
+        reason = f"{what}: {type(exc).__name__} {status}"
+        try:
+            now = self._clock()
+        except Exception:  # a failing injected clock: what failed is logged, never rate-limited away
+            return 0
+        last = self._last.get(reason)
+        if last is not None and now - last[0] < WARN_EVERY:
+            self._last[reason] = (last[0], last[1] + 1)
+            return None
+        self._last[reason] = (now, 0)
+        return 0 if last is None else last[1]
 
 
 class Election:
@@ -79,6 +109,7 @@ class Election:
         self._last_renew_wall = 0.0
         self._resume_at = float("-inf")  # after resign(): no attempt before this clock reading
         self.last_error: BaseException | None = None
+        self._repeats = _Repeats(clock)
 
     # --- state seen from other threads ---------------------------------------------------------------------------
 
@@ -220,13 +251,20 @@ class Election:
             return False
 
     def _failed(self, what: str, exc: BaseException) -> None:
+        """Record a failure (:attr:`last_error`) and log it: a request failure at WARNING, anything else (a bug
+        somewhere) at ERROR with its traceback; a repeat of one reason within :data:`WARN_EVERY` seconds at DEBUG,
+        counted into the next line of that reason."""
         self.last_error = exc
+        where = f"leader election {self.lock.namespace}/{self.lock.name} ({self.identity})"
+        repeats = self._repeats.repeats(what, exc)
+        if repeats is None:
+            _log.debug("%s: %s failed again: %s", where, what, exc)
+            return
+        count = f" ({repeats} more times since the last warning)" if repeats else ""
         if isinstance(exc, RestMapperError):
-            _log.warning("leader election %s/%s (%s): %s failed: %s", self.lock.namespace, self.lock.name,
-                         self.identity, what, exc)
+            _log.warning("%s: %s failed: %s%s", where, what, exc, count)
         else:  # not a request failure: a bug somewhere; keep its traceback
-            _log.error("leader election %s/%s (%s): %s failed", self.lock.namespace, self.lock.name,
-                       self.identity, what, exc_info=exc)
+            _log.error("%s: %s failed%s", where, what, count, exc_info=exc)
 
     def _record(self, *, acquire_time: str | None, transitions: int) -> LeaderElectionRecord:
         # renewTime strictly increases, so every renewal changes the record (and its resourceVersion): an update

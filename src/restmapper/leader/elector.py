@@ -173,7 +173,10 @@ class LeaderElector(ElectionView):
     When ``on_started_leading`` raises (we cannot lead; client-go's process would crash and free the Lease), the
     exception is logged and kept in :attr:`last_error`, the leadership listeners and ``on_stopped_leading`` are
     told, the Lease is released, and the elector is a candidate again after ``lease_duration`` seconds (so a
-    standby takes over first).
+    standby takes over first). A failed Lease request (acquire, renew, release) is kept in :attr:`last_error` and
+    logged (logger ``restmapper.leader``) at WARNING the first time and then at most once per 60 s per reason (what
+    failed, the error's type and HTTP status), with the count of repeats since the last line; the repeats in
+    between are logged at DEBUG.
 
     Example::
 
