@@ -88,10 +88,12 @@ class Delivery:
         if on_loop:
             running = self._running
             return None if running is None or running.done() else self._loop.create_task(self._end(bound))
+        if self._loop.is_closed():
+            return None  # no handler runs
         try:
             asyncio.run_coroutine_threadsafe(self._end(bound), self._loop).result(bound * 2 + _MARGIN)
         except RuntimeError:
-            pass  # the loop is closed: no handler runs
+            pass  # the loop closed meanwhile: no handler runs
         except concurrent.futures.TimeoutError:
             _log.error("leadership ended but the event loop of the %s informer's async handlers did not answer "
                        "within %.1f s; going on", self._informer.group_kind, bound * 2 + _MARGIN)
