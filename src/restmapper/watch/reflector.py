@@ -93,7 +93,8 @@ class ReflectorSink(Protocol):
         the watch events and the bookmark that follow at once bring it up to date, see ``Listing``). It is the
         truth: afterwards the sink holds exactly the items, whatever the resourceVersions it held said. Iterating
         raises what the requests raise: the sink must then change nothing (the reflector lists again); what it
-        leaves unread is read and dropped."""
+        leaves unread is read and dropped. ``items.metadata_only`` is the representation the list was asked in
+        (``PartialObjectMetadata`` or full objects), the same for every page of it."""
 
     def reflector_event(self, event_type: str, obj: dict[str, Any]) -> None:
         """One ``ADDED``/``MODIFIED``/``DELETED`` watch event; ``obj`` is a JSON object (otherwise unvalidated)."""
