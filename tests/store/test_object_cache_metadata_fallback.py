@@ -74,34 +74,6 @@ def synced_in(informer: Informer, namespace: str) -> Callable[[], bool]:
     return lambda: informer.namespaces_state.get(namespace) == "synced"
 
 
-def test_a_namespace_half_stored_as_metadata_when_another_falls_back_lists_full_objects_before_reads_answer(
-        served: ServedCluster, watch_list: bool) -> None:
-    # b's metadata-only listing has arrived and is being stored when a's 406 makes the informer hold full objects.
-    metadata_b1 = Hold(lambda o: o["kind"] == "PartialObjectMetadata" and o["metadata"]["name"] == "b1")
-    relisting = Hold(lambda o: o["kind"] == "ConfigMap")  # armed once a listed its full objects
-    relisting.armed = False
-
-    def transform(obj: dict[str, Any]) -> dict[str, Any]:
-        return relisting(metadata_b1(obj))
-
-    with object_cache(served, metadata_only=True, namespaces=["a", "b"], watch_list=watch_list,
-                      transform=transform) as cache:
-        informer = cache.informer("cm")
-        try:
-            assert metadata_b1.entered.wait(10)
-            assert wait_until(synced_in(informer, "a"), 10)  # a fell back and listed full objects
-            assert not informer.has_synced
-            relisting.armed = True
-            metadata_b1.release.set()
-            assert relisting.entered.wait(10)  # b's metadata listing handed over; the full relists begun
-            assert not informer.has_synced, "reads answered with b holding metadata-only objects"
-        finally:
-            metadata_b1.release.set()
-            relisting.release.set()
-        assert held(cache) == FULL
-        assert not informer.scope.metadata_only
-
-
 class Gates:
     """The kit's injected ``sleep``: a request injected with ``latency=n`` is held by gate ``n`` (entered, then
     waiting for its release), so a test orders requests of different namespaces as it needs."""
@@ -115,6 +87,42 @@ class Gates:
     def release_all(self) -> None:
         for gate in self.gates.values():
             gate.release.set()
+
+
+def test_a_namespace_half_stored_as_metadata_when_another_falls_back_lists_full_objects_before_reads_answer(
+        watch_list: bool) -> None:
+    # b's metadata-only listing has arrived and is being stored when a's 406 makes the informer hold full objects.
+    gates = Gates(2.0)
+    a_refused = gates.gates[2.0]
+    cluster = FakeCluster(sleep=gates)
+    cluster.add_crd(WIDGET)
+    refuse_metadata_in_a(cluster, latency=2.0)
+    metadata_b1 = Hold(lambda o: o["kind"] == "PartialObjectMetadata" and o["metadata"]["name"] == "b1")
+    relisting = Hold(lambda o: o["kind"] == "ConfigMap")  # armed once a listed its full objects
+    relisting.armed = False
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        return relisting(metadata_b1(obj))
+
+    with cluster.serve() as served, object_cache(served, metadata_only=True, namespaces=["a", "b"],
+                                                 watch_list=watch_list, transform=transform) as cache:
+        informer = cache.informer("cm")
+        try:
+            assert a_refused.entered.wait(10)  # a's request waits for its 406 ...
+            assert metadata_b1.entered.wait(10)  # ... while b's metadata-only listing is being stored
+            a_refused.release.set()
+            assert wait_until(synced_in(informer, "a"), 10)  # a fell back and listed full objects
+            assert not informer.has_synced
+            relisting.armed = True
+            metadata_b1.release.set()
+            assert relisting.entered.wait(10)  # b's metadata listing handed over; the full relists begun
+            assert not informer.has_synced, "reads answered with b holding metadata-only objects"
+        finally:
+            gates.release_all()
+            metadata_b1.release.set()
+            relisting.release.set()
+        assert held(cache) == FULL
+        assert not informer.scope.metadata_only
 
 
 def test_a_namespace_listing_metadata_when_another_falls_back_is_listed_again_quietly(
