@@ -137,6 +137,19 @@ def test_core_resource_list_facts() -> None:
     assert by_name["bindings"].storage_version_hash is None
 
 
+def test_equal_verb_and_category_lists_are_held_once_across_documents() -> None:
+    # A thousand groups repeat the same few verb lists: holding each resource's own copy of every verb string
+    # made a legacy cache larger than the peer's.
+    core = parse_api_resource_list(_read("api__v1.json"), document="/api/v1", expected=GroupVersion("", "v1"))
+    again = parse_api_resource_list(_read("api__v1.json"), document="/api/v1", expected=GroupVersion("", "v1"))
+    by_name = {r.name: r for r in core.resources}
+    assert by_name["configmaps"].verbs is by_name["secrets"].verbs
+    assert by_name["pods/status"].kind is by_name["pods"].kind
+    for first, second in zip(core.resources, again.resources, strict=True):
+        assert first == second
+        assert first.verbs is second.verbs and first.categories is second.categories
+
+
 def test_group_list_keeps_server_order_and_preferred_versions() -> None:
     groups = parse_api_group_list(_read("apis.json"), document="/apis")
     raw = json.loads(_read("apis.json"))["groups"]

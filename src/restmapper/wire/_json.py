@@ -14,12 +14,34 @@ from restmapper._redact import excerpt
 from restmapper.errors import MalformedDiscoveryError
 from restmapper.wire._pieces import DECODER
 
-__all__ = ["decode_json", "quote"]
+__all__ = ["decode_json", "quote", "shared"]
 
 _SNIPPET_CHARS = 32
 # Only this much of the body is inspected to recognise an HTML page: proxies put the doctype first.
 _HTML_SNIFF_BYTES = 1024
 _UTF8_BOM = b"\xef\xbb\xbf"
+
+
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+_SHARED_LIMIT = 4096
+
+
+def shared(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """``values`` as a tuple, the same tuple for every equal list: verb and category lists are the same few
+    across thousands of resources (each decoded list would otherwise hold its own copy of every string).
+
+    At most ``_SHARED_LIMIT`` distinct lists are remembered (then the memory starts over): a server sending
+    ever new lists costs a bounded table, never a growing one.
+    """
+    if not values:
+        return ()
+    key = tuple(values)
+    held = _SHARED.get(key)
+    if held is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        held = _SHARED[key] = key
+    return held
 
 
 def fail(document: str, path: str, reason: str) -> NoReturn:

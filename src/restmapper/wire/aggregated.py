@@ -15,7 +15,7 @@ from typing import Any
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion
 from restmapper.wire._aggregated_fast import SCOPES, STALE, Items, read_items, read_streamed
-from restmapper.wire._json import Reader, body_text, loads_text, quote
+from restmapper.wire._json import Reader, body_text, loads_text, quote, shared
 from restmapper.wire._pieces import decode_piece, piece_text
 from restmapper.wire.legacy import cross_group_version
 from restmapper.wire.media import DocumentFormat
@@ -354,22 +354,6 @@ def _checked_items(root: Reader) -> Items:
     return groups, raw, stale, listed
 
 
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-"""Verb lists are the same few across thousands of resources: share one tuple per distinct list."""
-
-
-def _shared(values: list[str] | None) -> tuple[str, ...]:
-    if not values:
-        return ()
-    key = tuple(values)
-    held = _SHARED.get(key)
-    if held is None:
-        if len(_SHARED) > 4096:
-            _SHARED.clear()
-        held = _SHARED[key] = key
-    return held
-
-
 def _kind_of(rk: dict[str, Any] | None, owner: GroupVersion) -> tuple[str, str | None, str | None] | None:
     if not rk:
         return None
@@ -390,16 +374,16 @@ def _convert(resources: Any, gv: GroupVersion) -> tuple[APIResource, ...]:
         if parent is not None:
             kind, group, ver = parent
             out.append(APIResource(name=name, singular_name=entry.get("singularResource") or "",
-                                   namespaced=namespaced, kind=kind, verbs=_shared(entry.get("verbs")),
+                                   namespaced=namespaced, kind=kind, verbs=shared(entry.get("verbs")),
                                    short_names=tuple(entry.get("shortNames") or ()),
-                                   categories=_shared(entry.get("categories")), group=group, version=ver))
+                                   categories=shared(entry.get("categories")), group=group, version=ver))
         for sub in entry.get("subresources") or ():
             sub_kind = _kind_of(sub.get("responseKind"), gv)
             if sub_kind is None:
                 continue
             kind, group, ver = sub_kind
             out.append(APIResource(name=f"{name}/{sub['subresource']}", singular_name="", namespaced=namespaced,
-                                   kind=kind, verbs=_shared(sub.get("verbs")), group=group, version=ver))
+                                   kind=kind, verbs=shared(sub.get("verbs")), group=group, version=ver))
     return tuple(out)
 
 

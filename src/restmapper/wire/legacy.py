@@ -12,7 +12,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.model import APIGroup, APIResource, APIResourceList, GroupVersion, VersionInfo
-from restmapper.wire._json import Reader, decode_json, quote
+from restmapper.wire._json import Reader, decode_json, quote, shared
 
 __all__ = [
     "encode_api_group",
@@ -169,18 +169,20 @@ def parse_api_group(body: bytes, *, document: str) -> APIGroup:
     return _read_group(_root(body, document, "APIGroup", "versions"))
 
 
-def read_api_resource(entry: Reader, owner: GroupVersion) -> APIResource:
-    """One legacy ``APIResource`` object of the list for ``owner``."""
+def read_api_resource(entry: Reader, owner: GroupVersion, kinds: dict[str, str]) -> APIResource:
+    """One legacy ``APIResource`` object of the list for ``owner``; ``kinds`` holds one string per kind of the
+    list (a parent's subresources repeat its kind: one string for all of them)."""
+    kind = entry.get_str("kind", required=True)
     group, version = cross_group_version(entry.get_opt_str("group"), entry.get_opt_str("version"), owner)
     return APIResource(
         name=entry.get_str("name", required=True, non_empty=True),
         singular_name=entry.get_str("singularName"),
         # kube-apiserver always sends it; Go's zero value (cluster-scoped) is what client-go would read otherwise.
         namespaced=entry.get_bool("namespaced"),
-        kind=entry.get_str("kind", required=True),
-        verbs=entry.get_str_list("verbs"),
+        kind=kinds.setdefault(kind, kind),
+        verbs=shared(entry.get_str_list("verbs")),
         short_names=entry.get_str_list("shortNames"),
-        categories=entry.get_str_list("categories"),
+        categories=shared(entry.get_str_list("categories")),
         group=group,
         version=version,
         storage_version_hash=entry.get_opt_str("storageVersionHash"),
@@ -213,7 +215,8 @@ def parse_api_resource_list(
     gv = parse_group_version(root, "groupVersion")
     if expected is not None and gv != expected:
         root.fail("groupVersion", f"expected {str(expected)!r}, got {quote(str(gv))}")
-    resources = tuple(read_api_resource(entry, gv) for entry in root.get_objects("resources"))
+    kinds: dict[str, str] = {}
+    resources = tuple(read_api_resource(entry, gv, kinds) for entry in root.get_objects("resources"))
     return APIResourceList(group_version=gv, resources=resources)
 
 
