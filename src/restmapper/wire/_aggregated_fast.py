@@ -54,34 +54,73 @@ def _response_kind_ok(value: object) -> bool:
         value.get("version"))
 
 
+def _subresource_ok(sub: object) -> bool:
+    if type(sub) is not dict:
+        return False
+    name = sub.get("subresource")
+    return (type(name) is str and name != "" and _str_list_or_null(sub.get("verbs"))
+            and _response_kind_ok(sub.get("responseKind")))
+
+
+def _subresources_ok(subs: object) -> bool:
+    return subs is None or (type(subs) is list and all(map(_subresource_ok, subs)))
+
+
+def _name_and_scope_ok(entry: dict[str, Any]) -> bool:
+    name, scope = entry.get("resource"), entry.get("scope")
+    return type(name) is str and name != "" and type(scope) is str and scope in SCOPES
+
+
+def _resource_ok(entry: object) -> bool:
+    if type(entry) is not dict or not _name_and_scope_ok(entry):
+        return False
+    return (_str_list_or_null(entry.get("verbs")) and _str_list_or_null(entry.get("shortNames"))
+            and _str_list_or_null(entry.get("categories")) and _str_or_null(entry.get("singularResource"))
+            and _response_kind_ok(entry.get("responseKind")) and _subresources_ok(entry.get("subresources")))
+
+
 def resources_ok(resources: object) -> bool:
     """True when ``resources`` (one version's raw ``resources``) converts without error: the fast check."""
-    if resources is None:
-        return True
-    if type(resources) is not list:
+    return resources is None or (type(resources) is list and all(map(_resource_ok, resources)))
+
+
+def _group_name(meta: object) -> str | None:
+    """The name in a group's decoded ``metadata`` (absent or null: ``""``, the core group); None if off."""
+    if meta is None:
+        return ""
+    if type(meta) is not dict:
+        return None
+    name = meta.get("name")
+    if name is None:
+        return ""
+    return name if type(name) is str else None
+
+
+def _version_name(version: object, seen: list[str]) -> str | None:
+    """The ``version`` of one decoded version object, new among ``seen``; None if anything is off."""
+    if type(version) is not dict or not _str_or_null(version.get("freshness")):
+        return None
+    v = version.get("version")
+    return v if type(v) is str and v != "" and v not in seen else None
+
+
+def _add_version(out: Items, name: str, version: Any, piece: Piece | None, listed: list[str],
+                 fresh: list[str]) -> bool:
+    """Add one decoded version object of group ``name`` to ``out``, ``listed`` and (unless stale) ``fresh``;
+    False if anything is off. ``piece``: its JSON text, kept instead of its decoded resources when given."""
+    v = _version_name(version, listed)
+    if v is None:
         return False
-    for entry in resources:
-        if type(entry) is not dict:
-            return False
-        name, scope = entry.get("resource"), entry.get("scope")
-        if type(name) is not str or not name or type(scope) is not str or scope not in SCOPES:
-            return False
-        if not (_str_list_or_null(entry.get("verbs")) and _str_list_or_null(entry.get("shortNames"))
-                and _str_list_or_null(entry.get("categories")) and _str_or_null(entry.get("singularResource"))
-                and _response_kind_ok(entry.get("responseKind"))):
-            return False
-        subs = entry.get("subresources")
-        if subs is None:
-            continue
-        if type(subs) is not list:
-            return False
-        for sub in subs:
-            if type(sub) is not dict:
-                return False
-            sub_name = sub.get("subresource")
-            if (type(sub_name) is not str or not sub_name or not _str_list_or_null(sub.get("verbs"))
-                    or not _response_kind_ok(sub.get("responseKind"))):
-                return False
+    listed.append(v)
+    gv = GroupVersion(name, v)
+    if version.get("freshness") == STALE:
+        out[2].append(gv)
+        return True
+    resources = version.get("resources")
+    if not resources_ok(resources):
+        return False
+    fresh.append(v)
+    out[1][gv] = resources if piece is None or not resources else piece
     return True
 
 
@@ -91,39 +130,16 @@ def _add_group(out: Items, meta: object, versions: object, pieces: list[Piece] |
     ``pieces``, when given, is the JSON text of each element of ``versions``: a version keeps that, not its decoded
     resources.
     """
-    groups, raw, stale, listed = out
-    if meta is None:
-        name: object = ""
-    elif type(meta) is dict:
-        name = meta.get("name")
-        name = "" if name is None else name
-    else:
-        return False
-    if type(name) is not str or name in listed:
-        return False
-    if versions is None:
-        versions = []
-    if type(versions) is not list:
+    groups, _, _, listed = out
+    name = _group_name(meta)
+    versions = [] if versions is None else versions
+    if name is None or name in listed or type(versions) is not list:
         return False
     fresh: list[str] = []
     all_versions: list[str] = []
     for i, version in enumerate(versions):
-        if type(version) is not dict:
+        if not _add_version(out, name, version, None if pieces is None else pieces[i], all_versions, fresh):
             return False
-        v = version.get("version")
-        freshness = version.get("freshness")
-        if type(v) is not str or not v or v in all_versions or not _str_or_null(freshness):
-            return False
-        all_versions.append(v)
-        gv = GroupVersion(name, v)
-        if freshness == STALE:
-            stale.append(gv)
-            continue
-        resources = version.get("resources")
-        if not resources_ok(resources):
-            return False
-        fresh.append(v)
-        raw[gv] = resources if pieces is None or not resources else pieces[i]
     listed[name] = tuple(all_versions)
     groups.append(APIGroup(name=name, versions=tuple(fresh), preferred_version=fresh[0] if fresh else None))
     return True

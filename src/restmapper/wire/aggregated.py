@@ -354,36 +354,41 @@ def _checked_items(root: Reader) -> Items:
     return groups, raw, stale, listed
 
 
-def _kind_of(rk: dict[str, Any] | None, owner: GroupVersion) -> tuple[str, str | None, str | None] | None:
+def _kind_of(rk: dict[str, Any] | None, owner: GroupVersion, kinds: dict[str, str]
+             ) -> tuple[str, str | None, str | None] | None:
     if not rk:
         return None
     kind = rk.get("kind")
     if not kind:
         return None
     group, version = cross_group_version(rk.get("group"), rk.get("version"), owner)
-    return kind, group, version
+    return kinds.setdefault(kind, kind), group, version
 
 
 def _convert(resources: Any, gv: GroupVersion) -> tuple[APIResource, ...]:
-    """Model objects of one version's validated ``resources`` (same result as :func:`_read_resources`)."""
+    """Model objects of one version's validated ``resources`` (same result as :func:`_read_resources`).
+
+    Equal verb and category lists share one tuple (:func:`~restmapper.wire._json.shared`) and a version's
+    subresources share their parent's kind string: a cache of every group holds each once.
+    """
     out: list[APIResource] = []
+    kinds: dict[str, str] = {}
     for entry in resources or ():
         name = entry["resource"]
         namespaced = _SCOPES[entry["scope"]]
-        parent = _kind_of(entry.get("responseKind"), gv)
+        parent = _kind_of(entry.get("responseKind"), gv, kinds)
         if parent is not None:
             kind, group, ver = parent
-            out.append(APIResource(name=name, singular_name=entry.get("singularResource") or "",
-                                   namespaced=namespaced, kind=kind, verbs=shared(entry.get("verbs")),
-                                   short_names=tuple(entry.get("shortNames") or ()),
-                                   categories=shared(entry.get("categories")), group=group, version=ver))
+            out.append(APIResource(name, entry.get("singularResource") or "", namespaced, kind,
+                                   shared(entry.get("verbs")), tuple(entry.get("shortNames") or ()),
+                                   shared(entry.get("categories")), group, ver))
         for sub in entry.get("subresources") or ():
-            sub_kind = _kind_of(sub.get("responseKind"), gv)
+            sub_kind = _kind_of(sub.get("responseKind"), gv, kinds)
             if sub_kind is None:
                 continue
             kind, group, ver = sub_kind
-            out.append(APIResource(name=f"{name}/{sub['subresource']}", singular_name="", namespaced=namespaced,
-                                   kind=kind, verbs=shared(sub.get("verbs")), group=group, version=ver))
+            out.append(APIResource(f"{name}/{sub['subresource']}", "", namespaced, kind, shared(sub.get("verbs")),
+                                   (), (), group, ver))
     return tuple(out)
 
 
