@@ -7,7 +7,7 @@ versions are skipped (and reported), the first non-stale version is the preferre
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -470,33 +470,43 @@ def encode_aggregated(
     """
     if not format.aggregated:
         raise InvalidArgumentError("encode_aggregated needs an aggregated DocumentFormat, not LEGACY")
-    stale_by_group: dict[str, list[str]] = {}
-    for gv in stale:
-        stale_by_group.setdefault(gv.group, []).append(gv.version)
-    items: list[dict[str, Any]] = []
+    stale_by_group = _versions_by_group(stale)
     used: set[GroupVersion] = set()
-    names: list[str] = [g.name for g in groups]
     by_name = {g.name: g for g in groups}
-    names += [n for n in stale_by_group if n not in by_name]
-    for name in names:
-        group = by_name.get(name, APIGroup(name=name, versions=()))
-        ordered = list(group.versions)
-        if group.preferred_version in ordered:
-            ordered.remove(group.preferred_version)
-            ordered.insert(0, group.preferred_version)
-        versions: list[dict[str, Any]] = []
-        for v in ordered:
-            gv = GroupVersion(name, v)
-            used.add(gv)
-            entry: dict[str, Any] = {"freshness": _CURRENT, "version": v}
-            lst = resources.get(gv)
-            if lst is not None and lst.resources:
-                entry["resources"] = _encode_resources(lst)
-            versions.append(entry)
-        versions += [{"freshness": _STALE, "version": v}
-                     for v in stale_by_group.get(name, ()) if v not in group.versions]
-        items.append({"metadata": {"name": name}, "versions": versions})
+    names = [g.name for g in groups] + [n for n in stale_by_group if n not in by_name]
+    items = [{"metadata": {"name": name},
+              "versions": _encode_versions(by_name.get(name, APIGroup(name=name, versions=())), resources,
+                                           stale_by_group.get(name, ()), used)}
+             for name in names]
     extra = [str(gv) for gv in resources if gv not in used]
     if extra:
         raise InvalidArgumentError(f"resources given for group versions no group lists: {', '.join(extra)}")
     return {"apiVersion": format.value, "items": items, "kind": _KIND, "metadata": {}}
+
+
+def _versions_by_group(gvs: Iterable[GroupVersion]) -> dict[str, list[str]]:
+    by_group: dict[str, list[str]] = {}
+    for gv in gvs:
+        by_group.setdefault(gv.group, []).append(gv.version)
+    return by_group
+
+
+def _encode_versions(group: APIGroup, resources: Mapping[GroupVersion, APIResourceList], stale: Iterable[str],
+                     used: set[GroupVersion]) -> list[dict[str, Any]]:
+    """The ``versions`` of ``group``'s item: preferred first, then the others, then its ``stale`` ones not
+    served; the group versions encoded are added to ``used``."""
+    ordered = list(group.versions)
+    if group.preferred_version in ordered:
+        ordered.remove(group.preferred_version)
+        ordered.insert(0, group.preferred_version)
+    versions: list[dict[str, Any]] = []
+    for v in ordered:
+        gv = GroupVersion(group.name, v)
+        used.add(gv)
+        entry: dict[str, Any] = {"freshness": _CURRENT, "version": v}
+        lst = resources.get(gv)
+        if lst is not None and lst.resources:
+            entry["resources"] = _encode_resources(lst)
+        versions.append(entry)
+    versions += [{"freshness": _STALE, "version": v} for v in stale if v not in group.versions]
+    return versions

@@ -98,13 +98,18 @@ def detect_format(content_type: str | None, *, document: str) -> DocumentFormat:
     shown = quote(content_type.strip(), 200)
     if base != "application/json":
         fail(document, "", f"unexpected Content-Type {shown}: not a JSON discovery document")
-    g, v, as_ = params.get("g"), params.get("v"), params.get("as")
-    if g is None and v is None and as_ is None:
+    if not params.keys() & {"g", "v", "as"}:
         return DocumentFormat.LEGACY
-    if (g or "").lower() != _AGGREGATED_GROUP or (as_ or "").lower() != _AGGREGATED_KIND:
+    return _aggregated_format(params, shown, document)
+
+
+def _aggregated_format(params: dict[str, str], shown: str, document: str) -> DocumentFormat:
+    """The aggregated format the ``g``/``v``/``as`` parameters of a JSON media type name (see
+    :func:`detect_format`, which raises what this raises)."""
+    if params.get("g", "").lower() != _AGGREGATED_GROUP or params.get("as", "").lower() != _AGGREGATED_KIND:
         fail(document, "", f"unexpected Content-Type {shown}: not an APIGroupDiscoveryList of {_AGGREGATED_GROUP}")
-    fmt = _VERSIONS.get((v or "").lower())
+    fmt = _VERSIONS.get(params.get("v", "").lower())
     if fmt is None:
         fail(document, "", f"unexpected Content-Type {shown}: "
-             f"unsupported aggregated discovery version {quote(v or '')}")
+             f"unsupported aggregated discovery version {quote(params.get('v', ''))}")
     return fmt
