@@ -114,16 +114,34 @@ def decide(state: SlotState, now: float, timing: Timing, *, force: bool = False,
     Mirrors and extends controller-runtime's lazy mapper, which refetches only on a miss or a 404 and has no
     TTL, backoff or stale-on-error.
     """
-    fetched = state.fetched_at
     error = failure
     if failure is None:
-        due = state.retry_at is not None and now >= state.retry_at
-        if (fetched is not None and not force and not state.expired and not due
-                and (state.scoped or timing.fresh(fetched, now))):
-            return Action.FRESH
-        if state.retry_at is None or due:
-            return Action.REFETCH if fetched is None else Action.REVALIDATE
+        action = _without_failure(state, now, timing, force)
+        if action is not None:
+            return action
         error = state.error  # backing off: the last failure stands until retry_at
+    return _stale_or_fail(state.fetched_at, error, now, timing, stale_ok)
+
+
+def _without_failure(state: SlotState, now: float, timing: Timing, force: bool) -> Action | None:
+    """:func:`decide` when no fetch just failed: FRESH, REFETCH or REVALIDATE; None while backing off."""
+    due = state.retry_at is not None and now >= state.retry_at
+    if not (force or due) and _fresh(state, now, timing):
+        return Action.FRESH
+    if state.retry_at is None or due:
+        return Action.REFETCH if state.fetched_at is None else Action.REVALIDATE
+    return None
+
+
+def _fresh(state: SlotState, now: float, timing: Timing) -> bool:
+    """True when the held answer is neither expired nor past its TTL (or was fetched by the current lookup)."""
+    fetched = state.fetched_at
+    return fetched is not None and not state.expired and (state.scoped or timing.fresh(fetched, now))
+
+
+def _stale_or_fail(fetched: float | None, error: BaseException | None, now: float, timing: Timing,
+                   stale_ok: bool) -> Action:
+    """:func:`decide` after a failure (``error``): SERVE_STALE when the held answer may mask it, else FAIL."""
     if (stale_ok and fetched is not None and error is not None and is_transient(error)
             and timing.within_stale(fetched, now)):
         return Action.SERVE_STALE
