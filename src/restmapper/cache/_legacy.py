@@ -69,35 +69,60 @@ def legacy_parts(g: APIGroup, ok: Mapping[GroupVersion, APIResourceList],
     core always exists, so a core 404 is a failure, never "core serves nothing" (which would let another group
     answer core names).
     """
-    served: list[str] = []
-    resources: dict[GroupVersion, APIResourceList] = {}
-    failed: dict[GroupVersion, RestMapperError] = {}
-    stale: dict[GroupVersion, RestMapperError] = {}
-    unread: list[GroupVersion] = []
-    for gv in g.group_versions:
-        err = errors.get(gv)
-        if gv in ok:
-            resources[gv] = ok[gv]
-        elif err is None:
-            # Not fetched by this load: what a fresh entry read stays, the rest is unread.
-            if kept is not None and gv in kept.resources:
-                resources[gv] = kept.resources[gv]
-            elif kept is not None and gv in kept.failed:
-                failed[gv] = kept.failed[gv]
-            else:
-                unread.append(gv)
-        elif isinstance(err, APIStatusError) and err.not_found and g.name != "":
-            log.info("%s is listed by the server but answers 404; treating it as not served", gv)
-            continue
-        elif old is not None and gv in old.resources and decide(
-                SlotState(old.fetched_at), now, timing, failure=err) is Action.SERVE_STALE:
-            resources[gv] = old.resources[gv]
-            stale[gv] = err
-        else:
-            failed[gv] = err
-        served.append(gv.version)
+    load = _LegacyLoad(ok, errors, kept, old, now, timing)
+    served = [gv.version for gv in g.group_versions if load.place(gv)]
     preferred = g.preferred_version if g.preferred_version in served else (served[0] if served else None)
-    return EntryParts(APIGroup(g.name, tuple(served), preferred), resources, failed, stale, tuple(unread))
+    return EntryParts(APIGroup(g.name, tuple(served), preferred), load.resources, load.failed, load.stale,
+                      tuple(load.unread))
+
+
+class _LegacyLoad:
+    """The parts of one group entry built version by version (see :func:`legacy_parts`, whose arguments the
+    first six attributes are)."""
+
+    def __init__(self, ok: Mapping[GroupVersion, APIResourceList], errors: Mapping[GroupVersion, RestMapperError],
+                 kept: GroupEntry | None, old: GroupEntry | None, now: float, timing: Timing) -> None:
+        self.ok, self.errors, self.kept, self.old, self.now, self.timing = ok, errors, kept, old, now, timing
+        self.resources: dict[GroupVersion, APIResourceList] = {}
+        self.failed: dict[GroupVersion, RestMapperError] = {}
+        self.stale: dict[GroupVersion, RestMapperError] = {}
+        self.unread: list[GroupVersion] = []
+
+    def place(self, gv: GroupVersion) -> bool:
+        """Put listed version ``gv`` where this load leaves it; False when it is not served (a 404 outside
+        core: the listing was stale)."""
+        err = self.errors.get(gv)
+        if gv in self.ok:
+            self.resources[gv] = self.ok[gv]
+        elif err is None:
+            self._not_fetched(gv)
+        elif isinstance(err, APIStatusError) and err.not_found and gv.group != "":
+            log.info("%s is listed by the server but answers 404; treating it as not served", gv)
+            return False
+        elif (earlier := self._masking(gv, err)) is not None:
+            self.resources[gv] = earlier
+            self.stale[gv] = err
+        else:
+            self.failed[gv] = err
+        return True
+
+    def _not_fetched(self, gv: GroupVersion) -> None:
+        # Not fetched by this load: what a fresh entry read stays, the rest is unread.
+        kept = self.kept
+        if kept is not None and gv in kept.resources:
+            self.resources[gv] = kept.resources[gv]
+        elif kept is not None and gv in kept.failed:
+            self.failed[gv] = kept.failed[gv]
+        else:
+            self.unread.append(gv)
+
+    def _masking(self, gv: GroupVersion, err: RestMapperError) -> APIResourceList | None:
+        """The earlier entry's list of ``gv`` when it may be served instead of failing with ``err``, else None."""
+        old = self.old
+        if old is None or gv not in old.resources or decide(
+                SlotState(old.fetched_at), self.now, self.timing, failure=err) is not Action.SERVE_STALE:
+            return None
+        return old.resources[gv]
 
 
 def needed_versions(group: APIGroup, versions: Sequence[str] | None) -> tuple[GroupVersion, ...]:
