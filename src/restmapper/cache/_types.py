@@ -74,17 +74,13 @@ class GroupEntry:
         Returns:
             group version -> the error that made it unsure; empty for a healthy entry.
         """
-        if not self.outdated:
-            if version is None or not self.failed:
-                return self.failed
-            return {gv: e for gv, e in self.failed.items() if gv.version == version}
-        unsure = {**self.stale, **self.failed}
-        if version is not None:
-            unsure = {gv: e for gv, e in unsure.items() if gv.version == version}
-            if not unsure and version not in self.group.versions and (self.stale or self.failed):
-                cause = next(iter({**self.stale, **self.failed}.values()))
-                unsure = {GroupVersion(self.name, version): cause}
-        return unsure
+        unsure = {**self.stale, **self.failed} if self.outdated else self.failed
+        if version is None or not unsure:
+            return unsure
+        of_version = {gv: e for gv, e in unsure.items() if gv.version == version}
+        if not of_version and self.outdated and version not in self.group.versions:
+            return {GroupVersion(self.name, version): next(iter(unsure.values()))}
+        return of_version
 
     def failure(self) -> DiscoveryError | None:
         """A :class:`~restmapper.errors.GroupDiscoveryError` naming the failed versions, or None."""
