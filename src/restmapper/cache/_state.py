@@ -24,13 +24,19 @@ from restmapper.cache._types import Backoff, CacheStats, GroupEntry, RootSlot
 from restmapper.discovery import RootDiscovery
 from restmapper.errors import APIStatusError, GroupDiscoveryError, RestMapperError
 from restmapper.model import APIGroup, GroupVersion
-from restmapper.wire import LazyResourceLists
+from restmapper.wire import GroupResourceLists, LazyResourceLists
 
 __all__ = ["CacheState"]
 
 log = logging.getLogger("restmapper.cache")
 
 _INF = math.inf
+
+
+def _lists(listed: dict[str, APIGroup], gv: GroupVersion) -> bool:
+    """True when a root document whose groups are ``listed`` (by name) lists ``gv``."""
+    g = listed.get(gv.group)
+    return g is not None and gv.version in g.versions
 
 
 class CacheState:
@@ -221,25 +227,35 @@ class CacheState:
         content past ``max_stale`` (and any with ``max_stale=0``) comes back with no content: every version
         failed with ``error``, so lookups that need it raise :class:`GroupDiscoveryError`.
         """
-        root = slot.root
-        if root.resources is None:
-            listed = slot.group_index()
-            names = [n for n in (*self._evicted, *self._gone) if n in listed]
-            groups = [root.groups[listed[n]] for n in dict.fromkeys(names)]
-        else:
-            groups = list(root.groups)
-        for g in groups:
+        for g in self._restorable_locked(slot):
             if g.name in self._entries or not doc.lists(g.name):
                 continue
-            parts: EntryParts | None = None
-            fetched_at = slot.fetched_at
-            if g.name not in self._gone and self.timing.max_stale > 0:
-                if root.resources is not None:
-                    parts = aggregated_parts(root, g, root.stale)
-                elif (old := self._evicted.get(g.name)) is not None and self.timing.within_stale(old.fetched_at, now):
-                    parts = EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread)
-                    fetched_at = old.fetched_at
+            parts, fetched_at = self._earlier_parts_locked(slot, g, now)
             self._put_earlier_locked(APIGroup(g.name, g.versions, g.preferred_version), parts, error, fetched_at, now)
+
+    def _restorable_locked(self, slot: RootSlot) -> list[APIGroup]:
+        """The groups a stale root document may bring back: every group of an aggregated one; of a group listing,
+        those evicted (or gone) that it lists."""
+        root = slot.root
+        if root.resources is not None:
+            return list(root.groups)
+        listed = slot.group_index()
+        names = [n for n in (*self._evicted, *self._gone) if n in listed]
+        return [root.groups[listed[n]] for n in dict.fromkeys(names)]
+
+    def _earlier_parts_locked(self, slot: RootSlot, g: APIGroup, now: float) -> tuple[EntryParts | None, float]:
+        """What group ``g`` comes back with from a stale root document (see :meth:`_restore_evicted_locked`),
+        and when that was fetched: its part of an aggregated document, its dropped entry within ``max_stale``,
+        or nothing (None: every version fails)."""
+        root = slot.root
+        if g.name in self._gone or self.timing.max_stale <= 0:
+            return None, slot.fetched_at
+        if root.resources is not None:
+            return aggregated_parts(root, g, root.stale), slot.fetched_at
+        old = self._evicted.get(g.name)
+        if old is None or not self.timing.within_stale(old.fetched_at, now):
+            return None, slot.fetched_at
+        return EntryParts(old.group, old.resources, dict(old.failed), dict(old.stale), old.unread), old.fetched_at
 
     def _misses_invalidated_locked(self, slot: RootSlot, doc: RootDoc) -> bool:
         """Whether root document ``doc`` (held in ``slot``) lacks a group invalidated since it was read.
@@ -332,29 +348,39 @@ class CacheState:
         lists = root.resources
         parts_of = lists.group if isinstance(lists, LazyResourceLists) else None
         stale_groups = {gv.group for gv in root.stale}
-        entries = self._entries
         for g in root.groups:
-            old = entries.get(g.name)
-            if old is not None and parts_of is not None and g.name not in stale_groups and renewable(
-                    old, g, parts_of(g.name)):
-                self._settle_locked(GroupEntry(old.group, old.resources, old.failed, now, old.generation), False,
-                                    True)
-                self._backoff.pop(g.name, None)
-                continue
-            parts = aggregated_parts(root, g, root.stale)
-            self._put_locked(parts, now)
-            if parts.failed:
-                self._schedule_retry_locked(g.name, next(iter(parts.failed.values())), now)
-                self._stamp_failures_locked(g.name, parts.failed.values(), now)
-            else:
-                self._backoff.pop(g.name, None)
-        names = {g.name for g in root.groups}
-        for name in list(self._entries):
-            if name not in names and doc.lists(name):
-                self._entries.drop(name)
-                self._backoff.pop(name, None)  # an unlisted group's retry would keep every lookup on the slow path
-                self.generation += 1
+            if parts_of is None or g.name in stale_groups or not self._renewed_locked(g, parts_of(g.name), now):
+                self._put_aggregated_locked(aggregated_parts(root, g, root.stale), now)
+        self._drop_unlisted_locked({g.name for g in root.groups}, doc)
+
+    def _drop_unlisted_locked(self, names: Collection[str], doc: RootDoc) -> None:
+        """Drop the entries (and what else is kept) of groups root document ``doc`` does not list, ``names``
+        being those it does."""
+        for name in [n for n in self._entries if n not in names and doc.lists(n)]:
+            self._entries.drop(name)
+            self._backoff.pop(name, None)  # an unlisted group's retry would keep every lookup on the slow path
+            self.generation += 1
         self._let_go_unlisted_locked(names, doc)
+
+    def _renewed_locked(self, g: APIGroup, part: GroupResourceLists, now: float) -> bool:
+        """Renew the fetch time of ``g``'s entry when installing it from ``part`` would change nothing else
+        (:func:`renewable`); False when it would (the caller installs it)."""
+        old = self._entries.get(g.name)
+        if old is None or not renewable(old, g, part):
+            return False
+        self._settle_locked(GroupEntry(old.group, old.resources, old.failed, now, old.generation), False, True)
+        self._backoff.pop(g.name, None)
+        return True
+
+    def _put_aggregated_locked(self, parts: EntryParts, now: float) -> None:
+        """Install a group's entry from an aggregated document: its stale versions back off as failures."""
+        self._put_locked(parts, now)
+        name = parts.group.name
+        if parts.failed:
+            self._schedule_retry_locked(name, next(iter(parts.failed.values())), now)
+            self._stamp_failures_locked(name, parts.failed.values(), now)
+        else:
+            self._backoff.pop(name, None)
 
     def _let_go_unlisted_locked(self, listed: Collection[str], doc: RootDoc) -> None:
         """Forget what is kept of groups root document ``doc`` (just read) does not list, ``listed`` being those it
@@ -376,20 +402,24 @@ class CacheState:
             if not doc.lists(name):
                 continue
             g = listed.get(name)
-            if g is None or (set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}
-                             - self._unserved.get(name, frozenset())):
-                # Gone, or new versions appeared: reload lazily. (A version that answered 404 when the entry was
-                # loaded is not new: dropping the entry for it dropped a group a lookup had just read, and the
-                # answer computed without it was a confident no-match.)
+            if g is None:  # gone
                 self._entries.drop(name)
-                if g is None:
-                    self._backoff.pop(name, None)
-                    self._unserved.pop(name, None)
+                self._backoff.pop(name, None)
+                self._unserved.pop(name, None)
                 self.generation += 1
-        for gv in [gv for gv in self._absent if doc.lists(gv.group)
-                   and (gv.group not in listed or gv.version not in listed[gv.group].versions)]:
+            elif self._new_versions_locked(g, entry):  # reload lazily
+                self._entries.drop(name)
+                self.generation += 1
+        for gv in [gv for gv in self._absent if doc.lists(gv.group) and not _lists(listed, gv)]:
             del self._absent[gv]  # no longer listed: nothing to remember about it
         self._let_go_unlisted_locked(listed, doc)
+
+    def _new_versions_locked(self, g: APIGroup, entry: GroupEntry) -> set[str]:
+        """The versions a listing of ``g`` names that ``entry`` did not know. A version that answered 404 when the
+        entry was loaded is not new: dropping the entry for it dropped a group a lookup had just read, and the
+        answer computed without it was a confident no-match."""
+        return (set(g.versions) - set(entry.group.versions) - {gv.version for gv in entry.failed}
+                - self._unserved.get(g.name, frozenset()))
 
     def _evict_locked(self, name: str | None) -> int:
         """Drop the entry of group ``name`` (None: every entry), keeping it as an earlier answer; returns how many."""
