@@ -161,15 +161,8 @@ class DiscoveryCache(FetchingState):
         ordered = listed_groups(core, named, names)
         now = self.clock()
         seen: dict[str, GroupEntry] = {}
-        to_load: list[APIGroup] = []
         with self._lock:
-            for g in ordered:
-                entry = self._entries.get(g.name)
-                if (entry is None or self._decide_locked(entry.name, entry, now) is not Action.FRESH
-                        or (entry.unread and not set(entry.unread).isdisjoint(needed_versions(g, versions)))):
-                    to_load.append(g)
-                else:
-                    seen[g.name] = entry
+            to_load = [g for g in ordered if not self._take_fresh_locked(g, versions, now, seen)]
         loaded = bool(to_load)
         # Every listed group gets an entry when loaded (possibly with no versions), so one missing afterwards was
         # invalidated concurrently (a watcher event): load it again rather than answer "not listed" for it.
@@ -178,16 +171,31 @@ class DiscoveryCache(FetchingState):
                 break
             self._load(to_load, versions)
             with self._lock:
-                for g in to_load:
-                    if (entry := self._entries.get(g.name)) is not None:
-                        seen[g.name] = entry
-            to_load = [g for g in to_load if g.name not in seen]
+                to_load = [g for g in to_load if not self._take_locked(g.name, seen)]
         with self._lock:
             entries = tuple(seen[g.name] for g in ordered if g.name in seen)
             if not loaded:
                 self._stats.hits += 1
             valid_until = self._valid_until_locked(entries, (core, named))
             return GroupView(entries, valid_until, self.generation)
+
+    def _take_fresh_locked(self, g: APIGroup, versions: Sequence[str] | None, now: float,
+                           seen: dict[str, GroupEntry]) -> bool:
+        """Put ``g``'s entry in ``seen`` when it is fresh and holds ``versions`` (see :meth:`groups`); False when
+        it must be loaded."""
+        entry = self._entries.get(g.name)
+        if (entry is None or self._decide_locked(entry.name, entry, now) is not Action.FRESH
+                or (entry.unread and not set(entry.unread).isdisjoint(needed_versions(g, versions)))):
+            return False
+        seen[g.name] = entry
+        return True
+
+    def _take_locked(self, name: str, seen: dict[str, GroupEntry]) -> bool:
+        """Put the entry of ``name`` in ``seen`` when there is one; False when there is none."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            seen[name] = entry
+        return entry is not None
 
     def ensure_all(self) -> float:
         """Make sure every listed group is loaded and fresh, as ``groups(None)`` does; return until when.
@@ -325,22 +333,8 @@ class DiscoveryCache(FetchingState):
         """
         now = self.clock()
         with self._lock:
-            self._stats.misses += 1
-            read = self._miss_read_locked(names)
-            if read and all(self.lookup.fetched(h) for h in read) and self._all_answered_locked(read, names):
-                # This very lookup read all of it, and all of it answered: the server's word already, and a
-                # confirmation as good as a revalidation's (misses over it within the interval are rate-limited).
-                self._last_miss_check, self._last_miss_error = now, None
+            if self._miss_answered_locked(names, now):
                 return False
-            if self.timing.rate_limited(self._last_miss_check, now) and (
-                    self._last_miss_error is not None
-                    or all(self.timing.rate_limited(h.fetched_at, now) for h in read)):  # confirmed recently
-                self._stats.negative_hits += 1
-                if self._last_miss_error is not None:  # a replay: says how old, unless this lookup got it
-                    raise error_with_replays(self._last_miss_error, scope_note(self.lookup, now))
-                return False
-            self._last_miss_check = now
-            self._last_miss_error = None
         key = ("miss", None if names is None else frozenset(names))
         gate = now + self.timing.miss_interval
         try:
@@ -357,6 +351,31 @@ class DiscoveryCache(FetchingState):
             gate_failures(left, gate)
         return changed
 
+    def _miss_answered_locked(self, names: Collection[str] | None, now: float) -> bool:
+        """Count a miss over ``names``; True when it is answered "still no" without I/O (this lookup read all of
+        it, or it was confirmed within the interval), else start the interval of a revalidation (False).
+
+        Raises:
+            GroupDiscoveryError: within the interval, the last revalidation's failure (a replay).
+        """
+        self._stats.misses += 1
+        read = self._miss_read_locked(names)
+        if read and all(self.lookup.fetched(h) for h in read) and self._all_answered_locked(read, names):
+            # This very lookup read all of it, and all of it answered: the server's word already, and a
+            # confirmation as good as a revalidation's (misses over it within the interval are rate-limited).
+            self._last_miss_check, self._last_miss_error = now, None
+            return True
+        if self.timing.rate_limited(self._last_miss_check, now) and (
+                self._last_miss_error is not None
+                or all(self.timing.rate_limited(h.fetched_at, now) for h in read)):  # confirmed recently
+            self._stats.negative_hits += 1
+            if self._last_miss_error is not None:  # a replay: says how old, unless this lookup got it
+                raise error_with_replays(self._last_miss_error, scope_note(self.lookup, now))
+            return True
+        self._last_miss_check = now
+        self._last_miss_error = None
+        return False
+
     def unconfirmed(self, names: Collection[str] | None = None) -> GroupDiscoveryError | None:
         """Why a no-match over ``names`` (None: every group) would not be confirmed by the server, or None.
 
@@ -371,18 +390,19 @@ class DiscoveryCache(FetchingState):
                 if b is not None and b.error is not None:
                     documents[doc.path] = b.error
                     failed.update(doc.failed_versions(b.error))
-            if names is None:
-                entries: Iterable[GroupEntry | None] = self._entries.values()
-            else:  # a few names, among many groups
-                entries = (self._entries.get(name) for name in names)
-            for entry in entries:
-                if entry is not None:
-                    failed.update(entry.stale)
-                    failed.update(entry.failed)
+            for entry in self._entries_of_locked(names):
+                failed.update(entry.stale)
+                failed.update(entry.failed)
         if not failed and not documents:
             return None
         group = next(iter(failed)).group if failed else ""
         return GroupDiscoveryError(group, failed, documents=documents)
+
+    def _entries_of_locked(self, names: Collection[str] | None) -> Iterable[GroupEntry]:
+        """The cached entries of ``names`` (None: every group)."""
+        if names is None:
+            return self._entries.values()
+        return [entry for name in names if (entry := self._entries.get(name)) is not None]  # a few, among many
 
     def documents_failing(self) -> bool:
         """Whether a root document's last refresh failed (so what it lists may be out of date). Reads only the

@@ -68,18 +68,22 @@ class EntryTable:
         group loaded, and every group dropped since was loaded again: then the oldest fetch, the roots' fetches and
         pending retries bound it.
         """
-        checked = self._all_loaded
-        if (core is None or named is None or core.expired or named.expired or checked is None or self._partial
-                or self._missing):
-            return None
-        listing = self.listing(core, named)  # the same tuple while the roots are unchanged: no comparison
-        if listing is not checked and listing != checked:
+        if core is None or named is None or not self._still_all_loaded(core, named):
             return None
         oldest = self.oldest_fetch()
         until = timing.expires_at(min(core.fetched_at, named.fetched_at, math.inf if oldest is None else oldest))
         for b in backoff.values():
             until = min(until, b.retry_at)
         return until
+
+    def _still_all_loaded(self, core: RootSlot, named: RootSlot) -> bool:
+        """True when :meth:`check_all_loaded` found every listed group loaded, every group dropped since was loaded
+        again, none is left partly read, neither root document expired and they list the same groups."""
+        checked = self._all_loaded
+        if checked is None or core.expired or named.expired or self._partial or self._missing:
+            return False
+        listing = self.listing(core, named)  # the same tuple while the roots are unchanged: no comparison
+        return listing is checked or listing == checked
 
     def listing(self, core: RootSlot | None, named: RootSlot | None) -> tuple[str, ...]:
         """Every group name the root documents list, core first; the same tuple while they are unchanged."""
@@ -199,23 +203,22 @@ def listed_groups(core: RootSlot | None, named: RootSlot | None,
     Costs O(len(names)) once the slots' name indexes exist (built on first use, one pass per document).
     """
     if names is None:
-        out: list[APIGroup] = list(core.root.groups) if core is not None else []
-        if named is not None:
-            out.extend(g for g in named.root.groups if g.name != "")
-        return out
+        return _every_listed(core, named)
     found: list[tuple[int, int, APIGroup]] = []
     for rank, (doc, slot) in enumerate(zip(ROOTS, (core, named), strict=True)):
-        if slot is None:
-            continue
-        index = slot.group_index()
-        for name in names:
-            if not doc.lists(name):
-                continue
-            hit = index.get(name)
-            if hit is not None:
-                found.append((rank, hit, slot.root.groups[hit]))
+        if slot is not None:
+            index = slot.group_index()
+            found += [(rank, index[name], slot.root.groups[index[name]]) for name in names
+                      if doc.lists(name) and name in index]
     found.sort(key=lambda t: (t[0], t[1]))
     return [g for _, _, g in found]
+
+
+def _every_listed(core: RootSlot | None, named: RootSlot | None) -> list[APIGroup]:
+    out: list[APIGroup] = list(core.root.groups) if core is not None else []
+    if named is not None:
+        out.extend(g for g in named.root.groups if g.name != "")
+    return out
 
 
 class GroupLists(Mapping[GroupVersion, APIResourceList]):
