@@ -14,7 +14,8 @@ import contextlib
 from typing import Any
 
 import requests
-from hypothesis import given, settings
+from helpers.properties import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from restmapper.testing import FakeCluster
@@ -87,7 +88,7 @@ def seeded(initial: list[tuple[str, str, str]]) -> FakeCluster:
     return cluster
 
 
-@settings(max_examples=60)
+@examples(30)
 @given(initial=st.lists(st.tuples(st.sampled_from(NAMESPACES), st.sampled_from(NAMES), st.sampled_from("xy")),
                         max_size=20),
        writes=st.lists(_WRITE, min_size=1, max_size=8), limit=st.integers(1, 5),

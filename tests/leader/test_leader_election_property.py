@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.leader import LEASE_PATH, Candidate, candidate, holder, lease_or_none
-from hypothesis import given, settings
+from helpers.properties import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from restmapper.testing import FakeCluster, LeasePartition, ManualClock
@@ -174,7 +175,7 @@ events = st.lists(st.one_of(
 ), min_size=4, max_size=30)
 
 
-@settings(max_examples=60)
+@examples(30)
 @given(events)
 def test_two_candidates_never_lead_at_once(run: list[tuple[Any, ...]]) -> None:
     sim = Simulation()

@@ -11,7 +11,7 @@ Three families, each with hypothesis:
 
 Anything but a :class:`~restmapper.errors.RestMapperError` (or a correct answer) is a defect. The suite runs a
 bounded number of examples; ``RESTMAPPER_FUZZ_EXAMPLES=5000 pytest tests/protocol/test_fuzz_server_bytes.py``
-runs longer.
+(or the suite's long-run flag, ``HYPOTHESIS_PROFILE=explore``) runs longer.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+from helpers.properties import EXPLORE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,9 @@ from restmapper.transport import Response
 from restmapper.watch import Watcher
 from restmapper.wire import ACCEPT_AGGREGATED, ACCEPT_JSON
 
-EXAMPLES = int(os.environ.get("RESTMAPPER_FUZZ_EXAMPLES", "40"))
+# 20 derandomized examples per path and family by default (the whole file ran 4 minutes on a loaded CI machine at 40);
+# HYPOTHESIS_PROFILE=explore runs the profile's number, RESTMAPPER_FUZZ_EXAMPLES=N exactly N (random each run).
+EXAMPLES = int(os.environ.get("RESTMAPPER_FUZZ_EXAMPLES", settings.default.max_examples if EXPLORE else 20))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="RESTMAPPER_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])

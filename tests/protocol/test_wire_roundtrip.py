@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from helpers.properties import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from restmapper.errors import InvalidArgumentError
@@ -87,6 +88,7 @@ def resource_lists(draw: st.DrawFn, *, aggregated: bool = False, owner: GroupVer
     return APIResourceList(group_version=gv, resources=tuple(out))
 
 
+@examples(40)
 @given(resource_lists())
 def test_api_resource_list_round_trip(lst: APIResourceList) -> None:
     parsed = parse_api_resource_list(_encode(encode_api_resource_list(lst)), document="-",
@@ -105,6 +107,7 @@ def _group(draw: st.DrawFn) -> APIGroup:
 _groups = st.lists(_group(), max_size=5, unique_by=lambda g: g.name).map(tuple)
 
 
+@examples(40)
 @given(_groups)
 def test_api_group_list_and_group_round_trip(groups: tuple[APIGroup, ...]) -> None:
     assert parse_api_group_list(_encode(encode_api_group_list(groups)), document="/apis") == groups
@@ -139,7 +142,7 @@ def aggregated_inputs(draw: st.DrawFn) -> tuple[list[APIGroup], dict[GroupVersio
     return groups, resources, stale
 
 
-@settings(max_examples=80)
+@examples(30)
 @given(aggregated_inputs(), st.sampled_from([DocumentFormat.AGGREGATED_V2, DocumentFormat.AGGREGATED_V2BETA1]))
 def test_aggregated_round_trip(
     data: tuple[list[APIGroup], dict[GroupVersion, APIResourceList], list[GroupVersion]], fmt: DocumentFormat

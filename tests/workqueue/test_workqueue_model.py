@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from helpers.properties import examples
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -107,5 +108,5 @@ class QueueModel(RuleBasedStateMachine):
         assert not set(self.fifo) & self.processing
 
 
-QueueModel.TestCase.settings = settings(max_examples=200, stateful_step_count=40)
+QueueModel.TestCase.settings = settings(examples(100), stateful_step_count=40)
 TestQueueAgainstModel = QueueModel.TestCase
