@@ -35,7 +35,9 @@ class _Recording(InProcessTransport):
 def frozen_before() -> Iterator[int]:
     count = gc.get_freeze_count()
     yield count
-    assert gc.get_freeze_count() == count  # run() never freezes this process's heap
+    # run() never freezes this process's heap (freezing moves every tracked object: the count would grow by
+    # thousands). The suite froze what collection loaded, and frozen objects freed since only lower the count.
+    assert gc.get_freeze_count() <= count
 
 
 @pytest.mark.parametrize("argv", [["resolve", "deploy"], ["api-resources"]])
