@@ -268,3 +268,40 @@ def test_adv2_priority_swap_and_scope_change_follow(mode: str, tell: str) -> Non
     fresh = _fresh(cluster)
     for q in [*qs, ("resolve", "th"), ("kind_for", "thing"), ("resource_for", "things"), ("resolve", "Widget")]:
         assert _ask(warm, q) == _ask(fresh, q), q
+
+
+@pytest.mark.xfail(strict=True, reason="a reload's 'every group loaded' is recorded after applying a listing that "
+                   "changed after ensure_all returned: a newly listed, unloaded group is left out of answers")
+def test_a_group_listed_while_every_group_is_reloaded_is_read_before_an_answer_from_any_group() -> None:
+    """Every group is loaded again after an invalidation (``ensure_all``); before the mapper applies what changed,
+    another thread's miss revalidation re-lists ``/apis`` and a new group ranking first is listed, not loaded yet.
+    The reload vouches only for the groups listed when it ran: the new group is read before a question naming no
+    group is answered (it outranks the group that answered so far)."""
+    cluster = FakeCluster.empty(mode="legacy")
+    cluster.add_crd(crd_manifest("example.com", "Widget"))
+    clock = ManualClock()
+    mapper = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=clock)
+    widgets = GroupVersionResource("", "", "widgets")
+    assert mapper.kind_for(widgets).group == "example.com"  # every group loaded and indexed
+    cache = mapper.cache
+    ensure_all = cache.ensure_all
+    fired: list[bool] = []
+
+    def racing_ensure_all() -> float:
+        until = ensure_all()
+        if not fired:
+            fired.append(True)
+            # Another thread, between the reload's ensure_all and its catch-up: a new API is served, and a miss
+            # elsewhere re-lists /apis (the group is listed, not loaded).
+            cluster.add_api_resources("z.example.org/v1", [APIResource("widgets", "widget", True, "Widget",
+                                                                        ("get",), (), ())], priority=2000)
+            clock.advance(5)
+            cache.revalidate_on_miss(["example.com"])
+            assert "z.example.org" in cache.listing()
+        return until
+
+    cache.ensure_all = racing_ensure_all  # type: ignore[method-assign]
+    mapper.invalidate_group("example.com")
+    mapper.kind_for(widgets)  # runs the reload (either answer is fine for the call that raced)
+    assert fired
+    assert mapper.kind_for(widgets).group == "z.example.org"
