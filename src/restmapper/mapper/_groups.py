@@ -155,10 +155,18 @@ class IndexedGroups:
         self._all_until = -_INF
         self._drops += 1
 
-    def _all_loaded_locked(self, until: float, drops: int) -> None:
-        """Every listed group was loaded and fresh until ``until`` when :attr:`_drops` was ``drops``."""
-        if self._drops == drops:  # no group was dropped since
-            self._all_until = until
+    def _all_loaded_locked(self, until: float, drops: int, listing: int) -> None:
+        """Every group listed when :meth:`GroupSource.ensure_all` ran was loaded and fresh until ``until``; it ran
+        when :attr:`_drops` was ``drops`` and the listing cell's version ``listing`` (both read before it).
+
+        Recorded when no group was dropped since and, should the listing applied have moved since, every group it
+        lists is indexed: a listing fetched after ``ensure_all`` returned (another thread's miss revalidation) may
+        name a group nobody loaded, which an answer from the indexes would leave out."""
+        if self._drops != drops:
+            return
+        if self.index.listing_cell.version != listing and not self.index.every_listed_indexed():
+            return
+        self._all_until = until
 
     def _apply_locked(self, name: str, entry: GroupEntry | None) -> None:
         self._ready.pop(name, None)
@@ -365,7 +373,7 @@ class IndexedGroups:
         is not offered from the memo or the indexes (other callers reload too, sharing the fetches), so a name a
         new group claims is never answered from the groups as they were before the invalidation.
         """
-        drops = self._drops
+        drops, listing = self._drops, self.index.listing_cell.version
         try:
             until = self.cache.ensure_all()
         except BaseException:
@@ -374,7 +382,7 @@ class IndexedGroups:
             raise
         with self._lock:
             self._catch_up_locked()
-            self._all_loaded_locked(until, drops)
+            self._all_loaded_locked(until, drops, listing)
             if self._drops == drops:  # nothing dropped meanwhile: this reload saw every change
                 self.reload_pending = False
 
@@ -429,16 +437,16 @@ class IndexedGroups:
                 # Every group is known loaded and fresh: no need to ask the cache.
                 deps.append((troubled, troubled.version))
                 return {"", *pick(self.index, deps), *self._troubled}, self._all_until
-        drops = self._drops
+        drops, listing = self._drops, self.index.listing_cell.version
         until = self.cache.ensure_all()
         with self._lock:
             self._catch_up_locked()
             self.reload_pending = False
-            self._all_loaded_locked(until, drops)
             if not self._complete:
                 for name in self.cache.loaded_names():
                     self._apply_locked_complete(name, until)
                 self._complete = True
+            self._all_loaded_locked(until, drops, listing)  # once every loaded group is indexed
             deps.append((troubled, troubled.version))
             return {"", *pick(self.index, deps), *self._troubled}, until
 

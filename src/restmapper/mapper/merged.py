@@ -382,6 +382,11 @@ class MergedIndex:
         """True when the server lists group ``name``."""
         return name in self._listed
 
+    def every_listed_indexed(self) -> bool:
+        """True when every group the listing names is indexed (one pass over the listing)."""
+        groups = self._groups
+        return all(name in groups for name in self._listing)
+
     def indexed_unlisted(self, name: str) -> bool:
         """True when group ``name`` is indexed but the listing does not name it: for a name known not to be
         listed, ``index(name) is not None``, read from a set that is nearly always empty (no read of the table of
