@@ -184,6 +184,12 @@ class IndexedGroups:
             self._reload_due_locked(self._complete or not known)
             return
         self._set_troubled_locked(name, bool(entry.failed or entry.stale))
+        if entry.unread:
+            # Read in part (legacy: only the versions a question needed, maybe by another mapper on this cache,
+            # right after the group was dropped, which this mapper then never sees): the versions left unread may
+            # claim any name, as a dropped group's new content may. Any-group answers read it whole first.
+            self._not_all_loaded_locked()
+            self._reload_due_locked(self._complete)
         if self._complete:
             self._indexes_locked((entry,), self._all_until)  # fresh as every group, barring further changes
         elif self.index.generation(name) != entry.generation:
