@@ -333,8 +333,6 @@ def test_a_group_another_mapper_reloaded_in_part_is_read_whole_before_an_answer_
     assert ask() == "a.example.com"
 
 
-@pytest.mark.xfail(strict=True, reason="a memoized answer ranked across groups does not depend on the listing: "
-                   "after a re-list reorders the groups, the former winner is still answered")
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 @pytest.mark.parametrize("question", ["kind_for", "resolve"])
 def test_an_answer_ranked_across_groups_follows_a_new_group_order(mode: str, question: str) -> None:

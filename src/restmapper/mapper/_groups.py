@@ -361,7 +361,10 @@ class IndexedGroups:
                 chosen.append(found[0])
             if len(chosen) > 2:  # most names are served by one group: nothing to rank
                 # Ranked as :meth:`MergedIndex.position` ranks (unlisted last, in pick order), sorted in C: a
-                # key function would cost two calls per group (a category spans a few).
+                # key function would cost two calls per group (a category spans a few). The answer depends on
+                # that order: a re-list that reorders the groups (an APIService's priority) moves the listing.
+                listing = self.index.listing_cell
+                deps.append((listing, listing.version))
                 ranks = self.index.ranks
                 last = len(ranks)
                 tagged = []
@@ -466,6 +469,9 @@ class IndexedGroups:
             self._catch_up_locked()
             indexes = self._indexes_locked(view.entries, until, deps)
             self._depend_locked(names, deps)
+            if sum(1 for name in names if name) > 1:  # ranked by the listing (see :meth:`ready_anywhere`)
+                listing = self.index.listing_cell
+                deps.append((listing, listing.version))
         return StaticRESTMapper(indexes), view.entries, until
 
     def _apply_locked_complete(self, name: str, until: float) -> None:
