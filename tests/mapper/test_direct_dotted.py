@@ -363,3 +363,22 @@ def test_a_short_name_two_resources_of_the_group_claim_warns_at_the_caller_as_th
         assert caught and "wodgets" in str(caught[0].message)
         assert got.resource.resource in ("widgets", "wodgets")
     assert direct[0] >= 2
+
+
+@pytest.mark.xfail(strict=True, reason="resolve('Kind.group') answers from the group's index though a group "
+                   "extending it claims the name as typed as a short name (the expander's prefix step)")
+@pytest.mark.parametrize("mode", ["aggregated", "legacy"])
+def test_a_kind_and_group_a_group_extending_it_claims_as_a_short_name_reads_that_group(mode: str) -> None:
+    """``Widget.example.com`` matches no name of ``example.com`` as typed (names are lower case), so the shortcut
+    expander's prefix step reads the short names of the groups extending it: ``example.com.ext`` claims
+    ``Widget``. The warm mapper answers as the full path does, not from ``example.com``'s ``widgets`` alone."""
+    cluster = FakeCluster.empty(mode=mode)
+    cluster.add_api_resources("example.com/v1", [APIResource("widgets", "widget", True, "Widget", ("get",), (), ())])
+    cluster.add_api_resources("example.com.ext/v1", [APIResource("gadgets", "gadget", True, "Gadget", ("get",),
+                                                                 ("Widget",), ())])
+    warm = LazyRESTMapper(DiscoveryClient(InProcessTransport(cluster)), clock=ManualClock())
+    _outcome(warm.expand_category, "all")  # every group loaded: both are ready
+    _outcome(warm.resolve, "widgets.example.com")
+    want = _outcome(_judge(cluster).resolve, "Widget.example.com")
+    assert "gadgets" in want[0][0]
+    assert _outcome(warm.resolve, "Widget.example.com") == want
