@@ -365,8 +365,6 @@ def test_a_short_name_two_resources_of_the_group_claim_warns_at_the_caller_as_th
     assert direct[0] >= 2
 
 
-@pytest.mark.xfail(strict=True, reason="resolve('Kind.group') answers from the group's index though a group "
-                   "extending it claims the name as typed as a short name (the expander's prefix step)")
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_a_kind_and_group_a_group_extending_it_claims_as_a_short_name_reads_that_group(mode: str) -> None:
     """``Widget.example.com`` matches no name of ``example.com`` as typed (names are lower case), so the shortcut

@@ -318,6 +318,10 @@ class DirectPaths:
             cell = one[3]  # a ready group's own cell
             cell_seen = cell.version
         index = one[0]
+        if extended and resource != resource.lower():
+            # Typed in another case (``Kind.group``): no name is spelled so, so the expander's prefix step reads the
+            # short names (as typed) of the groups extending the named one: the full path reads those groups.
+            return None
         entry = _real_reading(index, resource, version, one_name == second)
         if entry is False and (extended or resource not in index.short_names):
             # Neither a real name nor a short name of the group: groups extending it take part (the expander's
