@@ -382,8 +382,6 @@ def test_a_kind_and_group_a_group_extending_it_claims_as_a_short_name_reads_that
     assert _outcome(warm.resolve, "Widget.example.com") == want
 
 
-@pytest.mark.xfail(strict=True, reason="a memoized resolve('Kind.group') does not depend on the listing: a group "
-                   "listed later that extends the named one and claims the name as a short name is not seen")
 @pytest.mark.parametrize("mode", ["aggregated", "legacy"])
 def test_a_memoized_kind_and_group_follows_a_group_listed_later_that_extends_it(mode: str) -> None:
     """``Widget.example.com`` answered from ``example.com`` alone, memoized; then ``example.com.ext`` is served,

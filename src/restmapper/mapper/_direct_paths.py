@@ -318,9 +318,10 @@ class DirectPaths:
             cell = one[3]  # a ready group's own cell
             cell_seen = cell.version
         index = one[0]
-        if extended and resource != resource.lower():
+        if resource != resource.lower() and (extended or groups.reload_pending):
             # Typed in another case (``Kind.group``): no name is spelled so, so the expander's prefix step reads the
-            # short names (as typed) of the groups extending the named one: the full path reads those groups.
+            # short names (as typed) of the groups extending the named one: the full path reads those groups, and
+            # a current listing while a reload is due (a group listed since may extend it).
             return None
         entry = _real_reading(index, resource, version, one_name == second)
         if entry is False and (extended or resource not in index.short_names):
@@ -345,8 +346,10 @@ class DirectPaths:
             result = _plain_result(mapping if mapping is not None else entry_mapping(entry))
             _set(entry, "resolved_memo", result)  # idempotent: a racing build makes an equal answer
         # The group's cell held flat; with a version reading, the listing too (``version.group`` or ``group``
-        # is no group: a listing naming it would change the answer).
-        self._memo.put(key, Remembered(result, None, one[1], (listing_read,) if version or not real else (),
+        # is no group: a listing naming it would change the answer), and for a name typed in another case (a
+        # group listed later that extends this one takes part: see above).
+        listing_too = version or not real or resource != resource.lower()
+        self._memo.put(key, Remembered(result, None, one[1], (listing_read,) if listing_too else (),
                                        False, epoch, cell, cell_seen))
         return result
 
