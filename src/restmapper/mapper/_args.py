@@ -277,48 +277,79 @@ def require_resource_type(method: str, arg: str, *, command: str = "", told: Cal
     Raises:
         InvalidArgumentError: ``arg`` is one of those forms; the message says what to pass (or type) instead.
     """
-    caller = command or f"{method}()"
-
-    def instead(what: str) -> str:
-        if told is not None:
-            return told(what)
-        return f"{command} {what}" if command else f'{method}("{what}")'
-
     words = arg.split()
     if len(words) == 2 and "/" not in words[1] and (parts := api_version_parts(words[0])) is not None:
+        raise _Refusal(method, command, told).manifest_pair(arg, words, parts)
+    if not arg or words != [arg]:
+        raise _Refusal(method, command, told).spaces(arg, words)
+    if "," in arg and (told is not None or method == "resolve"):
+        raise _Refusal(method, command, told).comma_list(arg)
+    if "/" in arg:
+        raise _Refusal(method, command, told).slashes(arg)
+
+
+class _Refusal:
+    """The message of :func:`require_resource_type` refusing an argument of ``method``, naming what to pass (or
+    type) instead: ``method("...")``, the shell ``command`` when given, or the caller's own call that ``told``
+    writes. Built only once an argument is refused: an accepted type costs nothing here."""
+
+    def __init__(self, method: str, command: str, told: Callable[[str], str] | None) -> None:
+        self.method = method
+        self.command = command
+        self.told = told
+        self.caller = command or f"{method}()"
+
+    def instead(self, what: str) -> str:
+        """The call (or command) to make for the type ``what``."""
+        if self.told is not None:
+            return self.told(what)
+        return f"{self.command} {what}" if self.command else f'{self.method}("{what}")'
+
+    def manifest_pair(self, arg: str, words: list[str], parts: tuple[str, str]) -> InvalidArgumentError:
+        """``apps/v1 Deployment``: a manifest's apiVersion and kind, split by a space."""
         typed = typed_at_version(*parts, words[1])
-        python = ("" if command or told else
+        python = ("" if self.command or self.told else
                   f'; for a manifest use rest_mapping(GroupVersionKind.from_api_version_and_kind("{words[0]}", '
                   f'"{words[1]}"))')
-        raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as a manifest\'s apiVersion and '
-                                   f"kind: {instead(typed)}{python}")
-    if not arg or words != [arg]:
-        listed = (", ".join(told(w) for w in words) if told else f"{command} {','.join(words)}" if command
-                  else f'resolve_all("{",".join(words)}")')
-        hint = (" (a resource type must be given)" if not words else
-                f" (a resource type has no spaces: {instead(words[0])})" if len(words) == 1 else
-                f" (one resource type, without spaces; for several use {listed})")
-        raise InvalidArgumentError(f'the server doesn\'t have a resource type "{arg}"{hint}')
-    if "," in arg and told is not None:
-        raise InvalidArgumentError(f'{caller} takes one resource type; "{arg}" is a list: call it for each, '
-                                   + ", ".join(told(part) for part in arg.split(",") if part))
-    if "," in arg and method == "resolve":
-        raise InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
-    if "/" in arg:
+        return InvalidArgumentError(f'{self.caller} takes a resource type; "{arg}" reads as a manifest\'s apiVersion '
+                                    f"and kind: {self.instead(typed)}{python}")
+
+    def spaces(self, arg: str, words: list[str]) -> InvalidArgumentError:
+        """An empty argument, or one with spaces (kubectl's message: it looks them up too, and finds nothing)."""
+        if not words:
+            hint = " (a resource type must be given)"
+        elif len(words) == 1:
+            hint = f" (a resource type has no spaces: {self.instead(words[0])})"
+        else:
+            listed = (", ".join(self.told(w) for w in words) if self.told else
+                      f"{self.command} {','.join(words)}" if self.command else f'resolve_all("{",".join(words)}")')
+            hint = f" (one resource type, without spaces; for several use {listed})"
+        return InvalidArgumentError(f'the server doesn\'t have a resource type "{arg}"{hint}')
+
+    def comma_list(self, arg: str) -> InvalidArgumentError:
+        """A comma list given to a call that takes one type (``resolve``, or a ``told`` caller's)."""
+        if self.told is not None:
+            return InvalidArgumentError(f'{self.caller} takes one resource type; "{arg}" is a list: call it for each, '
+                                        + ", ".join(self.told(part) for part in arg.split(",") if part))
+        return InvalidArgumentError(f'resolve() takes one resource type; "{arg}" is a list: use resolve_all("{arg}")')
+
+    def slashes(self, arg: str) -> InvalidArgumentError:
+        """``apps/v1/Deployment`` or ``v1/pods`` (an apiVersion and a type), ``apps/v1`` (an apiVersion alone, or
+        kubectl's TYPE/NAME), ``deploy/web`` or ``deployments/scale`` (an object or a subresource)."""
         head, _, name = arg.rpartition("/")
         parts = api_version_parts(head)
         if parts is not None and name and (parts[0] or arg.count("/") == 1):
-            raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as an apiVersion and a type: '
-                                       f"{instead(typed_at_version(*parts, name))}")
+            return InvalidArgumentError(f'{self.caller} takes a resource type; "{arg}" reads as an apiVersion and a '
+                                        f"type: {self.instead(typed_at_version(*parts, name))}")
         parts = api_version_parts(arg)
         if parts is not None and parts[0]:
-            raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" reads as an apiVersion (or kubectl\'s '
-                                       f"TYPE/NAME), not a type: for a kind of {arg}, pass "
-                                       f"{instead(f'KIND.{parts[1]}.{parts[0]}')}")
+            return InvalidArgumentError(f'{self.caller} takes a resource type; "{arg}" reads as an apiVersion (or '
+                                        f"kubectl's TYPE/NAME), not a type: for a kind of {arg}, pass "
+                                        f"{self.instead(f'KIND.{parts[1]}.{parts[0]}')}")
         kind = arg.partition("/")[0]
-        hint = f": pass the type alone, {instead(kind)}" if kind else ""
-        raise InvalidArgumentError(f'{caller} takes a resource type; "{arg}" names an object '
-                                   f"(kubectl's TYPE/NAME) or a subresource, not a type{hint}")
+        hint = f": pass the type alone, {self.instead(kind)}" if kind else ""
+        return InvalidArgumentError(f'{self.caller} takes a resource type; "{arg}" names an object '
+                                    f"(kubectl's TYPE/NAME) or a subresource, not a type{hint}")
 
 
 def require_resource_types(method: str, args: str, *, command: str = "") -> None:
