@@ -391,78 +391,89 @@ class Informer(InformerReads, InformerWaits, InformerSink):
             if mapping is None:
                 return
             if mapping != self._mapping:
-                if self._mapping is not None:
-                    self._count("moves")
-                    _log.info("%s informer moves from %s (%s) to %s (%s)", self._label, self._mapping.resource,
-                              self._mapping.scope.value, mapping.resource, mapping.scope.value)
-                # Held objects stay for the relist's diff, but are no answer (old version). A kind that changed
-                # scope changes layout: one reflector per namespace of the scope, or one for the collection.
-                rescoped = self._mapping is None and self._scope_again()
-                try:
-                    self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path,
-                                       fresh=rescoped)
-                except Exception as exc:  # a bug below must not end the thread while `state` says it runs
-                    _log.error("%s informer cannot lay out its reflectors: %r", self._label, exc)
-                    self._error = exc
-                    self._set_state()
-                    self._group.lead.fail(exc)
+                if not self._move_to(mapping):
                     continue
-                if self._announce:
-                    self._announce = False
-                    _log.info("started the %s informer: %s (%s %s)", self._label,
-                              self._scope.describe(mapping.namespaced), mapping.resource.group_version,
-                              mapping.resource.resource)
-                with self._cond:
-                    self._unreadable()  # first: a lock-free read must not see the new scope as readable
-                    self._moved = set(self._group.reflectors) if self._mapping is not None else set()
-                    self._mapping, self._namespaced = mapping, mapping.namespaced
-                    self._observed_in.clear()
-                    if self._mismatch:
-                        self._mismatch = 0
-                    self._set_state()  # in the same critical section: never the new mapping with state synced
                 relist = True
             # WatchList while the cache has not seen this API group version's server refuse it (for every
             # reflector: a per-namespace one that found out alone told the cache, see reflector_replace_in).
             self._group.sync_by_watch_list(self._sync_modes.watch_list_for(mapping.resource.group_version))
             outcome = self._group.run(relist)
-            lead = self._group.lead
-            relist = False
             if outcome == "stopped":
                 return
-            if self._transform_error is not None:
-                # A transform refused an object (the list or event that carried it was not stored): back off,
-                # then list again, as client-go's reflector does when its store's transform fails.
-                self._group.reset()
-                relist = True
-                lead.fail(self._transform_error)
-                continue
+            relist = self._after_run(outcome, mapping)
+
+    def _move_to(self, mapping: RESTMapping) -> bool:
+        """Serve ``mapping`` (the first, or a new one: another version, path or scope): lay out its reflectors and
+        make it the informer's; False (the failure recorded, backed off) when the layout failed."""
+        if self._mapping is not None:
+            self._count("moves")
+            _log.info("%s informer moves from %s (%s) to %s (%s)", self._label, self._mapping.resource,
+                      self._mapping.scope.value, mapping.resource, mapping.scope.value)
+        # Held objects stay for the relist's diff, but are no answer (old version). A kind that changed
+        # scope changes layout: one reflector per namespace of the scope, or one for the collection.
+        rescoped = self._mapping is None and self._scope_again()
+        try:
+            self._group.layout(self._namespaces if mapping.namespaced else None, mapping.path,
+                               fresh=rescoped)
+        except Exception as exc:  # a bug below must not end the thread while `state` says it runs
+            _log.error("%s informer cannot lay out its reflectors: %r", self._label, exc)
+            self._error = exc
+            self._set_state()
+            self._group.lead.fail(exc)
+            return False
+        if self._announce:
+            self._announce = False
+            _log.info("started the %s informer: %s (%s %s)", self._label,
+                      self._scope.describe(mapping.namespaced), mapping.resource.group_version,
+                      mapping.resource.resource)
+        with self._cond:
+            self._unreadable()  # first: a lock-free read must not see the new scope as readable
+            self._moved = set(self._group.reflectors) if self._mapping is not None else set()
+            self._mapping, self._namespaced = mapping, mapping.namespaced
+            self._observed_in.clear()
             if self._mismatch:
-                # The server's objects are not what the mapping says: discovery is stale. Ask it again, list
-                # again (what was refused is not held), and back off while it keeps saying the same.
-                self._mapper.invalidate_group(mapping.resource.group)
-                self._group.reset()
-                relist = True
-                if self._mismatch > 1:
-                    lead.fail(TransportError(f"{self._label} objects disagree with discovery", path=lead.path))
-                continue
-            if outcome == "not_found":
-                # A 404 for the resource type: evict the group so the next resolution refetches discovery.
-                self._count("not_found")
-                self._not_found_streak += 1
-                self._mapper.report_not_found(mapping.resource.group_version)
-                relist = True
-                if self._not_found_streak > 1:
-                    # Discovery still sends us to a path that 404s (the upgrade race): back off, then retry.
-                    lead.fail(lead.last_error or TransportError("404", path=""))
-            elif outcome == "forbidden":
-                relist = not lead.synced
-                lead.fail(lead.last_error or TransportError("403", path=""))
-            elif outcome == "ended_early":
-                # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
-                # recreated, version no longer served): ask discovery again before reconnecting, at most once per
-                # the mapper's miss_refresh_interval for the group (a flapping endpoint ends every watch early:
-                # each must not become a discovery request); the reflector backs off when it keeps happening.
-                self._mapper.cache.report_not_found_limited(mapping.resource.group_version)
+                self._mismatch = 0
+            self._set_state()  # in the same critical section: never the new mapping with state synced
+        return True
+
+    def _after_run(self, outcome: str, mapping: RESTMapping) -> bool:
+        """Act on why the reflectors returned (``outcome``, not "stopped") over ``mapping``; whether the next run
+        lists again."""
+        lead = self._group.lead
+        if self._transform_error is not None:
+            # A transform refused an object (the list or event that carried it was not stored): back off,
+            # then list again, as client-go's reflector does when its store's transform fails.
+            self._group.reset()
+            lead.fail(self._transform_error)
+            return True
+        if self._mismatch:
+            # The server's objects are not what the mapping says: discovery is stale. Ask it again, list
+            # again (what was refused is not held), and back off while it keeps saying the same.
+            self._mapper.invalidate_group(mapping.resource.group)
+            self._group.reset()
+            if self._mismatch > 1:
+                lead.fail(TransportError(f"{self._label} objects disagree with discovery", path=lead.path))
+            return True
+        if outcome == "not_found":
+            # A 404 for the resource type: evict the group so the next resolution refetches discovery.
+            self._count("not_found")
+            self._not_found_streak += 1
+            self._mapper.report_not_found(mapping.resource.group_version)
+            if self._not_found_streak > 1:
+                # Discovery still sends us to a path that 404s (the upgrade race): back off, then retry.
+                lead.fail(lead.last_error or TransportError("404", path=""))
+            return True
+        if outcome == "forbidden":
+            relist = not lead.synced
+            lead.fail(lead.last_error or TransportError("403", path=""))
+            return relist
+        if outcome == "ended_early":
+            # A stream that ends long before its timeout is how a storage teardown looks (CRD deleted or
+            # recreated, version no longer served): ask discovery again before reconnecting, at most once per
+            # the mapper's miss_refresh_interval for the group (a flapping endpoint ends every watch early:
+            # each must not become a discovery request); the reflector backs off when it keeps happening.
+            self._mapper.cache.report_not_found_limited(mapping.resource.group_version)
+        return False
 
     def _resolve(self) -> RESTMapping | None:
         probes = 0
