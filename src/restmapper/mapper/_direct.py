@@ -54,8 +54,7 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
                     targets.append((index, plural))
         if targets:
             index, plural = targets[0]
-            warnings = () if len(targets) == 1 else tuple(
-                short_name_warning(arg, GroupResource(other.name, p)) for other, p in targets[1:])
+            warnings = () if len(targets) == 1 else _other_claims(arg, targets[1:])
             expanded = _reading(index, plural.lower())
             return None if expanded is None else (expanded, warnings)
     lowered = arg.lower()
@@ -69,6 +68,12 @@ def plain_mapping(arg: str, indexes: Sequence[GroupIndex]) -> _Found | None:
     core = indexes[0] if indexes and not indexes[0].name else None
     entry = core.kind_first.get(arg) if core is not None else None
     return None if entry is None else (entry, ())
+
+
+def _other_claims(arg: str, others: list[tuple[GroupIndex, str]]) -> tuple[str, ...]:
+    """The warnings for the short name ``arg`` that the groups ``others`` (``(index, plural)``) claim too, after
+    the first group claiming it won (client-go's shortcut expander warns of each)."""
+    return tuple(short_name_warning(arg, GroupResource(other.name, plural)) for other, plural in others)
 
 
 def dotted_mapping(resource: str, version: str, first: GroupIndex | None, second: GroupIndex | None

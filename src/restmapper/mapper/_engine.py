@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 from restmapper.cache import GroupEntry, Replays, replay_mark
 from restmapper.errors import GroupDiscoveryError, MappingError, RestMapperError, is_no_match
@@ -282,14 +282,7 @@ class AnswerEngine(DirectPaths):
                         raise
                     first = exc
             assert first is not None  # the first pass always runs
-            # A no-match only when the server said so: every group version in scope was read, just now or fresh.
-            doubt = self.cache.unconfirmed(wanted)
-            if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
-                raise with_question(doubt, q.asked(), failed=in_scope(doubt.failed, q.versions)) from first
-            confirmed_at = self.cache.miss_confirmed_at(wanted)
-            if confirmed_at is not None:  # the revalidation was rate-limited: the server said so, earlier
-                raise _Unconfirmed(first, confirmed_at)
-            raise first
+            self._no_match(q, wanted, first)
         except GroupDiscoveryError as exc:
             if exc.asked:
                 raise
@@ -297,6 +290,24 @@ class AnswerEngine(DirectPaths):
             if partial is not None:
                 return partial
             raise with_question(exc, q.asked()) from exc
+
+    def _no_match(self, q: Question[T], wanted: Collection[str] | None, first: MappingError) -> NoReturn:
+        """Raise for a question that matched nothing over the groups ``wanted``, even after revalidating them
+        (``first``: the no-match of the first pass): a no-match only when the server said so, every group version
+        in scope read just now or fresh.
+
+        Raises:
+            GroupDiscoveryError: a group version in scope could not be read (``first`` as its cause).
+            _Unconfirmed: the revalidation was rate-limited; the server said so earlier, at the time it carries.
+            MappingError: ``first``, confirmed.
+        """
+        doubt = self.cache.unconfirmed(wanted)
+        if doubt is not None and (in_scope(doubt.failed, q.versions) or doubt.documents):
+            raise with_question(doubt, q.asked(), failed=in_scope(doubt.failed, q.versions)) from first
+        confirmed_at = self.cache.miss_confirmed_at(wanted)
+        if confirmed_at is not None:  # the revalidation was rate-limited: the server said so, earlier
+            raise _Unconfirmed(first, confirmed_at)
+        raise first
 
     def _without_core(self, q: Question[T], exc: GroupDiscoveryError, deps: list[tuple[Cell, int]]
                       ) -> tuple[T, float] | None:

@@ -364,14 +364,7 @@ class StaticRESTMapper:
                 hits = [(v, e) for v in exact.version_indexes for e in v.match_resource(name)]
                 if hits:
                     return hits
-            # No exact hit: ``storageclasses.storage`` matches group ``storage.k8s.io``.
-            return [
-                (v, e)
-                for index in self._indexes
-                if index.name.startswith(group) and index.name != group
-                for v in index.version_indexes
-                for e in v.match_resource(name)
-            ]
+            return self._prefix_hits(group, name)
         if len(self._indexes) <= _SMALL:
             hits = [(v, e) for index in self._indexes for v in index.version_indexes for e in v.match_resource(name)]
         else:
@@ -379,6 +372,17 @@ class StaticRESTMapper:
         if version:
             hits = [h for h in hits if h[0].group_version.version == version]
         return hits
+
+    def _prefix_hits(self, group: str, name: str) -> list[_Hit]:
+        """The hits of the resource ``name`` (lower case) in the groups extending ``group``, the fallback when
+        ``group`` has none: ``storageclasses.storage`` matches group ``storage.k8s.io`` (as upstream)."""
+        return [
+            (v, e)
+            for index in self._indexes
+            if index.name.startswith(group) and index.name != group
+            for v in index.version_indexes
+            for e in v.match_resource(name)
+        ]
 
     def _name_table(self) -> dict[str, tuple[_Hit, ...]]:
         table = self._by_name
