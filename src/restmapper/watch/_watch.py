@@ -4,7 +4,7 @@ A watch asks for ``watch=1`` from the reflector's resourceVersion with ``allowWa
 ``timeoutSeconds`` (or goes on reading the stream of a WatchList sync). Every event and bookmark advances the
 resourceVersion, so the next stream resumes exactly where this one stopped. How the stream ended is judged here:
 
-* a ``410 Gone`` or a too large resourceVersion (as the answer or an ``ERROR`` event) raises :class:`Relist`;
+* a ``410 Gone`` or a too large resourceVersion (as the answer or an ``ERROR`` event) raises :class:`_Relist`;
 * a stream silent for the read timeout (the idle timeout) is reopened at once, without counting a failure;
 * a stream that ends **at once** (under a second without any event or bookmark) is a failure, and three in a row
   owe a relist (client-go's "very short watch");
@@ -30,7 +30,7 @@ from restmapper.watch._sync import ACCEPT, METADATA_ACCEPT, Opened
 if TYPE_CHECKING:
     from restmapper.watch.reflector import ReflectorSink
 
-__all__ = ["READ_MARGIN", "ReflectorWatch", "Relist"]
+__all__ = ["READ_MARGIN", "ReflectorWatch"]
 
 _log = logging.getLogger("restmapper.watch")
 
@@ -42,7 +42,7 @@ _EARLY_FRACTION = 0.9  # a stream that ends before this fraction of timeoutSecon
 _IDLE_FRACTION = 0.9  # a stream error after this fraction of the read timeout in silence is that timeout expiring
 
 
-class Relist(Exception):
+class _Relist(Exception):
     """The resourceVersion cannot be watched from (410 Gone, or too large): list again."""
 
 
@@ -99,7 +99,7 @@ class ReflectorWatch:
         early (before 90 % of its timeout) without an error.
 
         Raises:
-            Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
+            _Relist: 410 Gone or a too large resourceVersion (answer or ``ERROR`` event).
             _Return: 403, 404, stopped.
         """
         stream, started, lines, metadata = self._watch_stream(opened)
@@ -152,16 +152,16 @@ class ReflectorWatch:
         interrupted.
 
         Raises:
-            Relist: 410 Gone, or a 406 to a metadata-only watch (list again: full objects only).
+            _Relist: 410 Gone, or a 406 to a metadata-only watch (list again: full objects only).
             _Return: as :meth:`_check` for any other status (a relist owed first unless the status is retried).
         """
         if self.stop.is_set() or self._interrupted:
             return False
         if stream.status == 410:
-            raise Relist("410 Gone")
+            raise _Relist("410 Gone")
         if stream.status == 406 and metadata:
             self._full_objects(stream.status, stream.read(), stream.headers)
-            raise Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
+            raise _Relist("406 Not Acceptable: metadata-only refused")  # list again: full objects only
         if stream.status != 200:
             if not retries_watch(stream.status):
                 self._relist_owed = True  # the round ends: the next one lists again (after the backoff)
@@ -212,13 +212,13 @@ class ReflectorWatch:
         return early
 
     def _initial_error(self, obj: dict[str, Any]) -> None:
-        """Raise what an ``ERROR`` event's Status means: ``Relist`` for 410 Gone or a too large resourceVersion,
+        """Raise what an ``ERROR`` event's Status means: ``_Relist`` for 410 Gone or a too large resourceVersion,
         else the status error (the round ends, and the next one lists again, unless it is a 429 or a 5xx)."""
         code = obj.get("code")
         if code == 410:
-            raise Relist("410 Gone")
+            raise _Relist("410 Gone")
         if too_large_resource_version(obj):
-            raise Relist("too large resource version")
+            raise _Relist("too large resource version")
         if not retries_watch(code):
             self._relist_owed = True
         raise self._error(code, obj)
@@ -227,7 +227,7 @@ class ReflectorWatch:
         """Apply one watch event line; True for a change (ADDED/MODIFIED/DELETED).
 
         Raises:
-            Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
+            _Relist: an ``ERROR`` event saying 410 Gone or too large resourceVersion.
         """
         return self._apply(self._decode(line, "watch"))
 

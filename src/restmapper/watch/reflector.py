@@ -61,7 +61,7 @@ from restmapper.transport.base import StreamResponse, Transport
 from restmapper.transport.retry import RetryPolicy
 from restmapper.watch._statuses import too_large_resource_version
 from restmapper.watch._sync import Listing, ReflectorSync, SyncMode
-from restmapper.watch._watch import READ_MARGIN, ReflectorWatch, Relist
+from restmapper.watch._watch import READ_MARGIN, ReflectorWatch, _Relist
 from restmapper.wire import decode_json
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT", "Listing", "Outcome", "Reflector", "ReflectorSink", "SyncMode",
@@ -293,7 +293,7 @@ class Reflector(ReflectorSync, ReflectorWatch):
                 outcome = self._round()
             except _Return as ret:
                 return ret.outcome
-            except Relist as relist_now:
+            except _Relist as relist_now:
                 self._relist(relist_now)
                 continue
             except BaseException as exc:
@@ -330,7 +330,7 @@ class Reflector(ReflectorSync, ReflectorWatch):
         return None
 
     def _failed_round(self, exc: BaseException) -> bool:
-        """Handle a round that raised ``exc`` (neither ``_Return`` nor ``Relist``); True when :meth:`run` must
+        """Handle a round that raised ``exc`` (neither ``_Return`` nor ``_Relist``); True when :meth:`run` must
         return "stopped", False when it goes on (after the backoff when it was a failure).
 
         A transport error, a hostile body (malformed JSON, RecursionError on absurd nesting), a bug, a sink's user
@@ -348,7 +348,7 @@ class Reflector(ReflectorSync, ReflectorWatch):
         self.fail(exc)
         return False
 
-    def _relist(self, why: Relist) -> None:
+    def _relist(self, why: _Relist) -> None:
         self._count("relists")
         self._relist_owed = True
         # A relist after a healthy period (120 s since the previous one) is at once; one sooner is a failure and
@@ -427,7 +427,7 @@ class Reflector(ReflectorSync, ReflectorWatch):
         if status == 404:
             self._refuse("not_found", self._error(status, body, headers))
         if status == 504 and self._status_doc(body, too_large_resource_version):
-            raise Relist("too large resource version")
+            raise _Relist("too large resource version")
         raise self._error(status, body, headers)
 
     def _status_doc(self, body: bytes, test: Callable[[object], bool]) -> bool:
