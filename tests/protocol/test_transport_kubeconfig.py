@@ -557,3 +557,36 @@ def test_a_kubernetes_client_user_of_our_configuration_sees_every_refresh_failur
     cells = [c.cell_contents for c in (hook.__closure__ or ())]  # type: ignore[union-attr]
     logs = [c.plugin_log for c in cells if hasattr(c, "plugin_log")]
     assert logs and all(log.failures == [] for log in logs)
+
+
+# --- a loader failure says what failed, never the credential ---------------------------------------------------
+
+
+def test_missing_token_file_names_the_file_and_why(tmp_path: Path) -> None:
+    absent = tmp_path / "nope" / "token"
+    config = kubeconfig(tmp_path / "config", {"tokenFile": str(absent)})
+    with pytest.raises(ConfigError) as info:
+        RequestsTransport.from_kubeconfig(str(config))
+    assert f"token file {absent}: No such file or directory" in str(info.value)
+    assert 'context "dev"' in str(info.value)
+
+
+def test_auth_provider_failure_carries_the_loader_message_without_credentials(tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path / "config", {"auth-provider": {"name": "gcp", "config": {"x": TOKEN}}})
+    with pytest.raises(ConfigError) as info:
+        RequestsTransport.from_kubeconfig(str(config))
+    message = str(info.value)
+    assert "has no attribute" in message, message
+    assert TOKEN not in message and "\n" not in message
+
+
+def test_empty_kubeconfig_path_is_unset_as_kubectl_treats_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             mocked: responses.RequestsMock) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "config", {"token": TOKEN})))
+    RequestsTransport.from_kubeconfig("").get("/api")
+    assert sent_auth(mocked) == f"Bearer {TOKEN}"
+
+
+def test_kubeconfig_path_of_the_wrong_type_is_a_type_error_naming_the_argument() -> None:
+    with pytest.raises(TypeError, match="path"):
+        RequestsTransport.from_kubeconfig(123)  # type: ignore[arg-type]

@@ -161,7 +161,7 @@ def kubeconfig_config(path: str | os.PathLike[str] | None = None, context: str |
     Raises:
         ConfigError: no file, unknown context, invalid content, or an exec plugin that fails.
     """
-    cfg, extra = load_kubeconfig(None if path is None else os.fspath(path), context)
+    cfg, extra = load_kubeconfig(_kubeconfig_path(path), context)
     options = configuration_options(cfg)
     if "token_file" in extra:
         options.pop("auth_provider", None)
@@ -170,12 +170,28 @@ def kubeconfig_config(path: str | os.PathLike[str] | None = None, context: str |
     return ClientConfig("kubeconfig", extra["location"], extra["namespace"] or "default", extra["context"], options)
 
 
+def _kubeconfig_path(path: object) -> str | None:
+    """``path`` as a string, None when unset: an empty path is unset, as kubectl treats ``--kubeconfig ""``.
+
+    Raises:
+        TypeError: ``path`` is neither a string, an ``os.PathLike`` nor None.
+    """
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"kubeconfig path must be a str, os.PathLike or None, not {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(f"kubeconfig path must be a str path, not {type(text).__name__}")
+    return text or None
+
+
 def resolve_config(path: str | os.PathLike[str] | None = None, context: str | None = None, *,
                    service_account_dir: str | os.PathLike[str] | None = None) -> ClientConfig:
     """Return the connection settings to use, in controller-runtime ``config.GetConfig`` order.
 
     Args:
-        path: an explicit kubeconfig file: used or fails, nothing else is tried.
+        path: an explicit kubeconfig file: used or fails, nothing else is tried. Empty is unset (kubectl).
         context: a kubeconfig context. A pod's service account has no contexts, so naming one skips the in-cluster
             step (controller-runtime would ignore the name there; we prefer not to ignore what was asked).
         service_account_dir: the service-account folder for the in-cluster step (default
@@ -188,7 +204,9 @@ def resolve_config(path: str | os.PathLike[str] | None = None, context: str | No
     Raises:
         ConfigError: the named source (``path``, ``$KUBECONFIG``) is unusable (its own message), or nothing
             is usable: then the message lists every source tried and why each was skipped.
+        TypeError: ``path`` is not a str, ``os.PathLike`` or None.
     """
+    path = _kubeconfig_path(path)
     if path is not None or os.environ.get("KUBECONFIG"):
         return kubeconfig_config(path, context)
     tried = ["$KUBECONFIG: not set"]
@@ -237,10 +255,15 @@ class ConfigConstructors:
 
         Raises:
             ConfigError: no usable source (the message lists those tried), or the kubeconfig is invalid.
-            TypeError: an option :meth:`from_config` does not take (the message names this method).
+            TypeError: an option :meth:`from_config` does not take, or ``path`` is not a str or None (the
+                message names this method).
         """
         cls._check_config_options(f"{cls.__name__}.from_kubeconfig", options)
-        return cls.from_config(resolve_config(path, context), **options)
+        try:
+            config = resolve_config(path, context)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.from_kubeconfig(): {exc}") from None
+        return cls.from_config(config, **options)
 
     @classmethod
     def from_incluster(cls: type[_C], service_account_dir: str | None = None, **options: Any) -> _C:

@@ -192,7 +192,7 @@ def load_kubeconfig(path: str | None = None, context: str | None = None) -> tupl
     except k8s_config.ConfigException as exc:
         raise ConfigError(f"invalid kubeconfig {where}: {_first_line(str(exc))}") from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise ConfigError(f"invalid kubeconfig {where}: {type(exc).__name__}") from None
+        raise ConfigError(f"invalid kubeconfig {where}: {_loader_failure(exc, selection)}") from None
     exec_config = selection.user.get("exec")
     if exec_config is not None:
         exec_config = exec_config if isinstance(exec_config, dict) else {}
@@ -357,6 +357,34 @@ def _install_hint(exec_config: Mapping[str, Any], secrets: list[str]) -> str:
     if not hint:
         return "it is not installed, or not on $PATH (a client-go credential plugin)"
     return _plugin_text(hint.splitlines()[0], secrets)
+
+
+def _loader_failure(exc: Exception, selection: _Selection) -> str:
+    """What the ``kubernetes`` loader's own exception says, on one line and without the user's credentials: a file
+    it could not read as ``token file PATH: No such file or directory``, anything else as ``Type: message``."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        token_file = selection.user.get("tokenFile")
+        base = selection.user_file.parent if selection.user_file is not None else Path.cwd()
+        named = token_file and os.path.normpath(base / str(token_file)) == os.path.normpath(str(exc.filename))
+        text = f"{'token file' if named else 'file'} {exc.filename}: {exc.strerror or type(exc).__name__}"
+    else:
+        text = f"{type(exc).__name__}: {_first_line(str(exc))}"
+    return sanitize(text, _strings_in(selection.user))
+
+
+_FILE_KEYS = frozenset({"tokenFile", "client-certificate", "client-key"})
+
+
+def _strings_in(value: object) -> list[str]:
+    """Every string value in a kubeconfig stanza (nested) but its file paths: the secrets a message must not
+    repeat (tokens, passwords, key data, auth-provider and exec settings)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for key, item in value.items() if key not in _FILE_KEYS for s in _strings_in(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings_in(item)]
+    return []
 
 
 def _first_line(text: str) -> str:
