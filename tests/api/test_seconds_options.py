@@ -12,6 +12,7 @@ import pytest
 from helpers.watch import make_mapper
 
 from restmapper import LazyRESTMapper
+from restmapper.cache import DiscoveryCache
 from restmapper.discovery import DiscoveryClient
 from restmapper.errors import InvalidArgumentError
 from restmapper.store import ObjectCache
@@ -107,3 +108,19 @@ def test_cache_timings_must_be_numbers_of_seconds(option: str, value: object) ->
 def test_ttl_none_and_numbers_are_accepted() -> None:
     for ttl in (None, 0, 5, 2.5):
         _embedded_mapper(ttl=ttl)
+
+
+@pytest.mark.parametrize("value", BAD, ids=str)
+@pytest.mark.parametrize("option", ["ttl", "miss_refresh_interval", "max_stale"])
+def test_cache_timings_refuse_nan_and_infinity(option: str, value: float) -> None:
+    with pytest.raises(InvalidArgumentError, match=option):
+        _embedded_mapper(**{option: value})
+    with pytest.raises(InvalidArgumentError, match=option):
+        DiscoveryCache(DiscoveryClient(InProcessTransport(FakeCluster.embedded())), **{option: value})
+
+
+@pytest.mark.parametrize(("option", "value"), [("timeout", "1"), ("poll_interval", math.nan)])
+def test_a_mapper_wait_names_wait_for_in_its_errors(option: str, value: Any) -> None:
+    mapper = _embedded_mapper()
+    with pytest.raises((TypeError, InvalidArgumentError), match=rf"^wait_for\(\) takes {option}"):
+        mapper.wait_for("deployments", **{"timeout": 1.0, option: value})

@@ -34,7 +34,7 @@ from restmapper.cache._roots import CORE, NAMED, ROOTS, Want, root_of, roots_for
 from restmapper.cache._source import DiscoverySource
 from restmapper.cache._table import listed_groups
 from restmapper.cache._types import CacheStats, GroupEntry, GroupView, RootSlot
-from restmapper.errors import GroupDiscoveryError, RestMapperError
+from restmapper.errors import GroupDiscoveryError, InvalidArgumentError, RestMapperError
 from restmapper.model import APIGroup, GroupVersion
 from restmapper.transport.base import Transport
 from restmapper.transport.retry import RetryPolicy
@@ -80,9 +80,11 @@ class DiscoveryCache(FetchingState):
             retry_max: cap (seconds) of that exponential backoff.
 
         Raises:
-            TypeError: a ttl, interval or max_stale that is not a number of seconds (``ttl="5"``).
+            TypeError: a ttl, interval or max_stale that is not a number of seconds (``ttl="5"``), or a ``clock``
+                that is not callable.
             ValueError: a negative ttl, interval or max_stale.
-            InvalidArgumentError: a negative ``retry_initial`` or ``retry_max``.
+            InvalidArgumentError: a ttl, interval or max_stale that is NaN or infinite (a ``ValueError``;
+                ``ttl=None`` is how to never expire), or a negative ``retry_initial`` or ``retry_max``.
         """
         for name, value in (("ttl", ttl), ("miss_refresh_interval", miss_refresh_interval),
                             ("max_stale", max_stale)):
@@ -91,8 +93,14 @@ class DiscoveryCache(FetchingState):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 allowed = "a number of seconds or None" if name == "ttl" else "a number of seconds"
                 raise TypeError(f"{name} must be {allowed}, not {type(value).__name__} {value!r}")
+            if not math.isfinite(value):
+                raise InvalidArgumentError(f"{name} must be a finite number of seconds, not {value!r}"
+                                           + (" (ttl=None never expires)" if name == "ttl" else ""))
             if value < 0:
                 raise ValueError(f"{name} must not be negative")
+        if not callable(clock):
+            raise TypeError(f"clock must be a callable returning seconds (such as time.monotonic), "
+                            f"not {type(clock).__name__}")
         timing = Timing(ttl, max_stale, miss_refresh_interval,
                         RetryPolicy(initial_backoff=retry_initial, max_backoff=retry_max, jitter=0.0))
         super().__init__(discovery, timing, clock)

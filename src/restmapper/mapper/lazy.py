@@ -115,14 +115,19 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
 
         Raises:
             ValueError: a negative ttl, interval or max_stale.
+            InvalidArgumentError: a ttl, interval or max_stale that is NaN or infinite (a ``ValueError``).
             TypeError: ``discovery`` is neither (a URL or a transport must be wrapped in a DiscoveryClient); or it
-                is a ready cache and an option differs from its default (it would be ignored).
+                is a ready cache and an option differs from its default (it would be ignored); or ``clock`` is
+                not callable.
         """
         self.cache: CacheSource
         if isinstance(discovery, DiscoverySource):
             self.cache = DiscoveryCache(discovery, ttl=ttl, miss_refresh_interval=miss_refresh_interval,
                                         max_stale=max_stale, clock=clock)
         elif isinstance(discovery, CacheSource):
+            if not callable(clock):
+                raise TypeError(f"clock must be a callable returning seconds (such as time.monotonic), "
+                                f"not {type(clock).__name__}")
             _refuse_options_of(ttl=ttl, miss_refresh_interval=miss_refresh_interval, max_stale=max_stale,
                                clock=clock)
             self.cache = discovery
@@ -503,4 +508,4 @@ class LazyRESTMapper(KubectlResolution, ConfigConstructors):
                                 "cannot be waited for separately: pass gvk.group_kind")
         # The deadline is real time even with an injected cache clock: the wait itself blocks in real time.
         return wait_for_mapping(self, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
-                                clock=time.monotonic)
+                                clock=time.monotonic, caller="wait_for")

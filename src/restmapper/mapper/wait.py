@@ -72,6 +72,7 @@ def wait_for_mapping(
     poll_interval: float = 1.0,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
+    caller: str = "wait_for_mapping",
 ) -> RESTMapping:
     """Return the RESTMapping of a kind (or of what ``kubectl get ARG`` names) as soon as the server serves it.
 
@@ -89,6 +90,7 @@ def wait_for_mapping(
         poll_interval: seconds between polls without a (healthy) watcher.
         clock: monotonic clock in seconds.
         sleep: ``sleep(seconds)`` between polls (tests inject a fake); None waits on an event.
+        caller: the call the user made, named in argument errors (``"wait_for"`` from ``mapper.wait_for``).
 
     Returns:
         The RESTMapping.
@@ -104,8 +106,8 @@ def wait_for_mapping(
     Mirrors ``kubectl wait --for=condition=Established`` followed by a mapper reset, without the reset: the
     mapper's invalidation and miss revalidation find the new kind.
     """
-    check_seconds("wait_for_mapping", "timeout", timeout, positive=False)
-    check_seconds("wait_for_mapping", "poll_interval", poll_interval)
+    check_seconds(caller, "timeout", timeout, positive=False)
+    check_seconds(caller, "poll_interval", poll_interval)
     deadline = clock() + timeout
     last: RestMapperError | None = None
     idle = threading.Event()

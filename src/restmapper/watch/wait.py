@@ -48,4 +48,4 @@ def wait_for(
             :func:`~restmapper.mapper.wait.wait_for_mapping`.
     """
     return wait_for_mapping(mapper, group_kind_or_arg, timeout, watcher=watcher, poll_interval=poll_interval,
-                            clock=clock, sleep=sleep)
+                            clock=clock, sleep=sleep, caller="wait_for")
