@@ -544,6 +544,12 @@ def _walk(exc: BaseException, terminal: tuple[type[BaseException], ...] = ()) ->
 _UNREAD = (DiscoveryError, TransportError)
 
 
+def check_exception(caller: str, exc: object) -> None:
+    """Raise TypeError naming ``caller`` unless ``exc`` is an exception (the error predicates take one)."""
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"{caller}() takes an exception (the error caught), not {type(exc).__name__}")
+
+
 def is_no_match(exc: BaseException) -> bool:
     """True when ``exc`` is a no-match error, or wraps only no-match errors (``meta.IsNoMatchError``).
 
@@ -551,7 +557,11 @@ def is_no_match(exc: BaseException) -> bool:
     for a :class:`DiscoveryError` or :class:`TransportError` (whatever their cause), for an error that merely
     happened while handling a no-match (implicit ``__context__``), and for an ``ExceptionGroup`` unless all of
     its members are no-matches. It is True through explicit ``raise ... from no_match`` by a non-discovery error.
+
+    Raises:
+        TypeError: ``exc`` is not an exception.
     """
+    check_exception("is_no_match", exc)
     if _EXCEPTION_GROUP is not None and isinstance(exc, _EXCEPTION_GROUP):
         return bool(exc.exceptions) and all(is_no_match(e) for e in exc.exceptions)
     if isinstance(exc, (NoResourceMatchError, NoKindMatchError)):
@@ -566,7 +576,11 @@ def is_ambiguous(exc: BaseException) -> bool:
 
     As :func:`is_no_match`, the implicit ``__context__`` and the causes of discovery and transport errors are
     not followed.
+
+    Raises:
+        TypeError: ``exc`` is not an exception.
     """
+    check_exception("is_ambiguous", exc)
     return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc, _UNREAD))
 
 

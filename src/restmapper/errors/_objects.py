@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from restmapper.errors._core import InvalidArgumentError, RestMapperError, WaitTimeoutError, _walk
+from restmapper.errors._core import InvalidArgumentError, RestMapperError, WaitTimeoutError, _walk, check_exception
 
 
 class ObjectNotFoundError(RestMapperError, LookupError):
@@ -143,5 +143,10 @@ class OutsideScopeError(InvalidArgumentError):
 
 def is_not_found(exc: BaseException) -> bool:
     """True when ``exc`` is, wraps or aggregates an :class:`ObjectNotFoundError` (``errors.IsNotFound`` for the
-    cache; a no-match for the *kind* is :func:`~restmapper.errors.is_no_match`, not this)."""
+    cache; a no-match for the *kind* is :func:`~restmapper.errors.is_no_match`, not this).
+
+    Raises:
+        TypeError: ``exc`` is not an exception.
+    """
+    check_exception("is_not_found", exc)
     return any(isinstance(e, ObjectNotFoundError) for e in _walk(exc))

@@ -82,6 +82,13 @@ class LeaderElectionRecord:
         return spec
 
 
+def check_mapper(caller: str, mapper: object) -> None:
+    """Raise TypeError naming ``caller`` unless ``mapper`` is a :class:`LazyRESTMapper`."""
+    if not isinstance(mapper, LazyRESTMapper):
+        hint = "; build one from a kubeconfig with LazyRESTMapper.from_kubeconfig()" if isinstance(mapper, str) else ""
+        raise TypeError(f"{caller}() takes a LazyRESTMapper as its first argument, not {type(mapper).__name__}{hint}")
+
+
 class LeaseLock:
     """One Lease, read and written through ``mapper``'s transport (which must be a :class:`WritingTransport`).
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
-from restmapper.leader._lock import LeaseLock
+from restmapper.leader._lock import LeaseLock, check_mapper
 from restmapper.leader.elector import JITTER, ElectionView, validate_options, validate_timing
 from restmapper.mapper.lazy import LazyRESTMapper
 
@@ -84,8 +84,9 @@ class AsyncLeaderElector(ElectionView):
         """Configure an elector; arguments as :class:`~restmapper.leader.LeaderElector`.
 
         Raises:
-            InvalidArgumentError: as :class:`~restmapper.leader.LeaderElector`.
+            InvalidArgumentError, TypeError: as :class:`~restmapper.leader.LeaderElector`.
         """
+        check_mapper("AsyncLeaderElector", mapper)
         validate_timing(lease_duration, renew_deadline, retry_period)
         identity = validate_options(identity, release_on_cancel, clock, {
             "on_started_leading": on_started_leading, "on_stopped_leading": on_stopped_leading,

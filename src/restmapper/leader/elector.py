@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
-from restmapper.leader._lock import LeaseLock
+from restmapper.leader._lock import LeaseLock, check_mapper
 from restmapper.mapper.lazy import LazyRESTMapper
 
 __all__ = ["JITTER", "MAX_LEASE_SECONDS", "MIN_RETRY_PERIOD", "LeaderElector", "default_identity",
@@ -231,7 +231,9 @@ class LeaderElector(ElectionView):
             InvalidArgumentError: a name or namespace that is no DNS-1123 subdomain / label; a bad identity or
                 option (see :func:`validate_options`); timing that breaks client-go's rules or does not fit the
                 Lease (see :func:`validate_timing`); a transport that cannot write.
+            TypeError: ``mapper`` is not a LazyRESTMapper (a kubeconfig path, None).
         """
+        check_mapper("LeaderElector", mapper)
         validate_timing(lease_duration, renew_deadline, retry_period)
         identity = validate_options(identity, release_on_cancel, clock, {
             "on_started_leading": on_started_leading, "on_stopped_leading": on_stopped_leading,

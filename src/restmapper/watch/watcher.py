@@ -147,8 +147,15 @@ class Watcher:
         Raises:
             InvalidArgumentError: a negative backoff, a non-positive ``watch_timeout`` or ``watch_idle_timeout``, or
                 any of them NaN or infinite.
-            TypeError: a seconds option that is not a number (a bool or a string too).
+            TypeError: ``mapper`` lacks the :class:`WatchedMapper` interface (a kubeconfig path, None), or a seconds
+                option that is not a number (a bool or a string too).
         """
+        needs = ("invalidate_group", "invalidate_all") + (("transport",) if transport is None else ())
+        if not all(hasattr(mapper, name) for name in needs):
+            hint = "; build one from a kubeconfig with LazyRESTMapper.from_kubeconfig()" \
+                if isinstance(mapper, str) else ""
+            raise TypeError(f"Watcher() takes a LazyRESTMapper (or an object with {', '.join(needs)}) as its first "
+                            f"argument, not {type(mapper).__name__}{hint}")
         check_seconds("Watcher", "backoff_initial", backoff_initial, positive=False)
         check_seconds("Watcher", "backoff_max", backoff_max, positive=False)
         check_seconds("Watcher", "watch_timeout", watch_timeout)
