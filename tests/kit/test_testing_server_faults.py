@@ -116,3 +116,27 @@ def test_trickled_body_arrives_slowly_but_whole() -> None:
     assert took >= 0.01 * len(answer.content) / 8 * 0.5
     with pytest.raises(InvalidArgumentError):
         cluster.inject(PATH, trickle=-1)
+
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    ({"status": "503"}, TypeError, "status"),
+    ({"status": 503.0}, TypeError, "status"),
+    ({"status": True}, TypeError, "status"),
+    ({"status": 42}, InvalidArgumentError, "status"),
+    ({"status": 600}, InvalidArgumentError, "status"),
+])
+def test_inject_refuses_a_status_that_is_no_http_status(options: dict[str, Any], error: type[Exception],
+                                                        match: str) -> None:
+    cluster = FakeCluster()
+    with pytest.raises(error, match=match):
+        cluster.inject(PATH, **options)
+    assert cluster.handle("GET", PATH, {}, {})[0] == 200
+
+
+@pytest.mark.parametrize(("path", "error"), [("api/v1/configmaps", InvalidArgumentError),
+                                             ("", InvalidArgumentError), (None, TypeError),
+                                             (b"/api", TypeError)])
+def test_inject_refuses_a_path_without_its_leading_slash(path: Any, error: type[Exception]) -> None:
+    cluster = FakeCluster()
+    with pytest.raises(error, match="path"):
+        cluster.inject(path, status=503)

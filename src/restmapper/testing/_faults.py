@@ -173,8 +173,20 @@ class FaultsMixin:
             The :class:`Fault`; call ``remove()`` to take it out.
 
         Raises:
-            InvalidArgumentError: for a negative latency, trickle or ``times``.
+            TypeError: ``path`` is not a str, or ``status`` not an int (``"503"``, ``503.0``, a bool).
+            InvalidArgumentError: for a negative latency, trickle or ``times``, a ``path`` that does not start
+                with ``/``, or a ``status`` outside 100-599.
         """
+        if not isinstance(path, str):
+            raise TypeError(f"inject() takes path as a str such as '/apis/*', not {type(path).__name__}")
+        if not path.startswith("/"):
+            raise InvalidArgumentError(f"inject() takes path as a request path starting with '/' "
+                                       f"(such as '/apis/*'), got {path!r}")
+        if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+            raise TypeError(f"inject() takes status as an int HTTP status or None, not {type(status).__name__} "
+                            f"{status!r}")
+        if status is not None and not 100 <= status <= 599:
+            raise InvalidArgumentError(f"inject() takes status as an HTTP status (100-599), got {status}")
         if latency < 0 or trickle < 0 or (times is not None and times < 0):
             raise InvalidArgumentError("latency, trickle and times must not be negative")
         data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
