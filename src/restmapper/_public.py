@@ -9,12 +9,14 @@ public class's, so that pickle (which looks a function up as ``module.qualname``
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["caller_stacklevel", "own_methods"]
+__all__ = ["caller_stacklevel", "own_methods", "repr_when_unfinished"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -95,3 +97,21 @@ def _defined_below(cls: type, base: type, name: str) -> bool:
         if name in vars(klass):
             return True
     return False
+
+
+_Self = TypeVar("_Self")
+
+
+def repr_when_unfinished(method: Callable[[_Self], str]) -> Callable[[_Self], str]:
+    """Wrap a ``__repr__`` so that, on an object whose constructor raised before setting what it shows (left in
+    the traceback's frames, where debuggers and ``pytest --showlocals`` repr it), it answers
+    ``Name(<construction did not finish>)`` instead of raising AttributeError over the error being reported."""
+
+    @functools.wraps(method)
+    def wrapper(self: _Self) -> str:
+        try:
+            return method(self)
+        except AttributeError:
+            return f"{type(self).__name__}(<construction did not finish>)"
+
+    return wrapper

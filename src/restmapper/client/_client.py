@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from restmapper._public import repr_when_unfinished
 from restmapper.aio import AsyncObjectCache
 from restmapper.client._writes import (
     KindArg,
@@ -411,6 +412,7 @@ class Client:
         """
         return self._write(self._delete_write(kind, name, namespace, uid, resource_version), uid)
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         return f"Client(cache={self.cache!r}, timeout={self.timeout:g})"
 
@@ -483,5 +485,6 @@ class AsyncClient:
         """Await :meth:`Client.delete`."""
         return await self._write(lambda: self.client._delete_write(kind, name, namespace, uid, resource_version), uid)
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         return f"AsyncClient(cache={self.cache!r}, timeout={self.client.timeout:g})"

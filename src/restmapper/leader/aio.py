@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from restmapper._public import repr_when_unfinished
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock, check_mapper
@@ -195,6 +196,7 @@ class AsyncLeaderElector(ElectionView):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         return (f"AsyncLeaderElector({self.namespace}/{self.name}, identity={self.identity!r}, "
                 f"leading={self.is_leader})")

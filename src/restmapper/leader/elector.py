@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
+from restmapper._public import repr_when_unfinished
 from restmapper.errors import InvalidArgumentError
 from restmapper.leader._election import Election, Turn
 from restmapper.leader._lock import LeaseLock, check_mapper
@@ -363,6 +364,7 @@ class LeaderElector(ElectionView):
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         return (f"LeaderElector({self.namespace}/{self.name}, identity={self.identity!r}, "
                 f"leading={self.is_leader})")

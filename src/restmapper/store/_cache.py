@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from restmapper._public import repr_when_unfinished
 from restmapper.errors import InformerNotStartedError
 from restmapper.generation import GenerationCache
 from restmapper.mapper.lazy import LazyRESTMapper
@@ -593,6 +594,7 @@ class ObjectCache:
         with self._lock:
             return [i for gk, i in self._informers.items() if gk.group == group]
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         with self._lock:
             return f"ObjectCache(informers={len(self._informers)}, scope={self._scopes.base.describe()!r})"

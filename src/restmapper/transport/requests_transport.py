@@ -16,6 +16,7 @@ import requests
 import urllib3
 import urllib3.exceptions
 
+from restmapper._public import repr_when_unfinished
 from restmapper.errors import InvalidArgumentError, TransportError
 from restmapper.transport._adapters import DeadlineAdapter, SNIAdapter
 from restmapper.transport._body import check_content_length, read_capped
@@ -441,6 +442,7 @@ class RequestsTransport:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    @repr_when_unfinished
     def __repr__(self) -> str:
         proxy = f", proxy={self._proxy_display!r}" if self._proxy_display else ""
         return (f"RequestsTransport(base_url={self.base_url!r}, identity={self.identity!r}, "
