@@ -557,9 +557,7 @@ def is_no_match(exc: BaseException) -> bool:
     for a :class:`DiscoveryError` or :class:`TransportError` (whatever their cause), for an error that merely
     happened while handling a no-match (implicit ``__context__``), and for an ``ExceptionGroup`` unless all of
     its members are no-matches. It is True through explicit ``raise ... from no_match`` by a non-discovery error.
-
-    Raises:
-        TypeError: ``exc`` is not an exception.
+    Raises TypeError when ``exc`` is not an exception.
     """
     check_exception("is_no_match", exc)
     if _EXCEPTION_GROUP is not None and isinstance(exc, _EXCEPTION_GROUP):
@@ -575,10 +573,7 @@ def is_ambiguous(exc: BaseException) -> bool:
     """True when ``exc`` is, wraps (``raise ... from``) or groups an ambiguity error (``meta.IsAmbiguousError``).
 
     As :func:`is_no_match`, the implicit ``__context__`` and the causes of discovery and transport errors are
-    not followed.
-
-    Raises:
-        TypeError: ``exc`` is not an exception.
+    not followed. Raises TypeError when ``exc`` is not an exception.
     """
     check_exception("is_ambiguous", exc)
     return any(isinstance(e, (AmbiguousResourceError, AmbiguousKindError)) for e in _walk(exc, _UNREAD))
